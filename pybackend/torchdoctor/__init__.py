@@ -1,0 +1,12 @@
+"""Torch Doctor: find the PyTorch training bugs that never crash.
+
+The package has four parts, each with one job:
+
+- ``torchdoctor.server``: the pygls language server the VS Code extension talks to
+  (never imports torch);
+- ``torchdoctor.lint``: static analysis of training code;
+- ``torchdoctor.checks``: model checks run in worker subprocesses;
+- ``torchdoctor.runtime``: what runs inside the user's program under the debugger.
+"""
+
+__version__ = "0.1.0"

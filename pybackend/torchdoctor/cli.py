@@ -1,0 +1,51 @@
+"""The ``torchdoctor`` command: the product's checks from a terminal or CI.
+
+Each sub-command is a function ``_cmd_NAME(args) -> int`` plus a parser entry in
+``_build_parser``. Exit status: 0 fine, 1 findings or failure, 2 usage/setup error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import __version__
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+
+    findings = doctor.collect()
+    if args.json:
+        print(json.dumps({"version": __version__, "findings": doctor.as_json(findings)}, indent=2))
+    else:
+        print(doctor.render_text(findings, __version__))
+    return doctor.exit_code(findings)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchdoctor",
+        description="Find the PyTorch training bugs that never crash.",
+    )
+    parser.add_argument("--version", action="version", version=f"torchdoctor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p_doctor = sub.add_parser("doctor", help="report on this environment: Python, torch, CUDA, numpy, debugpy")
+    p_doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    p_doctor.set_defaults(func=_cmd_doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""The Torch Doctor language server (pygls), started by the extension over stdio.
+
+It never imports torch: it runs on any Python >= 3.9 with the bundled pure-Python
+libraries, and hands anything that needs torch to a worker process.
+"""

@@ -1,0 +1,47 @@
+"""Entry point: ``python -m torchdoctor.server`` speaks LSP over stdin/stdout.
+
+Logs go to stderr, which vscode-languageclient copies into the "Torch Doctor"
+output channel: stdout belongs to the protocol and must never be printed to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from .. import __version__
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m torchdoctor.server", description=__doc__)
+    parser.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
+    parser.add_argument("--log-level", default=os.environ.get("TORCHDOCTOR_LOG_LEVEL", "INFO"))
+    parser.add_argument("--version", action="version", version=__version__)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s [%(levelname)s] %(name)s: %(message)s",
+    )
+    # Imported after logging is set up so import-time problems are logged too.
+    from .app import build_server
+
+    logging.getLogger(__name__).info(
+        "starting Torch Doctor backend %s on Python %s (%s), pid %d",
+        __version__,
+        sys.version.split()[0],
+        sys.executable,
+        os.getpid(),
+    )
+    build_server().start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

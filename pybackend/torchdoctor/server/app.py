@@ -1,0 +1,39 @@
+"""Build the language server: one object, every feature registered on it.
+
+Each feature lives in a module of its own with a ``register(server)`` function;
+this module only assembles them, so adding a capability is adding one line here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from . import protocol
+
+log = logging.getLogger(__name__)
+
+
+class TorchDoctorServer(LanguageServer):
+    """The Torch Doctor backend. Features attach to it in ``build_server``."""
+
+
+def _register_lifecycle(server: TorchDoctorServer) -> None:
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: TorchDoctorServer, params: types.InitializedParams) -> None:
+        """The client is ready: say so in the log, which the extension shows."""
+        log.info("Torch Doctor backend %s ready (pid %d)", protocol.SERVER_VERSION, os.getpid())
+
+    @server.feature(protocol.SERVER_INFO)
+    def server_info(ls: TorchDoctorServer, params: object) -> dict:
+        """Who is answering: version, pid and interpreter of this backend."""
+        return protocol.current_server_info(os.getpid()).to_json()
+
+
+def build_server() -> TorchDoctorServer:
+    server = TorchDoctorServer(protocol.SERVER_NAME, protocol.SERVER_VERSION)
+    _register_lifecycle(server)
+    return server
