@@ -1,7 +1,9 @@
 """The ``torchdoctor`` command: the product's checks from a terminal or CI.
 
-Each sub-command is a function ``_cmd_NAME(args) -> int`` plus a parser entry in
-``_build_parser``. Exit status: 0 fine, 1 findings or failure, 2 usage/setup error.
+Each sub-command is an ``add_NAME(sub)`` function that adds its parser and sets
+``func`` (args -> exit status); ``SUBCOMMANDS`` lists them. A sub-command with
+more than a few lines lives in its own module and only its ``add_`` is here.
+Exit status: 0 fine, 1 findings or failure, 2 usage or setup error.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return doctor.exit_code(findings)
 
 
+def add_doctor(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="report on this environment: Python, torch, CUDA, numpy, debugpy")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_doctor)
+
+
+SUBCOMMANDS = [add_doctor]
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchdoctor",
@@ -31,10 +42,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"torchdoctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p_doctor = sub.add_parser("doctor", help="report on this environment: Python, torch, CUDA, numpy, debugpy")
-    p_doctor.add_argument("--json", action="store_true", help="print the report as JSON")
-    p_doctor.set_defaults(func=_cmd_doctor)
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 
