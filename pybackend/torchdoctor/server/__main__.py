@@ -29,17 +29,22 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s [%(levelname)s] %(name)s: %(message)s",
     )
+    # pygls narrates every message at INFO: keep it to warnings unless debugging.
+    logging.getLogger("pygls").setLevel(logging.DEBUG if args.log_level.upper() == "DEBUG" else logging.WARNING)
     # Imported after logging is set up so import-time problems are logged too.
+    from . import log_bridge
     from .app import build_server
 
-    logging.getLogger(__name__).info(
+    server = build_server()
+    log_bridge.install(server, logging.getLogger().level)
+    logging.getLogger(__name__).debug(
         "starting Torch Doctor backend %s on Python %s (%s), pid %d",
         __version__,
         sys.version.split()[0],
         sys.executable,
         os.getpid(),
     )
-    build_server().start_io()
+    server.start_io()
     return 0
 
 

