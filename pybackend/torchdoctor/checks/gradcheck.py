@@ -1,0 +1,232 @@
+"""Numerical gradient check (seed 002, technique 1 and exercise 5).
+
+On a float64 copy of the model (the user's model is untouched), for every
+parameter: the analytical gradient from one backward, and the central difference
+(loss(w + eps) - loss(w - eps)) / (2 eps) on a random sample of its elements
+(a private torch.Generator; all elements when the parameter is small):
+
+    rel_diff = |analytical - numerical| / max(|analytical|, |numerical|, floor)
+
+OK below 1e-5, WARN below 1e-3, FAIL above (the seed's thresholds); the worst
+parameter is named, with the custom ``torch.autograd.Function`` whose backward
+produced its gradient when there is one. ``floor`` (1e-8 in the seed) is raised to
+the finite-difference noise of float64, 1e-7 x max(1, |loss|), so gradients too
+small to measure are not reported as wrong.
+
+Second opinion: ``torch.autograd.gradcheck`` (fast mode: random projections of the
+Jacobian) on the loss as a function of each parameter.
+
+The copy runs in eval() mode: dropout would make the loss random between the
+forwards (batch norm then uses its running statistics).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Callable
+
+from . import result as R
+
+OK_BELOW = 1e-5
+FAIL_ABOVE = 1e-3
+EPS = 1e-6
+SAMPLES = 20
+NOISE = 1e-7
+
+
+@dataclass
+class ParamCheck:
+    name: str
+    shape: list
+    checked: int
+    numel: int
+    max_rel_diff: float
+    worst_index: list
+    analytical: float
+    numerical: float
+    torch_gradcheck: bool | None
+    source: str | None  # "SwishFn (custom autograd.Function)" when its backward made this gradient
+
+    @property
+    def status(self) -> str:
+        return "OK" if self.max_rel_diff < OK_BELOW else "WARN" if self.max_rel_diff < FAIL_ABOVE else "FAIL"
+
+
+def to_double(ex):
+    """A float64 copy of the model and the batch (integer tensors, such as indices, stay integer)."""
+    model = copy.deepcopy(ex.model).double().eval()
+    inputs = tuple(x.double() if x.is_floating_point() else x for x in ex.inputs)
+    targets = ex.targets.double() if ex.targets is not None and ex.targets.is_floating_point() else ex.targets
+    return model, inputs, targets
+
+
+def check(ex, options: dict, report: Callable[[float, str], None] | None = None) -> list[ParamCheck]:
+    import torch
+
+    model, inputs, targets = to_double(ex)
+    eps = float(options.get("eps", EPS))
+    samples = int(options.get("samples", SAMPLES))
+    g = torch.Generator().manual_seed(int(options.get("seed", 0)))
+
+    def loss_fn():
+        return ex.loss(ex.output(model, inputs), targets)
+
+    model.zero_grad(set_to_none=True)
+    loss = loss_fn()
+    sources = custom_function_sources(loss, model)
+    loss.backward()
+    floor = max(1e-8, NOISE * max(1.0, abs(float(loss))))
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    results = []
+    for k, (name, p) in enumerate(named):
+        if report:
+            report(k / max(len(named), 1), f"checking {name}")
+        analytical = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+        pc = _check_param(name, p, analytical, loss_fn, eps, samples, floor, g)
+        pc.torch_gradcheck = _torch_gradcheck(model, name, p, inputs, targets, ex, eps)
+        pc.source = sources.get(id(p))
+        results.append(pc)
+    return results
+
+
+def _check_param(name, p, analytical, loss_fn, eps, samples, floor, g) -> ParamCheck:
+    import torch
+
+    flat = p.data.view(-1)
+    n = flat.numel()
+    picks = torch.randperm(n, generator=g)[:samples].tolist() if n > samples else list(range(n))
+    worst = (0.0, 0, 0.0, 0.0)
+    with torch.no_grad():
+        for i in picks:
+            original = float(flat[i])
+            flat[i] = original + eps
+            plus = float(loss_fn())
+            flat[i] = original - eps
+            minus = float(loss_fn())
+            flat[i] = original
+            num = (plus - minus) / (2 * eps)
+            ana = float(analytical.view(-1)[i])
+            rel = abs(ana - num) / max(abs(ana), abs(num), floor)
+            if rel >= worst[0]:
+                worst = (rel, i, ana, num)
+    index = list(_unravel(worst[1], list(p.shape)))
+    return ParamCheck(name, list(p.shape), len(picks), n, worst[0], index, worst[2], worst[3], None, None)
+
+
+def _unravel(flat_index: int, shape: list) -> tuple:
+    out = []
+    for dim in reversed(shape):
+        out.insert(0, flat_index % dim)
+        flat_index //= dim
+    return tuple(out)
+
+
+def _torch_gradcheck(model, name, p, inputs, targets, ex, eps) -> bool | None:
+    """torch.autograd.gradcheck (fast mode) on the loss as a function of parameter ``name``;
+    None when this torch cannot run it (no torch.func)."""
+    import torch
+
+    try:
+        from torch.func import functional_call
+    except ImportError:
+        return None
+
+    def loss_of(w):
+        return ex.loss(_pick(functional_call(model, {name: w}, inputs)), targets)
+
+    w = p.detach().clone().requires_grad_(True)
+    try:
+        return bool(torch.autograd.gradcheck(loss_of, (w,), eps=eps, atol=1e-5, rtol=1e-3, fast_mode=True, raise_exception=False))
+    except Exception:  # a model torch's checker cannot drive (in-place on params, ...): no opinion
+        return None
+
+
+def _pick(out):
+    from .example_input import pick_output
+
+    return pick_output(out)
+
+
+def custom_function_sources(loss, model) -> dict:
+    """id(parameter) -> name of the custom autograd.Function that consumed it, read from the graph."""
+    import torch
+
+    by_id = {id(p): p for p in model.parameters()}
+    found: dict = {}
+    seen = set()
+    stack = [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        custom = isinstance(node, torch.autograd.function.BackwardCFunction)
+        for child, _ in node.next_functions:
+            variable = getattr(child, "variable", None)
+            if custom and variable is not None and id(variable) in by_id:
+                found[id(variable)] = f"{_function_name(node)} (custom autograd.Function)"
+            stack.append(child)
+    return found
+
+
+def _function_name(node) -> str:
+    """``SwishFnBackward`` -> ``SwishFn``: torch names the backward node after the Function class."""
+    name = type(node).__name__
+    return name[: -len("Backward")] if name.endswith("Backward") else name
+
+
+def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
+    checks = check(ex, options, report)
+    result["table"] = {
+        "columns": ["parameter", "shape", "checked", "max rel diff", "status", "torch gradcheck", "analytical", "numerical", "at index", "gradient from"],
+        "rows": [
+            [c.name, c.shape, f"{c.checked}/{c.numel}", c.max_rel_diff, c.status, _yes_no(c.torch_gradcheck), c.analytical, c.numerical, c.worst_index, c.source or "autograd"]
+            for c in checks
+        ],
+        "errorRow": None,
+    }
+    worst = max(checks, key=lambda c: c.max_rel_diff, default=None)
+    result["details"] = {
+        "eps": float(options.get("eps", EPS)),
+        "samplesPerParameter": int(options.get("samples", SAMPLES)),
+        "okBelow": OK_BELOW,
+        "failAbove": FAIL_ABOVE,
+        "worstParameter": worst.name if worst else None,
+        "worstRelDiff": worst.max_rel_diff if worst else None,
+        "failingParameters": [c.name for c in checks if c.status == "FAIL"],
+    }
+    if worst is None:
+        result["verdict"], result["headline"] = R.WARN, "The model has no trainable parameters: nothing to check."
+        return result
+    if worst.status != "OK":
+        result["table"]["errorRow"] = checks.index(worst)
+    result["verdict"] = {"OK": R.PASS, "WARN": R.WARN, "FAIL": R.FAIL}[worst.status]
+    result["headline"], result["sentences"] = _words(checks, worst)
+    return result
+
+
+def _yes_no(value: bool | None) -> str:
+    return "n/a" if value is None else "pass" if value else "FAIL"
+
+
+def _words(checks: list, worst: ParamCheck) -> tuple[str, list]:
+    n = sum(c.checked for c in checks)
+    if worst.status == "OK":
+        return (
+            f"PASS: analytical and numerical gradients agree on {n} sampled elements of {len(checks)} parameters (max rel_diff {worst.max_rel_diff:.1e} < 1e-5).",
+            ["The backward pass computes the gradient of the forward: no custom backward bug here."],
+        )
+    bad = [c for c in checks if c.status == worst.status]
+    where = f" Its gradient comes from the backward of {worst.source}: look there first." if worst.source else ""
+    head = (
+        f"{'FAIL' if worst.status == 'FAIL' else 'WARN'}: the gradient of `{worst.name}` is wrong: max rel_diff {worst.max_rel_diff:.1e} "
+        f"{'> 1e-3' if worst.status == 'FAIL' else 'between 1e-5 and 1e-3'} (analytical {worst.analytical:.6g} vs numerical {worst.numerical:.6g} at index {tuple(worst.worst_index)})."
+    )
+    sentences = [f"Seed 002: rel_diff > 1e-3 is almost certainly a bug in the backward pass.{where}"]
+    if len(bad) > 1:
+        sentences.append(f"Also {worst.status}: {', '.join(c.name for c in bad if c is not worst)}. Parameters before a wrong backward inherit its error; fix the one closest to the output first.")
+    disagree = [c.name for c in checks if c.torch_gradcheck is not None and c.torch_gradcheck != (c.status != "FAIL")]
+    if disagree:
+        sentences.append(f"torch.autograd.gradcheck disagrees on {', '.join(disagree)}; its fast mode checks random projections, ours sampled elements.")
+    return head, sentences

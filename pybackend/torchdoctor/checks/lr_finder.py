@@ -1,0 +1,230 @@
+"""LR finder (Smith 2017, "Cyclical Learning Rates for Training Neural Networks").
+
+Sweep the learning rate exponentially from 1e-7 to 10, one optimizer step per
+value, on the example batch; record the loss and an exponentially smoothed loss
+(beta 0.98, bias-corrected). Stop when the smoothed loss exceeds 4x the best one
+or the loss is NaN/Inf. Two suggestions, both reported:
+
+- steepest descent: the lr where the smoothed loss falls fastest per decade, before its minimum;
+- "10x below the minimum": the lr of the smallest smoothed loss, divided by 10 (seed 002).
+
+``lr_find`` restores the model's parameters and buffers, its train/eval modes,
+the gradients, the optimizer's state (moments and lr) and torch's CPU RNG, so a
+user can call it on the objects they are about to train with.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import result as R
+
+START_LR = 1e-7
+END_LR = 10.0
+NUM_ITER = 100
+BETA = 0.98
+DIVERGE = 4.0
+MIN_POINTS = 10
+
+
+@dataclass
+class Sweep:
+    lrs: list = field(default_factory=list)
+    losses: list = field(default_factory=list)
+    smoothed: list = field(default_factory=list)
+    stopped: str = "end of sweep"  # or "diverged" / "nan"
+
+
+def lr_find(
+    model,
+    optimizer,
+    step_loss: Callable[[], "object"],
+    *,
+    start_lr: float = START_LR,
+    end_lr: float = END_LR,
+    num_iter: int = NUM_ITER,
+    beta: float = BETA,
+    diverge: float = DIVERGE,
+    report: Callable[[float, str], None] | None = None,
+) -> Sweep:
+    """Run the sweep; ``step_loss()`` runs one forward and returns the loss tensor.
+    Everything the sweep touches is put back afterwards, even when it raises."""
+    import torch
+
+    saved = _save(model, optimizer)
+    try:
+        with torch.random.fork_rng(devices=_cuda_devices(model)):
+            return _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report)
+    finally:
+        _restore(model, optimizer, saved)
+
+
+def _cuda_devices(model) -> list:
+    return sorted({p.device.index or 0 for p in model.parameters() if p.device.type == "cuda"})
+
+
+def _save(model, optimizer) -> dict:
+    return {
+        "model": copy.deepcopy(model.state_dict()),
+        "optimizer": copy.deepcopy(optimizer.state_dict()),
+        "modes": {name: m.training for name, m in model.named_modules()},
+        "grads": [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()],
+    }
+
+
+def _restore(model, optimizer, saved: dict) -> None:
+    import torch
+
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    for name, m in model.named_modules():
+        m.training = saved["modes"].get(name, m.training)
+    with torch.no_grad():
+        for p, g in zip(model.parameters(), saved["grads"]):
+            p.grad = None if g is None else g.clone()
+
+
+def _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report) -> Sweep:
+    sweep = Sweep()
+    model.train()
+    avg, best = 0.0, math.inf
+    for i in range(num_iter):
+        lr = start_lr * (end_lr / start_lr) ** (i / max(num_iter - 1, 1))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.zero_grad(set_to_none=True)
+        loss = step_loss()
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            sweep.stopped = "nan"
+            break
+        avg = beta * avg + (1 - beta) * value
+        smooth = avg / (1 - beta ** (i + 1))
+        sweep.lrs.append(lr)
+        sweep.losses.append(value)
+        sweep.smoothed.append(smooth)
+        if smooth > diverge * best:
+            sweep.stopped = "diverged"
+            break
+        best = min(best, smooth)
+        loss.backward()
+        optimizer.step()
+        if report and i % 5 == 0:
+            report(i / num_iter, f"lr {lr:.1e}: loss {value:.4g}")
+    return sweep
+
+
+def suggestions(sweep: Sweep) -> dict:
+    """Both suggestions (None when the sweep is too short to say)."""
+    if len(sweep.smoothed) < MIN_POINTS:
+        return {"steepest": None, "minimum": None, "minimumDiv10": None}
+    s = sweep.smoothed
+    i_min = min(range(len(s)), key=lambda i: s[i])
+    logs = [math.log10(lr) for lr in sweep.lrs]
+    # central differences of the smoothed loss per decade of lr, up to the minimum
+    slopes = [(s[i + 1] - s[i - 1]) / (logs[i + 1] - logs[i - 1]) for i in range(1, max(i_min, 2))]
+    i_steep = 1 + min(range(len(slopes)), key=lambda k: slopes[k]) if slopes and min(slopes) < 0 else None
+    return {
+        "steepest": sweep.lrs[i_steep] if i_steep is not None else None,
+        "minimum": sweep.lrs[i_min],
+        "minimumDiv10": sweep.lrs[i_min] / 10,
+    }
+
+
+def write_csv(sweep: Sweep, path: str) -> None:
+    """step, lr, loss, smoothed_loss: one row per step of the sweep (seed 002's exercise 3)."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "lr", "loss", "smoothed_loss"])
+        for i, (lr, loss, smooth) in enumerate(zip(sweep.lrs, sweep.losses, sweep.smoothed)):
+            w.writerow([i, f"{lr:.6e}", f"{loss:.8g}", f"{smooth:.8g}"])
+
+
+def make_optimizer(name: str, params):
+    import torch
+
+    if name.lower() == "sgd":
+        return torch.optim.SGD(params, lr=START_LR, momentum=0.9)
+    return torch.optim.Adam(params, lr=START_LR)
+
+
+def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
+    opt_name = str(options.get("optimizer", "adam"))
+    optimizer = make_optimizer(opt_name, [p for p in ex.model.parameters() if p.requires_grad])
+    sweep = lr_find(
+        ex.model,
+        optimizer,
+        lambda: ex.loss(ex.output()),
+        start_lr=float(options.get("startLr", START_LR)),
+        end_lr=float(options.get("endLr", END_LR)),
+        num_iter=int(options.get("numIter", NUM_ITER)),
+        report=report,
+    )
+    sug = suggestions(sweep)
+    if options.get("csv"):
+        write_csv(sweep, str(options["csv"]))
+    result["curve"] = _curve(sweep, sug)
+    result["details"] = {
+        "optimizer": "SGD (momentum 0.9)" if opt_name.lower() == "sgd" else "Adam",
+        "points": len(sweep.lrs),
+        "stopped": sweep.stopped,
+        "suggestedLr": sug["steepest"],
+        "minimumLr": sug["minimum"],
+        "minimumDiv10Lr": sug["minimumDiv10"],
+        "csv": options.get("csv"),
+        "stateRestored": True,
+    }
+    _verdict(sweep, sug, result)
+    return result
+
+
+def _curve(sweep: Sweep, sug: dict) -> dict:
+    marks = []
+    if sug["steepest"] is not None:
+        marks.append({"x": sug["steepest"], "label": f"steepest {sug['steepest']:.1e}"})
+    if sug["minimumDiv10"] is not None:
+        marks.append({"x": sug["minimumDiv10"], "label": f"min/10 {sug['minimumDiv10']:.1e}"})
+    return {
+        "xLabel": "learning rate",
+        "yLabel": "loss",
+        "xScale": "log",
+        "series": [
+            {"name": "loss", "points": [[lr, v] for lr, v in zip(sweep.lrs, sweep.losses)]},
+            {"name": "smoothed", "points": [[lr, v] for lr, v in zip(sweep.lrs, sweep.smoothed)]},
+        ],
+        "marks": marks,
+    }
+
+
+def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
+    end = {"diverged": "the smoothed loss passed 4x its best", "nan": "the loss became NaN/Inf", "end of sweep": "the sweep reached its end"}[sweep.stopped]
+    last_lr = f"{sweep.lrs[-1]:.1e}" if sweep.lrs else "the first step"
+    if sug["minimum"] is None:
+        result["verdict"] = R.WARN
+        result["headline"] = f"The loss diverged after {len(sweep.lrs)} steps (at lr {last_lr}): too few points to suggest a learning rate."
+        result["sentences"] = ["Run the Overfit test first: a loss that explodes at tiny learning rates points to a broken loss or numerics."]
+        return
+    if sug["steepest"] is None:
+        result["verdict"] = R.WARN
+        result["headline"] = f"The loss never fell during the sweep (1e-7 to {last_lr}); {end}."
+        result["sentences"] = [
+            f"Lowest smoothed loss at lr {sug['minimum']:.1e}; 10x below it: {sug['minimumDiv10']:.1e}.",
+            "A loss that does not fall at any learning rate points to a bug, not a tuning problem: run the Overfit test.",
+        ]
+        return
+    result["verdict"] = R.PASS
+    result["headline"] = f"Suggested learning rate: {sug['steepest']:.1e} (steepest descent) or {sug['minimumDiv10']:.1e} (10x below the minimum)."
+    result["sentences"] = [
+        f"The smoothed loss falls fastest at lr {sug['steepest']:.1e} and is lowest at {sug['minimum']:.1e}; the sweep stopped at {last_lr} because {end}.",
+        "Smith (2017): pick a rate about 10x below where the loss is lowest, or where it falls fastest; the two usually agree within a factor of a few.",
+    ]
+    if sweep.stopped == "end of sweep" and sug["minimum"] == sweep.lrs[-1]:
+        result["sentences"].append(
+            f"The loss was still falling at the end of the sweep ({last_lr}): one small batch is easy to memorise even at large "
+            "learning rates, so the minimum is not a real one and the steepest-descent suggestion is the one to use."
+        )
+    result["sentences"].append("The sweep ran on the example batch; the model's weights and the optimizer's state were restored afterwards.")

@@ -1,0 +1,195 @@
+"""Shape trace: one forward on the example input, a table row per module call.
+
+Each row: module name, type, depth, input shapes -> output shapes, parameter
+count, dtype and device of the output. When the forward raises, the table stops
+at the module that was running, and the error is said in plain words
+(``shape_errors``). A batch dimension that changes on its way to a Linear or
+Conv layer (a ``view(-1, N)`` with the wrong N folds features into the batch)
+is a warning even when nothing raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import result as R
+from .shape_errors import Failure, explain
+
+COLUMNS = ["module", "type", "depth", "input", "output", "params", "dtype", "device"]
+
+
+@dataclass
+class Row:
+    name: str
+    type: str
+    depth: int
+    inputs: list  # shapes (lists) or type names
+    outputs: Any = None
+    params: int = 0
+    dtype: str = ""
+    device: str = ""
+    status: str = "running"  # running | ok | error
+
+    def cells(self) -> list:
+        return [self.name or "(model)", self.type, self.depth, fmt(self.inputs), fmt(self.outputs) if self.status == "ok" else "—", self.params, self.dtype, self.device]
+
+
+@dataclass
+class Trace:
+    rows: list = field(default_factory=list)
+    failure: Failure | None = None
+    error_row: int | None = None
+
+
+def shapes_of(value) -> Any:
+    """Shapes of the tensors in a (nested) value; other leaves by type name."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return list(value.shape)
+    if isinstance(value, (tuple, list)):
+        return [shapes_of(v) for v in value]
+    if isinstance(value, dict):
+        return {k: shapes_of(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+def fmt(shapes) -> str:
+    """``(8, 3, 32, 32)``; several tensors side by side, nested ones in brackets."""
+    if isinstance(shapes, list) and all(isinstance(d, int) for d in shapes):
+        return "(" + ", ".join(str(d) for d in shapes) + ")"
+    if isinstance(shapes, list):
+        return ", ".join(fmt(s) if not (isinstance(s, list) and s and isinstance(s[0], list)) else "[" + fmt(s) + "]" for s in shapes)
+    if isinstance(shapes, dict):
+        return "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in shapes.items()) + "}"
+    return str(shapes)
+
+
+def _first_tensor(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    for v in items:
+        t = _first_tensor(v)
+        if t is not None:
+            return t
+    return None
+
+
+def trace(model, inputs: tuple) -> Trace:
+    """Run one forward with hooks on every module; never raises for the model's errors."""
+    import torch
+
+    result = Trace()
+    stack: list[int] = []
+    last_done: list[int] = []
+    modules = dict(model.named_modules())
+    names = {id(m): n for n, m in modules.items()}
+
+    def pre(module, args):
+        name = names.get(id(module), "?")
+        row = Row(name, type(module).__name__, name.count(".") + 1 if name else 0, [shapes_of(a) for a in args])
+        row.params = sum(p.numel() for p in module.parameters())
+        stack.append(len(result.rows))
+        result.rows.append(row)
+
+    def post(module, args, output):
+        index = stack.pop()
+        row = result.rows[index]
+        row.outputs, row.status = shapes_of(output), "ok"
+        t = _first_tensor(output)
+        if t is not None:
+            row.dtype, row.device = str(t.dtype).replace("torch.", ""), str(t.device)
+        last_done.append(index)
+
+    handles = []
+    for m in modules.values():
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as exc:
+        result.failure, result.error_row = _failure(exc, model, result, stack, last_done, modules)
+    finally:
+        for h in handles:
+            h.remove()
+    return result
+
+
+def _failure(exc, model, tr: Trace, stack, last_done, modules) -> tuple[Failure, int | None]:
+    """The innermost module still running is the one that raised (or whose own code did)."""
+    index = stack[-1] if stack else None
+    row = tr.rows[index] if index is not None else None
+    if row is not None:
+        row.status = "error"
+    name = row.name if row else ""
+    last = tr.rows[last_done[-1]] if last_done else None
+    failure = Failure(
+        exc=exc,
+        module_name=name,
+        module=modules.get(name, model),
+        input_shapes=row.inputs if row else [],
+        last_name=last.name if last else None,
+        last_output=last.outputs if last and isinstance(last.outputs, list) and last.outputs and isinstance(last.outputs[0], int) else None,
+    )
+    return failure, index
+
+
+def batch_warnings(tr: Trace, batch: int | None) -> list[str]:
+    """Linear/Conv layers whose input batch dimension is not the example's batch size."""
+    if not batch:
+        return []
+    out = []
+    for row in tr.rows:
+        if row.type not in ("Linear", "Conv1d", "Conv2d", "Conv3d") or not row.inputs or not isinstance(row.inputs[0], list):
+            continue
+        shape = row.inputs[0]
+        if len(shape) >= 2 and isinstance(shape[0], int) and shape[0] != batch:
+            out.append(
+                f"The batch dimension changed from {batch} to {shape[0]} before `{row.name}` ({row.type}, input {fmt(shape)}): "
+                f"a view(-1, N) or reshape with the wrong N folds features into the batch. Flatten with x.flatten(1) instead."
+            )
+            break  # the first one explains the rest
+    return out
+
+
+def explain_forward_failure(model, inputs: tuple) -> str | None:
+    """For the other checks: where and why the forward fails, or None when it runs."""
+    tr = trace(model, inputs)
+    return explain(tr.failure) if tr.failure else None
+
+
+def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
+    report(0.1, "tracing one forward")
+    tr = trace(ex.model, ex.inputs)
+    report(0.9, "forward done" if tr.failure is None else "forward raised")
+    batch = _batch_size(ex.inputs)
+    result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}
+    calls = [r for r in tr.rows if r.status == "ok" and r.depth > 0]
+    result["details"] = {"modulesCalled": len(tr.rows), "batchSize": batch}
+    if tr.failure is not None:
+        result["verdict"] = R.FAIL
+        result["headline"] = f"The forward of {ex.model.__class__.__name__} raises in " + (
+            f"`{tr.failure.module_name}`." if tr.failure.module_name else "its own code."
+        )
+        result["sentences"] = [explain(tr.failure), f"{type(tr.failure.exc).__name__}: {str(tr.failure.exc).strip().splitlines()[0] if str(tr.failure.exc).strip() else ''}"]
+        result["details"]["exception"] = type(tr.failure.exc).__name__
+        result["details"]["failingModule"] = tr.failure.module_name
+        return result
+    out = tr.rows[0] if tr.rows else None
+    warnings = batch_warnings(tr, batch)
+    result["verdict"] = R.WARN if warnings else R.PASS
+    result["headline"] = f"The forward runs: {fmt(out.inputs) if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
+    result["sentences"] = warnings
+    return result
+
+
+def _batch_size(inputs: tuple) -> int | None:
+    import torch
+
+    first = inputs[0] if inputs else None
+    return int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() >= 1 else None
