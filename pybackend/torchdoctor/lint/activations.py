@@ -1,0 +1,162 @@
+"""What a tensor expression already went through at its end: softmax, log-softmax, sigmoid,
+or a plain linear layer (raw logits).
+
+The loss rules ask this of a loss's input. The answer follows names back to their
+assignments, ``self.fc`` back to ``__init__``, a model call back to its class's ``forward``
+(or the last layer of an ``nn.Sequential``), and sees through shape-only operations such as
+``.view`` or ``.squeeze``. Anything else is "unknown", and unknown never produces a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+from .context import LintContext
+
+SOFTMAX = "softmax"
+LOG_SOFTMAX = "log_softmax"
+SIGMOID = "sigmoid"
+LOGITS = "logits"
+
+_FUNCTIONS = {
+    "torch.softmax": SOFTMAX,
+    "torch.nn.functional.softmax": SOFTMAX,
+    "torch.special.softmax": SOFTMAX,
+    "torch.log_softmax": LOG_SOFTMAX,
+    "torch.nn.functional.log_softmax": LOG_SOFTMAX,
+    "torch.special.log_softmax": LOG_SOFTMAX,
+    "torch.sigmoid": SIGMOID,
+    "torch.nn.functional.sigmoid": SIGMOID,
+    "torch.special.expit": SIGMOID,
+}
+_METHODS = {"softmax": SOFTMAX, "log_softmax": LOG_SOFTMAX, "sigmoid": SIGMOID}
+_LAYERS = {
+    "torch.nn.Softmax": SOFTMAX,
+    "torch.nn.Softmax2d": SOFTMAX,
+    "torch.nn.LogSoftmax": LOG_SOFTMAX,
+    "torch.nn.Sigmoid": SIGMOID,
+    "torch.nn.Linear": LOGITS,
+    "torch.nn.LazyLinear": LOGITS,
+    "torch.nn.Bilinear": LOGITS,
+}
+# Operations that move or reshape values without changing what they mean.
+_SHAPE_METHODS = frozenset(
+    {"view", "reshape", "squeeze", "unsqueeze", "flatten", "float", "double", "half", "to", "contiguous",
+     "permute", "transpose", "clone", "cpu", "cuda", "view_as", "reshape_as", "type_as", "t"}
+)
+_SHAPE_FUNCTIONS = frozenset({"torch.squeeze", "torch.unsqueeze", "torch.flatten", "torch.reshape", "torch.transpose"})
+_MAX_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Activation:
+    """The last thing applied to a tensor, and where (``node``: the call that applied it)."""
+
+    kind: str
+    node: ast.AST
+
+
+class ActivationAnalysis:
+    """Answers ``output_of(expr)`` for one module, caching each class's ``forward`` result."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+        self._forward_cache: Dict[str, Optional[Activation]] = {}
+
+    def output_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[Activation]:
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return self._call_output(expr, depth)
+        if isinstance(expr, ast.Subscript):
+            return self.output_of(expr.value, depth + 1)
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            value = self.ctx.value_of(expr)
+            if value is None or value is expr:
+                return None
+            return self.output_of(value, depth + 1)
+        return None
+
+    def _call_output(self, call: ast.Call, depth: int) -> Optional[Activation]:
+        ctx = self.ctx
+        func = call.func
+        qual = ctx.qualname(func)
+        if qual in _FUNCTIONS:
+            return Activation(_FUNCTIONS[qual], call)
+        if qual == "torch.log" and call.args:
+            return self._log_of(call.args[0], call, depth)
+        if qual in _SHAPE_FUNCTIONS and call.args:
+            return self.output_of(call.args[0], depth + 1)
+        if qual is None and isinstance(func, ast.Attribute):
+            if func.attr in _METHODS:
+                return Activation(_METHODS[func.attr], call)
+            if func.attr == "log":
+                return self._log_of(func.value, call, depth)
+            if func.attr in _SHAPE_METHODS:
+                return self.output_of(func.value, depth + 1)
+            if func.attr == "forward":
+                return self._module_output(func.value, depth)
+        return self._module_output(func, depth)
+
+    def _log_of(self, inner: ast.AST, call: ast.Call, depth: int) -> Optional[Activation]:
+        """``torch.log(softmax(x))`` is a (numerically poorer) log-softmax."""
+        found = self.output_of(inner, depth + 1)
+        if found is not None and found.kind == SOFTMAX:
+            return Activation(LOG_SOFTMAX, call)
+        return None
+
+    def _module_output(self, callee: ast.AST, depth: int) -> Optional[Activation]:
+        """What calling the module ``callee`` returns, if we can see how it was built."""
+        ctx = self.ctx
+        own_class = self._self_class(callee)
+        if own_class is not None:
+            return self.forward_output(own_class, depth)
+        built = ctx.construction_of(callee)
+        if built is None:
+            return None
+        return self.layer_output(built, depth)
+
+    def layer_output(self, built: ast.Call, depth: int = 0) -> Optional[Activation]:
+        """What a layer built by ``built`` (``nn.Softmax(1)``, ``nn.Sequential(...)``, ``Net()``) outputs."""
+        ctx = self.ctx
+        cls = ctx.callee_class(built)
+        if cls in _LAYERS:
+            return Activation(_LAYERS[cls], built)
+        if cls == "torch.nn.Sequential":
+            if built.args and isinstance(built.args[-1], ast.Call) and not built.keywords:
+                return self.layer_output(built.args[-1], depth + 1)
+            return None
+        local = ctx.local_class(cls)
+        if local is not None and ctx.is_module_class(local):
+            return self.forward_output(local, depth)
+        return None
+
+    def _self_class(self, callee: ast.AST) -> Optional[ast.ClassDef]:
+        """``self(x)`` inside a method calls the enclosing class's ``forward``."""
+        if not isinstance(callee, ast.Name):
+            return None
+        func = self.ctx.enclosing_function(callee)
+        if func is None or not func.args.args or func.args.args[0].arg != callee.id:
+            return None
+        owner = self.ctx.enclosing_class(func)
+        if owner is not None and self.ctx.is_module_class(owner):
+            return owner
+        return None
+
+    def forward_output(self, cls: ast.ClassDef, depth: int = 0) -> Optional[Activation]:
+        """The activation every ``return`` of ``cls.forward`` agrees on, or None."""
+        key = cls.name
+        if key in self._forward_cache:
+            return self._forward_cache[key]
+        self._forward_cache[key] = None  # guards recursion through self-referencing models
+        forward = self.ctx.method(cls, "forward")
+        result = None
+        if forward is not None:
+            returns = [n for n in self.ctx.walk_own(forward) if isinstance(n, ast.Return)]
+            kinds = [self.output_of(r.value, depth + 1) for r in returns]
+            if kinds and all(k is not None for k in kinds) and len({k.kind for k in kinds}) == 1:
+                result = kinds[0]
+        self._forward_cache[key] = result
+        return result

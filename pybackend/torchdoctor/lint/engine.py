@@ -1,0 +1,70 @@
+"""Run the rules over one source text: parse, analyse, filter, sort. Never raises.
+
+A text that does not parse yields one ``TD000`` report instead of findings; a rule that
+raises is logged and skipped, so one analysis bug cannot hide every other finding or take
+the language server down.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import warnings
+from typing import Iterable, Optional
+
+from .context import LintContext
+from .ignore import is_ignored, parse_ignores
+from .model import ERROR, SYNTAX_ERROR_ID, Finding, LintResult, Span
+from .registry import Reporter, all_rules
+from .source import SourceText
+
+log = logging.getLogger(__name__)
+
+
+def lint_source(text: str, path: Optional[str] = None, disabled: Iterable[str] = ()) -> LintResult:
+    """Lint ``text`` (the contents of ``path``, used only in messages) with every rule not in
+    ``disabled``."""
+    tree = _parse(text, path)
+    if isinstance(tree, Finding):
+        return LintResult(syntax_error=tree)
+    source = SourceText(text)
+    ctx = LintContext(tree, source, path)
+    skip = {r.upper() for r in disabled}
+    result = LintResult()
+    for rule in all_rules():
+        if rule.id in skip:
+            continue
+        reporter = Reporter(rule, ctx)
+        try:
+            rule.check(ctx, reporter)
+        except (Exception, RecursionError) as exc:  # noqa: BLE001 - one rule must not sink the rest
+            log.warning("rule %s failed on %s: %r", rule.id, path or "<text>", exc, exc_info=True)
+            result.internal_errors.append(f"{rule.id}: {exc!r}")
+            continue
+        result.findings.extend(reporter.findings)
+    ignores = parse_ignores(text)
+    unique = {(f.rule_id, f.span): f for f in result.findings if not is_ignored(f, ignores)}
+    result.findings = sorted(unique.values(), key=lambda f: (f.span, f.rule_id))
+    return result
+
+
+def _parse(text: str, path: Optional[str]):
+    """The module's AST, or a ``TD000`` finding saying why there is none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
+            return ast.parse(text, filename=path or "<unknown>")
+    except SyntaxError as exc:
+        return _syntax_finding(text, exc.msg or "invalid syntax", exc.lineno, exc.offset)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        # ValueError: source with NUL bytes; RecursionError: absurdly nested expressions.
+        return _syntax_finding(text, f"cannot parse: {exc}", 1, 1)
+
+
+def _syntax_finding(text: str, msg: str, lineno: Optional[int], offset: Optional[int]) -> Finding:
+    lines = SourceText(text).lines
+    line = max(0, min((lineno or 1) - 1, len(lines) - 1))
+    width = len(lines[line]) if lines else 0
+    col = max(0, min((offset or 1) - 1, width))
+    end = width if col >= width else col + 1
+    return Finding(SYNTAX_ERROR_ID, ERROR, f"syntax error: {msg}", Span(line, col, line, end))

@@ -1,0 +1,59 @@
+"""Building blocks for quick fixes: insert a line after a statement, add a keyword argument,
+replace an expression. Each returns None when the edit would not be obviously safe (the
+statement shares its line with another, the call ends oddly), and the rule then reports
+without a fix."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .model import Fix, Span, TextEdit
+from .source import SourceText
+
+
+def insert_line_after(source: SourceText, stmt: ast.stmt, code: str, title: str) -> Optional[Fix]:
+    """Insert ``code`` on a new line after ``stmt``, at ``stmt``'s indentation."""
+    if not source.alone_on_lines(stmt):
+        return None
+    end_line = (stmt.end_lineno or stmt.lineno) - 1
+    end_col = len(source.line(end_line))
+    indent = source.indent_of(stmt.lineno)
+    return Fix(title, (TextEdit(Span(end_line, end_col, end_line, end_col), "\n" + indent + code),))
+
+
+def add_keyword(source: SourceText, call: ast.Call, text: str, title: str) -> Optional[Fix]:
+    """Append the argument ``text`` (``name=value``) to ``call``'s argument list."""
+    close = source.span(call)
+    before = source.segment(call)
+    if not before.endswith(")"):
+        return None
+    func_len = len(source.segment(call.func))
+    if not func_len or "(" not in before[func_len:]:
+        return None
+    inner = before[before.index("(", func_len) + 1:-1]
+    stripped = inner.rstrip()
+    if not stripped:
+        new_text = text
+    elif stripped.endswith(","):
+        new_text = " " + text
+    else:
+        new_text = ", " + text
+    # Insert right after the last argument, before any trailing whitespace or newline.
+    at = _position_after(close, before, len(before) - 1 - (len(inner) - len(stripped)))
+    return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
+
+
+def replace_node(source: SourceText, node: ast.AST, new_text: str, title: str) -> Fix:
+    return Fix(title, (TextEdit(source.span(node), new_text),))
+
+
+def _position_after(span: Span, text: str, index: int):
+    """The (line, col) of character ``index`` of ``text``, which starts at ``span``'s start."""
+    head = text[:index]
+    line = span.start_line + head.count("\n")
+    if "\n" in head:
+        col = len(head) - head.rindex("\n") - 1
+    else:
+        col = span.start_col + len(head)
+    return line, col

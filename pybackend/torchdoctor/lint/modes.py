@@ -1,0 +1,91 @@
+"""Train/eval mode facts: does this model have layers that behave differently in eval mode,
+and where is a mode switched.
+
+``model.eval()`` only matters for layers that read ``self.training`` (dropout, batch norm,
+and modules built with a ``dropout=`` argument). When we can see the whole model and it has
+none, forgetting ``eval()`` changes nothing, and the mode rules stay quiet about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+from .context import LintContext
+
+# torch.nn layers whose output does not depend on train/eval mode.
+_MODE_FREE = re.compile(
+    r"^torch\.nn\.(Linear|LazyLinear|Bilinear|Conv[123]d|ConvTranspose[123]d|LazyConv\w*|ReLU|ReLU6|GELU|SiLU|"
+    r"Mish|ELU|SELU|CELU|LeakyReLU|PReLU|Tanh|Sigmoid|Softmax|LogSoftmax|Softplus|Hardtanh|Hardswish|Flatten|"
+    r"Unflatten|Identity|Embedding|EmbeddingBag|LayerNorm|GroupNorm|RMSNorm|MaxPool[123]d|AvgPool[123]d|"
+    r"AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Upsample|PixelShuffle|ZeroPad2d|ConstantPad[123]d|"
+    r"LSTM|GRU|RNN|LSTMCell|GRUCell|RNNCell|MultiheadAttention|ModuleList|ModuleDict|ParameterList)$"
+)
+_MAX_DEPTH = 6
+
+
+def mode_matters(ctx: LintContext, model: ast.AST) -> bool:
+    """False only when the whole model is visible and has no mode-dependent layer."""
+    built = ctx.construction_of(model)
+    if built is None:
+        return True
+    return _built_matters(ctx, built, 0)
+
+
+def _built_matters(ctx: LintContext, built: ast.Call, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return True
+    cls = ctx.callee_class(built)
+    if cls is None:
+        return True
+    if any(kw.arg == "dropout" for kw in built.keywords):
+        return True
+    if cls == "torch.nn.Sequential":
+        return any(not isinstance(a, ast.Call) or _built_matters(ctx, a, depth + 1) for a in built.args)
+    if _MODE_FREE.match(cls):
+        return False
+    local = ctx.local_class(cls)
+    if local is None:
+        return True
+    return _class_matters(ctx, local, depth)
+
+
+def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and node.attr == "training":
+            return True
+        if isinstance(node, ast.Call):
+            qual = ctx.qualname(node.func) or ""
+            if qual.startswith("torch.nn.functional.") and ("dropout" in qual or "batch_norm" in qual):
+                return True
+            if _constructs_layer(ctx, node) and _built_matters(ctx, node, depth + 1):
+                return True
+    return any(not _is_module_base(ctx, base) for base in cls.bases)
+
+
+def _constructs_layer(ctx: LintContext, call: ast.Call) -> bool:
+    cls = ctx.callee_class(call)
+    return bool(cls) and (cls.startswith("torch.nn.") and cls[9:10].isupper() or cls.startswith("local:"))
+
+
+def _is_module_base(ctx: LintContext, base: ast.AST) -> bool:
+    qual = ctx.qualname(base) or ""
+    return qual == "torch.nn.Module"
+
+
+def switch_of(call: ast.Call) -> Optional[str]:
+    """"eval" for ``x.eval()`` / ``x.train(False)``; "train" for ``x.train()`` / ``x.train(True)``."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "eval" and not call.args and not call.keywords:
+        return "eval"
+    if func.attr != "train":
+        return None
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if arg is None:
+        return "train"
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
+        return "train" if arg.value else "eval"
+    return "train"  # ``model.train(is_training)``: decided at run time; assume it is handled

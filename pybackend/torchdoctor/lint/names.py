@@ -1,0 +1,81 @@
+"""Qualified names through import aliases.
+
+``import torch.nn.functional as F`` makes ``F.softmax`` mean ``torch.nn.functional.softmax``;
+``from torch import nn`` makes ``nn.CrossEntropyLoss`` mean ``torch.nn.CrossEntropyLoss``.
+Rules compare qualified names, never the text the user happened to type.
+
+Imports are collected from the whole module regardless of scope: a training script that
+imports inside ``main()`` means the same thing, and a name imported twice under different
+meanings is rare enough that the last import wins.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Optional
+
+# Public torch classes are also reachable through their defining module
+# (``torch.nn.modules.loss.CrossEntropyLoss``); rules only know the public spelling.
+_PRIVATE_PATHS = (
+    (re.compile(r"^torch\.nn\.modules(\.\w+)*\.(?=\w+$)"), "torch.nn."),
+    (re.compile(r"^torch\.optim\.(adam|adamw|sgd|rmsprop|adagrad|adadelta|adamax|nadam|radam|lbfgs)\.(?=\w+$)"), "torch.optim."),
+    (re.compile(r"^torch\.utils\.data\.dataloader\.(?=\w+$)"), "torch.utils.data."),
+    (re.compile(r"^torch\.autograd\.grad_mode\.(?=\w+$)"), "torch."),
+    (re.compile(r"^torch\.autograd\.(?=(no_grad|enable_grad|set_grad_enabled|inference_mode)$)"), "torch."),
+    (re.compile(r"^torch\.cuda\.amp\.(grad_scaler\.)?(?=GradScaler$)"), "torch.amp."),
+    (re.compile(r"^torch\.amp\.grad_scaler\.(?=GradScaler$)"), "torch.amp."),
+    (re.compile(r"^torch\.functional\.(?=\w+$)"), "torch."),
+)
+
+
+def canonical(qualname: str) -> str:
+    """Map private or legacy spellings of a torch name onto the public one."""
+    for pattern, public in _PRIVATE_PATHS:
+        if pattern.search(qualname):
+            return pattern.sub(public, qualname)
+    return qualname
+
+
+class ImportMap:
+    """Local names bound by imports, mapped to what they import."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.aliases: Dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                self._add_import(node)
+            elif isinstance(node, ast.ImportFrom):
+                self._add_import_from(node)
+
+    def _add_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            else:
+                # ``import torch.nn`` binds ``torch``; attribute access spells the rest.
+                top = alias.name.split(".")[0]
+                self.aliases[top] = top
+
+    def _add_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return  # relative imports name the user's own modules
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualname(self, expr: ast.AST) -> Optional[str]:
+        """``F.softmax`` -> ``torch.nn.functional.softmax``; None for anything not imported."""
+        parts = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name) or expr.id not in self.aliases:
+            return None
+        parts.append(self.aliases[expr.id])
+        return canonical(".".join(reversed(parts)))
+
+    def is_module_alias(self, name: str) -> bool:
+        """Whether ``name`` is bound by an import (so ``name.softmax`` is a function, not a method)."""
+        return name in self.aliases

@@ -1,0 +1,18 @@
+"""One module per rule (or small family of rules); importing this package registers them all."""
+
+from . import (  # noqa: F401 - imported for their registration side effect
+    bce_labels,
+    dataloader_shuffle,
+    device_mismatch,
+    dropout_mode,
+    eval_mode,
+    implicit_none,
+    leakage,
+    loss_accumulation,
+    loss_inputs,
+    no_grad_backward,
+    step_order,
+    torch_load,
+    train_mode,
+    zero_grad,
+)

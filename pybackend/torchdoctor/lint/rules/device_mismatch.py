@@ -1,0 +1,162 @@
+"""TD014: the model is moved to a device, its inputs are created somewhere else.
+
+``model.to(device)`` moves parameters; tensors made with ``torch.randn(...)`` (no ``device=``),
+``torch.from_numpy(...)``, or taken straight from a ``DataLoader`` stay on the CPU. On a CPU-only
+machine everything works, so the bug ships; on the GPU box the first forward pass fails, or a
+script "falls back" to the CPU and trains many times slower than intended.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import List, Optional
+
+from .. import torchapi
+from ..context import LintContext
+from ..fixes import add_keyword
+from ..model import WARNING, Fix
+from ..registry import Reporter, rule
+
+_DTYPE_PREFIXES = ("torch.float", "torch.int", "torch.bool", "torch.bfloat", "torch.half", "torch.double",
+                   "torch.long", "torch.complex", "torch.uint")
+
+
+@dataclass
+class Move:
+    call: ast.Call
+    model_key: str  # the name the moved model is used under
+    device: ast.AST  # the device expression (``device``, ``"cuda"``)
+    device_text: str
+
+
+@rule(
+    "TD014",
+    "input-device-mismatch",
+    "Model moved to a device while its inputs are created on another",
+    WARNING,
+    """
+`model.to(device)` moves the parameters only. Inputs built with a tensor factory and no
+`device=` (`torch.randn(...)`, `torch.zeros(...)`, `torch.tensor(...)`), with
+`torch.from_numpy(...)`, or taken straight from a `DataLoader` are on the CPU. On a machine
+without a GPU the script runs, so the bug survives until it meets one: then the forward pass
+fails, or someone "fixes" it by dropping the `.to(device)` and trains on the CPU. Create
+inputs with `device=device`, or move each batch: `x = x.to(device)`.
+""",
+)
+def check(ctx: LintContext, report: Reporter) -> None:
+    for move in _moves(ctx):
+        scope = ctx.scope_of(move.call)
+        seen = set()
+        for call in ctx.own_calls(scope):
+            if (call.lineno, call.col_offset) <= (move.call.lineno, move.call.col_offset):
+                continue
+            if ctx.text(call.func) != move.model_key:
+                continue
+            for arg in list(call.args) + [k.value for k in call.keywords]:
+                origin = _cpu_origin(ctx, arg)
+                if origin is None or id(arg) in seen:
+                    continue
+                seen.add(id(arg))
+                what, factory = origin
+                report.report(
+                    arg,
+                    f"`{move.model_key}` was moved to `{move.device_text}` (line {move.call.lineno}) but its input "
+                    f"`{ctx.text(arg)}` is {what}: the forward pass mixes devices.",
+                    fix=_fix(ctx, factory, move),
+                )
+
+
+def _moves(ctx: LintContext) -> List[Move]:
+    moves = []
+    for call in ctx.calls:
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
+            continue
+        if not torchapi.is_model(ctx, func.value):
+            continue
+        device = _device_of(ctx, call)
+        if device is None:
+            continue
+        moves.append(Move(call, _model_key(ctx, call), device, ctx.text(device) if func.attr == "to" else '"cuda"'))
+    return moves
+
+
+def _device_of(ctx: LintContext, call: ast.Call) -> Optional[ast.AST]:
+    """The target device of ``.to(...)`` / ``.cuda()``; None for dtype-only or CPU moves."""
+    if call.func.attr == "cuda":
+        return call.func
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if device is None or (ctx.qualname(device) or "").startswith(_DTYPE_PREFIXES):
+        return None
+    if _is_cpu(ctx, device):
+        return None
+    return device
+
+
+def _is_cpu(ctx: LintContext, expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Constant):
+        return str(expr.value).startswith("cpu")
+    if isinstance(expr, ast.Call) and ctx.qualname(expr.func) == "torch.device" and expr.args:
+        return _is_cpu(ctx, expr.args[0])
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr)
+        return value is not None and value is not expr and _is_cpu(ctx, value)
+    return False
+
+
+def _model_key(ctx: LintContext, call: ast.Call) -> str:
+    """``model = Net().to(device)`` -> ``model``; ``model.to(device)`` -> ``model``."""
+    stmt = ctx.statement_of(call)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Attribute)):
+        return ctx.text(stmt.targets[0])
+    return ctx.text(call.func.value)
+
+
+def _cpu_origin(ctx: LintContext, arg: ast.AST):
+    """``(description, factory call or None)`` when ``arg`` is visibly a CPU tensor."""
+    if isinstance(arg, ast.Call):
+        return _factory_origin(ctx, arg)
+    base = arg.value if isinstance(arg, ast.Subscript) else arg
+    if not isinstance(base, ast.Name):
+        return None
+    bound = ctx.binding(base)
+    if bound is None:
+        return None
+    if bound.kind == "assign" and isinstance(bound.value, ast.Call) and base is arg:
+        return _factory_origin(ctx, bound.value)
+    if bound.kind == "for" and bound.source is not None:
+        loader = torchapi.unwrap_iterable(ctx, bound.source)
+        built = ctx.construction_of(loader)
+        if built is not None and ctx.callee_class(built) == torchapi.DATALOADER and not torchapi.keyword(built, "collate_fn"):
+            return f"a batch from `{ctx.text(loader)}`, still on the CPU (no `.to(device)`)", None
+    return None
+
+
+def _factory_origin(ctx: LintContext, call: ast.Call):
+    qual = ctx.qualname(call.func)
+    if qual not in torchapi.TENSOR_FACTORIES:
+        return None
+    if qual not in torchapi.CPU_ONLY_FACTORIES:
+        device = torchapi.keyword(call, "device")
+        if device is not None and not _is_cpu(ctx, device.value):
+            return None
+        if torchapi.has_star_kwargs(call):
+            return None
+    return f"created on the CPU by `{ctx.text(call.func)}` (line {call.lineno})", call
+
+
+def _fix(ctx: LintContext, factory: Optional[ast.Call], move: Move) -> Optional[Fix]:
+    """Add ``device=...`` to the factory, when the device expression is usable there."""
+    if factory is None or ctx.qualname(factory.func) in torchapi.CPU_ONLY_FACTORIES:
+        return None
+    if torchapi.keyword(factory, "device") is not None:
+        return None
+    device = move.device_text
+    if isinstance(move.device, ast.Name):
+        bound = ctx.bindings.lookup(move.device.id, ctx.scope_chain(factory), (factory.lineno, factory.col_offset))
+        if bound is None or bound.pos > (factory.lineno, factory.col_offset):
+            return None
+    elif not isinstance(move.device, ast.Constant) and move.call.func.attr != "cuda":
+        return None
+    return add_keyword(ctx.source, factory, f"device={device}", f"Create it on `{device}`")

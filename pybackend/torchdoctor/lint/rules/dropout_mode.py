@@ -1,0 +1,78 @@
+"""TD016: dropout in a module's ``forward`` that ``model.eval()`` cannot turn off.
+
+``F.dropout(x, p)`` defaults to ``training=True`` whatever mode the module is in, and an
+``nn.Dropout(p)(x)`` built inside ``forward`` is a fresh module in training mode on every
+call. Both keep dropping activations at evaluation time: predictions are noisy and metrics
+worse than the model deserves. Reported by users in many repositories (see docs/rules.md).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..context import LintContext
+from ..fixes import add_keyword
+from ..model import WARNING, Fix
+from ..registry import Reporter, rule
+
+_FUNCTIONAL = frozenset(
+    "torch.nn.functional." + n
+    for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+)
+_MODULES = frozenset(
+    "torch.nn." + n for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+)
+
+
+@rule(
+    "TD016",
+    "dropout-ignores-eval",
+    "Functional dropout that stays active after model.eval()",
+    WARNING,
+    """
+`F.dropout(x, p)` has its own `training` argument, **defaulting to `True`**; it does not look at
+the module's mode. Inside `forward`, it keeps dropping activations after `model.eval()`, so
+validation metrics are noisy and pessimistic and inference is non-deterministic. Pass
+`training=self.training`, or use an `nn.Dropout` layer created in `__init__`. (An
+`nn.Dropout(p)(x)` created inside `forward` has the same problem: it is a new module, in
+training mode, on every call.)
+""",
+)
+def check(ctx: LintContext, report: Reporter) -> None:
+    for call in ctx.calls:
+        method = _module_method(ctx, call)
+        if method is None:
+            continue
+        self_name = method.args.args[0].arg
+        qual = ctx.qualname(call.func)
+        if qual in _FUNCTIONAL:
+            if any(k.arg == "training" or k.arg is None for k in call.keywords) or len(call.args) >= 3:
+                continue  # an explicit choice, even ``training=True`` (MC dropout), is respected
+            report.report(
+                call,
+                f"`{ctx.text(call.func)}(...)` in `{method.name}` defaults to `training=True`: it keeps dropping "
+                f"activations after `.eval()`. Pass `training={self_name}.training`.",
+                fix=_fix(ctx, call, self_name),
+            )
+        elif isinstance(call.func, ast.Call) and ctx.callee_class(call.func) in _MODULES:
+            report.report(
+                call.func,
+                f"`{ctx.text(call.func)}` is created inside `{method.name}`: a new dropout module in training mode "
+                f"on every call, which `.eval()` never reaches. Create it once in `__init__`.",
+            )
+
+
+def _module_method(ctx: LintContext, call: ast.Call):
+    """The method of an ``nn.Module`` subclass that ``call`` runs in, if any."""
+    func = ctx.enclosing_function(call)
+    if func is None or not func.args.args:
+        return None
+    owner = ctx.enclosing_class(func)
+    if owner is None or not ctx.is_module_class(owner):
+        return None
+    return func
+
+
+def _fix(ctx: LintContext, call: ast.Call, self_name: str) -> Optional[Fix]:
+    return add_keyword(ctx.source, call, f"training={self_name}.training", f"Pass `training={self_name}.training`")

@@ -1,0 +1,220 @@
+"""TD008, TD009: an evaluation loop without ``model.eval()`` / without ``torch.no_grad()``.
+
+An evaluation loop is a loop over validation or test data (``val_loader``, ``test_dl``...), or
+a loop inside a function named for evaluation (``evaluate``, ``validate``, ``test``...), that
+calls a model and never computes gradients. Lightning's ``validation_step`` and friends are
+left alone: the trainer sets the mode and disables gradients itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+from .. import torchapi
+from ..context import LintContext, terminal_name
+from ..model import INFORMATION, WARNING
+from ..modes import mode_matters, switch_of
+from ..registry import Reporter, rule
+from ..training import analysis
+
+_EVAL_FIRST_WORDS = frozenset(
+    {"evaluate", "evaluation", "eval", "validate", "validation", "valid", "val", "test", "predict", "prediction",
+     "inference", "infer"}
+)
+_EVAL_ANY_WORDS = frozenset({"evaluate", "evaluation", "validate", "validation", "inference"})
+_EVAL_DATA = re.compile(
+    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev|holdout)(_|loader|set|data|dl|ds|$)"
+)
+
+
+@dataclass
+class EvalLoop:
+    loop: ast.AST
+    model_call: ast.Call
+    owner: Optional[ast.AST]  # the evaluation function holding the loop, when there is one
+
+    @property
+    def where(self) -> str:
+        return f"`{self.owner.name}()`" if self.owner is not None else "this evaluation loop"
+
+
+@rule(
+    "TD008",
+    "eval-without-eval-mode",
+    "Evaluation loop runs the model without model.eval()",
+    WARNING,
+    """
+A model is in training mode until `model.eval()` is called. Evaluated in training mode,
+dropout keeps dropping activations (noisy, pessimistic metrics) and batch-norm normalises with
+the evaluation batch's own statistics **and updates its running averages with evaluation
+data**. Nothing fails; the numbers are just wrong. Call `model.eval()` before the loop (and
+`model.train()` before training resumes).
+""",
+)
+def check_eval_mode(ctx: LintContext, report: Reporter) -> None:
+    for found in eval_loops(ctx):
+        model = found.model_call.func
+        if not mode_matters(ctx, model) or _mode_set(ctx, found):
+            continue
+        report.report(
+            found.model_call,
+            f"{found.where} runs `{ctx.text(model)}` on evaluation data without `{ctx.text(model)}.eval()`: "
+            f"dropout stays on and batch-norm uses (and updates) batch statistics, so the metrics are off.",
+        )
+
+
+@rule(
+    "TD009",
+    "eval-without-no-grad",
+    "Evaluation loop runs the model with autograd on",
+    INFORMATION,
+    """
+Outside `torch.no_grad()` (or `torch.inference_mode()`), every forward pass records an autograd
+graph and keeps its activations alive until the outputs are dropped. An evaluation loop never
+calls `backward()`, so this only costs memory and time: larger eval batches fail with
+out-of-memory, and accumulated outputs keep whole graphs alive. Wrap the loop in
+`with torch.no_grad():` or decorate the function with `@torch.no_grad()`.
+""",
+)
+def check_no_grad(ctx: LintContext, report: Reporter) -> None:
+    for found in eval_loops(ctx):
+        if _grad_disabled(ctx, found):
+            continue
+        model = found.model_call.func
+        report.report(
+            found.model_call,
+            f"`{ctx.text(model)}` runs with autograd on in {found.where}: each batch records a graph that is "
+            f"never used. Wrap the loop in `with torch.no_grad():`.",
+        )
+
+
+# -- finding evaluation loops ---------------------------------------------------------------
+
+
+def eval_loops(ctx: LintContext) -> List[EvalLoop]:
+    return ctx.shared("eval_loops", lambda: _find_eval_loops(ctx))
+
+
+def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
+    training = analysis(ctx)
+    found: List[EvalLoop] = []
+    taken = set()
+    for loop in ctx.loops:  # source order: outer loops come before the loops they contain
+        outer = ctx.enclosing_loops(loop)
+        if any(o in taken for o in outer):
+            continue  # part of an evaluation loop already found
+        owner = ctx.enclosing_function(loop)
+        if owner is not None and _is_framework_hook(ctx, owner):
+            continue
+        in_eval_function = _is_eval_function(owner) and not outer
+        if not (in_eval_function or _iterates_eval_data(ctx, loop)):
+            continue
+        if training.backwards(loop) or any(torchapi.stepped_optimizer(ctx, c) for c in training.own_calls(loop)):
+            continue
+        call = _first_model_call(ctx, training.own_calls(loop))
+        if call is None:
+            continue
+        taken.add(loop)
+        found.append(EvalLoop(loop, call, owner if _is_eval_function(owner) else None))
+    return found
+
+
+def _is_eval_function(func: Optional[ast.AST]) -> bool:
+    if func is None:
+        return False
+    words = [w for w in func.name.lower().split("_") if w]
+    if not words:
+        return False
+    if words[0] == "test" and len(words) > 1:
+        return False  # pytest's test_* functions are tests of code, not evaluation loops
+    return words[0] in _EVAL_FIRST_WORDS or any(w in _EVAL_ANY_WORDS for w in words)
+
+
+def _is_framework_hook(ctx: LintContext, func: ast.AST) -> bool:
+    """Lightning-style ``validation_step`` / ``on_validation_epoch_end``: the framework sets modes."""
+    if ctx.enclosing_class(func) is None:
+        return False
+    name = func.name
+    return name.endswith("_step") or name.startswith("on_") or name.endswith("_epoch_end")
+
+
+def _iterates_eval_data(ctx: LintContext, loop: ast.AST) -> bool:
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    source = torchapi.unwrap_iterable(ctx, loop.iter)
+    return bool(_EVAL_DATA.search(terminal_name(source).lower()))
+
+
+def _first_model_call(ctx: LintContext, calls: List[ast.Call]) -> Optional[ast.Call]:
+    for call in calls:
+        if isinstance(call.func, (ast.Name, ast.Attribute)) and torchapi.is_model(ctx, call.func):
+            if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is not None:
+                continue  # ``torch.nn.functional.x(...)`` is a function, not a model
+            return call
+    return None
+
+
+# -- what makes a loop fine ---------------------------------------------------------------
+
+
+def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
+    """``.eval()`` runs before the loop (in its function, or at every call site of its
+    evaluation function), or an eval-mode context manager surrounds it."""
+    scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
+    if _switches_to_eval_before(ctx, scope, found.loop) or _in_eval_context(ctx, found.loop):
+        return True
+    if found.owner is None:
+        return False
+    sites = ctx.call_sites(found.owner)
+    return bool(sites) and all(
+        _switches_to_eval_before(ctx, ctx.enclosing_function(s) or ctx.tree, s) or _in_eval_context(ctx, s)
+        for s in sites
+    )
+
+
+def _switches_to_eval_before(ctx: LintContext, scope: ast.AST, point: ast.AST) -> bool:
+    """Some ``x.eval()`` in ``scope`` runs before or inside ``point`` (directly or in a helper)."""
+    end = (point.end_lineno, point.end_col_offset)
+    training = analysis(ctx)
+    for call in training.own_calls(scope):
+        if (call.lineno, call.col_offset) > end:
+            break
+        if switch_of(call) == "eval":
+            return True
+        helper = ctx.local_function_called(call)
+        if helper is not None and any(switch_of(c) == "eval" for c in training.own_calls(helper)):
+            return True
+    return False
+
+
+def _in_eval_context(ctx: LintContext, node: ast.AST) -> bool:
+    """``with eval_mode(model):`` style helpers."""
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.With, ast.AsyncWith)):
+            if any("eval" in terminal_name(item.context_expr).lower() for item in anc.items):
+                return True
+    return False
+
+
+def _grad_disabled(ctx: LintContext, found: EvalLoop) -> bool:
+    if torchapi.grad_mode_at(ctx, found.model_call) == torchapi.NO_GRAD:
+        return True
+    scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
+    if _set_grad_disabled_before(ctx, scope, found.loop):
+        return True
+    if found.owner is None:
+        return False
+    sites = ctx.call_sites(found.owner)
+    return bool(sites) and all(torchapi.grad_mode_at(ctx, s) == torchapi.NO_GRAD for s in sites)
+
+
+def _set_grad_disabled_before(ctx: LintContext, scope: ast.AST, loop: ast.AST) -> bool:
+    for call in analysis(ctx).own_calls(scope):
+        if (call.lineno, call.col_offset) >= (loop.lineno, loop.col_offset):
+            break
+        if ctx.qualname(call.func) == "torch.set_grad_enabled" and torchapi.grad_mode_of(ctx, call) == torchapi.NO_GRAD:
+            return True
+    return False

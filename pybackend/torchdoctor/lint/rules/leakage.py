@@ -1,0 +1,115 @@
+"""TD011: a scaler, encoder or imputer fitted on the whole data set before the train/test split.
+
+Its statistics (means, variances, categories, fill values) then include the test rows: the
+test score measures a model that has seen the test distribution, and it will not hold in
+production. Split first, ``fit`` on the training part, ``transform`` both.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..context import LintContext
+from ..model import WARNING
+from ..registry import Reporter, rule
+
+_PREPROCESSORS = frozenset(
+    {"StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "PowerTransformer",
+     "OneHotEncoder", "OrdinalEncoder", "TargetEncoder", "SimpleImputer", "KNNImputer", "IterativeImputer",
+     "KBinsDiscretizer", "SplineTransformer"}
+)
+_PREPROCESSING_MODULES = ("sklearn.preprocessing.", "sklearn.impute.", "sklearn.experimental.")
+_SPLITTERS = frozenset({"sklearn.model_selection.train_test_split", "sklearn.cross_validation.train_test_split"})
+
+
+@rule(
+    "TD011",
+    "fit-before-split",
+    "Preprocessing fitted on all the data before the train/test split",
+    WARNING,
+    """
+A scaler, encoder or imputer learns statistics in `fit` / `fit_transform`. Fitted on the whole
+data set before `train_test_split`, those statistics include the test rows, so information
+about the test set leaks into training: the test score is optimistic and will not be matched
+in production. Split first, then `fit` on the training part only and `transform` the rest
+(or put the preprocessing in a `sklearn.pipeline.Pipeline`).
+""",
+)
+def check(ctx: LintContext, report: Reporter) -> None:
+    for call in ctx.calls:
+        fitted = _fitted_data(ctx, call)
+        if fitted is None:
+            continue
+        data, result_name = fitted
+        names = {ctx.text(data)} | ({result_name} if result_name else set()) | _transformed_names(ctx, call)
+        split = _later_split(ctx, call, names)
+        if split is None:
+            continue
+        report.report(
+            call,
+            f"`{ctx.text(call)}` learns its statistics from all of `{ctx.text(data)}`, which is split into train "
+            f"and test later (line {split.lineno}): test rows leak into training. Split first, then fit on the "
+            f"training part.",
+        )
+
+
+def _fitted_data(ctx: LintContext, call: ast.Call):
+    """``(data, name the result is stored in)`` for ``prep.fit(X)`` / ``X2 = prep.fit_transform(X)``."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("fit", "fit_transform") and call.args):
+        return None
+    if not _is_preprocessor(ctx, func.value):
+        return None
+    data = call.args[0]
+    if not isinstance(data, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    stmt = ctx.statement_of(call)
+    result = None
+    if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            result = target.id
+    return data, result
+
+
+def _transformed_names(ctx: LintContext, fit: ast.Call) -> set:
+    """Names later assigned ``prep.transform(...)`` by the same preprocessor, in the same scope."""
+    prep = ctx.text(fit.func.value)
+    scope = ctx.scope_of(fit)
+    names = set()
+    for call in ctx.calls:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "transform" and ctx.text(func.value) == prep):
+            continue
+        stmt = ctx.statement_of(call)
+        if (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is call
+            and ctx.scope_of(call) is scope
+            and (call.lineno, call.col_offset) > (fit.lineno, fit.col_offset)
+        ):
+            names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _is_preprocessor(ctx: LintContext, expr: ast.AST) -> bool:
+    cls = ctx.class_of(expr) or (ctx.callee_class(expr) if isinstance(expr, ast.Call) else None)
+    if not cls:
+        return False
+    name = cls.rsplit(".", 1)[-1]
+    return name in _PREPROCESSORS and cls.startswith(_PREPROCESSING_MODULES)
+
+
+def _later_split(ctx: LintContext, fit: ast.Call, names: set) -> Optional[ast.Call]:
+    """A ``train_test_split`` after ``fit``, in the same scope, splitting the fitted data."""
+    scope = ctx.scope_of(fit)
+    at = (fit.end_lineno, fit.end_col_offset)
+    for call in ctx.calls:
+        if (call.lineno, call.col_offset) <= at or ctx.qualname(call.func) not in _SPLITTERS:
+            continue
+        if ctx.scope_of(call) is not scope:
+            continue
+        if any(ctx.text(arg) in names for arg in call.args):
+            return call
+    return None

@@ -1,0 +1,182 @@
+"""TD003, TD004, TD006: a loss fed the wrong kind of score.
+
+``CrossEntropyLoss`` and ``BCEWithLogitsLoss`` apply their own (log-)softmax / sigmoid, so
+they want raw logits; ``NLLLoss`` applies nothing and wants log-probabilities. Feeding them
+the other kind still yields a finite, decreasing-looking loss: the model just learns slower,
+saturates, or optimises the wrong objective.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .. import torchapi
+from ..activations import LOG_SOFTMAX, LOGITS, SIGMOID, SOFTMAX, Activation, ActivationAnalysis
+from ..context import LintContext
+from ..fixes import replace_node
+from ..model import INFORMATION, WARNING, Fix
+from ..registry import Reporter, rule
+
+_KIND_WORDS = {
+    SOFTMAX: "softmax probabilities",
+    LOG_SOFTMAX: "log-softmax output",
+    SIGMOID: "sigmoid probabilities",
+    LOGITS: "raw logits from a linear layer",
+}
+
+
+def activations(ctx: LintContext) -> ActivationAnalysis:
+    return ctx.shared("activations", lambda: ActivationAnalysis(ctx))
+
+
+def _losses(ctx: LintContext, wanted: str):
+    """(call, input expression, what the input already went through) for each ``wanted`` loss."""
+    analysis = activations(ctx)
+    for call in ctx.calls:
+        found = torchapi.loss_call(ctx, call)
+        if found is None or found[0] != wanted or found[1] is None:
+            continue
+        yield call, found[1], analysis.output_of(found[1])
+
+
+@rule(
+    "TD003",
+    "softmax-before-cross-entropy",
+    "Softmax applied before CrossEntropyLoss / F.cross_entropy",
+    WARNING,
+    """
+`nn.CrossEntropyLoss` and `F.cross_entropy` apply `log_softmax` to their input themselves: they
+expect **raw logits**. Passing softmax probabilities squashes the scores twice; the loss still
+decreases, but gradients shrink as the model grows confident and accuracy plateaus below what
+the model can reach. Return logits from the model and apply softmax only for reporting.
+(Passing `log_softmax` output is mathematically harmless but redundant: it usually means
+`NLLLoss` was intended.)
+""",
+)
+def check_cross_entropy(ctx: LintContext, report: Reporter) -> None:
+    for call, given, act in _losses(ctx, torchapi.CROSS_ENTROPY):
+        if act is None or act.kind not in (SOFTMAX, LOG_SOFTMAX):
+            continue
+        severity = WARNING if act.kind == SOFTMAX else INFORMATION
+        consequence = (
+            "the scores are squashed twice and the gradients vanish as the model gets confident"
+            if act.kind == SOFTMAX
+            else "the extra log-softmax is redundant (did you mean NLLLoss?)"
+        )
+        report.report(
+            given,
+            f"{_loss_phrase(ctx, call, torchapi.CROSS_ENTROPY)} applies log-softmax itself, but its input "
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: {consequence}.",
+            fix=_strip_fix(ctx, given, act, "CrossEntropyLoss takes raw logits"),
+            severity=severity,
+        )
+
+
+@rule(
+    "TD004",
+    "sigmoid-before-bce-with-logits",
+    "Sigmoid applied before BCEWithLogitsLoss",
+    WARNING,
+    """
+`nn.BCEWithLogitsLoss` / `F.binary_cross_entropy_with_logits` apply the sigmoid themselves.
+Feeding them `sigmoid(x)` squeezes every score into (0.5, 0.73): predictions can never become
+confident, the loss stalls at a high value and the model looks like it "can't learn".
+Pass the raw logits (or keep the sigmoid and switch to `BCELoss`, which is less stable).
+""",
+)
+def check_bce_with_logits(ctx: LintContext, report: Reporter) -> None:
+    for call, given, act in _losses(ctx, torchapi.BCE_LOGITS):
+        if act is None or act.kind != SIGMOID:
+            continue
+        report.report(
+            given,
+            f"{_loss_phrase(ctx, call, torchapi.BCE_LOGITS)} applies a sigmoid itself, but its input "
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: the sigmoid runs twice and the "
+            f"predictions can never get confident.",
+            fix=_strip_fix(ctx, given, act, "BCEWithLogitsLoss takes raw logits"),
+        )
+
+
+@rule(
+    "TD006",
+    "nll-without-log-softmax",
+    "NLLLoss / F.nll_loss on scores that are not log-probabilities",
+    WARNING,
+    """
+`nn.NLLLoss` / `F.nll_loss` only pick `-input[target]`: they expect **log-probabilities**
+(`log_softmax` output). On raw logits the loss is unbounded below and the model learns to
+inflate one logit; on softmax probabilities it maximises a probability linearly instead of
+its log. Either apply `F.log_softmax(x, dim=1)` before `NLLLoss`, or use `CrossEntropyLoss`
+on the logits.
+""",
+)
+def check_nll(ctx: LintContext, report: Reporter) -> None:
+    for call, given, act in _losses(ctx, torchapi.NLL):
+        if act is None or act.kind not in (LOGITS, SOFTMAX, SIGMOID):
+            continue
+        report.report(
+            given,
+            f"{_loss_phrase(ctx, call, torchapi.NLL)} expects log-probabilities, but its input "
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: apply `log_softmax` first or use "
+            f"CrossEntropyLoss.",
+            fix=_log_softmax_fix(ctx, given, act),
+        )
+
+
+def _loss_phrase(ctx: LintContext, call: ast.Call, kind: str) -> str:
+    if ctx.qualname(call.func) in torchapi.LOSS_FUNCTIONS:
+        return f"`{ctx.text(call.func)}`"
+    return f"`{ctx.text(call.func)}` ({torchapi.LOSS_DISPLAY[kind]})"
+
+
+def _origin(ctx: LintContext, given: ast.AST, act: Activation) -> str:
+    """Say what the input is and, when it was made elsewhere, where."""
+    words = _KIND_WORDS[act.kind]
+    if act.node is given:
+        return "already " + words if act.kind != LOGITS else words
+    return f"{words} (from `{_short(ctx.text(act.node))}`, line {act.node.lineno})"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _activation_input(ctx: LintContext, call: ast.AST) -> Optional[ast.AST]:
+    """The tensor an inline activation call is applied to: ``F.softmax(x, 1)`` and
+    ``x.softmax(1)`` -> ``x``; None for forms we do not rewrite."""
+    if not isinstance(call, ast.Call):
+        return None
+    func = call.func
+    if ctx.qualname(func) is not None:
+        if ctx.qualname(func) in ("torch.log",):
+            return None
+        return call.args[0] if call.args else None
+    if ctx.class_of(func) is not None:  # a layer such as ``self.softmax = nn.Softmax(1)``
+        return call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if isinstance(func, ast.Attribute) and func.attr in ("softmax", "log_softmax", "sigmoid"):
+        return func.value  # the tensor method ``x.softmax(1)``
+    return None
+
+
+def _strip_fix(ctx: LintContext, given: ast.AST, act: Activation, why: str) -> Optional[Fix]:
+    """Only an activation written inline in the loss call is removed: elsewhere the
+    probabilities may also feed metrics or outputs."""
+    if act.node is not given:
+        return None
+    inner = _activation_input(ctx, given)
+    if inner is None:
+        return None
+    return replace_node(ctx.source, given, ctx.text(inner), f"Remove the {act.kind.replace('_', '-')}: {why}")
+
+
+def _log_softmax_fix(ctx: LintContext, given: ast.AST, act: Activation) -> Optional[Fix]:
+    """``F.nll_loss(F.softmax(x, 1), y)`` -> ``F.nll_loss(F.log_softmax(x, 1), y)``."""
+    if act.node is not given or act.kind != SOFTMAX or not isinstance(given, ast.Call):
+        return None
+    func = given.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "softmax"):
+        return None
+    prefix = ctx.text(func.value)
+    return replace_node(ctx.source, func, f"{prefix}.log_softmax", "Use log_softmax: NLLLoss takes log-probabilities")

@@ -1,0 +1,161 @@
+"""TD010: a training loop switches the model to eval mode and never back.
+
+The classic shape: ``for epoch: train_one_epoch(...); evaluate(model, val_loader)`` where
+``evaluate`` calls ``model.eval()`` and nothing calls ``model.train()``. Epoch 1 trains
+correctly; every later epoch trains with dropout off and batch-norm statistics frozen.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from .. import torchapi
+from ..context import LintContext
+from ..model import WARNING, Fix, Span, TextEdit
+from ..modes import mode_matters, switch_of
+from ..registry import Reporter, rule
+from ..training import analysis
+
+_FOLLOW_DEPTH = 3
+
+
+@rule(
+    "TD010",
+    "eval-never-back-to-train",
+    "model.eval() inside the training loop is never undone by model.train()",
+    WARNING,
+    """
+`model.eval()` is sticky: the model stays in eval mode until `model.train()` is called. When a
+training loop evaluates (directly or through an `evaluate()` helper) and nothing switches back,
+only the first epoch trains normally; every later one runs with dropout disabled and batch-norm
+running statistics frozen, so regularisation silently disappears and the model overfits or
+trains differently from what you think. Call `model.train()` at the top of each epoch (or at
+the top of your `train_one_epoch()` helper).
+""",
+)
+def check(ctx: LintContext, report: Reporter) -> None:
+    qualifying = []
+    for loop in ctx.loops:
+        found = _eval_without_train(ctx, loop)
+        if found is not None:
+            qualifying.append((loop, found))
+    inner = {id(loop) for loop, _ in qualifying}
+    for loop, (site, model) in qualifying:
+        if any(id(sub) in inner for sub in ctx.walk_own(loop) if sub is not loop):
+            continue  # an inner loop has the same problem and is reported instead
+        if model is not None and not mode_matters(ctx, model):
+            continue
+        label = ctx.text(model) if model is not None else "the model"
+        report.report(
+            site,
+            f"`{ctx.text(site)}` puts {('`' + label + '`') if model is not None else label} in eval mode, and nothing in "
+            f"this training loop calls `.train()` again: later iterations train with dropout off and "
+            f"batch-norm statistics frozen.",
+            fix=_fix(ctx, loop, model),
+        )
+
+
+def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.Call, Optional[ast.AST]]]:
+    """``(eval site, model)`` when ``loop`` trains, switches to eval, and never back."""
+    training = analysis(ctx)
+    calls = training.own_calls(loop)
+    if not _trains(ctx, loop):
+        return None
+    if _any_switch(ctx, calls, "train", 0):
+        return None
+    for call in calls:
+        if switch_of(call) == "eval":
+            if torchapi.is_model(ctx, call.func.value) and _is_trained(ctx, call.func.value):
+                return call, call.func.value
+            continue
+        helper = ctx.local_function_called(call)
+        if helper is not None and _any_switch(ctx, training.own_calls(helper), "eval", 1):
+            return call, _argument_for_switched_param(ctx, call, helper)
+    return None
+
+
+def _trains(ctx: LintContext, loop: ast.AST) -> bool:
+    """The loop computes gradients and steps an optimizer, itself or through local helpers."""
+    training = analysis(ctx)
+
+    def step_and_backward(node: ast.AST) -> Tuple[bool, bool]:
+        calls = training.own_calls(node)
+        return (any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls),
+                any(torchapi.is_backward(ctx, c) for c in calls))
+
+    steps, backs = step_and_backward(loop)
+    for call in training.own_calls(loop):
+        helper = ctx.local_function_called(call)
+        if helper is not None:
+            h_steps, h_backs = step_and_backward(helper)
+            steps, backs = steps or h_steps, backs or h_backs
+    return steps and backs
+
+
+def _any_switch(ctx: LintContext, calls: List[ast.Call], mode: str, depth: int) -> bool:
+    training = analysis(ctx)
+    for call in calls:
+        if switch_of(call) == mode:
+            return True
+        if depth < _FOLLOW_DEPTH:
+            helper = ctx.local_function_called(call)
+            if helper is not None and _any_switch(ctx, training.own_calls(helper), mode, depth + 1):
+                return True
+    return False
+
+
+def _is_trained(ctx: LintContext, model: ast.AST) -> bool:
+    """When the file builds optimizers from ``x.parameters()``, only those ``x`` count: a
+    frozen teacher or EMA copy put in eval mode is fine."""
+    optimized = _optimized_models(ctx)
+    return not optimized or ctx.text(model) in optimized
+
+
+def _optimized_models(ctx: LintContext) -> set:
+    def collect() -> set:
+        names = set()
+        for call in ctx.calls:
+            cls = ctx.callee_class(call) or ""
+            if not cls.startswith("torch.optim.") or cls.startswith("torch.optim.lr_scheduler"):
+                continue
+            for sub in ast.walk(call):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in (
+                    "parameters", "named_parameters"
+                ):
+                    names.add(ctx.text(sub.func.value))
+        return names
+
+    return ctx.shared("optimized_models", collect)
+
+
+def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: ast.AST) -> Optional[ast.AST]:
+    """``evaluate(net, loader)`` where ``evaluate(model, ...)`` calls ``model.eval()`` -> ``net``."""
+    params = [a.arg for a in helper.args.args]
+    if ctx.enclosing_class(helper) is not None and params:
+        params = params[1:]  # ``self``
+    for sub in analysis(ctx).own_calls(helper):
+        if switch_of(sub) != "eval" or not isinstance(sub.func.value, ast.Name):
+            continue
+        name = sub.func.value.id
+        if name in params:
+            index = params.index(name)
+            if index < len(call.args):
+                return call.args[index]
+            for kw in call.keywords:
+                if kw.arg == name:
+                    return kw.value
+    return None
+
+
+def _fix(ctx: LintContext, loop: ast.AST, model: Optional[ast.AST]) -> Optional[Fix]:
+    """Insert ``model.train()`` as the first statement of the loop body."""
+    if model is None or not loop.body:
+        return None
+    first = loop.body[0]
+    if not ctx.source.alone_on_lines(first):
+        return None
+    indent = ctx.source.indent_of(first.lineno)
+    line = first.lineno - 1
+    code = f"{ctx.text(model)}.train()"
+    return Fix(f"Insert `{code}` at the top of the loop", (TextEdit(Span(line, 0, line, 0), f"{indent}{code}\n"),))

@@ -1,0 +1,101 @@
+"""The linted text: lines, node positions in code points, and the snippets rules quote.
+
+``ast`` gives columns in UTF-8 bytes; editors count characters. Everything a rule reports
+goes through ``SourceText.span`` so a line with an accent or an emoji still underlines the
+right characters.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional
+
+from .model import Span
+
+# The line breaks Python's tokenizer knows; ``str.splitlines`` also splits on form feeds
+# and other characters that editors and ``ast`` keep inside a line.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> List[str]:
+    """Lines without their terminators, numbered the way ``ast`` numbers them (from 0 here)."""
+    return _LINE_BREAK.split(text)
+
+
+class SourceText:
+    """One source text with position helpers."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+
+    def line(self, index: int) -> str:
+        """Line ``index`` (0-based), or "" past the end."""
+        if 0 <= index < len(self.lines):
+            return self.lines[index]
+        return ""
+
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        """Convert an ``ast`` (1-based line, UTF-8 byte column) to a code-point column."""
+        text = self.line(lineno - 1)
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST, end: Optional[ast.AST] = None) -> Span:
+        """The span of ``node`` (through ``end`` when given)."""
+        last = end if end is not None else node
+        end_lineno = getattr(last, "end_lineno", None) or node.lineno
+        end_byte = getattr(last, "end_col_offset", None)
+        if end_byte is None:
+            end_byte = node.col_offset
+        return Span(
+            node.lineno - 1,
+            self.char_col(node.lineno, node.col_offset),
+            end_lineno - 1,
+            self.char_col(end_lineno, end_byte),
+        )
+
+    def first_line_span(self, node: ast.AST) -> Span:
+        """The span of ``node`` cut at the end of its first line (for long compound statements)."""
+        full = self.span(node)
+        if full.end_line == full.start_line:
+            return full
+        return Span(full.start_line, full.start_col, full.start_line, len(self.line(full.start_line).rstrip()))
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of ``node``, or "" when it cannot be recovered.
+
+        Like ``ast.get_source_segment`` but without re-splitting the whole text per call,
+        which would make rules quadratic on long files.
+        """
+        end_lineno = getattr(node, "end_lineno", None)
+        end_byte = getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_byte is None or not hasattr(node, "lineno"):
+            return ""
+        first, last = node.lineno - 1, end_lineno - 1
+        if first == last:
+            raw = self.line(first).encode("utf-8")[node.col_offset:end_byte]
+            return raw.decode("utf-8", errors="replace")
+        parts = [self.line(first).encode("utf-8")[node.col_offset:].decode("utf-8", errors="replace")]
+        parts.extend(self.line(i) for i in range(first + 1, last))
+        parts.append(self.line(last).encode("utf-8")[:end_byte].decode("utf-8", errors="replace"))
+        return "\n".join(parts)
+
+    def indent_of(self, lineno: int) -> str:
+        """The leading whitespace of 1-based line ``lineno``."""
+        text = self.line(lineno - 1)
+        return text[: len(text) - len(text.lstrip())]
+
+    def alone_on_lines(self, stmt: ast.stmt) -> bool:
+        """Whether ``stmt`` shares none of its lines with another statement (no ``;``, no
+        ``if x: stmt``), so a new line can be inserted before or after it safely."""
+        first = self.line(stmt.lineno - 1)
+        before = first.encode("utf-8")[: stmt.col_offset].decode("utf-8", errors="replace")
+        if before.strip():
+            return False
+        last = self.line((stmt.end_lineno or stmt.lineno) - 1)
+        after = last.encode("utf-8")[stmt.end_col_offset or 0:].decode("utf-8", errors="replace")
+        after = after.strip()
+        return not after or after.startswith("#")

@@ -1,0 +1,259 @@
+"""What the rules know about the PyTorch (and scikit-learn) API, as names and predicates.
+
+Everything here is recognised by qualified name (``torch.nn.CrossEntropyLoss``), so aliases
+work. Where a script passes objects in from elsewhere we fall back to the conventional
+variable names (``optimizer``, ``opt_g``, ``scaler``) only for the roles where such names
+are unambiguous; a rule never fires on a name guess alone when a wrong guess would put a
+finding on correct code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional, Tuple
+
+from .context import LintContext, terminal_name
+
+# -- losses -------------------------------------------------------------------------
+
+CROSS_ENTROPY = "cross_entropy"
+NLL = "nll"
+BCE = "bce"
+BCE_LOGITS = "bce_logits"
+
+LOSS_CLASSES = {
+    "torch.nn.CrossEntropyLoss": CROSS_ENTROPY,
+    "torch.nn.NLLLoss": NLL,
+    "torch.nn.BCELoss": BCE,
+    "torch.nn.BCEWithLogitsLoss": BCE_LOGITS,
+}
+LOSS_FUNCTIONS = {
+    "torch.nn.functional.cross_entropy": CROSS_ENTROPY,
+    "torch.nn.functional.nll_loss": NLL,
+    "torch.nn.functional.binary_cross_entropy": BCE,
+    "torch.nn.functional.binary_cross_entropy_with_logits": BCE_LOGITS,
+}
+LOSS_DISPLAY = {
+    CROSS_ENTROPY: "CrossEntropyLoss",
+    NLL: "NLLLoss",
+    BCE: "BCELoss",
+    BCE_LOGITS: "BCEWithLogitsLoss",
+}
+# Any other torch loss, for "is this a loss tensor" questions.
+_FUNCTIONAL_LOSS = re.compile(r"^torch\.nn\.functional\.\w*(loss|entropy\w*|_div)$")
+
+
+def loss_call(ctx: LintContext, call: ast.Call) -> Optional[Tuple[str, Optional[ast.expr], Optional[ast.expr]]]:
+    """``(kind, input, target)`` when ``call`` computes one of the classification losses."""
+    kind = LOSS_FUNCTIONS.get(ctx.qualname(call.func) or "")
+    if kind is None:
+        kind = LOSS_CLASSES.get(ctx.class_of(call.func) or "")
+    if kind is None:
+        return None
+    return kind, _argument(call, 0, "input"), _argument(call, 1, "target")
+
+
+def is_loss_value(ctx: LintContext, expr: ast.AST) -> bool:
+    """Whether ``expr`` (a call) computes a loss tensor: any torch loss module or function."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if _FUNCTIONAL_LOSS.match(ctx.qualname(expr.func) or ""):
+        return True
+    cls = ctx.class_of(expr.func) or ""
+    return cls.startswith("torch.nn.") and cls.endswith("Loss")
+
+
+def _argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return call.args[index]
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return None
+
+
+def keyword(call: ast.Call, name: str) -> Optional[ast.keyword]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def has_star_kwargs(call: ast.Call) -> bool:
+    return any(kw.arg is None for kw in call.keywords)
+
+
+# -- gradients and optimizers ----------------------------------------------------------
+
+_OPTIMIZER_NAME = re.compile(r"(^|_)opt(?!ion)|optim", re.IGNORECASE)
+_SCHEDULER_NAME = re.compile(r"sched|lr_|warmup", re.IGNORECASE)
+_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler"})
+
+
+def is_backward(ctx: LintContext, call: ast.Call) -> bool:
+    """``loss.backward()``, ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``,
+    ``self.manual_backward(loss)``, ``torch.autograd.backward(...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in ("backward", "manual_backward"):
+        return True
+    return ctx.qualname(func) == "torch.autograd.backward"
+
+
+def is_optimizer(ctx: LintContext, expr: ast.AST) -> bool:
+    """Whether ``expr`` is an optimizer: built from ``torch.optim`` here, or named like one."""
+    cls = ctx.class_of(expr)
+    if cls is not None:
+        if cls.startswith("torch.optim.lr_scheduler."):
+            return False
+        if cls.startswith("torch.optim."):
+            return True
+    name = terminal_name(expr)
+    return bool(_OPTIMIZER_NAME.search(name)) and not _SCHEDULER_NAME.search(name)
+
+
+def is_scaler(ctx: LintContext, expr: ast.AST) -> bool:
+    cls = ctx.class_of(expr)
+    if cls is not None:
+        return cls in _SCALER_CLASSES
+    return "scaler" in terminal_name(expr).lower()
+
+
+def stepped_optimizer(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
+    """The optimizer an ``optimizer.step()`` / ``scaler.step(optimizer)`` call updates."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "step"):
+        return None
+    if call.args and is_scaler(ctx, func.value):
+        return call.args[0]
+    if is_optimizer(ctx, func.value):
+        return func.value
+    return None
+
+
+def zero_grad_target(ctx: LintContext, node: ast.AST) -> Tuple[bool, Optional[ast.expr]]:
+    """``(True, receiver)`` when ``node`` clears gradients.
+
+    Receivers: ``optimizer.zero_grad()`` -> the optimizer; ``model.zero_grad()`` and
+    ``p.grad = None`` / ``p.grad.zero_()`` -> None (clears something we cannot tie to one
+    optimizer, so callers treat it as clearing all of them).
+    """
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "zero_grad":
+                return True, func.value if is_optimizer(ctx, func.value) else None
+            if func.attr in ("zero_", "fill_", "detach_", "requires_grad_") and _mentions_grad(func.value):
+                return True, None
+            if "zero_grad" in func.attr or "clear_grad" in func.attr:
+                return True, None
+        elif isinstance(func, ast.Name) and ("zero_grad" in func.id or "clear_grad" in func.id):
+            return True, None
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in targets):
+            return True, None
+    return False, None
+
+
+def _mentions_grad(expr: ast.AST) -> bool:
+    while isinstance(expr, ast.Attribute):
+        if expr.attr == "grad":
+            return True
+        expr = expr.value
+    return False
+
+
+# -- autograd modes ---------------------------------------------------------------------
+
+NO_GRAD = "no_grad"
+ENABLE_GRAD = "enable_grad"
+
+_NO_GRAD_NAMES = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def grad_mode_of(ctx: LintContext, expr: ast.AST) -> Optional[str]:
+    """``NO_GRAD`` for ``torch.no_grad()`` / ``torch.inference_mode()`` /
+    ``torch.set_grad_enabled(False)``; ``ENABLE_GRAD`` for the opposites; else None."""
+    call = expr if isinstance(expr, ast.Call) else None
+    qual = ctx.qualname(call.func if call is not None else expr)
+    if qual in _NO_GRAD_NAMES:
+        if qual == "torch.inference_mode" and call is not None and call.args:
+            return _bool_mode(call.args[0], NO_GRAD, ENABLE_GRAD)
+        return NO_GRAD
+    if qual == "torch.enable_grad":
+        return ENABLE_GRAD
+    if qual == "torch.set_grad_enabled" and call is not None and call.args:
+        return _bool_mode(call.args[0], ENABLE_GRAD, NO_GRAD)
+    return None
+
+
+def _bool_mode(arg: ast.AST, if_true: str, if_false: str) -> Optional[str]:
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
+        return if_true if arg.value else if_false
+    return None  # decided at run time: we cannot say
+
+
+def grad_mode_at(ctx: LintContext, node: ast.AST) -> Optional[str]:
+    """The autograd mode the innermost ``with`` or decorator around ``node`` sets, within
+    ``node``'s function (None when nothing in the function sets one)."""
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.With, ast.AsyncWith)):
+            for item in anc.items:
+                mode = grad_mode_of(ctx, item.context_expr)
+                if mode is not None:
+                    return mode
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in anc.decorator_list:
+                mode = grad_mode_of(ctx, deco)
+                if mode is not None:
+                    return mode
+            return None
+        if isinstance(anc, (ast.Lambda, ast.ClassDef)):
+            return None
+    return None
+
+
+# -- modules and data --------------------------------------------------------------------
+
+TENSOR_FACTORIES = frozenset(
+    "torch." + name
+    for name in ("randn", "rand", "zeros", "ones", "empty", "full", "tensor", "arange", "randint",
+                 "linspace", "logspace", "eye", "randperm", "normal", "from_numpy", "as_tensor",
+                 "FloatTensor", "LongTensor", "Tensor")
+)
+# Factories whose result is always on the CPU, whatever keyword is passed.
+CPU_ONLY_FACTORIES = frozenset({"torch.from_numpy", "torch.FloatTensor", "torch.LongTensor", "torch.Tensor"})
+
+DATALOADER = "torch.utils.data.DataLoader"
+
+_MODEL_NAME = re.compile(r"model|net|classifier|encoder|decoder|generator|discriminator|backbone|policy|critic",
+                         re.IGNORECASE)
+
+
+def is_model(ctx: LintContext, expr: ast.AST) -> bool:
+    """Whether ``expr`` refers to a network: a torch module or local ``nn.Module`` subclass
+    built here, or (when built elsewhere) a variable named like one."""
+    cls = ctx.class_of(expr)
+    if cls is not None:
+        local = ctx.local_class(cls)
+        if local is not None:
+            return ctx.is_module_class(local)
+        return cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm."))
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        return bool(_MODEL_NAME.search(terminal_name(expr)))
+    return False
+
+
+def unwrap_iterable(ctx: LintContext, expr: ast.AST) -> ast.AST:
+    """``enumerate(loader)``, ``tqdm(loader)``, ``zip(a, b)`` -> the first loader-like argument."""
+    while isinstance(expr, ast.Call) and expr.args and terminal_name(expr.func) in (
+        "enumerate", "tqdm", "trange", "iter", "zip", "track", "islice"
+    ):
+        expr = expr.args[0]
+    return expr
+
+
+def is_dataloader(ctx: LintContext, expr: ast.AST) -> bool:
+    cls = ctx.class_of(expr)
+    return cls == DATALOADER

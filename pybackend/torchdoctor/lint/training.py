@@ -1,0 +1,131 @@
+"""Training-step structure: where gradients are computed, applied and cleared.
+
+A *training unit* is the code that runs once per optimizer update: the innermost loop
+around an ``optimizer.step()`` that also computes gradients (``.backward()``), or the
+function holding both when no such loop exists (a ``train_step(batch)`` helper). The rules
+about ``zero_grad`` and about step order reason per unit.
+
+Calls to functions defined in the same file are followed (a few levels deep), so a loop
+that clears gradients through ``reset(optimizer)`` or trains through ``train_one_epoch(...)``
+is understood.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from . import torchapi
+from .context import LintContext
+
+_FOLLOW_DEPTH = 3
+
+
+@dataclass
+class Step:
+    call: ast.Call
+    optimizer: ast.expr
+    key: str  # the optimizer's source text: how steps and zero_grads are matched
+
+
+@dataclass
+class Unit:
+    node: ast.AST  # a loop, or a function
+    steps: List[Step] = field(default_factory=list)
+
+    @property
+    def is_loop(self) -> bool:
+        return isinstance(self.node, (ast.For, ast.AsyncFor, ast.While))
+
+
+class TrainingAnalysis:
+    """Per-module facts about training steps, computed once and shared by rules."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+        self._own_calls: Dict[ast.AST, List[ast.Call]] = {}
+        self.units = self._find_units()
+
+    def own_calls(self, node: ast.AST) -> List[ast.Call]:
+        if node not in self._own_calls:
+            self._own_calls[node] = self.ctx.own_calls(node)
+        return self._own_calls[node]
+
+    def backwards(self, node: ast.AST) -> List[ast.Call]:
+        return [c for c in self.own_calls(node) if torchapi.is_backward(self.ctx, c)]
+
+    def _find_units(self) -> List[Unit]:
+        units: Dict[ast.AST, Unit] = {}
+        for call in self.ctx.calls:
+            optimizer = torchapi.stepped_optimizer(self.ctx, call)
+            if optimizer is None:
+                continue
+            home = self._unit_node(call)
+            if home is None:
+                continue
+            unit = units.setdefault(home, Unit(home))
+            unit.steps.append(Step(call, optimizer, self.ctx.text(optimizer)))
+        return sorted(units.values(), key=lambda u: (u.node.lineno, u.node.col_offset))
+
+    def _unit_node(self, step: ast.Call) -> Optional[ast.AST]:
+        """The innermost loop around ``step`` that computes gradients, else its function."""
+        for loop in self.ctx.enclosing_loops(step):
+            if self.backwards(loop) or self._calls_local(loop, self._has_backward):
+                return loop
+        func = self.ctx.enclosing_function(step)
+        if func is not None and self.backwards(func):
+            return func
+        return None
+
+    def _has_backward(self, func: ast.AST) -> bool:
+        return bool(self.backwards(func))
+
+    # -- following local calls ------------------------------------------------------
+
+    def _calls_local(self, node: ast.AST, predicate: Callable[[ast.AST], bool], depth: int = 0,
+                     seen: Optional[Set[ast.AST]] = None) -> bool:
+        """Whether ``node`` calls (transitively) a function of this file satisfying ``predicate``."""
+        if depth >= _FOLLOW_DEPTH:
+            return False
+        seen = seen if seen is not None else set()
+        for call in self.own_calls(node):
+            target = self.ctx.local_function_called(call)
+            if target is None or target in seen:
+                continue
+            seen.add(target)
+            if predicate(target) or self._calls_local(target, predicate, depth + 1, seen):
+                return True
+        return False
+
+    def clears(self, node: ast.AST, depth: int = 0, seen: Optional[Set[ast.AST]] = None) -> Tuple[bool, Set[str]]:
+        """``(clears_everything, optimizer keys cleared)`` for the code that runs in ``node``,
+        following calls to local functions."""
+        seen = seen if seen is not None else set()
+        everything, keys = False, set()
+        for sub in self.ctx.walk_own(node):
+            cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
+            if cleared:
+                if receiver is None:
+                    everything = True
+                else:
+                    keys.add(self.ctx.text(receiver))
+        if depth < _FOLLOW_DEPTH:
+            for call in self.own_calls(node):
+                target = self.ctx.local_function_called(call)
+                if target is not None and target not in seen:
+                    seen.add(target)
+                    sub_all, sub_keys = self.clears(target, depth + 1, seen)
+                    everything = everything or sub_all or bool(sub_keys and _passes_optimizer(call))
+                    keys |= sub_keys
+        return everything, keys
+
+
+def _passes_optimizer(call: ast.Call) -> bool:
+    """A helper that clears a parameter it was given (``reset(opt)``) clears the caller's
+    optimizer whatever the names: treat it as clearing everything it was handed."""
+    return bool(call.args or call.keywords)
+
+
+def analysis(ctx: LintContext) -> TrainingAnalysis:
+    return ctx.shared("training", lambda: TrainingAnalysis(ctx))
