@@ -12,7 +12,7 @@ import os
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import protocol
+from . import checks_feature, protocol
 
 log = logging.getLogger(__name__)
 
@@ -37,4 +37,5 @@ def _register_lifecycle(server: TorchDoctorServer) -> None:
 def build_server() -> TorchDoctorServer:
     server = TorchDoctorServer(protocol.SERVER_NAME, protocol.SERVER_VERSION)
     _register_lifecycle(server)
+    checks_feature.register(server)
     return server

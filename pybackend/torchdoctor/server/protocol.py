@@ -38,3 +38,131 @@ def current_server_info(pid: int) -> ServerInfo:
         python=sys.executable,
         pythonVersion=".".join(str(p) for p in sys.version_info[:3]),
     )
+
+
+# --- Model checks (issue 6): CodeLenses, the context menu, check runs ----------------------
+#
+# Flow: the backend puts four CodeLenses above every nn.Module class, each carrying the
+# client-side command RUN_CHECK_COMMAND with one RunCheckArgs argument. The extension owns
+# that command (the backend does not register it as an executeCommand): it opens the result
+# view and sends the RUN_CHECK request, whose answer is the view model to draw.
+
+# Client-side command of the CodeLenses; arguments: [RunCheckArgs as JSON].
+RUN_CHECK_COMMAND = "torchDoctor.runCheck"
+
+# Request (client -> server): run one check on one class. Params: RunCheckParams.
+# Result: a CheckResult JSON object (documented in torchdoctor/checks/result.py and below).
+# Progress: LSP work-done progress. If the params carry ``workDoneToken`` the server reports
+# on it; otherwise, when the client supports window.workDoneProgress, the server creates a
+# token with window/workDoneProgress/create. begin is cancellable; report carries
+# ``percentage`` (0-100) and ``message`` ("step 50/200: loss 0.31").
+# Cancel: window/workDoneProgress/cancel on that token stops the worker and the request
+# answers a CheckResult with verdict "CANCELLED"; $/cancelRequest stops the worker and the
+# request answers the LSP error RequestCancelled (-32800).
+RUN_CHECK = "torchDoctor/runCheck"
+
+# Request (client -> server): the module classes of a file, and the one that contains a
+# position (for the editor context menu). Params: FindModelsParams; result: FindModelsResult.
+FIND_MODELS = "torchDoctor/findModels"
+
+# Client settings the checks read, with workspace/configuration (scopeUri = the file's uri).
+CONFIG_SECTION = "torchDoctor"
+SETTING_PYTHON = "torchDoctor.python"  # string; "" = the backend's own interpreter
+SETTING_CHECK_TIMEOUT = "torchDoctor.checks.timeoutSeconds"  # number, default 120
+SETTING_CHECK_BATCH_SIZE = "torchDoctor.checks.batchSize"  # integer, default 8
+DEFAULT_CHECK_TIMEOUT = 120
+DEFAULT_CHECK_BATCH_SIZE = 8
+
+
+@dataclass(frozen=True)
+class RunCheckArgs:
+    """The argument of RUN_CHECK_COMMAND on each CodeLens.
+
+    ``{"uri": "file:///ws/models/mlp.py", "className": "TinyMLP", "check": "overfit"}``;
+    ``check`` is one of ``"overfit" | "lr-find" | "gradcheck" | "shapes"``.
+    """
+
+    uri: str
+    className: str
+    check: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunCheckParams:
+    """Params of RUN_CHECK.
+
+    ``{"uri", "className", "check", "options"?: {...}, "workDoneToken"?: string|number}``
+
+    ``options`` (all optional; unknown keys are ignored):
+      - every check: ``batchSize`` (int, default the setting torchDoctor.checks.batchSize),
+        ``seed`` (int, 0), ``timeoutSeconds`` (number, default the setting), ``threads`` (int, 1),
+        ``spatialSize`` (int: Conv inputs, default 64 / 32 / 16 for 1d / 2d / 3d),
+        ``seqLen`` (int: Embedding / RNN inputs, default 16);
+      - overfit: ``steps`` (200), ``lr`` (1e-3);
+      - lr-find: ``startLr`` (1e-7), ``endLr`` (10), ``numIter`` (100),
+        ``optimizer`` ("adam" | "sgd", "adam"), ``csv`` (path: write step,lr,loss,smoothed_loss);
+      - gradcheck: ``samples`` (elements per parameter, 20), ``eps`` (1e-6).
+
+    The check runs the editor's current text of ``uri`` when the document is open (unsaved
+    edits included), else the file on disk.
+    """
+
+    uri: str
+    className: str
+    check: str
+    options: dict | None = None
+    workDoneToken: str | int | None = None
+
+
+# CheckResult (the RUN_CHECK answer), every key always present:
+#   check: "overfit" | "lr-find" | "gradcheck" | "shapes";  title: "Overfit test" | ...
+#   className, file (absolute path)
+#   verdict: "PASS" | "WARN" | "FAIL" | "ERROR" | "CANCELLED";  headline: one sentence
+#   sentences: [string]   why, and what to do
+#   inferred: [string]    what was guessed about the model and the batch (draw it)
+#   example: {source: "inferred" | "torchdoctor_example", inputShapes: [[int]], inputDtypes: [string],
+#             targetShape: [int] | null, targetDtype: string | null,
+#             loss: "cross-entropy" | "mse" | "custom" | null} | null
+#   curve: {xLabel, yLabel, xScale: "linear" | "log",
+#           series: [{name, axis?: "right", points: [[x, y | null]]}],   (null: a NaN/Inf loss)
+#           marks: [{x, label}]} | null          overfit: loss (+ accuracy on the right axis);
+#                                                lr-find: loss and smoothed vs lr, marks = suggestions
+#   table: {columns: [string], rows: [[cell]], errorRow: int | null} | null
+#           shapes: module, type, depth, input, output, params, dtype, device
+#           gradcheck: parameter, shape, checked, max rel diff, status, torch gradcheck,
+#                      analytical, numerical, at index, gradient from
+#   snippet: string | null   code to paste (the torchdoctor_example() to write)
+#   details: {...}           check-specific numbers (suggestedLr, minimumDiv10Lr, worstParameter...)
+#   error: {kind, message, detail} | null   kind: see torchdoctor/checks/result.py ERR_*
+#   durationSeconds: number | null;  python: the worker's interpreter | null
+
+
+@dataclass(frozen=True)
+class FindModelsParams:
+    """Params of FIND_MODELS: ``{"uri", "position"?: {"line", "character"}}``."""
+
+    uri: str
+    position: dict | None = None
+
+
+@dataclass(frozen=True)
+class FindModelsResult:
+    """Answer to FIND_MODELS.
+
+    ``{"models": [ModelClass], "containing": "TinyMLP" | null, "hasExample": bool,
+    "error": {"message", "line", "character"} | null}`` where ModelClass is
+    ``{"name", "qualname", "range": Range, "nameRange": Range, "bases": [string],
+    "initRequired": [string], "forwardInputs": [string]}`` with LSP Ranges (0-based).
+    On a syntax error ``models`` is empty and ``error`` says where.
+    """
+
+    models: list
+    containing: str | None
+    hasExample: bool
+    error: dict | None
+
+    def to_json(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,285 @@
+"""Model checks in the editor: CodeLenses, ``torchDoctor/findModels``, ``torchDoctor/runCheck``.
+
+- ``textDocument/codeLens``: four lenses above every ``nn.Module`` class (found
+  statically by ``checks.discovery``), each carrying the client-side command
+  ``torchDoctor.runCheck`` with ``{uri, className, check}``.
+- ``torchDoctor/findModels``: the classes of a file and the one at a position.
+- ``torchDoctor/runCheck``: runs a check in a worker process of the user's
+  interpreter (``checks.jobs``) with cancellable work-done progress, and answers the
+  result view model.
+
+Payloads are documented in ``protocol.py``. No torch here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from ..checks import jobs
+from ..checks import result as R
+from ..checks.discovery import Discovery, Position, SourceSyntaxError, discover
+from . import protocol
+
+log = logging.getLogger(__name__)
+
+LENS_TITLES = [
+    (R.OVERFIT, "Overfit test"),
+    (R.LR_FIND, "LR finder"),
+    (R.GRADCHECK, "Gradient check"),
+    (R.SHAPES, "Shape trace"),
+]
+CONFIG_TIMEOUT = 5.0  # seconds to wait for workspace/configuration before using defaults
+
+
+@dataclass
+class CheckSettings:
+    python: str = ""
+    timeout: float = protocol.DEFAULT_CHECK_TIMEOUT
+    batch_size: int = protocol.DEFAULT_CHECK_BATCH_SIZE
+
+
+class _Discoveries:
+    """Per-document discovery; keeps the last good one so lenses do not vanish while the user types."""
+
+    def __init__(self) -> None:
+        self._last_good: dict[str, Discovery] = {}
+
+    def get(self, uri: str, source: str) -> tuple[Discovery, Optional[SourceSyntaxError]]:
+        try:
+            found = discover(source, to_fs_path(uri) or uri)
+        except SourceSyntaxError as exc:
+            return self._last_good.get(uri, Discovery(models=[], hasExample=False)), exc
+        self._last_good[uri] = found
+        return found, None
+
+
+def register(server: LanguageServer) -> None:
+    """Attach the CodeLens provider and the two custom requests."""
+    cache = _Discoveries()
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        """Overfit test · LR finder · Gradient check · Shape trace, above each model class."""
+        source = _source(ls, params.text_document.uri)
+        if source is None:
+            return []
+        found, _ = cache.get(params.text_document.uri, source)
+        return [lens for model in found.models for lens in _lenses(params.text_document.uri, model)]
+
+    @server.feature(protocol.FIND_MODELS)
+    def find_models(ls: LanguageServer, params: Any) -> dict:
+        """The module classes of a file and the one containing ``position``."""
+        p = _plain(params) or {}
+        uri = p.get("uri", "")
+        source = _source(ls, uri)
+        if source is None:
+            return protocol.FindModelsResult([], None, False, {"message": f"cannot read {uri}", "line": 0, "character": 0}).to_json()
+        found, error = cache.get(uri, source)
+        pos = p.get("position")
+        inside = found.containing(Position(int(pos["line"]), int(pos["character"]))) if pos else None
+        err = {"message": error.message, "line": error.line, "character": error.character} if error else None
+        models = [] if error else [m.to_json() for m in found.models]
+        return protocol.FindModelsResult(models, inside.qualname if inside and not error else None, found.hasExample, err).to_json()
+
+    @server.feature(protocol.RUN_CHECK)
+    async def run_check(ls: LanguageServer, params: Any) -> dict:
+        """Run one check with progress; the answer is the result view model."""
+        return await _run_check(ls, _plain(params) or {})
+
+
+def _lenses(uri: str, model) -> list[types.CodeLens]:
+    start, end = model.nameRange.start, model.nameRange.end
+    rng = types.Range(types.Position(start.line, start.character), types.Position(end.line, end.character))
+    return [
+        types.CodeLens(
+            range=rng,
+            command=types.Command(
+                title=title,
+                command=protocol.RUN_CHECK_COMMAND,
+                arguments=[protocol.RunCheckArgs(uri, model.qualname, check).to_json()],
+            ),
+        )
+        for check, title in LENS_TITLES
+    ]
+
+
+def _plain(obj: Any) -> Any:
+    """pygls hands custom params over as namedtuples: back to dicts and lists."""
+    if hasattr(obj, "_asdict"):
+        return {k: _plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _source(ls: LanguageServer, uri: str) -> Optional[str]:
+    """The editor's text when the document is open, else the file on disk."""
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is not None:
+        return doc.source
+    path = to_fs_path(uri)
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+async def _run_check(ls: LanguageServer, p: dict) -> dict:
+    uri, class_name, check = str(p.get("uri", "")), str(p.get("className", "")), str(p.get("check", ""))
+    path = to_fs_path(uri) or uri
+    if check not in R.CHECKS or not class_name or not uri:
+        return R.error_result(check, class_name, path, R.ERR_USAGE, f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})")
+    settings = await read_check_settings(ls, uri)
+    options = dict(p.get("options") or {})
+    options.setdefault("batchSize", settings.batch_size)
+    doc = ls.workspace.text_documents.get(uri)
+    spec = jobs.JobSpec(
+        check=check,
+        file=path,
+        class_name=class_name,
+        python=settings.python,
+        options=options,
+        timeout=float(options.pop("timeoutSeconds", settings.timeout)),
+        source=doc.source if doc is not None else None,
+        cwd=_workspace_folder(ls, path),
+    )
+    progress = await _Progress.start(ls, p.get("workDoneToken"), f"Torch Doctor: {R.TITLES[check]} on {class_name}")
+    job = asyncio.ensure_future(jobs.run_check(spec, on_progress=progress.report, on_stderr=_worker_log(class_name, check)))
+    progress.on_cancel(job.cancel)
+    try:
+        result = await job
+    except asyncio.CancelledError:
+        if not progress.cancelled:  # $/cancelRequest: pygls answers RequestCancelled
+            progress.end("cancelled")
+            raise
+        result = R.cancelled_result(check, class_name, path)
+    progress.end(result.get("headline") or str(result.get("verdict")))
+    _log_result(result)
+    return result
+
+
+def _worker_log(class_name: str, check: str):
+    """The worker's stderr (user prints, tracebacks) goes to the output channel."""
+
+    def forward(line: str) -> None:
+        log.info("[%s %s] %s", check, class_name, line)
+
+    return forward
+
+
+def _log_result(result: dict) -> None:
+    error = result.get("error")
+    if error:
+        log.warning("%s on %s: %s%s", result["check"], result["className"], error["message"], ("\n" + error["detail"]) if error.get("detail") else "")
+    else:
+        log.info("%s on %s: %s (%.1f s)", result["check"], result["className"], result["verdict"], result.get("durationSeconds") or 0.0)
+
+
+def _workspace_folder(ls: LanguageServer, path: str) -> Optional[str]:
+    """The workspace folder holding the file: user code often opens data relative to it."""
+    folders = [to_fs_path(f.uri) for f in ls.workspace.folders.values()] if ls.workspace.folders else []
+    if ls.workspace.root_path:
+        folders.append(ls.workspace.root_path)
+    hits = [f for f in folders if f and os.path.abspath(path).startswith(os.path.abspath(f) + os.sep)]
+    return max(hits, key=len) if hits else None
+
+
+async def read_check_settings(ls: LanguageServer, uri: str) -> CheckSettings:
+    """torchDoctor.python, .checks.timeoutSeconds, .checks.batchSize for ``uri``.
+
+    A small reader of our own (workspace/configuration, one item per key); falls back
+    to the defaults when the client does not answer.
+    """
+    settings = CheckSettings()
+    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if not (caps and caps.configuration):
+        return settings
+    keys = [protocol.SETTING_PYTHON, protocol.SETTING_CHECK_TIMEOUT, protocol.SETTING_CHECK_BATCH_SIZE]
+    request = types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=uri, section=k) for k in keys])
+    try:
+        python, timeout, batch = await asyncio.wait_for(ls.workspace_configuration_async(request), CONFIG_TIMEOUT)
+    except Exception as exc:  # an old client, or one busy elsewhere: defaults are fine
+        log.debug("workspace/configuration failed (%s): using default check settings", exc)
+        return settings
+    settings.python = _expand(python, ls) if isinstance(python, str) else ""
+    if isinstance(timeout, (int, float)) and timeout > 0:
+        settings.timeout = float(timeout)
+    if isinstance(batch, int) and batch > 0:
+        settings.batch_size = batch
+    return settings
+
+
+def _expand(python: str, ls: LanguageServer) -> str:
+    """``~`` and ``${workspaceFolder}`` in the interpreter setting."""
+    root = ls.workspace.root_path or ""
+    return os.path.expanduser(python.replace("${workspaceFolder}", root).strip())
+
+
+class _Progress:
+    """LSP work-done progress for one run: begin, reports, end; notices client cancels."""
+
+    def __init__(self, ls: LanguageServer, token: Any) -> None:
+        self._ls = ls
+        self._token = token
+        self._last = -1
+        self.cancelled = False
+
+    @classmethod
+    async def start(cls, ls: LanguageServer, client_token: Any, title: str) -> "_Progress":
+        token = client_token
+        if token is None and _supports_progress(ls):
+            token = f"torchdoctor-check-{uuid.uuid4()}"
+            try:
+                await asyncio.wait_for(ls.work_done_progress.create_async(token), CONFIG_TIMEOUT)
+            except Exception as exc:
+                log.debug("window/workDoneProgress/create failed (%s): no progress", exc)
+                token = None
+        progress = cls(ls, token)
+        if token is not None:
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0, message="starting the worker"))
+        return progress
+
+    def on_cancel(self, stop) -> None:
+        future = self._ls.work_done_progress.tokens.get(self._token) if self._token is not None else None
+        if future is None:
+            return
+
+        def cancelled(f) -> None:
+            if f.cancelled():
+                self.cancelled = True
+                stop()
+
+        future.add_done_callback(cancelled)
+
+    def report(self, fraction: float, message: str) -> None:
+        if self._token is None:
+            return
+        percentage = max(self._last, min(100, int(fraction * 100)))  # never backwards
+        self._last = percentage
+        self._ls.work_done_progress.report(self._token, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True))
+
+    def end(self, message: str) -> None:
+        if self._token is None:
+            return
+        self._ls.work_done_progress.end(self._token, types.WorkDoneProgressEnd(message=message))
+        future = self._ls.work_done_progress.tokens.pop(self._token, None)
+        if future is not None and not future.done():
+            future.set_result(None)  # later callbacks (a late cancel) see a finished run
+        self._token = None
+
+
+def _supports_progress(ls: LanguageServer) -> bool:
+    caps = ls.client_capabilities.window if ls.client_capabilities else None
+    return bool(caps and caps.work_done_progress)

@@ -1,0 +1,263 @@
+"""Model checks over the real backend: CodeLenses, findModels, runCheck with progress and cancel.
+
+The server is ``python -m torchdoctor.server``; checks run in real worker processes
+of this interpreter (which has torch). Models are the sample workspace's, or tiny
+files written to tmp for the hanging cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from torchdoctor.server import protocol
+
+ROOT = Path(__file__).resolve().parents[3]
+MODELS = ROOT / "sample_workspace" / "models"
+
+HANGING = '''\
+import os, time
+import torch.nn as nn
+
+open(PID_FILE, "w").write(str(os.getpid()))
+
+
+class Hangs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        while True:
+            time.sleep(0.05)
+'''
+
+
+def _hanging(pid_file: Path) -> str:
+    """A model whose forward never returns; its worker writes its pid to ``pid_file`` at import."""
+    return HANGING.replace("PID_FILE", repr(str(pid_file)))
+
+
+@pytest.fixture(scope="module")
+def no_torch_python(tmp_path_factory) -> str:
+    """An interpreter without torch: the system one when it lacks torch, else a fresh venv."""
+    import subprocess
+
+    for candidate in ("/usr/bin/python3",):
+        if os.path.exists(candidate) and subprocess.run([candidate, "-c", "import torch"], capture_output=True).returncode != 0:
+            return candidate
+    venv = tmp_path_factory.mktemp("notorch") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
+
+
+def _capabilities() -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        window=types.WindowClientCapabilities(work_done_progress=True),
+        workspace=types.WorkspaceClientCapabilities(configuration=True),
+    )
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "torchdoctor.server", "--stdio"]),
+)
+async def client(lsp_client: LanguageClient):
+    lsp_client.set_configuration(
+        {"torchDoctor": {"python": sys.executable, "checks": {"timeoutSeconds": 60, "batchSize": 8}}}
+    )
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=_capabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=(ROOT / "sample_workspace").as_uri(), name="sample_workspace")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _open(client: LanguageClient, path: Path, text: str | None = None) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text if text is not None else path.read_text())
+        )
+    )
+    return uri
+
+
+async def _lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    return await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
+
+async def test_four_lenses_above_each_model_class(client: LanguageClient):
+    uri = _open(client, MODELS / "custom_autograd.py")
+    lenses = await _lenses(client, uri)
+    by_class: dict[str, list] = {}
+    for lens in lenses:
+        assert lens.command.command == protocol.RUN_CHECK_COMMAND
+        (arg,) = lens.command.arguments
+        by_class.setdefault(arg["className"], []).append((lens.command.title, arg["check"], arg["uri"], lens.range.start.line))
+    # SwishFn is an autograd.Function, not a module: no lenses for it.
+    assert set(by_class) == {"LearnableSwish", "SwishNet"}
+    titles = [(t, c) for t, c, _, _ in by_class["SwishNet"]]
+    assert titles == [("Overfit test", "overfit"), ("LR finder", "lr-find"), ("Gradient check", "gradcheck"), ("Shape trace", "shapes")]
+    line_of_class = next(i for i, l in enumerate((MODELS / "custom_autograd.py").read_text().splitlines()) if l.startswith("class SwishNet"))
+    assert {line for *_, line in by_class["SwishNet"]} == {line_of_class}
+    assert all(u == uri for _, _, u, _ in by_class["SwishNet"])
+
+
+async def test_lenses_survive_a_syntax_error_while_typing(client: LanguageClient):
+    path = MODELS / "mlp.py"
+    uri = _open(client, path)
+    assert len(await _lenses(client, uri)) == 4
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=path.read_text() + "\ndef broken(:\n")],
+        )
+    )
+    assert len(await _lenses(client, uri)) == 4
+
+
+async def test_find_models_says_which_class_holds_the_cursor(client: LanguageClient):
+    uri = _open(client, MODELS / "custom_autograd.py")
+    lines = (MODELS / "custom_autograd.py").read_text().splitlines()
+    inside = next(i for i, l in enumerate(lines) if "self.fc2 = nn.Linear" in l)
+    found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri, "position": {"line": inside, "character": 8}})
+    assert [m.name for m in found.models] == ["LearnableSwish", "SwishNet"]
+    assert found.containing == "SwishNet"
+    assert found.error is None
+    outside = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri, "position": {"line": 0, "character": 0}})
+    assert outside.containing is None
+
+
+async def test_find_models_reports_a_syntax_error_with_its_position(client: LanguageClient, tmp_path: Path):
+    path = tmp_path / "bad.py"
+    uri = _open(client, path, "import torch.nn as nn\nclass A(nn.Module:\n    pass\n")
+    found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri})
+    assert found.models == []
+    assert found.error.line == 1
+
+
+async def test_run_check_answers_the_view_model_with_progress(client: LanguageClient):
+    uri = _open(client, MODELS / "mlp.py")
+    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "overfit"})
+    assert result.verdict == "PASS", result.headline
+    assert result.check == "overfit" and result.className == "TinyMLP"
+    assert result.curve.series[0].name == "loss" and len(result.curve.series[0].points) > 10
+    assert any("Input: (8, 20)" in s for s in result.inferred)
+    assert result.python == sys.executable
+    (token, reports), = [(t, r) for t, r in client.progress_reports.items()]
+    kinds = [r.kind for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+    assert reports[0].cancellable is True
+    assert "Overfit test on TinyMLP" in reports[0].title
+    percentages = [r.percentage for r in reports if r.kind == "report"]
+    assert percentages == sorted(percentages)
+
+
+async def test_run_check_uses_the_unsaved_editor_text(client: LanguageClient):
+    # The file on disk has the flatten bug; the editor's (unsaved) text fixes it.
+    path = MODELS / "shape_mismatch.py"
+    fixed = path.read_text().replace("nn.Linear(16 * 5 * 5, 32)", "nn.Linear(16 * 6 * 6, 32)")
+    uri = _open(client, path, fixed)
+    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "LeNetish", "check": "shapes"})
+    assert result.verdict == "PASS", result.headline
+
+
+async def test_work_done_cancel_stops_the_worker(client: LanguageClient, tmp_path: Path):
+    pid_file = tmp_path / "pid"
+    uri = _open(client, tmp_path / "hangs.py", _hanging(pid_file))
+    request = asyncio.ensure_future(client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}))
+    token = await _wait_for_begin(client)
+    pid = await _wait_for_pid(pid_file)
+    started = time.monotonic()
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(request, 20)
+    assert result.verdict == "CANCELLED"
+    assert time.monotonic() - started < 10
+    assert await _gone(pid), f"worker {pid} still alive after cancel"
+    assert client.progress_reports[token][-1].kind == "end"
+
+
+async def test_cancel_request_stops_the_worker(client: LanguageClient, tmp_path: Path):
+    pid_file = tmp_path / "pid"
+    path = tmp_path / "hangs.py"
+    uri = _open(client, path, _hanging(pid_file))
+    msg_id = str(uuid.uuid4())
+    request = asyncio.ensure_future(client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}, msg_id=msg_id))
+    pid = await _wait_for_pid(pid_file)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception) as info:
+        await asyncio.wait_for(request, 20)
+    assert "cancel" in str(info.value).lower()
+    assert await _gone(pid), f"worker {pid} still alive after $/cancelRequest"
+
+
+async def test_time_limit_from_options_kills_a_hanging_model(client: LanguageClient, tmp_path: Path):
+    pid_file = tmp_path / "pid"
+    uri = _open(client, tmp_path / "hangs.py", _hanging(pid_file))
+    result = await client.protocol.send_request_async(
+        protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes", "options": {"timeoutSeconds": 3}}
+    )
+    assert result.verdict == "ERROR"
+    assert result.error.kind == "timeout"
+    assert "3 s" in result.headline and "timeoutSeconds" in result.headline
+    assert await _gone(int(pid_file.read_text()))
+
+
+async def test_interpreter_setting_without_torch_is_named(client: LanguageClient, no_torch_python: str):
+    client.set_configuration({"torchDoctor": {"python": no_torch_python}})
+    uri = _open(client, MODELS / "mlp.py")
+    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "shapes"})
+    assert result.verdict == "ERROR" and result.error.kind == "no-torch"
+    assert result.headline == f"torch is not installed in {no_torch_python}: pip install torch or set torchDoctor.python"
+
+
+async def _wait_for_begin(client: LanguageClient, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for token, reports in client.progress_reports.items():
+            if reports and reports[0].kind == "begin":
+                return token
+        await asyncio.sleep(0.05)
+    raise AssertionError("no work-done progress began")
+
+
+async def _wait_for_pid(pid_file: Path, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pid_file.exists() and pid_file.read_text().strip():
+            await asyncio.sleep(0.5)  # let the worker reach the forward
+            return int(pid_file.read_text())
+        await asyncio.sleep(0.05)
+    raise AssertionError("the worker never imported the model file")
+
+
+async def _gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if _is_zombie(pid):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
