@@ -1,0 +1,60 @@
+"""Walk a tensor or ndarray in bounded blocks, so extra memory stays fixed whatever its size.
+
+Works on anything with ``.shape`` and basic slicing (torch tensors, numpy arrays); every block
+is a view, never a copy. Expanded (stride-0) dimensions are folded away first so an
+``expand()``-ed tensor of 10**12 logical elements costs what its real data costs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Tuple
+
+
+def numel_of(shape) -> int:
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    return count
+
+
+def _strides(x: Any) -> Tuple[int, ...]:
+    stride = getattr(x, "stride", None)
+    if callable(stride):  # torch: elements
+        return tuple(stride())
+    return tuple(getattr(x, "strides", ()))  # numpy: bytes (only zero-ness matters here)
+
+
+def collapse_expanded(x: Any) -> Tuple[Any, int]:
+    """Drop repeated (stride 0) dimensions: ``(view, multiplicity)``.
+
+    Each element of the view stands for ``multiplicity`` equal elements of ``x``, so counts and
+    sums scale by it while min, max and mean stay the same.
+    """
+    multiplicity = 1
+    index = []
+    for size, stride in zip(tuple(x.shape), _strides(x)):
+        if stride == 0 and size > 1:
+            multiplicity *= int(size)
+            index.append(slice(0, 1))
+        else:
+            index.append(slice(None))
+    if multiplicity == 1:
+        return x, 1
+    return x[tuple(index)], multiplicity
+
+
+def iter_blocks(x: Any, limit: int) -> Iterator[Any]:
+    """Yield views of ``x`` of at most ``limit`` elements each that together cover it once."""
+    shape = tuple(x.shape)
+    total = numel_of(shape)
+    if total <= limit or not shape:
+        yield x
+        return
+    per_row = total // int(shape[0])
+    if per_row <= limit:
+        rows = max(1, limit // per_row)
+        for start in range(0, int(shape[0]), rows):
+            yield x[start:start + rows]
+    else:
+        for row in range(int(shape[0])):
+            yield from iter_blocks(x[row], limit)

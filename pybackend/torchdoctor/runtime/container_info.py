@@ -1,0 +1,76 @@
+"""``stats()`` of a list/tuple/dict holding tensors or arrays: counts, size, where the NaN is.
+
+Walks at most ``MAX_LEAVES`` tensors (nested containers included, up to ``MAX_DEPTH``) and
+reports NaN/Inf by the top-level key or index that leads to them. Returns None when the
+container holds no tensors, so the debugger keeps its own presentation for ordinary lists.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from .array_stats import describe_array
+from .formatting import clip
+from .kinds import NDARRAY, TENSOR, is_leaf_kind, is_plain_container
+from .tensor_info import describe_tensor
+
+MAX_LEAVES = 256
+MAX_DEPTH = 3
+MAX_SCAN = 1000  # items looked at per container, tensors or not
+
+
+def describe_container(obj: Any) -> Optional[Dict[str, object]]:
+    found: List[Tuple[str, str, Dict[str, object]]] = []
+    complete = _walk(obj, found)
+    if not found:
+        return None
+    leaves = [leaf for _, _, leaf in found]
+    shapes = {tuple(leaf["shape"]) for leaf in leaves}
+    return {
+        "kind": "container",
+        "type": type(obj).__name__,
+        "len": len(obj),
+        "tensors": sum(1 for _, kind, _ in found if kind == TENSOR),
+        "arrays": sum(1 for _, kind, _ in found if kind == NDARRAY),
+        "nbytes": sum(int(leaf.get("nbytes") or 0) for leaf in leaves),
+        "dtypes": sorted({str(leaf["dtype"]) for leaf in leaves}),
+        "devices": sorted({str(leaf["device"]) for leaf in leaves if leaf.get("device")}),
+        "shape": list(shapes.pop()) if len(shapes) == 1 else None,
+        "nan_in": _labels_with(found, "nan"),
+        "inf_in": _labels_with(found, "posinf", "neginf"),
+        "complete": complete,
+    }
+
+
+def _walk(obj: Any, found: List, label: Optional[str] = None, depth: int = 0) -> bool:
+    """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk."""
+    complete = True
+    for index, (key, item) in enumerate(_items(obj)):
+        if index >= MAX_SCAN or len(found) >= MAX_LEAVES:
+            return False
+        top = label if label is not None else key
+        kind = is_leaf_kind(item)
+        if kind == TENSOR:
+            found.append((top, kind, describe_tensor(item, with_grad=False)))
+        elif kind == NDARRAY:
+            found.append((top, kind, describe_array(item)))
+        elif depth + 1 < MAX_DEPTH and is_plain_container(type(item)):
+            complete = _walk(item, found, top, depth + 1) and complete
+    return complete
+
+
+def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield clip(repr(key), 40), value
+    else:
+        for index, value in enumerate(obj):
+            yield f"[{index}]", value
+
+
+def _labels_with(found: List, *fields: str) -> List[str]:
+    labels: List[str] = []
+    for label, _, leaf in found:
+        if any(leaf.get(field) for field in fields) and label not in labels:
+            labels.append(label)
+    return labels

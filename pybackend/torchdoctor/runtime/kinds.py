@@ -1,0 +1,54 @@
+"""Which kind of object this is, decided without importing torch or numpy.
+
+If the program never imported torch, nothing it holds can be a tensor: ``sys.modules`` says so
+at no cost, and the debugger pays nothing for summaries of programs that do not use them.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from typing import Any, Optional
+
+TENSOR = "tensor"
+MODULE = "module"
+NDARRAY = "ndarray"
+CONTAINER = "container"
+
+_CONTAINER_TYPES = (list, tuple, dict, collections.OrderedDict, collections.defaultdict)
+
+
+def classify(obj: Any) -> Optional[str]:
+    """``"tensor"``, ``"module"``, ``"ndarray"``, ``"container"`` or None (not ours)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if isinstance(obj, torch.Tensor):
+            return TENSOR
+        nn = sys.modules.get("torch.nn")
+        if nn is not None and isinstance(obj, nn.Module):
+            return MODULE
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, numpy.ndarray):
+        return NDARRAY
+    if is_plain_container(type(obj)):
+        return CONTAINER
+    return None
+
+
+def is_plain_container(cls: type) -> bool:
+    """list/tuple/dict and their standard variants (namedtuple, OrderedDict, defaultdict).
+
+    Other subclasses (``torch.Size``, user classes with their own ``__repr__``) keep theirs.
+    """
+    return cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+
+
+def is_leaf_kind(obj: Any) -> Optional[str]:
+    """``"tensor"`` or ``"ndarray"`` for the array leaves a container summary counts."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return TENSOR
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, numpy.ndarray):
+        return NDARRAY
+    return None

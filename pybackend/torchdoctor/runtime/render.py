@@ -1,0 +1,182 @@
+"""Turn a ``stats()`` dict into the one line the debugger shows.
+
+Order: what it is (kind, shape, dtype, device, size), then anything wrong (NaN/Inf, behind a
+``⚠`` so it cannot be missed even when the line is cut short), then the statistics, then
+autograd. Plain text only: no ANSI colour, no newlines.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List
+
+from .formatting import fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape
+
+WARN = "⚠"
+
+
+def render(info: Dict[str, object]) -> str:
+    kind = info.get("kind")
+    if kind == "tensor":
+        return render_tensor(info)
+    if kind == "ndarray":
+        return render_tensor(info)
+    if kind == "module":
+        return render_module(info)
+    if kind == "container":
+        return render_container(info)
+    if kind == "error":
+        return f"<torchdoctor: cannot summarize {info.get('type')}: {info.get('error')}>"
+    return f"<{info.get('type')}>"
+
+
+def render_tensor(info: Dict[str, object]) -> str:
+    parts = [_tensor_head(info)]
+    parts += _value_parts(info)
+    parts += _autograd_parts(info)
+    return " ".join(p for p in parts if p)
+
+
+def _tensor_head(info: Dict[str, object]) -> str:
+    words = [f"{info['type']}{fmt_shape(info['shape'])}", str(info["dtype"])]
+    if info.get("device"):
+        words.append(str(info["device"]))
+    layout = info.get("layout")
+    if layout and layout != "strided":
+        words.append(str(layout))
+    if info["shape"]:  # a 0-d tensor is its value; its size says nothing
+        words.append(fmt_bytes(info.get("nbytes")))
+    if info.get("expanded"):
+        words.append(f"expanded×{info['expanded']}")
+    if "nnz" in info:
+        words.append(f"nnz={info['nnz']} ({100 * float(info['density']):.3g}%)")
+    return " ".join(words)
+
+
+def _value_parts(info: Dict[str, object]) -> List[str]:
+    if info.get("note"):
+        return [str(info["note"])]
+    parts = _alarm(info)
+    if "value" in info:
+        return parts + [_value_text(info["value"])] if not parts else parts
+    if "true" in info:
+        return parts + [_bool_text(info)]
+    if info.get("count"):
+        parts.append(_spread_text(info))
+    if "values" in info:
+        parts.append("x=[" + ", ".join(_value_text(v) for v in info["values"]) + "]")
+    return parts
+
+
+def _alarm(info: Dict[str, object]) -> List[str]:
+    """``⚠ NaN×12 +Inf×1``: present only when nonzero, first thing after the header."""
+    counts = [("NaN", info.get("nan")), ("+Inf", info.get("posinf")), ("-Inf", info.get("neginf"))]
+    words = [f"{label}×{n}" for label, n in counts if n]
+    if not words:
+        return []
+    if not info.get("count"):
+        words.append("(all)")
+    return [WARN + " " + " ".join(words)]
+
+
+def _spread_text(info: Dict[str, object]) -> str:
+    low, high = info.get("min"), info.get("max")
+    prefix = "|z| " if info.get("of") == "abs" else ""
+    if low == high and info.get("count", 0) > 1:
+        return prefix + ("all zeros" if low == 0 else f"constant {fmt_num(low)}")
+    if low == high:
+        return ""  # a single value: x=[...] shows it
+    return f"{prefix}μ={fmt_num(info.get('mean'))} σ={fmt_num(info.get('std'))} [{fmt_num(low)}, {fmt_num(high)}]"
+
+
+def _bool_text(info: Dict[str, object]) -> str:
+    true, count = int(info["true"]), int(info["count"])
+    if true == 0:
+        return "all False"
+    if true == count:
+        return "all True"
+    return f"True×{true} ({100 * true / count:.3g}%)"
+
+
+def _value_text(value: object) -> str:
+    if isinstance(value, str):  # NaN/Inf after JSON sanitising, or complex
+        return value
+    return fmt_scalar(value)
+
+
+def _autograd_parts(info: Dict[str, object]) -> List[str]:
+    parts = []
+    if info.get("grad_fn"):
+        parts.append(f"grad_fn={info['grad_fn']}")
+    elif info.get("type") == "Parameter":
+        if not info.get("requires_grad"):
+            parts.append("frozen")
+    elif info.get("requires_grad"):
+        parts.append("requires_grad")
+    if "grad" in info:
+        parts.append(_grad_text(info))
+    return parts
+
+
+def _grad_text(info: Dict[str, object]) -> str:
+    grad = info["grad"]
+    if grad is None:
+        return "grad=None"
+    same = grad.get("shape") == info.get("shape") and grad.get("device") == info.get("device")
+    head = "" if same else f"{fmt_shape(grad['shape'])} {grad['device']} "
+    if grad.get("dtype") != info.get("dtype"):
+        head += f"{grad['dtype']} "
+    body = " ".join(_value_parts(grad))
+    return f"| grad {head}{body}".rstrip()
+
+
+def render_module(info: Dict[str, object]) -> str:
+    layers = int(info["layers"])
+    words = [str(info["type"]), f"{layers} layer{'s' if layers != 1 else ''}",
+             f"{fmt_count(int(info['params']))} params"]
+    frozen = int(info["params"]) - int(info["trainable"])
+    if frozen:
+        words.append(f"({fmt_count(frozen)} frozen)")
+    dtypes = info.get("dtypes") or []
+    if dtypes and dtypes != ["f32"]:
+        words.append("/".join(dtypes))
+    devices = info.get("devices") or []
+    if devices:
+        words.append(("mixed devices " if len(devices) > 1 else "") + "+".join(devices))
+    mode = "train" if info.get("training") else "eval"
+    other = int(info.get("other_mode") or 0)
+    words.append(mode + (f" ({other} submodule{'s' if other != 1 else ''} in {'eval' if mode == 'train' else 'train'})" if other else ""))
+    words += _where(info.get("nan_in"), "NaN/Inf in")
+    words += _where(info.get("grad_nan_in"), "NaN/Inf in grad of")
+    return " ".join(words)
+
+
+def render_container(info: Dict[str, object]) -> str:
+    counted = []
+    if info.get("tensors"):
+        counted.append(f"{info['tensors']} tensor{'s' if info['tensors'] != 1 else ''}")
+    if info.get("arrays"):
+        counted.append(f"{info['arrays']} array{'s' if info['arrays'] != 1 else ''}")
+    leaves = int(info.get("tensors") or 0) + int(info.get("arrays") or 0)
+    if leaves != info.get("len"):
+        counted.insert(0, f"{info['len']} items")
+    words = [f"{info['type']}[{', '.join(counted)}]"]
+    if info.get("shape") is not None and leaves > 1:
+        words.append("each " + fmt_shape(info["shape"]))
+    for field in ("dtypes", "devices"):
+        values = info.get(field) or []
+        if values:
+            words.append("/".join(values[:3]) + ("/…" if len(values) > 3 else ""))
+    words.append(fmt_bytes(info.get("nbytes")))
+    words += _where(info.get("nan_in"), "NaN in")
+    words += _where(info.get("inf_in"), "Inf in")
+    if not info.get("complete", True):
+        words.append("(partly checked)")
+    return " ".join(words)
+
+
+def _where(labels, what: str) -> List[str]:
+    """``⚠ NaN in 'logits', 'loss' (+3 more)``."""
+    if not labels:
+        return []
+    shown = ", ".join(labels[:3]) + (f" (+{len(labels) - 3} more)" if len(labels) > 3 else "")
+    return [f"{WARN} {what} {shown}"]

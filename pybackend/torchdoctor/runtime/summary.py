@@ -1,0 +1,88 @@
+"""The runtime's public face: ``summarize(obj) -> str`` and ``stats(obj) -> dict``.
+
+Both are safe to call on anything, from any thread, at any stop: they never raise (a failure
+becomes a short string or an ``{"kind": "error"}`` dict), never print, never draw random
+numbers, never record autograd history and never modify or move the object.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any, Dict, Optional
+
+from .formatting import clip
+from .jsonable import jsonable
+from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, classify
+from .render import render
+
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxstring = 80
+_SHORT_REPR.maxother = 80
+
+
+def stats(obj: Any) -> Dict[str, object]:
+    """JSON-able facts about ``obj``; ``kind`` is tensor, ndarray, module, container or other."""
+    try:
+        return jsonable(_describe(obj))
+    except Exception as exc:  # never raise into the user's program or the debugger
+        return _error(obj, exc)
+
+
+def summarize(obj: Any) -> str:
+    """One line: ``tensor[64, 10] f32 cpu 2.5 KiB μ=0.012 σ=0.98 [-3.1, 2.9]``.
+
+    Objects that are none of ours (an int, a list without tensors) get a short repr.
+    """
+    line = summarize_if_ours(obj)
+    if line is not None:
+        return line
+    try:
+        return clip(_SHORT_REPR.repr(obj), 200)
+    except Exception as exc:
+        return render(_error(obj, exc))
+
+
+def summarize_if_ours(obj: Any) -> Optional[str]:
+    """The summary of a tensor, array, module or container of tensors; None for anything else,
+    so a debugger can keep its own presentation of ordinary values."""
+    info = stats(obj)
+    if info.get("kind") == "other":
+        return None
+    try:
+        return render(info)
+    except Exception as exc:
+        return render(_error(obj, exc))
+
+
+def _describe(obj: Any) -> Dict[str, object]:
+    kind = classify(obj)
+    if kind == TENSOR:
+        from .tensor_info import describe_tensor
+
+        return describe_tensor(obj)
+    if kind == NDARRAY:
+        from .array_stats import describe_array
+
+        return describe_array(obj)
+    if kind == MODULE:
+        from .module_info import describe_module
+
+        return describe_module(obj)
+    if kind == CONTAINER:
+        from .container_info import describe_container
+
+        described = describe_container(obj)
+        if described is not None:
+            return described
+    return {"kind": "other", "type": _type_name(obj)}
+
+
+def _error(obj: Any, exc: BaseException) -> Dict[str, object]:
+    return {"kind": "error", "type": _type_name(obj), "error": clip(f"{type(exc).__name__}: {exc}", 100)}
+
+
+def _type_name(obj: Any) -> str:
+    try:
+        return type(obj).__name__
+    except Exception:
+        return "object"

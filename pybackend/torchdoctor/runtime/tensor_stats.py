@@ -1,0 +1,191 @@
+"""Exact value statistics of a dense torch tensor, at memory speed, changing nothing.
+
+Fast path: each bounded block is read for ``aminmax``, ``sum`` and a centred sum of squares
+(the block is still in cache for the second read). NaN and Inf propagate through ``aminmax``, so
+finite extremes prove the tensor is clean and nothing is counted. Only when they are not does a
+careful pass count NaN/+Inf/-Inf and take the statistics of the finite values.
+
+All reductions run on the tensor's own device; per-block partials are stacked there and come to
+the host once, as a small ``[blocks, 8]`` table of scalars. Call under ``torch.no_grad()``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .blocks import collapse_expanded, iter_blocks
+from .moments import combine, repeat
+
+# Elements per block: big enough that per-block Python overhead vanishes, small enough that the
+# scratch buffer (and a converted copy) stays a few MiB on the CPU.
+BLOCK_CPU = 1 << 20
+BLOCK_DEVICE = 1 << 22
+
+# Integer dtypes whose min/max torch reduces natively (exact, no float rounding).
+_NATIVE_INT_MINMAX = {"int8", "int16", "int32", "int64", "uint8"}
+
+
+class UnsupportedDtype(Exception):
+    """The dtype has no arithmetic kernels in this build (bits*, int1..7, float4...)."""
+
+
+def _torch():
+    return sys.modules["torch"]
+
+
+def dtype_name(t: Any) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
+    """Statistics of all values of ``t`` (plus ``implicit_zeros`` zeros, for sparse tensors).
+
+    Complex tensors are described by their magnitudes; bool tensors by how many are True.
+    """
+    torch = _torch()
+    base, multiplicity = collapse_expanded(t)
+    if t.dtype == torch.bool:
+        return _bool_stats(base, multiplicity, implicit_zeros)
+    convert, work_dtype = _converter(t)
+    limit = BLOCK_CPU if t.device.type == "cpu" else BLOCK_DEVICE
+    rows = _rows(base, convert, work_dtype, limit)
+    rows = [repeat(row, multiplicity) for row in rows]
+    if implicit_zeros:
+        rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0))
+    out = combine(rows)
+    if t.dtype.is_complex:
+        out["of"] = "abs"
+    _exact_int_extremes(base, out, implicit_zeros)
+    out["exact"] = True
+    return out
+
+
+def _bool_stats(base: Any, multiplicity: int, implicit_zeros: int) -> Dict[str, object]:
+    true = int(base.sum().item()) * multiplicity
+    count = base.numel() * multiplicity + implicit_zeros
+    return {"count": count, "true": true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
+
+
+def _converter(t: Any) -> Tuple[Callable[[Any], Any], Any]:
+    """How to turn a block into floats we can reduce, and which float dtype that gives."""
+    torch = _torch()
+    name = dtype_name(t)
+    wide = torch.float32 if t.device.type == "mps" else torch.float64  # MPS has no float64
+    if t.is_quantized:
+        return (lambda b: b.dequantize()), torch.float32
+    if name in ("float32", "float64"):
+        return (lambda b: b), t.dtype
+    if name == "complex32":
+        return (lambda b: b.to(torch.complex64).abs()), torch.float32
+    if name == "complex64":
+        return (lambda b: b.abs()), torch.float32
+    if name == "complex128":
+        return (lambda b: b.abs()), wide
+    if t.dtype.is_floating_point and _converts(t, torch.float32):
+        return (lambda b: b.to(torch.float32)), torch.float32  # f16, bf16, float8 variants
+    if _converts(t, wide):
+        return (lambda b: b.to(wide)), wide  # integers: exact in float64 up to 2**53
+    raise UnsupportedDtype(name)
+
+
+def _converts(t: Any, dtype: Any) -> bool:
+    try:
+        t[(0,) * t.dim()].to(dtype).sum()  # one element: probes the kernels, copies nothing big
+        return True
+    except Exception:
+        return False
+
+
+def _rows(base: Any, convert, work_dtype, limit: int) -> List[Tuple[float, ...]]:
+    """Per-block partials ``(n, sum, m2, min, max, nan, +inf, -inf)`` as host floats.
+
+    Every block takes the fast path; the few whose extremes come back non-finite are read again
+    carefully, so one NaN in a 10**8-element tensor costs one extra block, not a second pass.
+    """
+    torch = _torch()
+    scratch = torch.empty(min(limit, base.numel()), dtype=work_dtype, device=base.device)
+    rows = _to_host(torch, [_fast_block(torch, convert(b), scratch) for b in iter_blocks(base, limit)])
+    dirty = {i for i, row in enumerate(rows) if not (math.isfinite(row[3]) and math.isfinite(row[4]))}
+    if dirty:
+        careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in dirty]
+        for i, row in zip(sorted(dirty), _to_host(torch, careful)):
+            rows[i] = row
+    return rows
+
+
+def _to_host(torch, parts: List[Any]) -> List[Tuple[float, ...]]:
+    # One device->host transfer for the whole table of per-block scalars.
+    return [tuple(row) for row in torch.stack(parts).tolist()]
+
+
+def _fast_block(torch, block, scratch):
+    count = block.numel()
+    low, high = torch.aminmax(block)
+    mean = block.sum() / count
+    centred = scratch[:count].view(block.shape)
+    torch.sub(block, mean, out=centred)
+    return _stack(torch, count, mean, centred, low, high)
+
+
+def _careful_block(torch, block):
+    """Counts of NaN/+Inf/-Inf, and the statistics of the finite values only."""
+    finite = torch.isfinite(block)
+    n = finite.sum()
+    posinf = (block == math.inf).sum()
+    neginf = (block == -math.inf).sum()
+    nan = block.numel() - n - posinf - neginf
+    mean = torch.where(finite, block, 0.0).sum() / n.clamp(min=1)
+    # Non-finite slots take the mean: it lies inside [min, max] and deviates by zero.
+    filled = torch.where(finite, block, mean.to(block.dtype))
+    low, high = torch.aminmax(filled)
+    filled.sub_(mean)
+    return _stack(torch, n, mean, filled, low, high, nan, posinf, neginf)
+
+
+def _stack(torch, n, mean, centred, low, high, nan=0, posinf=0, neginf=0):
+    """The block's row, in the widest float the device has.
+
+    ``centred`` holds ``x - mean`` with ``mean`` rounded to the block's dtype; its own sum
+    corrects both the mean and the squared deviations (the "corrected two-pass" algorithm), so a
+    rounded mean costs no precision even when the mean dwarfs the spread.
+    """
+    wide = torch.float32 if centred.device.type == "mps" else torch.float64
+    drift = centred.sum().to(wide)
+    centred.mul_(centred)
+    squares = centred.sum().to(wide)
+    n = torch.as_tensor(n, device=centred.device).to(wide)
+    total = mean.to(wide) * n + drift
+    m2 = squares - drift * drift / n.clamp(min=1)
+    parts = [n, total, m2, low.to(wide), high.to(wide)]
+    parts += [torch.as_tensor(v, device=centred.device).to(wide) for v in (nan, posinf, neginf)]
+    return torch.stack(parts)
+
+
+def _exact_int_extremes(base: Any, out: Dict[str, object], implicit_zeros: int) -> None:
+    """Integers beyond 2**53 round in float64: take min/max from torch's own integer kernels."""
+    name = dtype_name(base)
+    if base.dtype.is_floating_point or base.dtype.is_complex or base.is_quantized:
+        return
+    if name in _NATIVE_INT_MINMAX:
+        low, high = (v.item() for v in _torch().aminmax(base))
+    elif out["min"] is not None:
+        low, high = int(out["min"]), int(out["max"])
+    else:
+        return
+    if implicit_zeros:
+        low, high = min(low, 0), max(high, 0)
+    out["min"], out["max"] = int(low), int(high)
+
+
+def host_values(t: Any) -> List[object]:
+    """Python values of a small tensor (the caller bounds its size): one host transfer."""
+    torch = _torch()
+    if t.is_quantized:
+        t = t.dequantize()
+    elif t.dtype.is_floating_point and dtype_name(t) not in ("float16", "bfloat16", "float32", "float64"):
+        t = t.to(torch.float32)  # float8 and friends have no tolist()
+    elif dtype_name(t) == "complex32":
+        t = t.to(torch.complex64)
+    return t.reshape(-1).tolist()

@@ -1,0 +1,282 @@
+"""A small Debug Adapter Protocol client for tests and benchmarks: drives a real debugpy.
+
+It spawns ``python -m debugpy.adapter`` and speaks DAP over its stdin/stdout (``Content-Length``
+framed JSON). A reader thread files responses by request ``seq`` and keeps every event, so tests
+can wait for either without racing. Typical use::
+
+    with DAPClient() as dap:
+        stop = dap.launch_and_stop("script.py", lines=[12], env={"PYTHONPATH": backend})
+        variables = dap.frame_locals(stop.frame_id)        # name -> DAP variable
+        dap.evaluate("x", stop.frame_id, context="hover")["result"]
+
+Nothing here knows about Torch Doctor: anomaly breakpoints, gradient views and anything else
+that needs a paused debuggee can reuse it as is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class DAPError(RuntimeError):
+    """A request answered with ``success: false`` (the adapter's message is in ``args[0]``)."""
+
+
+@dataclass
+class Stop:
+    """Where the debuggee paused: the ``stopped`` event body and its top frame."""
+
+    thread_id: int
+    frame_id: int
+    reason: str
+    frames: List[Dict[str, Any]]
+
+
+class DAPClient:
+    """One debugpy adapter process and the DAP conversation with it."""
+
+    def __init__(self, python: str = sys.executable, adapter_env: Optional[Mapping[str, str]] = None) -> None:
+        self.python = python
+        self.adapter_env = dict(os.environ if adapter_env is None else adapter_env)
+        self.events: List[Dict[str, Any]] = []
+        self.output: List[str] = []  # the debuggee's stdout/stderr, from "output" events
+        self._seq = 0
+        self._responses: Dict[int, "queue.Queue[Dict[str, Any]]"] = {}
+        self._events_changed = threading.Condition()
+        self._write_lock = threading.Lock()
+        self._proc: Optional[subprocess.Popen] = None
+        self._reader: Optional[threading.Thread] = None
+
+    # -- process and framing -------------------------------------------------------------------
+
+    def start(self) -> "DAPClient":
+        self._proc = subprocess.Popen(
+            [self.python, "-m", "debugpy.adapter"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=self.adapter_env,
+        )
+        self._reader = threading.Thread(target=self._read_loop, name="dap-reader", daemon=True)
+        self._reader.start()
+        return self
+
+    def close(self) -> None:
+        """Disconnect (terminating the debuggee) and stop the adapter; safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                self._send({"type": "request", "seq": self._next_seq(), "command": "disconnect",
+                            "arguments": {"terminateDebuggee": True}}, proc)
+                proc.wait(timeout=10)
+        except Exception:
+            pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except Exception:
+                    pass
+
+    def __enter__(self) -> "DAPClient":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _next_seq(self) -> int:
+        with self._write_lock:
+            self._seq += 1
+            return self._seq
+
+    def _send(self, message: Dict[str, Any], proc: Optional[subprocess.Popen] = None) -> None:
+        proc = proc or self._proc
+        body = json.dumps(message).encode("utf-8")
+        with self._write_lock:
+            proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            proc.stdin.flush()
+
+    def _read_loop(self) -> None:
+        stream = self._proc.stdout
+        while True:
+            message = _read_message(stream)
+            if message is None:
+                break
+            self._dispatch(message)
+        with self._events_changed:
+            self.events.append({"type": "event", "event": "<adapter exited>"})
+            self._events_changed.notify_all()
+
+    def _dispatch(self, message: Dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "response":
+            self._response_queue(message["request_seq"]).put(message)
+        elif kind == "event":
+            body = message.get("body") or {}
+            if message.get("event") == "output" and body.get("category") in ("stdout", "stderr", "console"):
+                self.output.append(body.get("output", ""))
+            with self._events_changed:
+                self.events.append(message)
+                self._events_changed.notify_all()
+        elif kind == "request":  # reverse requests (runInTerminal...): we support none
+            self._send({"type": "response", "seq": self._next_seq(), "request_seq": message["seq"],
+                        "command": message.get("command"), "success": False, "message": "not supported"})
+
+    def _response_queue(self, seq: int) -> "queue.Queue[Dict[str, Any]]":
+        with self._write_lock:
+            return self._responses.setdefault(seq, queue.Queue())
+
+    # -- requests and events --------------------------------------------------------------------
+
+    def send_request(self, command: str, arguments: Optional[Dict[str, Any]] = None) -> int:
+        """Send without waiting; pair with :meth:`wait_response`. Returns the request seq."""
+        seq = self._next_seq()
+        self._response_queue(seq)
+        self._send({"type": "request", "seq": seq, "command": command, "arguments": arguments or {}})
+        return seq
+
+    def wait_response(self, seq: int, timeout: float = DEFAULT_TIMEOUT) -> Dict[str, Any]:
+        """The response body of request ``seq``; raises DAPError if it failed, TimeoutError if late."""
+        try:
+            response = self._response_queue(seq).get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no response to request {seq} within {timeout}s") from None
+        if not response.get("success"):
+            raise DAPError(response.get("message") or json.dumps(response.get("body")))
+        return response.get("body") or {}
+
+    def request(self, command: str, arguments: Optional[Dict[str, Any]] = None,
+                timeout: float = DEFAULT_TIMEOUT) -> Dict[str, Any]:
+        return self.wait_response(self.send_request(command, arguments), timeout)
+
+    def wait_event(self, event: str, predicate: Optional[Callable[[Dict[str, Any]], bool]] = None,
+                   timeout: float = DEFAULT_TIMEOUT, start: int = 0) -> Dict[str, Any]:
+        """The first event named ``event`` (from index ``start`` of :attr:`events`) that matches."""
+        deadline = time.monotonic() + timeout
+        with self._events_changed:
+            while True:
+                for message in self.events[start:]:
+                    if message.get("event") == event and (predicate is None or predicate(message)):
+                        return message
+                    if message.get("event") == "<adapter exited>":
+                        raise RuntimeError(f"adapter exited while waiting for {event!r}; output: {self.output_text()}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no {event!r} event within {timeout}s; output: {self.output_text()}")
+                self._events_changed.wait(remaining)
+
+    def output_text(self) -> str:
+        return "".join(self.output)[-4000:]
+
+    # -- the usual session ----------------------------------------------------------------------
+
+    def initialize(self) -> Dict[str, Any]:
+        return self.request("initialize", {
+            "clientID": "torchdoctor-tests", "adapterID": "debugpy", "pathFormat": "path",
+            "linesStartAt1": True, "columnsStartAt1": True, "supportsVariableType": True,
+            "supportsRunInTerminalRequest": False,
+        })
+
+    def launch(self, program: str, *, args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
+               cwd: Optional[str] = None, just_my_code: bool = True,
+               breakpoints: Optional[Mapping[str, Sequence[int]]] = None, **extra: Any) -> None:
+        """initialize, launch, set breakpoints, configurationDone: the program is then running.
+
+        debugpy answers ``launch`` only after ``configurationDone``, so the launch request is
+        sent first and its response awaited last.
+        """
+        self.initialize()
+        config = {"name": "test", "type": "debugpy", "request": "launch", "program": os.fspath(program),
+                  "args": list(args), "console": "internalConsole", "justMyCode": just_my_code,
+                  "python": self.python, "env": dict(env or {}), "cwd": os.fspath(cwd or os.path.dirname(os.path.abspath(program)))}
+        config.update(extra)
+        launch_seq = self.send_request("launch", config)
+        self.wait_event("initialized")
+        for path, lines in (breakpoints or {}).items():
+            self.set_breakpoints(path, lines)
+        self.request("configurationDone")
+        self.wait_response(launch_seq)
+
+    def set_breakpoints(self, path: str, lines: Sequence[int], conditions: Optional[Mapping[int, str]] = None) -> List[Dict[str, Any]]:
+        conditions = conditions or {}
+        points = [dict({"line": line}, **({"condition": conditions[line]} if line in conditions else {})) for line in lines]
+        body = self.request("setBreakpoints", {"source": {"path": os.fspath(path)}, "breakpoints": points})
+        return body.get("breakpoints", [])
+
+    def wait_stopped(self, timeout: float = DEFAULT_TIMEOUT, start: int = 0) -> Stop:
+        event = self.wait_event("stopped", timeout=timeout, start=start)["body"]
+        thread_id = event.get("threadId")
+        frames = self.stack_trace(thread_id)
+        return Stop(thread_id=thread_id, frame_id=frames[0]["id"], reason=event.get("reason", ""), frames=frames)
+
+    def launch_and_stop(self, program: str, lines: Sequence[int], timeout: float = DEFAULT_TIMEOUT, **launch_args: Any) -> Stop:
+        """Launch ``program`` with breakpoints at ``lines`` of it and wait for the first stop."""
+        self.launch(program, breakpoints={os.fspath(program): lines}, **launch_args)
+        return self.wait_stopped(timeout=timeout)
+
+    def stack_trace(self, thread_id: int) -> List[Dict[str, Any]]:
+        return self.request("stackTrace", {"threadId": thread_id})["stackFrames"]
+
+    def scopes(self, frame_id: int) -> List[Dict[str, Any]]:
+        return self.request("scopes", {"frameId": frame_id})["scopes"]
+
+    def variables(self, reference: int, timeout: float = DEFAULT_TIMEOUT) -> List[Dict[str, Any]]:
+        return self.request("variables", {"variablesReference": reference}, timeout=timeout)["variables"]
+
+    def frame_locals(self, frame_id: int) -> Dict[str, Dict[str, Any]]:
+        """The first scope's (Locals') variables, by name."""
+        scope = self.scopes(frame_id)[0]
+        return {v["name"]: v for v in self.variables(scope["variablesReference"])}
+
+    def children(self, variable: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+        """Expand a variable (or an evaluate result) as the Variables view does, by child name."""
+        reference = variable.get("variablesReference", 0)
+        if not reference:
+            return {}
+        return {v["name"]: v for v in self.variables(reference)}
+
+    def evaluate(self, expression: str, frame_id: int, context: str = "repl") -> Dict[str, Any]:
+        """Evaluate in the paused frame; ``context`` is hover, watch, repl or clipboard."""
+        return self.request("evaluate", {"expression": expression, "frameId": frame_id, "context": context})
+
+    def continue_(self, thread_id: int) -> None:
+        self.request("continue", {"threadId": thread_id})
+
+    def wait_exited(self, timeout: float = DEFAULT_TIMEOUT) -> int:
+        return self.wait_event("exited", timeout=timeout)["body"].get("exitCode", 0)
+
+
+def _read_message(stream) -> Optional[Dict[str, Any]]:
+    """One ``Content-Length``-framed JSON message, or None at end of stream."""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.decode("ascii", "replace").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    if length is None:
+        return None
+    body = stream.read(length)
+    if len(body) < length:
+        return None
+    return json.loads(body.decode("utf-8"))
