@@ -13,6 +13,7 @@ import json
 import sys
 
 from . import __version__
+from .checks.cli import add_check
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -32,7 +33,7 @@ def add_doctor(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_doctor)
 
 
-SUBCOMMANDS = [add_doctor]
+SUBCOMMANDS = [add_doctor, add_check]
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -214,13 +214,13 @@ def _words(checks: list, worst: ParamCheck) -> tuple[str, list]:
     n = sum(c.checked for c in checks)
     if worst.status == "OK":
         return (
-            f"PASS: analytical and numerical gradients agree on {n} sampled elements of {len(checks)} parameters (max rel_diff {worst.max_rel_diff:.1e} < 1e-5).",
+            f"Analytical and numerical gradients agree on {n} sampled elements of {len(checks)} parameters (max rel_diff {worst.max_rel_diff:.1e} < 1e-5).",
             ["The backward pass computes the gradient of the forward: no custom backward bug here."],
         )
     bad = [c for c in checks if c.status == worst.status]
     where = f" Its gradient comes from the backward of {worst.source}: look there first." if worst.source else ""
     head = (
-        f"{'FAIL' if worst.status == 'FAIL' else 'WARN'}: the gradient of `{worst.name}` is wrong: max rel_diff {worst.max_rel_diff:.1e} "
+        f"The gradient of `{worst.name}` is {'wrong' if worst.status == 'FAIL' else 'suspicious'}: max rel_diff {worst.max_rel_diff:.1e} "
         f"{'> 1e-3' if worst.status == 'FAIL' else 'between 1e-5 and 1e-3'} (analytical {worst.analytical:.6g} vs numerical {worst.numerical:.6g} at index {tuple(worst.worst_index)})."
     )
     sentences = [f"Seed 002: rel_diff > 1e-3 is almost certainly a bug in the backward pass.{where}"]

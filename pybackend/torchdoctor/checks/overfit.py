@@ -85,7 +85,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     ok = passed(losses[-1], losses[0], accs[-1])
     result["verdict"] = R.PASS if ok else R.FAIL
     if ok:
-        result["headline"] = f"PASS: {type(model).__name__} memorised the batch in {len(losses)} steps (loss {losses[0]:.4g} -> {losses[-1]:.4g}" + (
+        result["headline"] = f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {losses[0]:.4g} -> {losses[-1]:.4g}" + (
             f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
         )
         result["sentences"] = ["The model, the loss and the backward pass can learn: go on to the LR finder or to full training."]
@@ -130,7 +130,7 @@ def _first_step_evidence(named) -> str | None:
 
 def _no_parameters(model, result: dict) -> dict:
     result["verdict"] = R.FAIL
-    result["headline"] = f"FAIL: {type(model).__name__} has no trainable parameters, so no optimizer can train it."
+    result["headline"] = f"{type(model).__name__} has no trainable parameters, so no optimizer can train it."
     result["sentences"] = unregistered_layers(model) + [
         "Optimizer not connected to the parameters: layers kept in a plain Python list or dict are invisible to "
         "model.parameters(); use nn.ModuleList / nn.ModuleDict, and wrap learnable tensors in nn.Parameter.",
@@ -143,11 +143,11 @@ def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
     """Headline and the causes the evidence points to, most specific first."""
     first, last = losses[0], losses[-1]
     name = type(model).__name__
-    head = f"FAIL: {name} did not memorise one batch of {len(ex.targets) if ex.targets is not None else '?'} samples in {steps} steps (loss {first:.4g} -> {last:.4g}"
+    head = f"{name} did not memorise one batch of {len(ex.targets) if ex.targets is not None else '?'} samples in {steps} steps (loss {first:.4g} -> {last:.4g}"
     head += f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
     why: list[str] = unregistered_layers(model)
     if not math.isfinite(last):
-        head = f"FAIL: the loss became {last} at step {len(losses) - 1}."
+        head = f"The loss became {last} at step {len(losses) - 1}."
         why.append("Broken loss or numerics: log(0), a division by zero or exp() overflow in the model or the loss; or a learning rate too high. Clamp probabilities to [eps, 1-eps], use log-softmax / the fused losses.")
     if stuck and stuck.startswith("nograd:"):
         names = stuck.split(":", 1)[1].split(",")

@@ -1,0 +1,102 @@
+"""``torchdoctor check overfit|lr-find|gradcheck|shapes FILE[::ClassName]`` (no torch here).
+
+Runs the check in a worker of ``--python`` (default: this interpreter), prints the
+result as text (or ``--json``), and exits 0 on PASS/WARN, 1 on FAIL, 2 when the
+check could not run (usage, setup, time limit). ``::ClassName`` may be left out
+when the file defines exactly one ``nn.Module`` class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+from . import jobs, text_report
+from . import result as R
+from .discovery import SourceSyntaxError, discover
+
+
+def add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="run a model check (overfit one batch, LR finder, gradient check, shape trace) on an nn.Module class",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("check", choices=R.CHECKS, help="which check")
+    p.add_argument("target", metavar="FILE::ClassName", help="the file and the model class in it")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (the view model the editor draws)")
+    p.add_argument("--csv", metavar="PATH", help="lr-find: also write the sweep (step, lr, loss, smoothed_loss) to PATH")
+    p.add_argument("--timeout", type=float, default=jobs.DEFAULT_TIMEOUT, metavar="S", help="time limit in seconds (default %(default)g)")
+    p.add_argument("--python", default="", help="interpreter with torch to run the check in (default: this one)")
+    p.add_argument("--batch-size", type=int, default=None, help="batch size of an inferred example (default 8)")
+    p.add_argument("--options", default="{}", metavar="JSON", help='more check options, e.g. \'{"steps": 300, "spatialSize": 28}\'')
+    p.set_defaults(func=_cmd_check)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    spec_or_error = _spec(args)
+    if isinstance(spec_or_error, str):
+        print(f"torchdoctor check: {spec_or_error}", file=sys.stderr)
+        return 2
+    show = _progress_printer() if sys.stderr.isatty() else None
+    try:
+        result = asyncio.run(jobs.run_check(spec_or_error, on_progress=show))
+    except KeyboardInterrupt:  # asyncio.run cancelled the job, which killed the worker
+        print("\ninterrupted: the worker was stopped", file=sys.stderr)
+        return 2
+    if show is not None:
+        sys.stderr.write("\r\033[K")
+    print(json.dumps(result, indent=2) if args.json else text_report.render(result))
+    return R.exit_status(result)
+
+
+def _spec(args: argparse.Namespace):
+    """A JobSpec, or the usage error as a string."""
+    try:
+        options = json.loads(args.options)
+    except ValueError as exc:
+        return f"--options is not JSON: {exc}"
+    if not isinstance(options, dict):
+        return "--options must be a JSON object"
+    if args.batch_size is not None:
+        options["batchSize"] = args.batch_size
+    if args.csv:
+        if args.check != R.LR_FIND:
+            return "--csv applies to lr-find only"
+        options["csv"] = os.path.abspath(args.csv)  # the worker runs in the file's folder
+    file, _, class_name = args.target.partition("::")
+    if not os.path.isfile(file):
+        return f"no such file: {file}"
+    if not class_name:
+        found = _only_class(file)
+        if not found.startswith("::"):
+            return found
+        class_name = found[2:]
+    return jobs.JobSpec(args.check, os.path.abspath(file), class_name, python=args.python, options=options, timeout=args.timeout)
+
+
+def _only_class(file: str) -> str:
+    """``::Name`` when the file has exactly one module class, else the usage error."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            models = discover(f.read(), file).models
+    except SourceSyntaxError as exc:
+        return f"{file} has a syntax error at line {exc.line + 1}, column {exc.character + 1}: {exc.message}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot read {file}: {exc}"
+    if len(models) == 1:
+        return "::" + models[0].qualname
+    names = ", ".join(m.qualname for m in models) or "none"
+    return f"name the class as {file}::ClassName (nn.Module classes in the file: {names})"
+
+
+def _progress_printer():
+    def show(fraction: float, message: str) -> None:
+        sys.stderr.write(f"\r\033[K[{fraction:4.0%}] {message}"[:200])
+        sys.stderr.flush()
+
+    return show
