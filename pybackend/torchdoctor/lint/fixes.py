@@ -57,3 +57,27 @@ def _position_after(span: Span, text: str, index: int):
     else:
         col = span.start_col + len(head)
     return line, col
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply non-overlapping ``TextEdit``s to ``text`` (positions in code points), as an editor
+    would; used by tests and by anyone applying fixes outside an editor."""
+    from .source import split_lines
+
+    lines = split_lines(text)
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    # Line breaks are normalised to "\n" for offset arithmetic; keep the text's own.
+    flat = "\n".join(lines)
+
+    def offset(line: int, col: int) -> int:
+        if line >= len(lines):
+            return len(flat)
+        return offsets[line] + min(col, len(lines[line]))
+
+    for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col), reverse=True):
+        start = offset(edit.span.start_line, edit.span.start_col)
+        end = offset(edit.span.end_line, edit.span.end_col)
+        flat = flat[:start] + edit.new_text + flat[end:]
+    return flat

@@ -164,30 +164,39 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     """``.eval()`` runs before the loop (in its function, or at every call site of its
     evaluation function), or an eval-mode context manager surrounds it."""
     scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
-    if _switches_to_eval_before(ctx, scope, found.loop) or _in_eval_context(ctx, found.loop):
+    if _switches_before(ctx, scope, found.loop, "eval") or _in_eval_context(ctx, found.loop):
+        return True
+    if _loaded_in_eval_mode(ctx, found.model_call.func) and not _switches_before(ctx, scope, found.loop, "train"):
         return True
     if found.owner is None:
         return False
     sites = ctx.call_sites(found.owner)
     return bool(sites) and all(
-        _switches_to_eval_before(ctx, ctx.enclosing_function(s) or ctx.tree, s) or _in_eval_context(ctx, s)
+        _switches_before(ctx, ctx.enclosing_function(s) or ctx.tree, s, "eval") or _in_eval_context(ctx, s)
         for s in sites
     )
 
 
-def _switches_to_eval_before(ctx: LintContext, scope: ast.AST, point: ast.AST) -> bool:
-    """Some ``x.eval()`` in ``scope`` runs before or inside ``point`` (directly or in a helper)."""
+def _switches_before(ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str) -> bool:
+    """Some switch to ``mode`` (``x.eval()`` / ``x.train()``) in ``scope`` runs before or inside
+    ``point``, directly or in a helper defined in this file."""
     end = (point.end_lineno, point.end_col_offset)
     training = analysis(ctx)
     for call in training.own_calls(scope):
         if (call.lineno, call.col_offset) > end:
             break
-        if switch_of(call) == "eval":
+        if switch_of(call) == mode:
             return True
         helper = ctx.local_function_called(call)
-        if helper is not None and any(switch_of(c) == "eval" for c in training.own_calls(helper)):
+        if helper is not None and any(switch_of(c) == mode for c in training.own_calls(helper)):
             return True
     return False
+
+
+def _loaded_in_eval_mode(ctx: LintContext, model: ast.AST) -> bool:
+    """``from_pretrained(...)`` (Hugging Face) returns the model already in eval mode."""
+    built = ctx.construction_of(model)
+    return built is not None and terminal_name(built.func) == "from_pretrained"
 
 
 def _in_eval_context(ctx: LintContext, node: ast.AST) -> bool:

@@ -45,7 +45,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
         own = list(ctx.walk_own(func))
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
             continue  # generators end with StopIteration, not None
-        returns = [n for n in own if isinstance(n, ast.Return) and not _is_none(n.value)]
+        returns = sorted((n for n in own if isinstance(n, ast.Return) and not _is_none(n.value)),
+                         key=lambda n: (n.lineno, n.col_offset))
         if not returns or not any(_may_be_tensor(r.value) for r in returns):
             continue
         if not block_completes(ctx, func.body):
