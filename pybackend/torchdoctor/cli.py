@@ -14,6 +14,7 @@ import sys
 
 from . import __version__
 from .checks.cli import add_check
+from .lint.cli import add_lint
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -33,7 +34,7 @@ def add_doctor(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_doctor)
 
 
-SUBCOMMANDS = [add_doctor, add_check]
+SUBCOMMANDS = [add_doctor, add_check, add_lint]
 
 
 def _build_parser() -> argparse.ArgumentParser:

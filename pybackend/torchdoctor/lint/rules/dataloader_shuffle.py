@@ -45,8 +45,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
         names = [_assigned_name(ctx, call)]
         if call.args:
             names.append(terminal_name(call.args[0]) or ctx.text(call.args[0]))
-        if not any(_TRAIN.search(n) and not _NOT_TRAIN.search(n) for n in names if n):
-            continue
+        names = [n for n in names if n]
+        if any(_NOT_TRAIN.search(n) for n in names) or not any(_TRAIN.search(n) for n in names):
+            continue  # ``val_loader = DataLoader(train_ds)`` is an evaluation loader
         if call.args and _is_iterable_dataset(ctx, call.args[0]):
             continue
         report.report(

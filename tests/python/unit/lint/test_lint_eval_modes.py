@@ -1,0 +1,176 @@
+"""TD008 (eval loop without model.eval()), TD009 (without no_grad), TD010 (eval never undone)."""
+
+from lint_helpers import code, hits
+
+MODEL = "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))\n"
+
+
+def test_evaluate_function_without_eval_and_no_grad():
+    text = MODEL + code("""
+        def evaluate(model, loader):
+            for x, y in loader:
+                out = model(x)
+    """)
+    assert hits(text) == [("TD008", 6), ("TD009", 6)]
+
+
+def test_evaluate_function_done_right():
+    text = MODEL + code("""
+        def evaluate(model, loader):
+            model.eval()
+            with torch.no_grad():
+                for x, y in loader:
+                    out = model(x)
+    """)
+    assert hits(text) == []
+
+
+def test_decorated_evaluator_and_inference_mode_count_as_no_grad():
+    for deco in ("@torch.no_grad()", "@torch.inference_mode()"):
+        text = MODEL + f"{deco}\ndef validate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n"
+        assert hits(text) == [], deco
+
+
+def test_caller_that_sets_modes_makes_the_helper_fine():
+    text = MODEL + code("""
+        def evaluate(model, loader):
+            return [model(x) for x in loader] + [model(x) for x in loader for _ in range(1)]
+
+        def predict(model, loader):
+            outs = []
+            for x in loader:
+                outs.append(model(x))
+            return outs
+
+        model.eval()
+        with torch.no_grad():
+            predict(model, test_loader)
+    """)
+    assert hits(text) == []
+
+
+def test_validation_loop_over_val_loader_without_no_grad():
+    text = MODEL + code("""
+        model.eval()
+        for xb, yb in val_loader:
+            pred = model(xb)
+    """)
+    assert hits(text) == [("TD009", 6)]
+
+
+def test_val_loop_inside_the_epoch_loop():
+    text = MODEL + code("""
+        for epoch in range(3):
+            model.train()
+            for xb, yb in train_loader:
+                opt.zero_grad()
+                crit(model(xb), yb).backward()
+                opt.step()
+            for xb, yb in valid_loader:
+                pred = model(xb)
+    """)
+    assert hits(text) == [("TD008", 11), ("TD009", 11)]
+
+
+def test_model_without_mode_dependent_layers_needs_no_eval():
+    text = code("""
+        import torch
+        import torch.nn as nn
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        with torch.no_grad():
+            for x in test_loader:
+                model(x)
+    """)
+    assert hits(text) == []
+
+
+def test_lightning_validation_step_and_pytest_tests_are_not_eval_loops():
+    text = MODEL + code("""
+        class Lit(LightningModule):
+            def validation_step(self, batch, idx):
+                for x in batch:
+                    self.model(x)
+
+        def test_model_runs():
+            for x in [torch.zeros(1, 4)]:
+                model(x)
+    """)
+    assert hits(text) == []
+
+
+def test_from_pretrained_models_start_in_eval_mode():
+    text = code("""
+        import torch
+        from transformers import AutoModel
+        model = AutoModel.from_pretrained("bert-base-uncased")
+        with torch.no_grad():
+            for batch in test_loader:
+                model(**batch)
+    """)
+    assert hits(text) == []
+
+
+TRAINING = MODEL + code("""
+    opt = torch.optim.Adam(model.parameters())
+
+    def train_epoch(model, loader):
+        for x, y in loader:
+            opt.zero_grad()
+            crit(model(x), y).backward()
+            opt.step()
+
+    @torch.no_grad()
+    def evaluate(model, loader):
+        model.eval()
+        return [model(x) for x in loader]
+
+    for epoch in range(10):
+        train_epoch(model, train_loader)
+        evaluate(model, val_loader)
+""")
+
+
+def test_eval_in_the_epoch_loop_never_undone():
+    assert hits(TRAINING) == [("TD010", 19)]
+
+
+def test_fix_inserts_train_at_the_top_of_the_loop():
+    from lint_helpers import fixed
+
+    after = fixed(TRAINING, "TD010")
+    assert after.splitlines()[16:18] == ["for epoch in range(10):", "    model.train()"]
+    assert hits(after) == []
+
+
+def test_train_inside_the_training_helper_is_fine():
+    text = TRAINING.replace("    for x, y in loader:\n        opt.zero_grad()",
+                            "    model.train()\n    for x, y in loader:\n        opt.zero_grad()")
+    assert hits(text) == []
+
+
+def test_direct_eval_in_a_step_loop():
+    text = MODEL + code("""
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step, (x, y) in enumerate(train_loader):
+            opt.zero_grad()
+            crit(model(x), y).backward()
+            opt.step()
+            if step % 100 == 0:
+                model.eval()
+                with torch.no_grad():
+                    print(model(x).mean())
+    """)
+    assert hits(text) == [("TD010", 10)]
+
+
+def test_frozen_teacher_in_eval_mode_is_fine():
+    text = MODEL + code("""
+        teacher = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in train_loader:
+            teacher.eval()
+            opt.zero_grad()
+            crit(model(x), teacher(x)).backward()
+            opt.step()
+    """)
+    assert hits(text) == []

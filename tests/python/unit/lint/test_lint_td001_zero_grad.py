@@ -1,0 +1,178 @@
+"""TD001: missing zero_grad."""
+
+from lint_helpers import code, fixed, hits
+
+LOOP = """
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in batches:
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_loop_without_zero_grad_is_reported_on_the_step():
+    assert hits(LOOP) == [("TD001", 7)]
+
+
+def test_message_names_the_optimizer():
+    from lint_helpers import findings
+
+    (finding,) = findings(LOOP)
+    assert "`optimizer.zero_grad()`" in finding.message
+
+
+def test_fix_inserts_zero_grad_after_the_step_with_the_real_name():
+    text = LOOP.replace("optimizer", "opt_main")
+    after = fixed(text, "TD001")
+    assert after.splitlines()[6:8] == ["    opt_main.step()", "    opt_main.zero_grad()"]
+    assert hits(after) == []
+
+
+def test_zero_grad_anywhere_in_the_iteration_is_fine():
+    for clear in ("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=True)", "model.zero_grad()"):
+        text = LOOP.replace("    loss.backward()", f"    {clear}\n    loss.backward()")
+        assert hits(text) == [], clear
+
+
+def test_clearing_parameter_grads_by_hand_is_fine():
+    text = LOOP + "    for p in model.parameters():\n        p.grad = None\n"
+    assert hits(text) == []
+
+
+def test_zero_grad_once_per_epoch_is_not_enough():
+    text = code("""
+        import torch
+        net = torch.nn.Linear(2, 1)
+        opt = torch.optim.Adam(net.parameters())
+        for epoch in range(3):
+            opt.zero_grad()
+            for xb, yb in loader:
+                net(xb).sum().backward()
+                opt.step()
+    """)
+    assert hits(text) == [("TD001", 8)]
+
+
+def test_gradient_accumulation_with_zero_grad_after_the_step_is_fine():
+    text = code("""
+        import torch
+        opt = torch.optim.SGD(params, lr=0.1)
+        for i, (x, y) in enumerate(loader):
+            loss = crit(model(x), y) / 4
+            loss.backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+    """)
+    assert hits(text) == []
+
+
+def test_each_optimizer_of_a_gan_is_checked_separately():
+    text = code("""
+        import torch
+        opt_d = torch.optim.Adam(D.parameters())
+        opt_g = torch.optim.Adam(G.parameters())
+        for real in loader:
+            opt_d.zero_grad()
+            d_loss(real).backward()
+            opt_d.step()
+            g_loss(real).backward()
+            opt_g.step()
+    """)
+    assert hits(text) == [("TD001", 9)]
+
+
+def test_grad_scaler_step_names_the_optimizer():
+    text = code("""
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = crit(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+    """)
+    assert hits(text) == [("TD001", 8)]
+    assert "optimizer.zero_grad()" in fixed(text, "TD001")
+
+
+def test_scheduler_step_and_env_step_are_not_optimizer_steps():
+    text = code("""
+        import torch
+        scheduler = torch.optim.lr_scheduler.StepLR(opt, 1)
+        for obs in env_loop:
+            loss = policy_loss(obs)
+            loss.backward()
+            scheduler.step()
+            env.step(action)
+    """)
+    assert hits(text) == []
+
+
+def test_step_helper_called_from_a_loop_without_zero_grad():
+    text = code("""
+        def train_step(model, optimizer, x, y):
+            loss = crit(model(x), y)
+            loss.backward()
+            optimizer.step()
+
+        for x, y in loader:
+            train_step(model, optimizer, x, y)
+    """)
+    assert hits(text) == [("TD001", 4)]
+
+
+def test_step_helper_whose_caller_clears_is_fine():
+    text = code("""
+        def train_step(model, optimizer, x, y):
+            loss = crit(model(x), y)
+            loss.backward()
+            optimizer.step()
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            train_step(model, optimizer, x, y)
+    """)
+    assert hits(text) == []
+
+
+def test_single_step_outside_any_loop_is_fine():
+    assert hits("loss.backward()\noptimizer.step()\n") == []
+
+
+def test_lbfgs_closure_clears_inside_the_closure():
+    text = code("""
+        for _ in range(5):
+            def closure():
+                optimizer.zero_grad()
+                loss = f(w)
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+    """)
+    assert hits(text) == []
+
+
+def test_manual_optimization_training_step_without_zero_grad():
+    text = code("""
+        class Lit(LightningModule):
+            def training_step(self, batch, idx):
+                opt = self.optimizers()
+                loss = self.compute(batch)
+                self.manual_backward(loss)
+                opt.step()
+    """)
+    assert hits(text) == [("TD001", 6)]
+
+
+def test_no_fix_when_the_step_shares_its_line():
+    from lint_helpers import findings
+
+    text = LOOP.replace("    optimizer.step()", "    optimizer.step(); print('stepped')")
+    (finding,) = findings(text)
+    assert finding.rule_id == "TD001" and finding.fix is None
