@@ -170,6 +170,15 @@ class LintContext:
             func = self.enclosing_function(func)
         return None
 
+    def _instance_attr_binding(self, attr: ast.Attribute, depth: int) -> Optional[Binding]:
+        """``net.fc`` where ``net = Net()`` and ``Net.__init__`` sets ``self.fc``."""
+        if self.imports.is_module_alias(attr.value.id) or depth >= _MAX_DEPTH:
+            return None
+        owner = self.local_class(self.class_of(attr.value))
+        if owner is None:
+            return None
+        return self.bindings.self_attr(owner, attr.attr)
+
     def value_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[ast.AST]:
         """Follow names and ``self.x`` to the expression last assigned to them.
 
@@ -179,7 +188,7 @@ class LintContext:
             if isinstance(expr, ast.Name):
                 bound = self.binding(expr)
             elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-                bound = self.self_attr_binding(expr)
+                bound = self.self_attr_binding(expr) or self._instance_attr_binding(expr, depth)
                 if bound is None:
                     return expr
             else:

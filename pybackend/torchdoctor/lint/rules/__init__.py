@@ -1,5 +1,7 @@
 """One module per rule (or small family of rules); importing this package registers them all."""
 
+from __future__ import annotations
+
 from . import (  # noqa: F401 - imported for their registration side effect
     bce_labels,
     dataloader_shuffle,
