@@ -62,10 +62,17 @@ def _walk(obj: Any, found: List, label: Optional[str] = None, depth: int = 0) ->
 def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
     if isinstance(obj, dict):
         for key, value in obj.items():
-            yield clip(repr(key), 40), value
+            yield _key_label(key), value
     else:
         for index, value in enumerate(obj):
             yield f"[{index}]", value
+
+
+def _key_label(key: Any) -> str:
+    try:
+        return clip(repr(key), 40)
+    except Exception:  # a user key whose repr raises still gets a label
+        return f"<{type(key).__name__}>"
 
 
 def _labels_with(found: List, *fields: str) -> List[str]:

@@ -73,25 +73,27 @@ class DAPClient:
 
     def close(self) -> None:
         """Disconnect (terminating the debuggee) and stop the adapter; safe to call twice."""
-        proc, self._proc = self._proc, None
+        proc = self._proc
         if proc is None:
             return
         try:
             if proc.poll() is None:
-                self._send({"type": "request", "seq": self._next_seq(), "command": "disconnect",
-                            "arguments": {"terminateDebuggee": True}}, proc)
-                proc.wait(timeout=10)
+                self.request("disconnect", {"terminateDebuggee": True}, timeout=10)
         except Exception:
-            pass
+            pass  # already gone, or not answering: the adapter is stopped below either way
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-            for stream in (proc.stdin, proc.stdout):
+            self._proc = None
+            for stream in (proc.stdin,):
                 try:
-                    stream.close()
+                    stream.close()  # end of input: the adapter exits once its sessions are over
                 except Exception:
                     pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            proc.stdout.close()
 
     def __enter__(self) -> "DAPClient":
         return self.start()

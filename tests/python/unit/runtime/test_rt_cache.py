@@ -1,0 +1,85 @@
+"""A second stop costs nothing; any change to the data (tracked or not) is seen."""
+
+import gc
+import weakref
+
+import pytest
+import torch
+
+from torchdoctor.runtime import tensor_stats
+from torchdoctor.runtime.cache import VALUE_STATS, IdentityCache
+from torchdoctor.runtime.summary import stats, summarize
+
+
+class CountingComputations:
+    """Counts real statistics computations by wrapping the function that does them."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real = tensor_stats.value_stats
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return real(*args, **kwargs)
+
+        import torchdoctor.runtime.tensor_info as tensor_info
+
+        monkeypatch.setattr(tensor_info, "value_stats", counted)
+
+
+@pytest.fixture
+def computations(monkeypatch):
+    return CountingComputations(monkeypatch)
+
+
+def test_second_summary_does_not_recompute(computations):
+    t = torch.randn(1000)
+    first = summarize(t)
+    hits = VALUE_STATS.hits
+    assert summarize(t) == first
+    assert computations.count == 1 and VALUE_STATS.hits == hits + 1
+
+
+def test_in_place_change_recomputes(computations):
+    t = torch.zeros(100)
+    assert "all zeros" in summarize(t)
+    t.add_(1)  # bumps t._version
+    assert "constant 1" in summarize(t) and computations.count == 2
+
+
+def test_change_through_data_is_caught_by_the_probe(computations):
+    p = torch.nn.Parameter(torch.zeros(10_000))
+    summarize(p)
+    p.data.add_(1.0)  # an old-style SGD step: p._version does not move
+    assert p._version == 0
+    assert "constant 1" in summarize(p) and computations.count == 2
+
+
+def test_views_are_separate_entries_and_grad_is_read_fresh(computations):
+    leaf = torch.ones(4, requires_grad=True)
+    summarize(leaf)
+    assert "grad=None" in summarize(leaf)
+    leaf.grad = torch.full((4,), 2.0)
+    assert "| grad constant 2" in summarize(leaf)  # .grad changes without a version bump
+    assert computations.count == 2  # leaf once, its grad once
+
+
+def test_cache_holds_no_strong_reference():
+    t = torch.randn(10)
+    stats(t)
+    ref = weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is None
+
+
+def test_identity_cache_is_bounded_and_checks_identity():
+    cache = IdentityCache(maxsize=3)
+    keep = [torch.zeros(1) for _ in range(5)]
+    for i, t in enumerate(keep):
+        cache.get_or_compute(t, ("v", 0), lambda i=i: i)
+    assert len(cache) == 3
+    assert cache.get_or_compute(keep[4], ("v", 0), lambda: "recomputed") == 4
+    assert cache.get_or_compute(keep[0], ("v", 0), lambda: "recomputed") == "recomputed"  # evicted
+    assert cache.get_or_compute(keep[4], ("v", 1), lambda: "new version") == "new version"
+    assert cache.get_or_compute(keep[4], None, lambda: "uncached") == "uncached"
