@@ -19,7 +19,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 import workbench
 
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+import vscode_ui
+from vscode_ui import ARTIFACTS
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -63,19 +64,29 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{report.when}", report)
 
 
-@pytest.fixture
-def page(request, browser: Browser, server_url: str, user_data_dir: Path) -> Iterator[Page]:
+@pytest.fixture(scope="session")
+def workbench_page(browser: Browser, server_url: str) -> Iterator[Page]:
+    """One window for the whole session: code-server keeps a closed window's extension
+    host (and its backend) alive for a reconnection grace period, so a window per test
+    would leave several backends running side by side."""
     context = browser.new_context(viewport={"width": 1400, "height": 860})
     pg = context.new_page()
     pg.set_default_timeout(30_000)
     pg.goto(workbench.workspace_url(server_url))
     pg.locator(".monaco-workbench").wait_for(timeout=60_000)
     yield pg
+    context.close()
+
+
+@pytest.fixture
+def page(request, workbench_page: Page, user_data_dir: Path) -> Iterator[Page]:
+    """The shared window, tidied for this test; screenshot (and logs on failure) after it."""
+    yield workbench_page
     name = request.node.name
-    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    workbench_page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
     if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
         _keep_logs(name, user_data_dir)
-    context.close()
+    vscode_ui.reset_window(workbench_page)
 
 
 def _keep_logs(name: str, user_data_dir: Path) -> None:

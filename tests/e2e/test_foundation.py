@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -55,8 +56,30 @@ def test_killed_backend_is_restarted(page: Page, user_data_dir: Path) -> None:
         time.sleep(0.5)
     assert after, "the backend was not restarted within 60 s"
     expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)
-    log = vscode_ui.output_channel_log(user_data_dir)
+    log = vscode_ui.wait_for_log(user_data_dir, lambda t: t.count("Backend ready:") >= 2)
     assert "The backend process exited unexpectedly; restarting it (1 of 5 in 3 minutes)." in log
     assert log.count("Backend ready:") >= 2, "no second 'ready' after the restart"
     vscode_ui.status_item(page, "ready").click()  # the screenshot shows the log after the restart
     expect(page.locator(".panel .view-lines").first).to_contain_text("Backend ready", timeout=15_000)
+
+
+def test_missing_interpreter_explains_the_fix(page: Page, user_data_dir: Path) -> None:
+    """A wrong torchDoctor.python gives a notification naming the setting, and the status says error."""
+    vscode_ui.open_file(page, "train.py")
+    expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)
+    original = (user_data_dir / "User" / "settings.json").read_text()
+    data = json.loads(original)
+    data["torchDoctor.python"] = "/nonexistent/bin/python3"
+    try:
+        vscode_ui.edit_user_settings(page, json.dumps(data, indent=2))
+        toast = page.locator(".notifications-toasts .notification-toast", has_text="could not run the Python interpreter")
+        expect(toast).to_be_visible(timeout=30_000)
+        expect(toast).to_contain_text('"/nonexistent/bin/python3" (ENOENT)')
+        expect(toast).to_contain_text('Set "torchDoctor.python"')
+        expect(toast.get_by_role("button", name="Open Settings")).to_be_visible()
+        expect(vscode_ui.status_item(page, "error")).to_be_visible()
+        page.screenshot(path=str(vscode_ui.ARTIFACTS / "missing_interpreter_notification.png"))
+    finally:
+        vscode_ui.edit_user_settings(page, original)
+    # Putting the setting back brings the backend back by itself.
+    expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
 def run_command(page: Page, title: str) -> None:
@@ -40,7 +43,39 @@ def output_channel_text(page: Page) -> str:
     return page.locator(".panel .view-lines").first.inner_text()
 
 
+def wait_for_log(user_data_dir: Path, predicate, timeout_s: float = 30.0) -> str:
+    """Poll the output channel's log until ``predicate(text)`` holds; return the text."""
+    deadline = time.monotonic() + timeout_s
+    text = output_channel_log(user_data_dir)
+    while not predicate(text) and time.monotonic() < deadline:
+        time.sleep(0.3)
+        text = output_channel_log(user_data_dir)
+    return text
+
+
 def output_channel_log(user_data_dir: Path) -> str:
     """Everything the "Torch Doctor" output channel holds (VS Code keeps it in a log file)."""
     logs = sorted((user_data_dir / "logs").rglob("*Torch Doctor*.log"), key=lambda p: p.stat().st_mtime)
     return logs[-1].read_text(errors="replace") if logs else ""
+
+
+def reset_window(page: Page) -> None:
+    """Close notifications, editors and the panel so the next test starts from a clean window."""
+    page.keyboard.press("Escape")
+    for title in ("Notifications: Clear All Notifications", "View: Close All Editors"):
+        run_command(page, title)
+    if page.locator(".part.panel").is_visible():
+        page.keyboard.press("Control+J")  # toggles the panel: only pressed when it is open
+
+
+def edit_user_settings(page: Page, text: str) -> None:
+    """Replace the user settings.json through its editor, as a user would, and save."""
+    run_command(page, "Preferences: Open User Settings (JSON)")
+    # VS Code 1.139 opens it in a modal editor, over the others: find it by its content.
+    editor = page.locator(".monaco-editor", has_text="telemetry.telemetryLevel").last
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)  # inserted whole: no auto-closing quotes or brackets
+    page.keyboard.press("Control+S")
+    page.locator('.modal-editor-part [aria-label^="Close Modal Editor"]').click()
+    editor.wait_for(state="hidden")
