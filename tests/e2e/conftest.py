@@ -42,7 +42,7 @@ def user_data_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def server_url(user_data_dir: Path) -> Iterator[str]:
+def server_url(user_data_dir: Path) -> Iterator[workbench.Served]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     workbench.install_extension(user_data_dir)
     with workbench.code_server(user_data_dir, ARTIFACTS / "code-server.log") as url:

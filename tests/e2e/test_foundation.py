@@ -11,38 +11,30 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 import vscode_ui
+import workbench
 
 READY_TIMEOUT_MS = 60_000
 
 
-def _backend_pids() -> list[int]:
-    """PIDs of Torch Doctor backend processes (read from /proc: the real processes)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"torchdoctor.server" in cmdline and b"--stdio" in cmdline:
-            pids.append(int(entry.name))
-    return pids
+def _backend_pids(server_url: workbench.Served) -> list[int]:
+    """PIDs of the Torch Doctor backends started by this test's code-server (not any other)."""
+    return [pid for pid, cmd in workbench.process_tree(server_url.pid).items()
+            if "torchdoctor.server" in cmd and "--stdio" in cmd]
 
 
-def test_opening_python_file_starts_backend(page: Page) -> None:
+def test_opening_python_file_starts_backend(page: Page, server_url: workbench.Served) -> None:
     vscode_ui.open_file(page, "train.py")
     expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)
-    assert _backend_pids(), "the status says ready but no backend process runs"
+    assert _backend_pids(server_url), "the status says ready but no backend process runs"
     # Clicking the item opens the log, where the backend's own lines appear.
     vscode_ui.status_item(page, "ready").click()
     expect(page.locator(".panel .view-lines").first).to_contain_text("Backend ready", timeout=15_000)
 
 
-def test_killed_backend_is_restarted(page: Page, user_data_dir: Path) -> None:
+def test_killed_backend_is_restarted(page: Page, user_data_dir: Path, server_url: workbench.Served) -> None:
     vscode_ui.open_file(page, "train.py")
     expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)
-    before = _backend_pids()
+    before = _backend_pids(server_url)
     assert before, "no backend process to kill"
     for pid in before:
         os.kill(pid, signal.SIGKILL)
@@ -50,7 +42,7 @@ def test_killed_backend_is_restarted(page: Page, user_data_dir: Path) -> None:
     deadline = time.monotonic() + 60
     after: list[int] = []
     while time.monotonic() < deadline:
-        after = [p for p in _backend_pids() if p not in before]
+        after = [p for p in _backend_pids(server_url) if p not in before]
         if after:
             break
         time.sleep(0.5)

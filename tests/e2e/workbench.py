@@ -103,9 +103,40 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
     raise TimeoutError(f"code-server did not answer at {url} within {timeout:.0f} s")
 
 
+class Served(str):
+    """The base URL of a running code-server, carrying its process id."""
+
+    pid: int
+
+
+def process_tree(root: int) -> dict[int, list[str]]:
+    """Every live descendant of ``root`` with its command line, read from /proc."""
+    parents: dict[int, int] = {}
+    cmdlines: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        cmdlines[pid] = cmd
+    tree: dict[int, list[str]] = {}
+    for pid in parents:
+        p = pid
+        while p in parents and p != root:
+            p = parents[p]
+        if p == root and pid != root:
+            tree[pid] = cmdlines[pid]
+    return tree
+
+
 @contextmanager
 def code_server(user_data_dir: Path, log_path: Path, port: int | None = None,
-                extensions_dir: Path = EXTENSIONS_DIR) -> Iterator[str]:
+                extensions_dir: Path = EXTENSIONS_DIR) -> Iterator[Served]:
     """Serve the workbench on loopback; yields its base URL; stops the whole process group."""
     port = port or free_port()
     cmd = [
@@ -123,7 +154,8 @@ def code_server(user_data_dir: Path, log_path: Path, port: int | None = None,
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, env=node_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        url = f"http://127.0.0.1:{port}"
+        url = Served(f"http://127.0.0.1:{port}")
+        url.pid = proc.pid
         try:
             _wait_healthy(url, proc, timeout=90)
             yield url
