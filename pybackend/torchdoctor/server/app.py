@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from . import checks_feature, protocol
+from . import lint_feature
 
 log = logging.getLogger(__name__)
 
@@ -38,4 +39,5 @@ def build_server() -> TorchDoctorServer:
     server = TorchDoctorServer(protocol.SERVER_NAME, protocol.SERVER_VERSION)
     _register_lifecycle(server)
     checks_feature.register(server)
+    lint_feature.register(server)
     return server
