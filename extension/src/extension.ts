@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { Backend } from './backend';
 import { affectsBackend } from './config';
+import { registerDebugging } from './debugging';
 import { onPythonExtensionInterpreterChange } from './interpreter';
 import { StatusBar } from './statusBar';
 
@@ -28,6 +29,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       ),
     ),
   );
+
+  registerDebugging(context, log);
 
   // Settings edits come in bursts (typing a path): restart once they settle.
   const restartSoon = debounce(() => void b.restart(), RESTART_DEBOUNCE_MS);

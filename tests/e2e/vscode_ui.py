@@ -79,3 +79,54 @@ def edit_user_settings(page: Page, text: str) -> None:
     page.keyboard.press("Control+S")
     page.locator('.modal-editor-part [aria-label^="Close Modal Editor"]').click()
     editor.wait_for(state="hidden")
+
+
+def go_to_line(page: Page, line: int) -> None:
+    page.keyboard.press("Control+G")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for()
+    box.fill(f":{line}")
+    page.locator(".quick-input-list .monaco-list-row", has_text=str(line)).first.wait_for()
+    page.keyboard.press("Enter")
+    box.wait_for(state="hidden")
+
+
+def start_debugging(page: Page, configuration: str) -> None:
+    """Start a launch.json configuration by name, as from the Run and Debug picker."""
+    run_command(page, "Debug: Select and Start Debugging")
+    row = page.locator(".quick-input-list .monaco-list-row", has_text=configuration).first
+    row.wait_for()
+    row.click()
+
+
+def wait_until_paused(page: Page, timeout_ms: int = 60_000) -> None:
+    """The debugger stopped: the call stack shows a paused frame and the Variables view fills."""
+    page.locator(".debug-toolbar").wait_for(timeout=timeout_ms)
+    page.locator(".debug-call-stack .monaco-list-row .stack-frame").first.wait_for(timeout=timeout_ms)
+
+
+def stop_debugging(page: Page) -> None:
+    page.keyboard.press("Shift+F5")
+    page.locator(".debug-toolbar").wait_for(state="hidden", timeout=30_000)
+
+
+def expand_tree_row(row: Locator) -> None:
+    """Expand a tree row (a scope, a variable) unless it already is."""
+    row.wait_for()
+    if row.get_attribute("aria-expanded") != "true":
+        row.click()
+    expect_expanded = row.get_attribute("aria-expanded")
+    if expect_expanded != "true":
+        row.press("ArrowRight")
+
+
+def widen_side_bar(page: Page, width: int) -> None:
+    """Drag the side bar's edge so long values fit (as a user would)."""
+    box = page.locator(".part.sidebar").bounding_box()
+    if not box:
+        return
+    edge_x, mid_y = box["x"] + box["width"], box["y"] + box["height"] / 2
+    page.mouse.move(edge_x, mid_y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + width, mid_y, steps=5)
+    page.mouse.up()

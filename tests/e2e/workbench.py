@@ -48,6 +48,7 @@ USER_SETTINGS = {
     "workbench.welcomePage.walkthroughs.openOnInstall": False,
     "window.commandCenter": False,
     "git.enabled": False,
+    "remote.autoForwardPorts": False,
     "editor.fontSize": 14,
 }
 

@@ -1,0 +1,64 @@
+/**
+ * Debug configurations: defaults for F5 without a launch.json, the interpreter, and the
+ * runtime injection, for our `torchdoctor` type and (when ms-python.debugpy is installed)
+ * for its `debugpy` type, so tensor summaries work in both.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { resolveInterpreter } from './interpreter';
+import { injectRuntime, isInjected } from './runtimeInjection';
+
+export const DEBUG_TYPE = 'torchdoctor';
+export const MS_PYTHON_DEBUG_TYPE = 'debugpy';
+
+export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurationProvider {
+  constructor(
+    private readonly runtimeDir: string,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly ownType: boolean,
+  ) {}
+
+  /** F5 with no launch.json: debug the current file. */
+  resolveDebugConfiguration(
+    folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): vscode.DebugConfiguration | undefined {
+    if (this.ownType && !config.type && !config.request && !config.name) {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.document.languageId !== 'python') {
+        void vscode.window.showErrorMessage(
+          'Torch Doctor: open a Python file to debug it, or add a "torchdoctor" configuration to launch.json.',
+        );
+        return undefined;
+      }
+      return { ...defaultLaunch(), program: editor.document.uri.fsPath };
+    }
+    return config;
+  }
+
+  /** After ${variables} are substituted: pick the interpreter and inject the runtime. */
+  async resolveDebugConfigurationWithSubstitutedVariables(
+    folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): Promise<vscode.DebugConfiguration> {
+    if (this.ownType && !config.python && config.request === 'launch') {
+      config.python = (await resolveInterpreter(folder?.uri)).command;
+    }
+    if (!isInjected(config.env, this.runtimeDir, path.delimiter)) {
+      config.env = injectRuntime(config.env, this.runtimeDir, process.env.PYTHONPATH, path.delimiter);
+      this.log.info(`Debug session "${config.name}": runtime injected from ${this.runtimeDir}`);
+    }
+    return config;
+  }
+}
+
+export function defaultLaunch(): vscode.DebugConfiguration {
+  return {
+    type: DEBUG_TYPE,
+    request: 'launch',
+    name: 'Torch Doctor: Debug current file',
+    program: '${file}',
+    console: 'integratedTerminal',
+    justMyCode: true,
+  };
+}
