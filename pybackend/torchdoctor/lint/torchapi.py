@@ -239,6 +239,8 @@ def is_model(ctx: LintContext, expr: ast.AST) -> bool:
         local = ctx.local_class(cls)
         if local is not None:
             return ctx.is_module_class(local)
+        if cls.endswith("Loss") or cls.startswith("torch.nn.functional."):
+            return False  # criteria are modules too, but not the network being trained
         return cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm."))
     if isinstance(expr, (ast.Name, ast.Attribute)):
         return bool(_MODEL_NAME.search(terminal_name(expr)))

@@ -1,6 +1,6 @@
 """TD008 (eval loop without model.eval()), TD009 (without no_grad), TD010 (eval never undone)."""
 
-from lint_helpers import code, hits
+from lint_helpers import code, findings, hits
 
 MODEL = "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))\n"
 
@@ -174,3 +174,18 @@ def test_frozen_teacher_in_eval_mode_is_fine():
             opt.step()
     """)
     assert hits(text) == []
+
+
+def test_the_criterion_is_not_mistaken_for_the_model():
+    text = MODEL + code("""
+        loss_fn = nn.MSELoss()
+        def evaluate(model, batches):
+            return sum(loss_fn(model(xb), yb).item() for xb, yb in batches)
+        def validate(model, batches):
+            total = 0.0
+            for xb, yb in batches:
+                total += loss_fn(model(xb), yb).item()
+            return total
+    """)
+    found = findings(text, "TD008")
+    assert [(f.line, f.message.split(" runs ")[1][:9]) for f in found] == [(10, "`model` o")]
