@@ -61,7 +61,10 @@ def fmt_num(value: Optional[float], digits: int = 3) -> str:
         return str(int(value))
     mag = abs(value)
     if 1e-3 <= mag < 10**digits:
-        return f"{value:.{digits}g}"
+        text = f"{value:.{digits}g}"
+        if "e" not in text:
+            return text
+        mag = 10**digits  # 999.96 rounds up to 1e+03 in %g: spell it 1000
     if 10**digits <= mag < 1e5:
         return f"{value:.0f}"
     return _compact_exp(f"{value:.{digits - 1}e}")

@@ -85,7 +85,18 @@ def _spread_text(info: Dict[str, object]) -> str:
         return prefix + ("all zeros" if low == 0 else f"constant {fmt_num(low)}")
     if low == high:
         return ""  # a single value: x=[...] shows it
-    return f"{prefix}μ={fmt_num(info.get('mean'))} σ={fmt_num(info.get('std'))} [{fmt_num(low)}, {fmt_num(high)}]"
+    digits = _distinct_digits(low, high)
+    return (f"{prefix}μ={fmt_num(info.get('mean'), digits)} σ={fmt_num(info.get('std'))} "
+            f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]")
+
+
+def _distinct_digits(low, high) -> int:
+    """Enough significant digits that different min and max never print the same
+    (``1000 ± 0.001`` must not read ``[1000, 1000]`` as if constant)."""
+    digits = 3
+    while digits < 9 and fmt_num(low, digits) == fmt_num(high, digits):
+        digits += 1
+    return digits
 
 
 def _bool_text(info: Dict[str, object]) -> str:

@@ -19,7 +19,8 @@ from .blocks import collapse_expanded, iter_blocks
 from .moments import combine, repeat
 
 # Elements per block: big enough that per-block Python overhead vanishes, small enough that the
-# scratch buffer (and a converted copy) stays a few MiB on the CPU.
+# scratch buffer (and a converted copy) stays a few MiB on the CPU. Below 2**24 so that counts
+# carried in float32 stay exact.
 BLOCK_CPU = 1 << 20
 BLOCK_DEVICE = 1 << 22
 
@@ -107,17 +108,29 @@ def _rows(base: Any, convert, work_dtype, limit: int) -> List[Tuple[float, ...]]
     torch = _torch()
     scratch = torch.empty(min(limit, base.numel()), dtype=work_dtype, device=base.device)
     rows = _to_host(torch, [_fast_block(torch, convert(b), scratch) for b in iter_blocks(base, limit)])
-    dirty = {i for i, row in enumerate(rows) if not (math.isfinite(row[3]) and math.isfinite(row[4]))}
+    dirty = [i for i, row in enumerate(rows) if not (math.isfinite(row[3]) and math.isfinite(row[4]))]
     if dirty:
-        careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in dirty]
-        for i, row in zip(sorted(dirty), _to_host(torch, careful)):
+        wanted = set(dirty)
+        careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in wanted]
+        for i, row in zip(dirty, _to_host(torch, careful)):
             rows[i] = row
     return rows
 
 
 def _to_host(torch, parts: List[Any]) -> List[Tuple[float, ...]]:
-    # One device->host transfer for the whole table of per-block scalars.
-    return [tuple(row) for row in torch.stack(parts).tolist()]
+    """One device->host transfer for the whole table, then the float64 arithmetic on the host.
+
+    Each device row is ``(n, mean, drift, squares, min, max, nan, +inf, -inf)`` where ``drift``
+    and ``squares`` are the sum and the sum of squares of ``x - mean``, with ``mean`` rounded
+    to the block's dtype. The drift repairs that rounding (the "corrected two-pass" algorithm),
+    so precision holds even when the mean dwarfs the spread (``1000 + noise`` in f32).
+    """
+    rows = []
+    for n, mean, drift, squares, low, high, nan, posinf, neginf in torch.stack(parts).tolist():
+        total = mean * n + drift
+        m2 = squares - drift * drift / n if n else 0.0
+        rows.append((n, total, m2, low, high, nan, posinf, neginf))
+    return rows
 
 
 def _fast_block(torch, block, scratch):
@@ -126,7 +139,11 @@ def _fast_block(torch, block, scratch):
     mean = block.sum() / count
     centred = scratch[:count].view(block.shape)
     torch.sub(block, mean, out=centred)
-    return _stack(torch, count, mean, centred, low, high)
+    drift = centred.sum()
+    squares = centred.mul_(centred).sum()
+    zero = torch.zeros((), dtype=mean.dtype, device=mean.device)
+    n = torch.full((), count, dtype=mean.dtype, device=mean.device)
+    return torch.stack([n, mean, drift, squares, low, high, zero, zero, zero])
 
 
 def _careful_block(torch, block):
@@ -136,31 +153,15 @@ def _careful_block(torch, block):
     posinf = (block == math.inf).sum()
     neginf = (block == -math.inf).sum()
     nan = block.numel() - n - posinf - neginf
-    mean = torch.where(finite, block, 0.0).sum() / n.clamp(min=1)
+    mean = (torch.where(finite, block, 0.0).sum() / n.clamp(min=1)).to(block.dtype)
     # Non-finite slots take the mean: it lies inside [min, max] and deviates by zero.
-    filled = torch.where(finite, block, mean.to(block.dtype))
+    filled = torch.where(finite, block, mean)
     low, high = torch.aminmax(filled)
     filled.sub_(mean)
-    return _stack(torch, n, mean, filled, low, high, nan, posinf, neginf)
-
-
-def _stack(torch, n, mean, centred, low, high, nan=0, posinf=0, neginf=0):
-    """The block's row, in the widest float the device has.
-
-    ``centred`` holds ``x - mean`` with ``mean`` rounded to the block's dtype; its own sum
-    corrects both the mean and the squared deviations (the "corrected two-pass" algorithm), so a
-    rounded mean costs no precision even when the mean dwarfs the spread.
-    """
-    wide = torch.float32 if centred.device.type == "mps" else torch.float64
-    drift = centred.sum().to(wide)
-    centred.mul_(centred)
-    squares = centred.sum().to(wide)
-    n = torch.as_tensor(n, device=centred.device).to(wide)
-    total = mean.to(wide) * n + drift
-    m2 = squares - drift * drift / n.clamp(min=1)
-    parts = [n, total, m2, low.to(wide), high.to(wide)]
-    parts += [torch.as_tensor(v, device=centred.device).to(wide) for v in (nan, posinf, neginf)]
-    return torch.stack(parts)
+    drift = filled.sum()
+    squares = filled.mul_(filled).sum()
+    # Counts travel in the block's float dtype: exact, since a block holds < 2**24 elements.
+    return torch.stack([v.to(block.dtype) for v in (n, mean, drift, squares, low, high, nan, posinf, neginf)])
 
 
 def _exact_int_extremes(base: Any, out: Dict[str, object], implicit_zeros: int) -> None:
