@@ -101,7 +101,25 @@ def _has_break(loop: ast.AST) -> bool:
     return False
 
 
-def _never_returns(ctx: LintContext, call: ast.Call) -> bool:
+def _never_returns(ctx: LintContext, call: ast.Call, depth: int = 0) -> bool:
     if ctx.qualname(call.func) in _NO_RETURN:
         return True
-    return isinstance(call.func, ast.Name) and call.func.id in _NO_RETURN_BUILTINS and call.func.id not in ctx.imports.aliases
+    if isinstance(call.func, ast.Name) and call.func.id in _NO_RETURN_BUILTINS and call.func.id not in ctx.imports.aliases:
+        return True
+    return _local_no_return(ctx, call)
+
+
+def _local_no_return(ctx: LintContext, call: ast.Call) -> bool:
+    """A function of this file annotated ``-> NoReturn`` / ``-> Never``, or whose every path
+    raises (a ``fail(msg)`` helper)."""
+    func = ctx.local_function_called(call)
+    if func is None:
+        return False
+    if func.returns is not None and ctx.text(func.returns).split(".")[-1] in ("NoReturn", "Never"):
+        return True
+    cache = ctx.shared("flow.no_return", dict)
+    if func not in cache:
+        cache[func] = False  # recursion guard: assume it returns while we look
+        returns = any(isinstance(n, ast.Return) for n in ctx.walk_own(func))
+        cache[func] = not returns and not block_completes(ctx, func.body)
+    return cache[func]

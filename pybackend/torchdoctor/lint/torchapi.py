@@ -242,6 +242,12 @@ def is_model(ctx: LintContext, expr: ast.AST) -> bool:
         if cls.endswith("Loss") or cls.startswith("torch.nn.functional."):
             return False  # criteria are modules too, but not the network being trained
         return cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm."))
+    if isinstance(expr, ast.Name):
+        if ctx.imports.is_module_alias(expr.id):
+            return False  # an imported function such as ``build_model``
+        bound = ctx.binding(expr)
+        if bound is not None and bound.kind in ("def", "class"):
+            return False
     if isinstance(expr, (ast.Name, ast.Attribute)):
         return bool(_MODEL_NAME.search(terminal_name(expr)))
     return False

@@ -28,6 +28,8 @@ class Move:
     model_key: str  # the name the moved model is used under
     device: ast.AST  # the device expression (``device``, ``"cuda"``)
     device_text: str
+    stmt: ast.stmt
+    in_place: bool  # ``model.to(device)`` as a statement, rather than ``model = ....to(device)``
 
 
 @rule(
@@ -51,7 +53,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
         for call in ctx.own_calls(scope):
             if (call.lineno, call.col_offset) <= (move.call.lineno, move.call.col_offset):
                 continue
-            if ctx.text(call.func) != move.model_key:
+            if ctx.text(call.func) != move.model_key or not _same_object(ctx, call, move):
                 continue
             for arg in list(call.args) + [k.value for k in call.keywords]:
                 origin = _cpu_origin(ctx, arg)
@@ -76,9 +78,11 @@ def _moves(ctx: LintContext) -> List[Move]:
         if not torchapi.is_model(ctx, func.value):
             continue
         device = _device_of(ctx, call)
-        if device is None:
+        key = _model_key(ctx, call)
+        if device is None or key is None:
             continue
-        moves.append(Move(call, _model_key(ctx, call), device, ctx.text(device) if func.attr == "to" else '"cuda"'))
+        text = ctx.text(device) if func.attr == "to" else '"cuda"'
+        moves.append(Move(call, key[0], device, text, ctx.statement_of(call), key[1]))
     return moves
 
 
@@ -105,12 +109,43 @@ def _is_cpu(ctx: LintContext, expr: ast.AST) -> bool:
     return False
 
 
-def _model_key(ctx: LintContext, call: ast.Call) -> str:
-    """``model = Net().to(device)`` -> ``model``; ``model.to(device)`` -> ``model``."""
+def _model_key(ctx: LintContext, call: ast.Call):
+    """``(name, in_place)``: ``model = Net().to(device)`` -> ``("model", False)``;
+    ``model.to(device)`` -> ``("model", True)``. None when the moved module is handed to
+    something else (``DDP(model.cuda(rank), device_ids=[rank])`` moves its inputs itself)."""
     stmt = ctx.statement_of(call)
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Attribute)):
-        return ctx.text(stmt.targets[0])
-    return ctx.text(call.func.value)
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
+        and _is_move_chain(stmt.value, call)
+    ):
+        return ctx.text(stmt.targets[0]), False
+    if isinstance(stmt, ast.Expr) and stmt.value is call:
+        return ctx.text(call.func.value), True
+    return None
+
+
+def _is_move_chain(value: ast.AST, call: ast.Call) -> bool:
+    """``value`` is ``call``, possibly followed by more module methods (``.to(d).float()``)."""
+    node = value
+    while isinstance(node, ast.Call) and node is not call:
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "float", "half", "double",
+                                                                             "train", "eval", "bfloat16")):
+            return False
+        node = node.func.value
+    return node is call
+
+
+def _same_object(ctx: LintContext, use: ast.Call, move: Move) -> bool:
+    """The name called at ``use`` still refers to the moved model (not, say, a DDP wrapper
+    assigned to the same name later)."""
+    if not isinstance(use.func, ast.Name):
+        return True
+    bound = ctx.binding(use.func)
+    if move.in_place:
+        return bound is None or bound.pos <= (move.call.lineno, move.call.col_offset)
+    return bound is not None and bound.stmt is move.stmt
 
 
 def _cpu_origin(ctx: LintContext, arg: ast.AST):

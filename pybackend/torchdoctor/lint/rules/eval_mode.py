@@ -114,7 +114,8 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
             continue
         if training.backwards(loop) or any(torchapi.stepped_optimizer(ctx, c) for c in training.own_calls(loop)):
             continue
-        call = _first_model_call(ctx, training.own_calls(loop))
+        body_calls = [c for c in training.own_calls(loop) if loop in ctx.enclosing_loops(c)]  # not the header
+        call = _first_model_call(ctx, body_calls)
         if call is None:
             continue
         taken.add(loop)

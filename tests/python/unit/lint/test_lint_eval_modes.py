@@ -189,3 +189,16 @@ def test_the_criterion_is_not_mistaken_for_the_model():
     """)
     found = findings(text, "TD008")
     assert [(f.line, f.message.split(" runs ")[1][:9]) for f in found] == [(10, "`model` o")]
+
+
+def test_functions_named_like_models_are_not_models():
+    text = MODEL + code("""
+        def compare_model_outputs(args):
+            return args
+
+        for name, param in iterate_valid_model_state(model):
+            print(name)
+        for test_input in additional_test_inputs:
+            compare_model_outputs(test_input)
+    """)
+    assert hits(text) == []

@@ -148,3 +148,21 @@ def test_training_dataset_name_is_enough():
 ])
 def test_shuffled_explicit_or_not_training_loaders_are_fine(line):
     assert hits(DL + line + "\n") == []
+
+
+def test_models_handed_to_ddp_move_their_inputs_themselves():
+    text = T + code("""
+        model = Net().cuda(rank)
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+        net = torch.nn.parallel.DistributedDataParallel(other.cuda(rank), device_ids=[rank])
+        inp = torch.randn(10, 4)
+        model(inp)
+        net(inp)
+    """)
+    assert hits(text) == []
+
+
+def test_in_place_move_then_cpu_input():
+    text = T + "model = nn.Linear(4, 2)\nmodel.cuda()\nx = torch.zeros(3, 4)\nmodel(x)\n"
+    assert hits(text) == [("TD014", 7)]
+    assert 'torch.zeros(3, 4, device="cuda")' in fixed(text, "TD014")

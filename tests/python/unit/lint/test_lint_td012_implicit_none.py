@@ -62,3 +62,30 @@ def test_files_without_torch_are_not_checked():
 def test_stubs_and_abstract_methods_are_fine():
     text = T + "class Base:\n    def forward(self, x):\n        raise NotImplementedError\n    def g(self):\n        ...\n"
     assert hits(text) == []
+
+
+def test_optional_return_annotation_declares_none():
+    text = T + "from typing import Optional\ndef f(a, x) -> Optional[torch.Tensor]:\n    if a:\n        return x\n"
+    assert hits(text) == []
+    assert hits(text.replace("Optional[torch.Tensor]", "torch.Tensor | None")) == []
+    assert hits(text.replace("Optional[torch.Tensor]", "torch.Tensor")) == [("TD012", 3)]
+
+
+def test_local_helpers_that_never_return_end_the_path():
+    text = T + code("""
+        from typing import NoReturn
+        def fail(msg) -> NoReturn:
+            raise RuntimeError(msg)
+        def bail(msg):
+            log(msg)
+            raise ValueError(msg)
+        def f(a, x):
+            if a:
+                return x
+            fail("no")
+        def g(a, x):
+            if a:
+                return x
+            bail("no")
+    """)
+    assert hits(text) == []
