@@ -81,11 +81,11 @@ def edit_user_settings(page: Page, text: str) -> None:
     editor.wait_for(state="hidden")
 
 
-def go_to_line(page: Page, line: int) -> None:
+def go_to_line(page: Page, line: int, column: int | None = None) -> None:
     page.keyboard.press("Control+G")
     box = page.locator(".quick-input-widget input")
     box.wait_for()
-    box.fill(f":{line}")
+    box.fill(f":{line}:{column}" if column else f":{line}")
     page.locator(".quick-input-list .monaco-list-row", has_text=str(line)).first.wait_for()
     page.keyboard.press("Enter")
     box.wait_for(state="hidden")
@@ -130,3 +130,11 @@ def widen_side_bar(page: Page, width: int) -> None:
     page.mouse.down()
     page.mouse.move(box["x"] + width, mid_y, steps=5)
     page.mouse.up()
+
+
+def open_problems(page: Page) -> Locator:
+    """Show the Problems panel (Ctrl+Shift+M) and return its tree."""
+    run_command(page, "View: Focus Problems (Errors, Warnings, Infos)")
+    tree = page.locator(".markers-panel .monaco-list").first
+    tree.wait_for()
+    return tree

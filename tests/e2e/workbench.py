@@ -49,6 +49,7 @@ USER_SETTINGS = {
     "window.commandCenter": False,
     "git.enabled": False,
     "remote.autoForwardPorts": False,
+    "files.autoSave": "off",
     "editor.fontSize": 14,
 }
 
