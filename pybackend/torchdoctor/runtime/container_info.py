@@ -16,12 +16,12 @@ from .tensor_info import describe_tensor
 
 MAX_LEAVES = 256
 MAX_DEPTH = 3
-MAX_SCAN = 1000  # items looked at per container, tensors or not
+MAX_SCAN = 2000  # items looked at in all, tensors or not, nested containers included
 
 
 def describe_container(obj: Any) -> Optional[Dict[str, object]]:
     found: List[Tuple[str, str, Dict[str, object]]] = []
-    complete = _walk(obj, found)
+    complete = _walk(obj, found, [MAX_SCAN])
     if not found:
         return None
     leaves = [leaf for _, _, leaf in found]
@@ -42,12 +42,17 @@ def describe_container(obj: Any) -> Optional[Dict[str, object]]:
     }
 
 
-def _walk(obj: Any, found: List, label: Optional[str] = None, depth: int = 0) -> bool:
-    """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk."""
+def _walk(obj: Any, found: List, budget: List[int], label: Optional[str] = None, depth: int = 0) -> bool:
+    """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk.
+
+    ``budget`` is the one shared count of items left to look at, so a list of lists of lists
+    costs at most ``MAX_SCAN`` looks, not its size.
+    """
     complete = True
-    for index, (key, item) in enumerate(_items(obj)):
-        if index >= MAX_SCAN or len(found) >= MAX_LEAVES:
+    for key, item in _items(obj):
+        if budget[0] <= 0 or len(found) >= MAX_LEAVES:
             return False
+        budget[0] -= 1
         top = label if label is not None else key
         kind = is_leaf_kind(item)
         if kind == TENSOR:
@@ -55,7 +60,7 @@ def _walk(obj: Any, found: List, label: Optional[str] = None, depth: int = 0) ->
         elif kind == NDARRAY:
             found.append((top, kind, describe_array(item)))
         elif depth + 1 < MAX_DEPTH and is_plain_container(type(item)):
-            complete = _walk(item, found, top, depth + 1) and complete
+            complete = _walk(item, found, budget, top, depth + 1) and complete
     return complete
 
 

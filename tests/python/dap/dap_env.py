@@ -1,12 +1,14 @@
-"""Shared pieces for DAP tests: where the backend lives and how the extension injects it."""
+"""Shared pieces for DAP tests and benches: where the backend lives, how the extension injects it.
+
+A plain module (not a conftest) so ``from dap_env import ...`` never picks up another directory's
+conftest.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import Dict, Optional
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 PYBACKEND = REPO / "pybackend"
@@ -35,8 +37,3 @@ def marked_line(path: Path, marker: str) -> int:
         if marker in line:
             return number
     raise AssertionError(f"{marker!r} not found in {path}")
-
-
-@pytest.fixture(scope="session")
-def pybackend() -> Path:
-    return PYBACKEND

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import SAMPLES, injected_env, marked_line
+from dap_env import SAMPLES, injected_env, marked_line
 from dap_client import DAPClient
 
 pytestmark = pytest.mark.timeout(120)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import SAMPLES, injected_env, marked_line, plain_adapter_env
+from dap_env import SAMPLES, injected_env, marked_line, plain_adapter_env
 from dap_client import DAPClient
 
 pytestmark = pytest.mark.timeout(120)

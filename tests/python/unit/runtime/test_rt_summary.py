@@ -132,3 +132,35 @@ def test_stats_are_json():
         json.dumps(stats(subject), allow_nan=False)
     assert stats(torch.tensor([1.0, math.nan]))["values"] == [1.0, "NaN"]
     assert stats(object())["kind"] == "other"
+
+
+def test_close_extremes_get_enough_digits():
+    assert summarize(torch.tensor([999.9961, 1000.0])).startswith("tensor[2] f32 cpu 8 B μ=999.998 σ=0.00276 [999.996, 1000]")
+
+
+def test_container_walks_are_bounded():
+    from torchdoctor.runtime import container_info
+
+    deep = [[[0] * 1000 for _ in range(1000)]]  # a million ints: looked at 2000 at most
+    assert stats(deep)["kind"] == "other"
+    info = stats([torch.zeros(1)] + deep)
+    assert info["tensors"] == 1 and info["complete"] is False
+    many = [torch.zeros(1)] * (container_info.MAX_LEAVES + 5)
+    assert stats(many)["tensors"] == container_info.MAX_LEAVES
+    assert summarize(many).endswith("(partly checked)")
+
+
+def test_numpy_only_program_never_imports_torch(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, numpy, torchdoctor; "
+            "print(torchdoctor.summarize(numpy.arange(6.0).reshape(2, 3))); "
+            "print(torchdoctor.summarize([numpy.zeros(2)])); print('torch' in sys.modules)")
+    backend = Path(__file__).resolve().parents[4] / "pybackend"
+    env = dict(os.environ, PYTHONPATH=str(backend))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.splitlines() == ["ndarray[2, 3] f64 48 B μ=2.5 σ=1.87 [0, 5] x=[0, 1, 2, 3, 4, 5]",
+                                       "list[1 array] f64 16 B", "False"], out.stderr
