@@ -24,14 +24,19 @@ _CLIPBOARD = "clipboard"
 _CLIPBOARD_REPR_LIMIT = 20000
 
 
+_RUNTIME = []  # memo: [modules] once imported, [None] once known to be missing
+
+
 def _runtime():
     """The runtime modules, or None if torchdoctor is not importable (then we stay out of the way)."""
-    try:
-        from torchdoctor.runtime import children, kinds, summary
+    if not _RUNTIME:
+        try:
+            from torchdoctor.runtime import children, kinds, summary
 
-        return summary, children, kinds
-    except Exception:
-        return None
+            _RUNTIME.append((summary, children, kinds))
+        except Exception:
+            _RUNTIME.append(None)  # do not retry the import for every variable shown
+    return _RUNTIME[0]
 
 
 def _is_tensor_type(cls):

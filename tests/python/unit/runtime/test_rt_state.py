@@ -153,3 +153,21 @@ def test_summaries_never_raise():
     assert summarize({BadRepr(): torch.zeros(2)}).startswith("dict[1 tensor]")
     assert summarize([1, 2, 3]) == "[1, 2, 3]"
     assert summarize({"k": BadRepr(), "t": torch.zeros(2)}).startswith("dict[2 items, 1 tensor]")
+
+
+def test_user_defaults_do_not_leak_in():
+    """A program's default device/dtype and determinism settings change nothing in a summary."""
+    t = torch.tensor([1.0, 2.0, math.nan])
+    expected = summarize(t)
+    from torchdoctor.runtime.cache import VALUE_STATS
+
+    VALUE_STATS.clear()
+    old_dtype = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        torch.use_deterministic_algorithms(True)
+        with torch.device("meta"):
+            assert summarize(t) == expected
+    finally:
+        torch.set_default_dtype(old_dtype)
+        torch.use_deterministic_algorithms(False)
