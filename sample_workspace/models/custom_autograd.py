@@ -37,9 +37,9 @@ class LearnableSwish(nn.Module):
 class SwishNet(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc1 = nn.Linear(10, 32)
+        self.fc1 = nn.Linear(10, 64)
         self.act = LearnableSwish()
-        self.fc2 = nn.Linear(32, 3)
+        self.fc2 = nn.Linear(64, 3)
 
     def forward(self, x):
         return self.fc2(self.act(self.fc1(x)))

@@ -138,3 +138,11 @@ def open_problems(page: Page) -> Locator:
     tree = page.locator(".markers-panel .monaco-list").first
     tree.wait_for()
     return tree
+
+
+def line_of(relative_path: str, text: str) -> int:
+    """1-based line of the first line of a sample file that contains ``text``."""
+    from workbench import SAMPLE_WORKSPACE
+
+    lines = (SAMPLE_WORKSPACE / relative_path).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)

@@ -1,0 +1,12 @@
+"""Fixtures for the checks tests; helpers live in checks_helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks_helpers import no_torch_python as _no_torch_python
+
+
+@pytest.fixture(scope="session")
+def no_torch_python(tmp_path_factory) -> str:
+    return _no_torch_python(tmp_path_factory.mktemp("interp"))

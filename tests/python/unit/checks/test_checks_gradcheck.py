@@ -1,0 +1,108 @@
+"""Numerical gradient check: healthy models pass; a wrong custom backward is named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from checks_helpers import MODELS, example, new_result, quiet, write
+from torchdoctor.checks import gradcheck as G
+
+
+def run(ex, **options) -> dict:
+    return G.run(ex, options, quiet, new_result("gradcheck"))
+
+
+def test_healthy_models_pass_below_1e_5():
+    for file, cls in [("mlp.py", "TinyMLP"), ("cnn.py", "TinyCNN")]:
+        r = run(example(MODELS / file, cls))
+        assert r["verdict"] == "PASS", r["headline"]
+        assert r["details"]["worstRelDiff"] < 1e-5
+        assert {row[6] for row in r["table"]["rows"]} == {"pass"}  # torch.autograd.gradcheck agrees
+
+
+def test_wrong_custom_backward_names_the_parameter_and_the_function():
+    r = run(example(MODELS / "custom_autograd.py", "SwishNet"))
+    assert r["verdict"] == "FAIL"
+    assert r["details"]["failingParameters"] == ["act.beta"]
+    assert r["headline"].startswith("The gradient of `act.beta` is wrong")
+    assert any("SwishFn (custom autograd.Function)" in s for s in r["sentences"])
+    row = r["table"]["rows"][r["table"]["errorRow"]]
+    assert row[0] == "act.beta" and row[5] == "FAIL" and row[6] == "FAIL" and row[10].startswith("SwishFn")
+
+
+def test_elements_are_sampled_at_random_not_the_first_five():
+    ex = example(MODELS / "custom_autograd.py", "SwishNet")
+    checks = {c.name: c for c in G.check(ex, {"samples": 20})}
+    assert checks["fc1.weight"].checked == 20 and checks["fc1.weight"].numel == 640
+    assert checks["fc2.bias"].checked == 3  # small parameters: every element
+    # the worst element of a healthy weight lies anywhere, not only in the first five
+    picks = torch.randperm(640, generator=torch.Generator().manual_seed(0))[:20].tolist()
+    assert max(picks) > 5
+
+
+def test_the_users_model_is_left_as_it_was():
+    ex = example(MODELS / "mlp.py", "TinyMLP")
+    before = {k: v.clone() for k, v in ex.model.state_dict().items()}
+    run(ex)
+    assert all(v.dtype == torch.float32 for v in ex.model.state_dict().values())
+    assert all(torch.equal(v, before[k]) for k, v in ex.model.state_dict().items())
+    assert all(p.grad is None for p in ex.model.parameters())
+
+
+def test_a_wrong_weight_gradient_in_a_custom_linear(tmp_path: Path):
+    path = write(
+        tmp_path,
+        "badlinear.py",
+        """
+        import torch
+        import torch.nn as nn
+
+        class LinearFn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x @ w.t()
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w, (g.t() @ x) * 1.01   # 1% off: subtle
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(3, 5) * 0.3)
+                self.head = nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.head(torch.tanh(LinearFn.apply(x, self.w)))
+
+        def torchdoctor_example():
+            return Net(), (torch.randn(6, 5), torch.randint(0, 2, (6,)))
+        """,
+    )
+    r = run(example(path, "Net"))
+    assert r["verdict"] == "FAIL"
+    assert r["details"]["failingParameters"] == ["w"]
+    assert any("LinearFn (custom autograd.Function)" in s for s in r["sentences"])
+
+
+def test_dropout_does_not_make_a_healthy_model_fail(tmp_path: Path):
+    path = write(
+        tmp_path,
+        "drop.py",
+        """
+        import torch.nn as nn
+
+        class Drop(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Sequential(nn.Linear(6, 10), nn.Dropout(0.5), nn.Tanh(), nn.Linear(10, 3))
+
+            def forward(self, x):
+                return self.net(x)
+        """,
+    )
+    assert run(example(path, "Drop"))["verdict"] == "PASS"
