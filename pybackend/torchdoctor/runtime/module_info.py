@@ -22,8 +22,10 @@ CHECK_LIMIT = 200_000_000
 def describe_module(module: Any) -> Dict[str, object]:
     torch = sys.modules["torch"]
     with torch.no_grad():
-        params = list(module.named_parameters())
-        buffers = [b for _, b in module.named_buffers()]
+        named = list(module.named_parameters())
+        # Lazy modules hold UninitializedParameters until their first forward: no shape yet.
+        params = [(n, p) for n, p in named if not _uninitialized(torch, p)]
+        buffers = [b for _, b in module.named_buffers() if not _uninitialized(torch, b)]
         tensors = [p for _, p in params] + buffers
         total = sum(int(p.numel()) for _, p in params)
         info: Dict[str, object] = {
@@ -38,11 +40,18 @@ def describe_module(module: Any) -> Dict[str, object]:
             "training": bool(module.training),
             "other_mode": sum(1 for m in module.modules() if m.training != module.training),
         }
+        if len(params) < len(named):
+            info["uninitialized"] = len(named) - len(params)
         info["checked"] = total <= CHECK_LIMIT
         if info["checked"]:
             info["nan_in"] = _bad_names(torch, params, grads=False)
             info["grad_nan_in"] = _bad_names(torch, params, grads=True)
     return info
+
+
+def _uninitialized(torch, t: Any) -> bool:
+    lazy = getattr(torch.nn.parameter, "UninitializedTensorMixin", None)
+    return lazy is not None and isinstance(t, lazy)
 
 
 def _count_layers(module: Any) -> int:

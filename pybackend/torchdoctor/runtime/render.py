@@ -16,9 +16,7 @@ WARN = "⚠"
 
 def render(info: Dict[str, object]) -> str:
     kind = info.get("kind")
-    if kind == "tensor":
-        return render_tensor(info)
-    if kind == "ndarray":
+    if kind in ("tensor", "ndarray"):
         return render_tensor(info)
     if kind == "module":
         return render_module(info)
@@ -56,8 +54,8 @@ def _value_parts(info: Dict[str, object]) -> List[str]:
     if info.get("note"):
         return [str(info["note"])]
     parts = _alarm(info)
-    if "value" in info:
-        return parts + [_value_text(info["value"])] if not parts else parts
+    if "value" in info:  # 0-d: the value itself, unless it is NaN/Inf (the alarm says so)
+        return parts or [_value_text(info["value"])]
     if "true" in info:
         return parts + [_bool_text(info)]
     if info.get("count"):
@@ -147,6 +145,8 @@ def render_module(info: Dict[str, object]) -> str:
     frozen = int(info["params"]) - int(info["trainable"])
     if frozen:
         words.append(f"({fmt_count(frozen)} frozen)")
+    if info.get("uninitialized"):
+        words.append(f"(+{info['uninitialized']} uninitialized lazy)")
     dtypes = info.get("dtypes") or []
     if dtypes and dtypes != ["f32"]:
         words.append("/".join(dtypes))

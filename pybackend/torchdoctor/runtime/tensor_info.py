@@ -106,15 +106,17 @@ def _small_values(t: Any) -> Dict[str, object]:
 
 def _sparse_values(torch, t: Any) -> Dict[str, object]:
     """Stats over all elements, implicit zeros included; NaN/Inf counted in the stored values."""
+    return dict(VALUE_STATS.get_or_compute(t, fingerprint(t), lambda: _sparse_stats(torch, t)))
+
+
+def _sparse_stats(torch, t: Any) -> Dict[str, object]:
     if t.layout == torch.sparse_coo:
-        values = (t if t.is_coalesced() else t.coalesce())._values()  # duplicates would double-count
+        # An uncoalesced COO tensor may list an index twice; coalescing (a copy) sums them.
+        values = (t if t.is_coalesced() else t.coalesce())._values()
     else:
         values = t.values()
-    stored = int(values.numel())
-    dense_numel = int(t.numel())
-    implicit = max(dense_numel - stored, 0)
-    key = fingerprint(t)
-    out = dict(VALUE_STATS.get_or_compute(t, key, lambda: value_stats(values, implicit_zeros=implicit)))
+    stored, dense_numel = int(values.numel()), int(t.numel())
+    out = value_stats(values, implicit_zeros=max(dense_numel - stored, 0))
     out["nnz"] = int(t._nnz()) if t.layout == torch.sparse_coo else stored
     out["density"] = stored / dense_numel if dense_numel else 0.0
     return out

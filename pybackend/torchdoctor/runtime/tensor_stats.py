@@ -6,7 +6,7 @@ finite extremes prove the tensor is clean and nothing is counted. Only when they
 careful pass count NaN/+Inf/-Inf and take the statistics of the finite values.
 
 All reductions run on the tensor's own device; per-block partials are stacked there and come to
-the host once, as a small ``[blocks, 8]`` table of scalars. Call under ``torch.no_grad()``.
+the host once, as a small ``[blocks, 9]`` table of scalars. Call under ``torch.no_grad()``.
 """
 
 from __future__ import annotations

@@ -123,6 +123,8 @@ def test_module_line():
     assert summarize(model).endswith("⚠ NaN/Inf in net.4.bias ⚠ NaN/Inf in grad of net.0.bias")
     assert summarize(torch.nn.ReLU()) == "ReLU 0 layers 0 params train"
     assert summarize(torch.nn.Linear(2, 2).half()) == "Linear 1 layer 6 params f16 cpu train"
+    lazy = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.Linear(4, 2))
+    assert summarize(lazy) == "Sequential 2 layers 10 params (+2 uninitialized lazy) cpu train"
 
 
 def test_stats_are_json():
