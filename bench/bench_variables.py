@@ -106,9 +106,7 @@ def session(program: Path, line: int, names: list, with_plugin: bool, repeat: in
             out["aminmax"].append(float(dap.evaluate(f"timed(torch.aminmax, {tensors}, 1)", stop.frame_id, "repl")["result"]))
         out["sample"] = next(v["value"] for v in variables if v["name"] == names[0])
         out["warm"] = min(timed_request(dap, locals_reference(dap, stop.frame_id))[0] for _ in range(repeat))
-        mark = len(dap.events)
-        dap.continue_(stop.thread_id)
-        stop = dap.wait_stopped(timeout=600, start=mark)
+        stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=600)
         out["second_stop"] = timed_request(dap, locals_reference(dap, stop.frame_id))[0]
         latency = []
         for _ in range(5):

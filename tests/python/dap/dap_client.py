@@ -196,8 +196,11 @@ class DAPClient:
 
     def launch(self, program: str, *, args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
                cwd: Optional[str] = None, just_my_code: bool = True,
-               breakpoints: Optional[Mapping[str, Sequence[int]]] = None, **extra: Any) -> None:
+               breakpoints: Optional[Mapping[str, Sequence[int]]] = None,
+               exception_filters: Optional[Sequence[str]] = None, **extra: Any) -> None:
         """initialize, launch, set breakpoints, configurationDone: the program is then running.
+
+        ``extra`` goes into the launch configuration as is (``module``, ``stopOnEntry``...).
 
         debugpy answers ``launch`` only after ``configurationDone``, so the launch request is
         sent first and its response awaited last.
@@ -211,6 +214,8 @@ class DAPClient:
         self.wait_event("initialized")
         for path, lines in (breakpoints or {}).items():
             self.set_breakpoints(path, lines)
+        if exception_filters is not None:
+            self.set_exception_breakpoints(exception_filters)
         self.request("configurationDone")
         self.wait_response(launch_seq)
 
@@ -225,6 +230,13 @@ class DAPClient:
         thread_id = event.get("threadId")
         frames = self.stack_trace(thread_id)
         return Stop(thread_id=thread_id, frame_id=frames[0]["id"], reason=event.get("reason", ""), frames=frames)
+
+    def stopped_after(self, action: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Stop:
+        """Run ``action`` (``lambda: dap.continue_(tid)``, a step...) and wait for the stop it
+        causes, ignoring stops that happened before it."""
+        mark = len(self.events)
+        action()
+        return self.wait_stopped(timeout=timeout, start=mark)
 
     def launch_and_stop(self, program: str, lines: Sequence[int], timeout: float = DEFAULT_TIMEOUT, **launch_args: Any) -> Stop:
         """Launch ``program`` with breakpoints at ``lines`` of it and wait for the first stop."""
@@ -258,6 +270,28 @@ class DAPClient:
 
     def continue_(self, thread_id: int) -> None:
         self.request("continue", {"threadId": thread_id})
+
+    def next_(self, thread_id: int) -> None:
+        self.request("next", {"threadId": thread_id})
+
+    def step_in(self, thread_id: int) -> None:
+        self.request("stepIn", {"threadId": thread_id})
+
+    def step_out(self, thread_id: int) -> None:
+        self.request("stepOut", {"threadId": thread_id})
+
+    def pause(self, thread_id: int) -> None:
+        self.request("pause", {"threadId": thread_id})
+
+    def threads(self) -> List[Dict[str, Any]]:
+        return self.request("threads")["threads"]
+
+    def set_exception_breakpoints(self, filters: Sequence[str] = ("uncaught",)) -> None:
+        """debugpy's filters: ``raised``, ``uncaught``, ``userUnhandled``."""
+        self.request("setExceptionBreakpoints", {"filters": list(filters)})
+
+    def exception_info(self, thread_id: int) -> Dict[str, Any]:
+        return self.request("exceptionInfo", {"threadId": thread_id})
 
     def wait_exited(self, timeout: float = DEFAULT_TIMEOUT) -> int:
         return self.wait_event("exited", timeout=timeout)["body"].get("exitCode", 0)

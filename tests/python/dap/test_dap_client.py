@@ -1,0 +1,34 @@
+"""The DAP client itself, on a program without torch: entry stop, stepping, exception stop."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from dap_client import DAPClient, DAPError
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_stepping_and_exception_stops(tmp_path):
+    program = tmp_path / "boom.py"
+    program.write_text(textwrap.dedent("""\
+        x = 1
+        y = x + 1
+        print("about to fail")
+        raise ValueError("boom")
+    """))
+    with DAPClient() as dap:
+        dap.launch(str(program), exception_filters=["uncaught"], stopOnEntry=True)
+        stop = dap.wait_stopped()
+        assert (stop.reason, stop.frames[0]["line"]) == ("entry", 1)
+        stop = dap.stopped_after(lambda: dap.next_(stop.thread_id))
+        assert (stop.reason, stop.frames[0]["line"]) == ("step", 2)
+        assert dap.evaluate("x", stop.frame_id, "watch")["result"] == "1"
+        with pytest.raises(DAPError):
+            dap.evaluate("undefined_name", stop.frame_id, "watch")
+        stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id))
+        assert stop.reason == "exception"
+        assert dap.exception_info(stop.thread_id)["exceptionId"] == "ValueError"
+        assert "about to fail" in dap.output_text()
