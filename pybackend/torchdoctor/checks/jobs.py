@@ -31,21 +31,24 @@ DEFAULT_TIMEOUT = 120.0
 STDERR_TAIL = 30
 MAX_LINE = 32 * 1024 * 1024  # the result is one JSON line; a shape trace of a big model is long
 EXIT_TOO_OLD = 3
+TOO_OLD_MESSAGE = "Torch Doctor checks need Python >= 3.9"
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../torchdoctor
 
 # Loads torchdoctor from argv[1] under its own name, then runs the worker on the rest of argv.
+# Written for any Python 3 so that an old interpreter gets a sentence, not a SyntaxError.
 _BOOTSTRAP = (
     "import sys\n"
+    "MESSAGE = TOO_OLD\n"
     "if sys.version_info < (3, 9):\n"
-    "    sys.stderr.write('Torch Doctor checks need Python >= 3.9, this is %s\\n' % sys.version.split()[0]); sys.exit(3)\n"
+    "    sys.stderr.write('%s, this is %s\\n' % (MESSAGE, sys.version.split()[0])); sys.exit(3)\n"
     "import importlib.util, os\n"
     "pkg = sys.argv[1]\n"
     "spec = importlib.util.spec_from_file_location('torchdoctor', os.path.join(pkg, '__init__.py'), submodule_search_locations=[pkg])\n"
     "mod = importlib.util.module_from_spec(spec); sys.modules['torchdoctor'] = mod; spec.loader.exec_module(mod)\n"
     "from torchdoctor.checks.worker import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
-)
+).replace("TOO_OLD", repr(TOO_OLD_MESSAGE), 1)
 
 ProgressCallback = Callable[[float, str], None]
 StderrCallback = Callable[[str], None]
@@ -111,6 +114,10 @@ async def run_check(
         _, pending = await asyncio.wait(tasks, timeout=spec.timeout)
     except asyncio.CancelledError:
         _stop(proc, tasks)
+        try:  # reap it, so no transport outlives the event loop
+            await asyncio.wait_for(proc.wait(), 5)
+        except BaseException:
+            pass
         raise
     if pending:
         _stop(proc, tasks)
@@ -223,7 +230,7 @@ def _finish(spec: JobSpec, python: str, code: Optional[int], result: Optional[di
 
 def _crash(spec: JobSpec, python: str, code: Optional[int], tail) -> dict:
     last = "\n".join(tail)
-    if code == EXIT_TOO_OLD:
+    if code == EXIT_TOO_OLD and TOO_OLD_MESSAGE in last:  # the user's code may exit 3 too
         return _err(spec, R.ERR_NO_INTERPRETER, f"{python} is too old: {last.strip()}. Set torchDoctor.python to Python 3.9 or newer with torch.", detail=last)
     how = f"exit status {code}"
     if code is not None and code < 0:
