@@ -154,7 +154,7 @@ class ActivationAnalysis:
         forward = self.ctx.method(cls, "forward")
         result = None
         if forward is not None:
-            returns = [n for n in self.ctx.walk_own(forward) if isinstance(n, ast.Return)]
+            returns = self.ctx.own_nodes(forward, ast.Return)
             kinds = [self.output_of(r.value, depth + 1) for r in returns]
             if kinds and all(k is not None for k in kinds) and len({k.kind for k in kinds}) == 1:
                 result = kinds[0]

@@ -52,69 +52,56 @@ def _start(node: ast.AST) -> Pos:
     return (node.lineno, node.col_offset)
 
 
-class Bindings(ast.NodeVisitor):
-    """Collects bindings for every scope of a module; query with ``lookup``."""
+class Bindings:
+    """Bindings of every scope of a module, fed node by node by the context's single walk
+    over the tree (``record``), then sorted (``finish``); query with ``lookup``."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self) -> None:
         self.scopes: Dict[ast.AST, _Scope] = {}
         # class node -> attribute -> bindings made through ``self.attr = ...`` in its methods
         self.class_attrs: Dict[ast.ClassDef, Dict[str, List[Binding]]] = {}
-        self._stack: List[_Scope] = []
-        self._class_stack: List[Optional[ast.ClassDef]] = []
-        self.visit(tree)
-        for scope in self.scopes.values():
-            for bindings in scope.names.values():
-                bindings.sort(key=lambda b: b.pos)
+        self._scope: Optional[_Scope] = None
 
     # -- collection -----------------------------------------------------------------
 
-    @property
-    def _scope(self) -> _Scope:
-        return self._stack[-1]
+    def record(self, node: ast.AST, owner: ast.AST, parent: Optional[ast.AST]) -> None:
+        """Note what ``node`` binds. ``owner`` is the innermost function, lambda, class or
+        module around it; ``parent`` is the owner's parent (to recognise methods)."""
+        self._scope = self._scope_for(owner)
+        handler = _HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(owner, FUNCTIONS) and isinstance(parent, ast.ClassDef):
+            args = owner.args.args
+            if args:
+                self._record_self_attr(node, args[0].arg, parent)
 
-    def _push(self, node: ast.AST) -> _Scope:
-        scope = _Scope(node)
-        self.scopes[node] = scope
-        self._stack.append(scope)
-        return scope
-
-    def visit_Module(self, node: ast.Module) -> None:
-        self._push(node)
-        self._class_stack.append(None)
-        self.generic_visit(node)
-
-    def _visit_function(self, node) -> None:
-        for deco in node.decorator_list:
-            self.visit(deco)
-        self.visit(node.args)
-        if node.returns is not None:
-            self.visit(node.returns)
-        self._scope.add(Binding(node.name, _start(node), None, "def", node))
-        owner = self._class_stack[-1]
-        scope = self._push(node)
-        self._class_stack.append(None)
+    def begin_scope(self, node: ast.AST) -> None:
+        """A function or lambda starts: bind its parameters in its own scope."""
+        scope = self._scope_for(node)
         args = node.args
         params = list(getattr(args, "posonlyargs", [])) + list(args.args) + list(args.kwonlyargs)
         params += [a for a in (args.vararg, args.kwarg) if a is not None]
         for arg in params:
             scope.add(Binding(arg.arg, _start(node), None, "param", node))
-        for stmt in node.body:
-            self._visit_in_method(stmt, node, owner)
-        self._class_stack.pop()
-        self._stack.pop()
 
-    def _visit_in_method(self, stmt: ast.stmt, func, owner: Optional[ast.ClassDef]) -> None:
-        """Visit a function body statement, noting ``self.x = ...`` when ``func`` is a method."""
-        if owner is not None and func.args.args:
-            self_name = func.args.args[0].arg
-            for node in _own_assignments(stmt):
-                self._record_self_attr(node, self_name, owner)
-        self.visit(stmt)
+    def finish(self) -> None:
+        for scope in self.scopes.values():
+            for bindings in scope.names.values():
+                bindings.sort(key=lambda b: b.pos)
+
+    def _scope_for(self, owner: ast.AST) -> _Scope:
+        scope = self.scopes.get(owner)
+        if scope is None:
+            # Class bodies bind into their own namespace, which methods do not see: they get
+            # a scope of their own that lookups never search.
+            scope = self.scopes[owner] = _Scope(owner)
+        return scope
 
     def _record_self_attr(self, node: ast.AST, self_name: str, owner: ast.ClassDef) -> None:
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        elif node.value is not None:
             targets, value = [node.target], node.value
         else:
             return
@@ -127,111 +114,42 @@ class Bindings(ast.NodeVisitor):
                 attrs = self.class_attrs.setdefault(owner, {})
                 attrs.setdefault(target.attr, []).append(Binding(target.attr, _end(node), value, "assign", node))
 
-    visit_FunctionDef = _visit_function
-    visit_AsyncFunctionDef = _visit_function
+    def _def(self, node) -> None:
+        self._scope.add(Binding(node.name, _start(node), None, "def", node))
 
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.visit(node.args)
-        scope = self._push(node)
-        args = node.args
-        for arg in list(getattr(args, "posonlyargs", [])) + list(args.args) + list(args.kwonlyargs):
-            scope.add(Binding(arg.arg, _start(node), None, "param", node))
-        self.visit(node.body)
-        self._stack.pop()
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for expr in list(node.bases) + list(node.decorator_list) + [k.value for k in node.keywords]:
-            self.visit(expr)
+    def _class(self, node: ast.ClassDef) -> None:
         self._scope.add(Binding(node.name, _start(node), None, "class", node))
-        # Class bodies bind into their own namespace, which methods do not see; recording
-        # them in a throwaway scope keeps them out of the enclosing one.
-        self._stack.append(_Scope(node))
-        self._class_stack.append(node)
-        for stmt in node.body:
-            self.visit(stmt)
-        self._class_stack.pop()
-        self._stack.pop()
 
-    def visit_Global(self, node: ast.Global) -> None:
+    def _global(self, node) -> None:
         self._scope.globals.update(node.names)
 
-    visit_Nonlocal = visit_Global
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+    def _assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._bind_target(target, node.value, node, "assign")
-            self._visit_target_parts(target)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self.visit(node.value)
             self._bind_target(node.target, node.value, node, "assign")
-        self._visit_target_parts(node.target)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
+    def _aug_assign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name):
             self._scope.add(Binding(node.target.id, _end(node), None, "aug", node))
-        self._visit_target_parts(node.target)
 
-    def visit_NamedExpr(self, node) -> None:
-        self.visit(node.value)
+    def _named(self, node) -> None:
         self._scope.add(Binding(node.target.id, _end(node), node.value, "assign", node))
 
-    def _visit_for(self, node) -> None:
-        self.visit(node.iter)
+    def _for(self, node) -> None:
         self._bind_target(node.target, None, node, "for", source=node.iter, pos=_end(node.iter))
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
 
-    visit_For = _visit_for
-    visit_AsyncFor = _visit_for
-
-    def _visit_with(self, node) -> None:
+    def _with(self, node) -> None:
         for item in node.items:
-            self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self._bind_target(item.optional_vars, None, node, "with", source=item.context_expr,
                                   pos=_end(item.context_expr))
-        for stmt in node.body:
-            self.visit(stmt)
 
-    visit_With = _visit_with
-    visit_AsyncWith = _visit_with
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.type is not None:
-            self.visit(node.type)
+    def _except(self, node: ast.ExceptHandler) -> None:
         if node.name:
             self._scope.add(Binding(node.name, _start(node), None, "other", node))
-        for stmt in node.body:
-            self.visit(stmt)
-
-    def _visit_comprehension_scope(self, node) -> None:
-        # Comprehension variables live in their own scope; we do not track them, and we
-        # must not let them shadow the enclosing function's names.
-        for gen in node.generators:
-            self.visit(gen.iter)
-            for cond in gen.ifs:
-                self.visit(cond)
-        for attr in ("elt", "key", "value"):
-            child = getattr(node, attr, None)
-            if child is not None:
-                self.visit(child)
-
-    visit_ListComp = _visit_comprehension_scope
-    visit_SetComp = _visit_comprehension_scope
-    visit_GeneratorExp = _visit_comprehension_scope
-    visit_DictComp = _visit_comprehension_scope
-
-    def _visit_target_parts(self, target: ast.AST) -> None:
-        """Visit the expressions inside a target (``a[i] = ...`` reads ``a`` and ``i``)."""
-        if isinstance(target, (ast.Attribute, ast.Subscript)):
-            self.visit(target)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._visit_target_parts(elt)
 
     def _bind_target(self, target, value, stmt, kind, source=None, pos=None) -> None:
         pos = pos or _end(stmt)
@@ -286,13 +204,21 @@ class Bindings(ast.NodeVisitor):
         return list(scope.names.get(name, [])) if scope else []
 
 
-def _own_assignments(stmt: ast.stmt):
-    """Assignment statements in ``stmt`` that belong to the same function (not nested defs)."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)):
-                stack.append(child)
+
+_HANDLERS = {
+    ast.FunctionDef: Bindings._def,
+    ast.AsyncFunctionDef: Bindings._def,
+    ast.ClassDef: Bindings._class,
+    ast.Global: Bindings._global,
+    ast.Nonlocal: Bindings._global,
+    ast.Assign: Bindings._assign,
+    ast.AnnAssign: Bindings._ann_assign,
+    ast.AugAssign: Bindings._aug_assign,
+    ast.NamedExpr: Bindings._named,
+    ast.For: Bindings._for,
+    ast.AsyncFor: Bindings._for,
+    ast.With: Bindings._with,
+    ast.AsyncWith: Bindings._with,
+    ast.ExceptHandler: Bindings._except,
+}
+BINDING_KINDS = frozenset(_HANDLERS)

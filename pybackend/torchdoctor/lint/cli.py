@@ -80,7 +80,10 @@ def _lint_file(path: Path, disabled: Sequence[str]) -> List[Finding]:
     text, problem = _read(path)
     if problem is not None:
         return [Finding(SYNTAX_ERROR_ID, ERROR, problem, Span(0, 0, 0, 0))]
-    return lint_source(text, str(path), disabled).all
+    result = lint_source(text, str(path), disabled)
+    for problem in result.internal_errors:  # a rule bug: say so, but keep the other rules' results
+        print(f"torchdoctor lint: internal error on {path}: {problem}", file=sys.stderr)
+    return result.all
 
 
 def _read(path: Path) -> Tuple[str, Optional[str]]:

@@ -8,9 +8,10 @@ linear pass even on a 5,000-line file.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional
+import bisect
+from typing import Dict, Iterator, List, Optional, Tuple
 
-from .bindings import FUNCTIONS, SCOPES, Binding, Bindings
+from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings
 from .names import ImportMap
 from .source import SourceText
 
@@ -25,6 +26,40 @@ _WRAPPERS = frozenset(
      "torch.nn.parallel.DataParallel", "torch.jit.script"}
 )
 _MAX_DEPTH = 12
+_MISSING = object()
+
+_OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_WITH_KINDS = (ast.With, ast.AsyncWith)
+_IMPORT_KINDS = (ast.Import, ast.ImportFrom)
+_SCOPE_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# Fields holding only operator / load-store singletons: nothing a rule looks at or up from.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+# Node types ``own_nodes`` can answer for.
+_OWN_INDEXED = frozenset({ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Assign, ast.AnnAssign,
+                          ast.Expr})
+# What the index does with each node kind (bit flags; absent = nothing).
+_F_OWNED, _F_LIST, _F_BINDS, _F_SCOPE, _F_OWNER = 1, 2, 4, 8, 16
+
+
+def _flags() -> Dict[type, int]:
+    flags: Dict[type, int] = {}
+
+    def add(kinds, flag):
+        for kind in kinds:
+            flags[kind] = flags.get(kind, 0) | flag
+
+    add(_OWN_INDEXED, _F_OWNED)
+    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _WITH_KINDS + _IMPORT_KINDS, _F_LIST)
+    add(BINDING_KINDS, _F_BINDS)
+    add(_SCOPE_KINDS, _F_SCOPE)
+    add(_OWNER_KINDS, _F_OWNER)
+    return flags
+
+
+_FLAGS = _flags()
 
 
 class LintContext:
@@ -34,16 +69,27 @@ class LintContext:
         self.tree = tree
         self.source = source
         self.path = path
-        self.imports = ImportMap(tree)
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []
         self.loops: List[ast.stmt] = []
         self.functions: List[ast.AST] = []
         self.classes: Dict[str, ast.ClassDef] = {}
         self.withs: List[ast.stmt] = []
-        self._index(tree)
-        self.bindings = Bindings(tree)
+        # owner (function, lambda, class or module) -> node type -> [(start, end, node)] by start
+        self._owned: Dict[ast.AST, Dict[type, list]] = {}
+        # node -> the innermost function, lambda or class strictly around it (module: the tree)
+        self._owner: Dict[ast.AST, ast.AST] = {}
+        self._chains: Dict[ast.AST, List[ast.AST]] = {}
+        import_nodes: List[ast.AST] = []
+        self.bindings = Bindings()
+        self._index(tree, import_nodes)
+        self.bindings.finish()
+        self.imports = ImportMap(import_nodes)
         self._shared: Dict[str, object] = {}
+        self._values: Dict[ast.AST, Optional[ast.AST]] = {}
+        self._constructions: Dict[ast.AST, Optional[ast.Call]] = {}
+        self._loops_around: Dict[ast.AST, List[ast.stmt]] = {}
+        self._qualnames: Dict[ast.AST, object] = {}
 
     def shared(self, key: str, factory):
         """An analysis several rules use (training structure, activations), built once."""
@@ -53,27 +99,97 @@ class LintContext:
 
     # -- indexing -------------------------------------------------------------------
 
-    def _index(self, tree: ast.AST) -> None:
-        stack = [tree]
+    def _index(self, tree: ast.AST, import_nodes: List[ast.AST]) -> None:
+        """One pass over the tree: parents, the node lists rules iterate, and per-owner
+        position-sorted lists of the node types rules look for inside a loop or function."""
+        parents = self.parents
+        owned = self._owned
+        owner_map = self._owner
+        record = self.bindings.record
+        child_fields = _CHILD_FIELDS
+        flags_of = _FLAGS
+        node_type = ast.AST
+        stack = [(tree, tree)]
         while stack:
-            node = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-                stack.append(child)
-            if isinstance(node, ast.Call):
-                self.calls.append(node)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                self.loops.append(node)
-            elif isinstance(node, FUNCTIONS):
-                self.functions.append(node)
-            elif isinstance(node, ast.ClassDef):
-                self.classes.setdefault(node.name, node)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                self.withs.append(node)
+            node, owner = stack.pop()
+            owner_map[node] = owner
+            kind = type(node)
+            flags = flags_of.get(kind, 0)
+            child_owner = owner
+            if flags:  # the few node kinds anything is done with; most nodes take the fast path
+                if flags & _F_OWNED:
+                    entry = ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), node)
+                    owned.setdefault(owner, {}).setdefault(kind, []).append(entry)
+                if flags & _F_LIST:
+                    self._list_for(kind, node, import_nodes)
+                if flags & _F_BINDS:
+                    record(node, owner, parents.get(owner))
+                if flags & _F_SCOPE:
+                    self.bindings.begin_scope(node)
+                if flags & _F_OWNER:
+                    child_owner = node
+            fields = child_fields.get(kind)
+            if fields is None:
+                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+            for field in fields:
+                value = getattr(node, field, None)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            parents[item] = node
+                            stack.append((item, child_owner))
+                elif isinstance(value, node_type):
+                    parents[value] = node
+                    stack.append((value, child_owner))
         key = lambda n: (n.lineno, n.col_offset)  # noqa: E731 - sort key
         self.calls.sort(key=key)
         self.loops.sort(key=key)
         self.functions.sort(key=key)
+        for by_kind in owned.values():
+            for entries in by_kind.values():
+                entries.sort(key=lambda e: e[0])
+
+    def _list_for(self, kind: type, node: ast.AST, import_nodes: List[ast.AST]) -> None:
+        if kind is ast.Call:
+            self.calls.append(node)
+        elif kind in _LOOPS:
+            self.loops.append(node)
+        elif kind in _FUNCTION_KINDS:
+            self.functions.append(node)
+        elif kind is ast.ClassDef:
+            self.classes.setdefault(node.name, node)
+        elif kind in _WITH_KINDS:
+            self.withs.append(node)
+        elif kind in _IMPORT_KINDS:
+            import_nodes.append(node)
+
+    def own_nodes(self, node: ast.AST, *kinds: type) -> List[ast.AST]:
+        """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,
+        lambdas or classes), in source order. ``kinds`` must be among ``_OWN_INDEXED``."""
+        owner = node if isinstance(node, _OWNER_KINDS) or node is self.tree else self.owner_of(node)
+        by_kind = self._owned.get(owner, {})
+        found: List[Tuple[Tuple[int, int], ast.AST]] = []
+        whole = owner is node
+        if not whole:
+            start = (node.lineno, node.col_offset)
+            end = (node.end_lineno, node.end_col_offset)
+        for kind in kinds:
+            entries = by_kind.get(kind, ())
+            if whole:
+                found.extend((e[0], e[2]) for e in entries)
+                continue
+            index = bisect.bisect_left(entries, (start,))
+            while index < len(entries) and entries[index][0] < end:
+                if entries[index][1] <= end:
+                    found.append((entries[index][0], entries[index][2]))
+                index += 1
+        if len(kinds) > 1:
+            found.sort(key=lambda item: item[0])
+        return [n for _, n in found]
+
+    def owner_of(self, node: ast.AST) -> ast.AST:
+        """The innermost function, lambda or class around ``node`` (the module at top level)."""
+        return self._owner.get(node, self.tree)
 
     # -- tree navigation ------------------------------------------------------------
 
@@ -88,20 +204,33 @@ class LintContext:
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The function, lambda or module whose namespace ``node`` evaluates in."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, SCOPES):
-                return anc
-        return self.tree
+        return self.scope_chain(node)[0]
 
     def scope_chain(self, node: ast.AST) -> List[ast.AST]:
-        return [anc for anc in self.ancestors(node) if isinstance(anc, SCOPES)] or [self.tree]
+        """The namespaces searched for a name used at ``node``: functions and lambdas around
+        it, innermost first, then the module (class bodies are skipped, as Python does)."""
+        owner = self._owner.get(node, self.tree)
+        chain = self._chains.get(owner)
+        if chain is None:
+            chain = []
+            current = owner
+            while current is not None and current is not self.tree:
+                if isinstance(current, SCOPES):
+                    chain.append(current)
+                current = self._owner.get(current)
+            chain.append(self.tree)
+            self._chains[owner] = chain
+        return chain
 
     def enclosing_function(self, node: ast.AST):
-        for anc in self.ancestors(node):
-            if isinstance(anc, FUNCTIONS):
-                return anc
-            if isinstance(anc, ast.Lambda):
+        """The ``def`` around ``node`` (through classes, not through lambdas), or None."""
+        current = self._owner.get(node)
+        while current is not None and current is not self.tree:
+            if isinstance(current, FUNCTIONS):
+                return current
+            if isinstance(current, ast.Lambda):
                 return None
+            current = self._owner.get(current)
         return None
 
     def enclosing_class(self, func: ast.AST) -> Optional[ast.ClassDef]:
@@ -133,24 +262,31 @@ class LintContext:
 
     def own_calls(self, node: ast.AST) -> List[ast.Call]:
         """Calls that run when ``node`` runs, in source order."""
-        calls = [n for n in self.walk_own(node) if isinstance(n, ast.Call)]
-        calls.sort(key=lambda n: (n.lineno, n.col_offset))
-        return calls
+        return self.own_nodes(node, ast.Call)  # type: ignore[return-value]
 
     def enclosing_loops(self, node: ast.AST) -> List[ast.stmt]:
-        """Loops around ``node`` within its function, innermost first."""
+        """Loops around ``node`` within its function (body, not header), innermost first."""
+        cached = self._loops_around.get(node)
+        if cached is not None:
+            return cached
         loops = []
+        child = node
         for anc in self.ancestors(node):
-            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(anc, _OWNER_KINDS):
                 break
-            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)) and _in_loop_body(anc, node, self):
+            if isinstance(anc, _LOOPS) and (child in anc.body or child in anc.orelse):
                 loops.append(anc)
+            child = anc
+        self._loops_around[node] = loops
         return loops
 
     # -- names and values -----------------------------------------------------------
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
-        return self.imports.qualname(expr)
+        cached = self._qualnames.get(expr, _MISSING)
+        if cached is _MISSING:
+            cached = self._qualnames[expr] = self.imports.qualname(expr)
+        return cached  # type: ignore[return-value]
 
     def binding(self, name: ast.Name) -> Optional[Binding]:
         return self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
@@ -184,6 +320,15 @@ class LintContext:
 
         Returns ``expr`` itself when it is not a name, and None when the trail is lost.
         """
+        if not isinstance(expr, (ast.Name, ast.Attribute)):
+            return expr
+        if depth == 0:
+            if expr not in self._values:
+                self._values[expr] = self._follow(expr, 0)
+            return self._values[expr]
+        return self._follow(expr, depth)
+
+    def _follow(self, expr: Optional[ast.AST], depth: int) -> Optional[ast.AST]:
         while depth < _MAX_DEPTH:
             if isinstance(expr, ast.Name):
                 bound = self.binding(expr)
@@ -204,6 +349,14 @@ class LintContext:
         module methods that return ``self`` (``.to(device)``) and wrappers (``torch.compile``)."""
         if depth > _MAX_DEPTH or expr is None:
             return None
+        if depth == 0:
+            if expr not in self._constructions:
+                self._constructions[expr] = None  # recursion guard
+                self._constructions[expr] = self._construction(expr, 0)
+            return self._constructions[expr]
+        return self._construction(expr, depth)
+
+    def _construction(self, expr: ast.AST, depth: int) -> Optional[ast.Call]:
         value = self.value_of(expr)
         if not isinstance(value, ast.Call):
             return None
@@ -308,16 +461,6 @@ def _names_function(call: ast.Call, func) -> bool:
     if isinstance(target, ast.Name):
         return target.id == func.name
     return isinstance(target, ast.Attribute) and target.attr == func.name
-
-
-def _in_loop_body(loop: ast.stmt, node: ast.AST, ctx: LintContext) -> bool:
-    """Whether ``node`` sits in ``loop``'s body (not in its header: ``for x in f():``)."""
-    child = node
-    for anc in ctx.ancestors(node):
-        if anc is loop:
-            return child in loop.body or child in getattr(loop, "orelse", [])
-        child = anc
-    return False
 
 
 def terminal_name(expr: Optional[ast.AST]) -> str:

@@ -86,18 +86,25 @@ def _is_true(test: ast.AST) -> bool:
 
 
 def _has_break(loop: ast.AST) -> bool:
-    """A ``break`` that exits ``loop`` itself (not a nested loop, not a nested function)."""
+    """A ``break`` that exits ``loop`` itself (not a nested loop, not a nested function).
+
+    Only statements are visited: ``break`` is one, so expressions need not be walked."""
     stack = list(loop.body)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Break):
             return True
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                             ast.Lambda)):
-            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                stack.extend(node.orelse)  # a loop's else belongs to the outer loop
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(node.orelse)  # a nested loop's else belongs to this loop
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field, ()))
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            stack.extend(case.body)
     return False
 
 
@@ -120,6 +127,6 @@ def _local_no_return(ctx: LintContext, call: ast.Call) -> bool:
     cache = ctx.shared("flow.no_return", dict)
     if func not in cache:
         cache[func] = False  # recursion guard: assume it returns while we look
-        returns = any(isinstance(n, ast.Return) for n in ctx.walk_own(func))
+        returns = bool(ctx.own_nodes(func, ast.Return))
         cache[func] = not returns and not block_completes(ctx, func.body)
     return cache[func]

@@ -12,6 +12,7 @@ meanings is rare enough that the last import wins.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Dict, Optional
 
@@ -29,6 +30,7 @@ _PRIVATE_PATHS = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical(qualname: str) -> str:
     """Map private or legacy spellings of a torch name onto the public one."""
     for pattern, public in _PRIVATE_PATHS:
@@ -40,9 +42,10 @@ def canonical(qualname: str) -> str:
 class ImportMap:
     """Local names bound by imports, mapped to what they import."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, import_nodes) -> None:
+        """``import_nodes``: every ``Import`` / ``ImportFrom`` of the module (any scope)."""
         self.aliases: Dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in import_nodes:
             if isinstance(node, ast.Import):
                 self._add_import(node)
             elif isinstance(node, ast.ImportFrom):

@@ -40,14 +40,34 @@ LOSS_DISPLAY = {
     BCE: "BCELoss",
     BCE_LOGITS: "BCEWithLogitsLoss",
 }
+# Method names that are never a loss module's attribute name in practice.
+_TENSOR_METHODS = frozenset(
+    {"view", "reshape", "to", "float", "long", "item", "sum", "mean", "size", "argmax", "max", "min", "detach", "cpu",
+     "cuda", "numpy", "append", "squeeze", "unsqueeze", "backward", "step", "zero_grad", "parameters", "eq", "format",
+     "get", "items", "keys", "values", "clone", "contiguous", "permute", "transpose", "flatten", "expand", "softmax",
+     "log_softmax", "sigmoid", "pow", "abs", "std", "var", "numel", "dim", "type", "half", "double", "int", "bool",
+     "tolist", "fill_", "zero_", "add_", "mul_", "copy_", "train", "eval", "state_dict", "load_state_dict", "split",
+     "chunk", "join", "startswith", "endswith", "update", "extend", "insert", "pop", "sort"}
+)
 # Any other torch loss, for "is this a loss tensor" questions.
 _FUNCTIONAL_LOSS = re.compile(r"^torch\.nn\.functional\.\w*(loss|entropy\w*|_div)$")
 
 
 def loss_call(ctx: LintContext, call: ast.Call) -> Optional[Tuple[str, Optional[ast.expr], Optional[ast.expr]]]:
     """``(kind, input, target)`` when ``call`` computes one of the classification losses."""
-    kind = LOSS_FUNCTIONS.get(ctx.qualname(call.func) or "")
-    if kind is None:
+    cache = ctx.shared("torchapi.loss_call", dict)
+    if call not in cache:
+        cache[call] = _loss_call(ctx, call)
+    return cache[call]
+
+
+def _loss_call(ctx: LintContext, call: ast.Call):
+    qual = ctx.qualname(call.func)
+    if qual is not None:  # an imported callable: a loss function, or not a loss at all
+        kind = LOSS_FUNCTIONS.get(qual)
+    elif isinstance(call.func, ast.Attribute) and call.func.attr in _TENSOR_METHODS:
+        kind = None  # ``x.view(...)``, ``out.sum()``: never a loss module
+    else:
         kind = LOSS_CLASSES.get(ctx.class_of(call.func) or "")
     if kind is None:
         return None

@@ -103,7 +103,7 @@ class TrainingAnalysis:
         following calls to local functions."""
         seen = seen if seen is not None else set()
         everything, keys = False, set()
-        for sub in self.ctx.walk_own(node):
+        for sub in self.ctx.own_nodes(node, ast.Call, ast.Assign, ast.AnnAssign):
             cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
             if cleared:
                 if receiver is None:

@@ -41,11 +41,14 @@ training mode, on every call.)
 )
 def check(ctx: LintContext, report: Reporter) -> None:
     for call in ctx.calls:
+        qual = ctx.qualname(call.func)
+        inline_module = isinstance(call.func, ast.Call) and ctx.callee_class(call.func) in _MODULES
+        if qual not in _FUNCTIONAL and not inline_module:
+            continue
         method = _module_method(ctx, call)
         if method is None:
             continue
         self_name = method.args.args[0].arg
-        qual = ctx.qualname(call.func)
         if qual in _FUNCTIONAL:
             if any(k.arg == "training" or k.arg is None for k in call.keywords) or len(call.args) >= 3:
                 continue  # an explicit choice, even ``training=True`` (MC dropout), is respected
@@ -55,7 +58,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"activations after `.eval()`. Pass `training={self_name}.training`.",
                 fix=_fix(ctx, call, self_name),
             )
-        elif isinstance(call.func, ast.Call) and ctx.callee_class(call.func) in _MODULES:
+        else:
             report.report(
                 call.func,
                 f"`{ctx.text(call.func)}` is created inside `{method.name}`: a new dropout module in training mode "

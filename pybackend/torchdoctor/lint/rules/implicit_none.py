@@ -42,11 +42,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
     for func in ctx.functions:
         if func.name in _SKIPPED or _is_stub(func) or _declares_none(ctx, func):
             continue
-        own = list(ctx.walk_own(func))
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+        if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
             continue  # generators end with StopIteration, not None
-        returns = sorted((n for n in own if isinstance(n, ast.Return) and not _is_none(n.value)),
-                         key=lambda n: (n.lineno, n.col_offset))
+        returns = [n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value)]
         if not returns or not any(_may_be_tensor(r.value) for r in returns):
             continue
         if not block_completes(ctx, func.body):

@@ -8,7 +8,8 @@ epoch, and the run slows down or dies with an out-of-memory error many batches l
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+import re
+from typing import Optional
 
 from .. import torchapi
 from ..context import LintContext
@@ -36,8 +37,8 @@ graph-free tensor, `loss.detach()`.
 )
 def check(ctx: LintContext, report: Reporter) -> None:
     for loop in ctx.loops:
-        for node in ctx.walk_own(loop):
-            if node is loop or not _directly_in(ctx, node, loop):
+        for node in ctx.own_nodes(loop, ast.AugAssign, ast.Assign, ast.Expr):
+            if not _directly_in(ctx, node, loop):
                 continue
             found = _accumulation(ctx, node)
             if found is None:
@@ -163,13 +164,11 @@ def _fix(ctx: LintContext, acc: ast.Name, loss: ast.AST, loop: ast.AST) -> Optio
 
 
 def _used_as_tensor(ctx: LintContext, acc: ast.Name, loop: ast.AST) -> bool:
+    """The accumulator is later used as a tensor: ``total.item()``, ``torch.stack(losses)``.
+    A text search over the enclosing function is enough to choose between two safe fixes."""
     scope = ctx.scope_of(loop)
-    uses: List[ast.AST] = [n for n in ctx.walk_own(scope) if isinstance(n, ast.Attribute)
-                           and isinstance(n.value, ast.Name) and n.value.id == acc.id]
-    if any(u.attr != "append" for u in uses):
-        return True
-    return any(
-        isinstance(n, ast.Call) and ctx.qualname(n.func) in ("torch.stack", "torch.cat", "torch.sum", "torch.mean")
-        and any(isinstance(a, ast.Name) and a.id == acc.id for a in n.args)
-        for n in ctx.walk_own(scope)
-    )
+    text = ctx.source.text if scope is ctx.tree else ctx.text(scope)
+    name = re.escape(acc.id)
+    method = re.search(rf"\b{name}\.(?!append\b)\w+", text)
+    stacked = re.search(rf"\.(stack|cat|sum|mean)\(\s*{name}\b", text)
+    return bool(method or stacked)

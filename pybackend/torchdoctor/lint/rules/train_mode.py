@@ -40,9 +40,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
         found = _eval_without_train(ctx, loop)
         if found is not None:
             qualifying.append((loop, found))
-    inner = {id(loop) for loop, _ in qualifying}
+    around_others = {id(outer) for loop, _ in qualifying for outer in ctx.enclosing_loops(loop)}
     for loop, (site, model) in qualifying:
-        if any(id(sub) in inner for sub in ctx.walk_own(loop) if sub is not loop):
+        if id(loop) in around_others:
             continue  # an inner loop has the same problem and is reported instead
         if model is not None and not mode_matters(ctx, model):
             continue

@@ -1,0 +1,218 @@
+"""How fast is ``torchdoctor lint`` compared with Python's own compiler, on the same text?
+
+Every number is a ratio to a baseline measured in the same run, on the same files:
+
+1. Throughput: lint every file of the project's lint corpus and sample workspace (or the
+   PATHs given), against ``compile(text, path, "exec")`` of the same files (what
+   ``python -m py_compile`` does, minus writing the .pyc). Parsing is part of both, so the
+   ratio says how much the rules cost on top of what the interpreter does anyway.
+2. Latency while typing: a generated 5,000-line training module (models, loops, evaluation,
+   helpers; some of them buggy, so rules do real work) linted once, against compiling it.
+   The absolute time is then compared with a typing budget. Typing itself never waits for
+   the linter (it runs in the backend process, off its event loop); what a user can notice
+   is how long the squiggles take to settle after they stop typing: the 300 ms debounce
+   plus the lint. ``TYPING_BUDGET`` keeps that total within half a second.
+
+    .venv/bin/python bench/bench_lint.py [PATH...] [--repeat 5] [--lines 5000]
+
+Numbers are the best of ``--repeat`` runs (the least disturbed by other processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable, List, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "pybackend"))
+
+from torchdoctor.lint import lint_source  # noqa: E402
+
+TYPING_BUDGET = 0.2  # seconds of lint after the 300 ms debounce: squiggles settle within 0.5 s
+DEFAULT_PATHS = [REPO / "tests" / "python" / "lint_corpus", REPO / "sample_workspace"]
+
+_BLOCKS = [
+    '''
+    class Net{i}(nn.Module):
+        def __init__(self, d_in={d}, hidden=64, classes=10):
+            super().__init__()
+            self.fc1 = nn.Linear(d_in, hidden)
+            self.bn = nn.BatchNorm1d(hidden)
+            self.drop = nn.Dropout(0.2)
+            self.fc2 = nn.Linear(hidden, classes)
+
+        def forward(self, x):
+            h = F.relu(self.bn(self.fc1(x)))
+            return self.fc2(self.drop(h))
+    ''',
+    '''
+    def train_epoch_{i}(model, loader, optimizer, criterion, device):
+        model.train()
+        running = 0.0
+        for step, (x, y) in enumerate(loader):
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad(set_to_none=True)
+            loss = criterion(model(x), y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            running += loss.item()
+        return running / max(len(loader), 1)
+    ''',
+    '''
+    @torch.no_grad()
+    def evaluate_{i}(model, loader, device):
+        model.eval()
+        correct = total = 0
+        for x, y in loader:
+            logits = model(x.to(device))
+            correct += (logits.argmax(1).cpu() == y).sum().item()
+            total += y.numel()
+        return correct / max(total, 1)
+    ''',
+    '''
+    def fit_{i}(epochs=3):
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Net{i}().to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+        criterion = nn.CrossEntropyLoss(label_smoothing=0.05)
+        data = TensorDataset(torch.randn(256, {d}), torch.randint(0, 10, (256,)))
+        train_loader = DataLoader(data, batch_size=32, shuffle=True)
+        val_loader = DataLoader(data, batch_size=128)
+        for epoch in range(epochs):
+            loss = train_epoch_{i}(model, train_loader, optimizer, criterion, device)
+            acc = evaluate_{i}(model, val_loader, device)
+            scheduler.step()
+            print(f"epoch {{epoch}} loss {{loss:.3f}} acc {{acc:.2%}}")
+        return model
+    ''',
+    '''
+    def buggy_loop_{i}(model, loader):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        crit = nn.CrossEntropyLoss()
+        total = 0.0
+        for x, y in loader:
+            loss = crit(F.softmax(model(x), dim=1), y)
+            loss.backward()
+            optimizer.step()
+            total += loss
+        return total
+    ''',
+    '''
+    def pick_embedding_{i}(meta, table, dim={d}):
+        if meta.get("id") in table:
+            return table[meta["id"]]
+        if meta.get("text"):
+            return torch.full((dim,), float(len(meta["text"])))
+        return torch.zeros(dim)
+    ''',
+]
+_HEADER = (
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    "from torch.utils.data import DataLoader, TensorDataset\n"
+)
+
+
+def generated_module(lines: int) -> str:
+    """A realistic training module of at least ``lines`` lines (unique names per block)."""
+    parts, count, i = [_HEADER], _HEADER.count("\n"), 0
+    while count < lines:
+        for block in _BLOCKS:
+            text = textwrap.dedent(block).format(i=i, d=8 + i % 24) + "\n"
+            parts.append(text)
+            count += text.count("\n")
+        i += 1
+    return "".join(parts)
+
+
+def python_files(paths: List[Path]) -> List[Tuple[str, str]]:
+    files = []
+    for path in paths:
+        candidates = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for candidate in candidates:
+            try:
+                files.append((str(candidate), candidate.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return files
+
+
+def best_of_each(repeat: int, *fns: Callable[[], object]) -> List[float]:
+    """The best time of each function over ``repeat`` rounds, the functions interleaved in
+    every round so that a busy machine slows baseline and subject alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def compile_all(files):
+    for path, text in files:
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except SyntaxError:
+            pass
+
+
+def parse_all(files):
+    for path, text in files:
+        try:
+            ast.parse(text, path)
+        except SyntaxError:
+            pass
+
+
+def lint_all(files):
+    return sum(len(lint_source(text, path).all) for path, text in files)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="files or directories (default: lint corpus + samples)")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--lines", type=int, default=5000)
+    args = parser.parse_args(argv)
+
+    files = python_files(args.paths or DEFAULT_PATHS)
+    if not files:
+        print("no Python files found", file=sys.stderr)
+        return 2
+    total_lines = sum(text.count("\n") + 1 for _, text in files)
+    lint_all(files)  # warm up: import the rules, fill caches of the interpreter
+    t_compile, t_parse, t_lint = best_of_each(
+        args.repeat, lambda: compile_all(files), lambda: parse_all(files), lambda: lint_all(files))
+    findings = lint_all(files)
+    print(f"throughput: {len(files)} files, {total_lines} lines, {findings} findings")
+    print(f"  compile(): {total_lines / t_compile:,.0f} lines/s   lint: {total_lines / t_lint:,.0f} lines/s")
+    print(f"  lint costs {t_lint / t_compile:.1f}x compile() of the same files "
+          f"({t_lint / t_parse:.1f}x ast.parse, the floor for any AST linter)")
+
+    big = generated_module(args.lines)
+    big_lines = big.count("\n") + 1
+    t_big_compile, t_big_parse, t_big_lint = best_of_each(
+        args.repeat,
+        lambda: compile(big, "<generated>", "exec", dont_inherit=True),
+        lambda: ast.parse(big),
+        lambda: lint_source(big, "<generated>"),
+    )
+    big_findings = len(lint_source(big, "<generated>").all)
+    verdict = "within" if t_big_lint <= TYPING_BUDGET else "OVER"
+    print(f"latency: generated module of {big_lines} lines, {big_findings} findings")
+    print(f"  lint takes {t_big_lint / t_big_compile:.1f}x compile() of the same file, "
+          f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms vs {t_big_compile * 1000:.0f} ms)")
+    print(f"  {verdict} the {TYPING_BUDGET * 1000:.0f} ms typing budget after the 300 ms debounce "
+          f"({t_big_lint / TYPING_BUDGET:.2f}x the budget)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
