@@ -234,6 +234,18 @@ def _actions(service: LintService, uri: str, linted: Linted, finding: Finding,
     return actions
 
 
+def _wants_quick_fixes(only) -> bool:
+    """``context.only`` absent, or asking for "quickfix" (or a parent kind such as "")."""
+    if not only:
+        return True
+    quick_fix = types.CodeActionKind.QuickFix.value
+    for kind in only:
+        value = getattr(kind, "value", kind)  # enum members print as "CodeActionKind.X"
+        if quick_fix == value or quick_fix.startswith(f"{value}.") or value == "":
+            return True
+    return False
+
+
 def hover_markdown(findings: Sequence[Finding]) -> str:
     """The explanation of each rule flagged at the cursor."""
     parts = []
@@ -284,8 +296,7 @@ def register(server: LanguageServer) -> LintService:
     )
     async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> Optional[List[types.CodeAction]]:
         """The safe fix of each finding in range, and "ignore this rule on this line"."""
-        only = params.context.only
-        if only and not any(str(kind).startswith(types.CodeActionKind.QuickFix) for kind in only):
+        if not _wants_quick_fixes(params.context.only):
             return None
         uri = params.text_document.uri
         linted = await service.findings_now(uri)

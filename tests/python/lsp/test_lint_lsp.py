@@ -153,6 +153,20 @@ async def test_ignore_action_adds_a_comment_and_clears_the_finding(client: Langu
     await published(client, lambda p: p.version == 2 and not p.diagnostics)
 
 
+async def test_code_actions_honour_the_requested_kinds(client: LanguageClient):
+    open_doc(client, ZERO_GRAD)
+    (diag,) = (await published(client, lambda p: bool(p.diagnostics))).diagnostics
+
+    async def titles(only):
+        result = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), range=diag.range,
+            context=types.CodeActionContext(diagnostics=[diag], only=only)))
+        return sorted(a.title for a in result or [])
+
+    assert len(await titles([types.CodeActionKind.QuickFix])) == 2
+    assert await titles([types.CodeActionKind.SourceOrganizeImports]) == []
+
+
 async def test_code_actions_without_diagnostics_use_the_range(client: LanguageClient):
     open_doc(client, ZERO_GRAD)
     await published(client, lambda p: bool(p.diagnostics))
