@@ -28,6 +28,7 @@ from ..checks import jobs
 from ..checks import result as R
 from ..checks.discovery import Discovery, Position, SourceSyntaxError, discover
 from . import protocol
+from .settings import settings_for
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ LENS_TITLES = [
     (R.GRADCHECK, "Gradient check"),
     (R.SHAPES, "Shape trace"),
 ]
-CONFIG_TIMEOUT = 5.0  # seconds to wait for workspace/configuration before using defaults
+CONFIG_TIMEOUT = 5.0  # seconds to wait for the first settings read / progress creation
 
 
 @dataclass
@@ -65,6 +66,7 @@ class _Discoveries:
 def register(server: LanguageServer) -> None:
     """Attach the CodeLens provider and the two custom requests."""
     cache = _Discoveries()
+    settings_for(server)  # wire the shared settings reader now, before the client initializes
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -141,7 +143,7 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
     path = to_fs_path(uri) or uri
     if check not in R.CHECKS or not class_name or not uri:
         return R.error_result(check, class_name, path, R.ERR_USAGE, f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})")
-    settings = await read_check_settings(ls, uri)
+    settings = await read_check_settings(ls)
     options = dict(p.get("options") or {})
     options.setdefault("batchSize", settings.batch_size)
     doc = ls.workspace.text_documents.get(uri)
@@ -196,29 +198,21 @@ def _workspace_folder(ls: LanguageServer, path: str) -> Optional[str]:
     return max(hits, key=len) if hits else None
 
 
-async def read_check_settings(ls: LanguageServer, uri: str) -> CheckSettings:
-    """torchDoctor.python, .checks.timeoutSeconds, .checks.batchSize for ``uri``.
-
-    A small reader of our own (workspace/configuration, one item per key); falls back
-    to the defaults when the client does not answer.
-    """
-    settings = CheckSettings()
-    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
-    if not (caps and caps.configuration):
-        return settings
-    keys = [protocol.SETTING_PYTHON, protocol.SETTING_CHECK_TIMEOUT, protocol.SETTING_CHECK_BATCH_SIZE]
-    request = types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=uri, section=k) for k in keys])
-    try:
-        python, timeout, batch = await asyncio.wait_for(ls.workspace_configuration_async(request), CONFIG_TIMEOUT)
-    except Exception as exc:  # an old client, or one busy elsewhere: defaults are fine
-        log.debug("workspace/configuration failed (%s): using default check settings", exc)
-        return settings
-    settings.python = _expand(python, ls) if isinstance(python, str) else ""
-    if isinstance(timeout, (int, float)) and timeout > 0:
-        settings.timeout = float(timeout)
-    if isinstance(batch, int) and batch > 0:
-        settings.batch_size = batch
-    return settings
+async def read_check_settings(ls: LanguageServer) -> CheckSettings:
+    """torchDoctor.python, .checks.timeoutSeconds and .checks.batchSize from the shared
+    settings reader (``settings.py``: pulled at start, refreshed on didChangeConfiguration)."""
+    shared = settings_for(ls)
+    await shared.wait_ready(CONFIG_TIMEOUT)
+    result = CheckSettings()
+    python = shared.get("python", "")
+    timeout = shared.get("checks.timeoutSeconds", protocol.DEFAULT_CHECK_TIMEOUT)
+    batch = shared.get("checks.batchSize", protocol.DEFAULT_CHECK_BATCH_SIZE)
+    result.python = _expand(python, ls) if isinstance(python, str) else ""
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        result.timeout = float(timeout)
+    if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
+        result.batch_size = batch
+    return result
 
 
 def _expand(python: str, ls: LanguageServer) -> str:

@@ -72,7 +72,7 @@ def _capabilities() -> types.ClientCapabilities:
 )
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration(
-        {"torchDoctor": {"python": sys.executable, "checks": {"timeoutSeconds": 60, "batchSize": 8}}}
+        {"torchDoctor": {"python": sys.executable, "checks": {"timeoutSeconds": 60, "batchSize": 5}}}
     )
     await lsp_client.initialize_session(
         types.InitializeParams(
@@ -154,7 +154,7 @@ async def test_run_check_answers_the_view_model_with_progress(client: LanguageCl
     assert result.verdict == "PASS", result.headline
     assert result.check == "overfit" and result.className == "TinyMLP"
     assert result.curve.series[0].name == "loss" and len(result.curve.series[0].points) > 10
-    assert any("Input: (8, 20)" in s for s in result.inferred)
+    assert any("Input: (5, 20)" in s for s in result.inferred)  # torchDoctor.checks.batchSize
     assert result.python == sys.executable
     (token, reports), = [(t, r) for t, r in client.progress_reports.items()]
     kinds = [r.kind for r in reports]
@@ -217,6 +217,7 @@ async def test_time_limit_from_options_kills_a_hanging_model(client: LanguageCli
 
 async def test_interpreter_setting_without_torch_is_named(client: LanguageClient, no_torch_python: str):
     client.set_configuration({"torchDoctor": {"python": no_torch_python}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"torchDoctor": {"python": no_torch_python}}))
     uri = _open(client, MODELS / "mlp.py")
     result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "shapes"})
     assert result.verdict == "ERROR" and result.error.kind == "no-torch"
