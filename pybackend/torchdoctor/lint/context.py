@@ -31,7 +31,6 @@ _MISSING = object()
 _OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_WITH_KINDS = (ast.With, ast.AsyncWith)
 _IMPORT_KINDS = (ast.Import, ast.ImportFrom)
 _SCOPE_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # Fields holding only operator / load-store singletons: nothing a rule looks at or up from.
@@ -52,7 +51,7 @@ def _flags() -> Dict[type, int]:
             flags[kind] = flags.get(kind, 0) | flag
 
     add(_OWN_INDEXED, _F_OWNED)
-    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _WITH_KINDS + _IMPORT_KINDS, _F_LIST)
+    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _IMPORT_KINDS, _F_LIST)
     add(BINDING_KINDS, _F_BINDS)
     add(_SCOPE_KINDS, _F_SCOPE)
     add(_OWNER_KINDS, _F_OWNER)
@@ -74,7 +73,6 @@ class LintContext:
         self.loops: List[ast.stmt] = []
         self.functions: List[ast.AST] = []
         self.classes: Dict[str, ast.ClassDef] = {}
-        self.withs: List[ast.stmt] = []
         # owner (function, lambda, class or module) -> node type -> [(start, end, node)] by start
         self._owned: Dict[ast.AST, Dict[type, list]] = {}
         # node -> the innermost function, lambda or class strictly around it (module: the tree)
@@ -158,8 +156,6 @@ class LintContext:
             self.functions.append(node)
         elif kind is ast.ClassDef:
             self.classes.setdefault(node.name, node)
-        elif kind in _WITH_KINDS:
-            self.withs.append(node)
         elif kind in _IMPORT_KINDS:
             import_nodes.append(node)
 
@@ -192,9 +188,6 @@ class LintContext:
         return self._owner.get(node, self.tree)
 
     # -- tree navigation ------------------------------------------------------------
-
-    def parent(self, node: ast.AST) -> Optional[ast.AST]:
-        return self.parents.get(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parents.get(node)
@@ -247,18 +240,6 @@ class LintContext:
                 break
             current = parent
         return current  # type: ignore[return-value]
-
-    def walk_own(self, node: ast.AST) -> Iterator[ast.AST]:
-        """``ast.walk`` that does not enter nested functions, lambdas or classes: the code that
-        runs when ``node`` runs, not code it merely defines."""
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            yield current
-            for child in ast.iter_child_nodes(current):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                    continue
-                stack.append(child)
 
     def own_calls(self, node: ast.AST) -> List[ast.Call]:
         """Calls that run when ``node`` runs, in source order."""

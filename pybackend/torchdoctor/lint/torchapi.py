@@ -281,7 +281,3 @@ def unwrap_iterable(ctx: LintContext, expr: ast.AST) -> ast.AST:
         expr = expr.args[0]
     return expr
 
-
-def is_dataloader(ctx: LintContext, expr: ast.AST) -> bool:
-    cls = ctx.class_of(expr)
-    return cls == DATALOADER

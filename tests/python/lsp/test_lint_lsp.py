@@ -8,7 +8,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List
 
 import pytest
 import pytest_lsp
