@@ -19,7 +19,7 @@ def insert_line_after(source: SourceText, stmt: ast.stmt, code: str, title: str)
     end_line = (stmt.end_lineno or stmt.lineno) - 1
     end_col = len(source.line(end_line))
     indent = source.indent_of(stmt.lineno)
-    return Fix(title, (TextEdit(Span(end_line, end_col, end_line, end_col), "\n" + indent + code),))
+    return Fix(title, (TextEdit(Span(end_line, end_col, end_line, end_col), source.newline + indent + code),))
 
 
 def add_keyword(source: SourceText, call: ast.Call, text: str, title: str) -> Optional[Fix]:

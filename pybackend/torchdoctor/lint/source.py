@@ -29,6 +29,9 @@ class SourceText:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = split_lines(text)
+        first_break = _LINE_BREAK.search(text)
+        # Inserted lines use the file's own line ending, so a fix never mixes styles.
+        self.newline = first_break.group(0) if first_break else "\n"
 
     def line(self, index: int) -> str:
         """Line ``index`` (0-based), or "" past the end."""

@@ -158,4 +158,4 @@ def _fix(ctx: LintContext, loop: ast.AST, model: Optional[ast.AST]) -> Optional[
     indent = ctx.source.indent_of(first.lineno)
     line = first.lineno - 1
     code = f"{ctx.text(model)}.train()"
-    return Fix(f"Insert `{code}` at the top of the loop", (TextEdit(Span(line, 0, line, 0), f"{indent}{code}\n"),))
+    return Fix(f"Insert `{code}` at the top of the loop", (TextEdit(Span(line, 0, line, 0), f"{indent}{code}{ctx.source.newline}"),))

@@ -123,3 +123,10 @@ def test_python39_compatible_syntax_in_the_backend():
         tree = ast.parse(path.read_text(), feature_version=(3, 9))
         if path.name != "__init__.py" or path.stat().st_size > 200:
             assert any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body), path
+
+
+def test_fixes_keep_the_files_line_endings():
+    text = BUGGY.replace("\n", "\r\n")
+    (finding,) = lint_source(text).findings
+    assert finding.fix.edits[0].new_text == "\r\n    optimizer.zero_grad()"
+    assert finding.span.start_line == 4
