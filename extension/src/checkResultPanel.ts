@@ -1,0 +1,257 @@
+/**
+ * The webview beside the editor that draws one check's result (overfit test, LR finder,
+ * gradient check, shape trace).
+ *
+ * One panel per key; the key defaults to the title, so `show(context, "Overfit test: TinyMLP")`
+ * gives one panel per (check, class): running the same check on the same class again reuses
+ * (and reveals) its panel, another check or class opens a new one beside it.
+ *
+ * The page (extension/media/checkResult.{js,css}) gets no data in its HTML: every view arrives
+ * with postMessage as a PageView built by checkResultModel.ts and is written with textContent.
+ * The page keeps the last view with setState, so hiding the panel loses nothing; it says
+ * `ready` when it loads and the panel answers with the latest view.
+ *
+ * Messages from the page: openLocation {file, line?, column?, symbols?} (only files of the
+ * current result), exportCsv (LR finder), copySnippet, rerun (→ onDidRequestRerun).
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  allowedFiles,
+  buildResultView,
+  CheckRunTarget,
+  csvFileName,
+  findSymbolLine,
+  lrFinderCsv,
+  makeNonce,
+  messageView,
+  PageMessage,
+  PageView,
+  parsePageMessage,
+  renderHtml,
+  RenderMessage,
+  runningView,
+} from './checkResultModel';
+import type { CheckResult } from './protocol';
+
+export class CheckResultPanel implements vscode.Disposable {
+  static readonly viewType = 'torchDoctor.checkResult';
+  private static readonly panels = new Map<string, CheckResultPanel>();
+
+  /**
+   * The panel for `key` (default: `title`), created beside the active editor without taking the
+   * focus, or revealed (focus kept where it is) and retitled when it exists.
+   */
+  static show(context: vscode.ExtensionContext, title: string, key: string = title): CheckResultPanel {
+    const existing = CheckResultPanel.panels.get(key);
+    if (existing) {
+      existing.panel.title = title;
+      existing.panel.reveal(undefined, true);
+      return existing;
+    }
+    const media = vscode.Uri.joinPath(context.extensionUri, 'extension', 'media');
+    const panel = vscode.window.createWebviewPanel(
+      CheckResultPanel.viewType,
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, enableFindWidget: true, localResourceRoots: [media] },
+    );
+    const created = new CheckResultPanel(panel, media, key);
+    CheckResultPanel.panels.set(key, created);
+    return created;
+  }
+
+  private readonly disposeEmitter = new vscode.EventEmitter<void>();
+  /** The user closed the panel (or dispose() was called). */
+  readonly onDidDispose: vscode.Event<void> = this.disposeEmitter.event;
+
+  private readonly rerunEmitter = new vscode.EventEmitter<CheckRunTarget>();
+  /** The user pressed "Run again": run `check` on `className` in `file` (a path) once more. */
+  readonly onDidRequestRerun: vscode.Event<CheckRunTarget> = this.rerunEmitter.event;
+
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private latest: PageView | undefined;
+  private result: CheckResult | undefined;
+  private target: CheckRunTarget | undefined;
+  private disposed = false;
+
+  private constructor(
+    private readonly panel: vscode.WebviewPanel,
+    media: vscode.Uri,
+    private readonly key: string,
+  ) {
+    const webview = panel.webview;
+    webview.html = renderHtml({
+      cspSource: webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'checkResult.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'checkResult.css')).toString(),
+    });
+    this.subscriptions.push(
+      panel.onDidDispose(() => this.cleanUp()),
+      webview.onDidReceiveMessage((raw: unknown) => {
+        const msg = parsePageMessage(raw);
+        if (msg) {
+          void this.handle(msg).catch((err: unknown) =>
+            vscode.window.showErrorMessage(`Torch Doctor: ${err instanceof Error ? err.message : String(err)}`),
+          );
+        }
+      }),
+    );
+  }
+
+  /** The underlying webview panel (tests, and callers that need its view column). */
+  get webviewPanel(): vscode.WebviewPanel {
+    return this.panel;
+  }
+
+  /** The view the page shows now. */
+  get view(): PageView | undefined {
+    return this.latest;
+  }
+
+  /** A check was started: show its header and a "running…" state. */
+  showRunning(args: { className: string; check: string; file: string }): void {
+    this.target = { className: args.className, check: args.check, file: args.file };
+    this.result = undefined;
+    this.render(runningView(this.target));
+  }
+
+  /** Draw a CheckResult: verdict, headline, chart, table, snippet, error, what was assumed. */
+  showResult(result: CheckResult): void {
+    this.result = result;
+    this.target = { className: result.className, check: result.check, file: result.file };
+    this.render(buildResultView(result));
+  }
+
+  /** The run produced no CheckResult (the request failed, the backend is down): say so. */
+  showError(message: string): void {
+    this.result = undefined;
+    this.render(messageView(message, this.target ?? null));
+  }
+
+  dispose(): void {
+    this.panel.dispose(); // fires onDidDispose → cleanUp
+  }
+
+  private render(view: PageView): void {
+    this.latest = view;
+    this.post();
+  }
+
+  private post(): void {
+    if (!this.disposed && this.latest) {
+      const message: RenderMessage = { type: 'render', view: this.latest };
+      void this.panel.webview.postMessage(message);
+    }
+  }
+
+  private async handle(msg: PageMessage): Promise<void> {
+    switch (msg.type) {
+      case 'ready':
+        this.post(); // a (re)loaded page: give it the latest view
+        return;
+      case 'openLocation':
+        return this.openLocation(msg.file, msg.line, msg.column, msg.symbols);
+      case 'exportCsv':
+        return this.exportCsv();
+      case 'copySnippet':
+        return this.copySnippet();
+      case 'rerun':
+        if (this.target) {
+          this.rerunEmitter.fire(this.target);
+        }
+        return;
+    }
+  }
+
+  /** Open a file of this result at a line, or at the first of `symbols` found in its text. */
+  private async openLocation(
+    file: string,
+    line: number | null,
+    column: number | null,
+    symbols: { className: string; member?: string }[],
+  ): Promise<void> {
+    const allowed = this.result ? allowedFiles(this.result) : new Set(this.target ? [this.target.file] : []);
+    if (!allowed.has(file)) {
+      return; // the page only offers the result's own files; anything else is ignored
+    }
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    let line0 = line !== null ? line - 1 : null;
+    if (line0 === null) {
+      const text = doc.getText();
+      for (const symbol of symbols) {
+        line0 = findSymbolLine(text, symbol);
+        if (line0 !== null) {
+          break;
+        }
+      }
+    }
+    const lineIndex = Math.min(Math.max(line0 ?? 0, 0), Math.max(doc.lineCount - 1, 0));
+    const textLine = doc.lineAt(lineIndex);
+    const character =
+      column !== null ? Math.min(column - 1, textLine.text.length) : textLine.firstNonWhitespaceCharacterIndex;
+    const pos = new vscode.Position(lineIndex, character);
+    const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+    const viewColumn =
+      shown?.viewColumn ?? (this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One);
+    await vscode.window.showTextDocument(doc, {
+      viewColumn,
+      selection: new vscode.Range(pos, pos),
+      preserveFocus: false,
+    });
+  }
+
+  /** Save the LR finder's sweep as CSV (lr,loss,smoothed_loss) where the user chooses. */
+  private async exportCsv(): Promise<void> {
+    const result = this.result;
+    const csv = result ? lrFinderCsv(result) : null;
+    if (!result || !csv) {
+      void vscode.window.showWarningMessage('Torch Doctor: there is no LR finder sweep to export.');
+      return;
+    }
+    const defaultUri = vscode.Uri.file(path.join(path.dirname(result.file), csvFileName(result.className)));
+    const uri = await vscode.window.showSaveDialog({
+      defaultUri,
+      filters: { CSV: ['csv'] },
+      saveLabel: 'Export',
+      title: `Export the LR finder sweep of ${result.className}`,
+    });
+    if (!uri) {
+      return;
+    }
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(csv));
+    const points = csv.trimEnd().split('\n').length - 1;
+    void vscode.window.showInformationMessage(
+      `Torch Doctor: saved the LR finder sweep (${points} points) to ${uri.scheme === 'file' ? uri.fsPath : uri.toString()}.`,
+    );
+  }
+
+  private async copySnippet(): Promise<void> {
+    const snippet = this.result?.snippet;
+    if (!snippet) {
+      return;
+    }
+    await vscode.env.clipboard.writeText(snippet);
+    const fill = snippet.includes('...') ? ' and fill in the "..."' : '';
+    void vscode.window.showInformationMessage(
+      `Torch Doctor: snippet copied; paste it into ${path.basename(this.result!.file)}${fill}.`,
+    );
+  }
+
+  private cleanUp(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.disposed = true;
+    if (CheckResultPanel.panels.get(this.key) === this) {
+      CheckResultPanel.panels.delete(this.key);
+    }
+    this.disposeEmitter.fire();
+    for (const d of this.subscriptions) {
+      d.dispose();
+    }
+    this.disposeEmitter.dispose();
+    this.rerunEmitter.dispose();
+  }
+}
