@@ -12,7 +12,7 @@
  * `ready` when it loads and the panel answers with the latest view.
  *
  * Messages from the page: openLocation {file, line?, column?, symbols?} (only files of the
- * current result), exportCsv (LR finder), copySnippet, rerun (→ onDidRequestRerun).
+ * current result), exportCsv (LR finder), copySnippet, rerun (→ CheckResultPanel.onDidRequestRerun).
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -37,6 +37,12 @@ import type { CheckResult } from './protocol';
 export class CheckResultPanel implements vscode.Disposable {
   static readonly viewType = 'torchDoctor.checkResult';
   private static readonly panels = new Map<string, CheckResultPanel>();
+  private static readonly rerunEmitter = new vscode.EventEmitter<CheckRunTarget>();
+  /**
+   * The user pressed "Run again" in any result panel: run `check` on `className` in `file`
+   * (a file system path) once more. Static, so it is subscribed once (panels are reused per key).
+   */
+  static readonly onDidRequestRerun: vscode.Event<CheckRunTarget> = CheckResultPanel.rerunEmitter.event;
 
   /**
    * The panel for `key` (default: `title`), created beside the active editor without taking the
@@ -64,10 +70,6 @@ export class CheckResultPanel implements vscode.Disposable {
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   /** The user closed the panel (or dispose() was called). */
   readonly onDidDispose: vscode.Event<void> = this.disposeEmitter.event;
-
-  private readonly rerunEmitter = new vscode.EventEmitter<CheckRunTarget>();
-  /** The user pressed "Run again": run `check` on `className` in `file` (a path) once more. */
-  readonly onDidRequestRerun: vscode.Event<CheckRunTarget> = this.rerunEmitter.event;
 
   private readonly subscriptions: vscode.Disposable[] = [];
   private latest: PageView | undefined;
@@ -159,7 +161,7 @@ export class CheckResultPanel implements vscode.Disposable {
         return this.copySnippet();
       case 'rerun':
         if (this.target) {
-          this.rerunEmitter.fire(this.target);
+          CheckResultPanel.rerunEmitter.fire({ ...this.target });
         }
         return;
     }
@@ -252,6 +254,5 @@ export class CheckResultPanel implements vscode.Disposable {
       d.dispose();
     }
     this.disposeEmitter.dispose();
-    this.rerunEmitter.dispose();
   }
 }
