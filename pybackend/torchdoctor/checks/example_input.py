@@ -70,7 +70,7 @@ class Example:
 
     def output(self, model=None, inputs: tuple | None = None):
         """Run the forward and return the output tensor (the first tensor of a tuple/dict)."""
-        out = (model or self.model)(*(self.inputs if inputs is None else inputs))
+        out = (self.model if model is None else model)(*(self.inputs if inputs is None else inputs))
         return pick_output(out)
 
     def loss(self, output, targets=None):
@@ -406,6 +406,18 @@ def _no_layer_error(cls, model) -> ExampleError:
         f"the first layer here is {first}). Add a {EXAMPLE_FUNCTION}() function that builds one batch.",
         snippet=example_snippet(cls.__name__, [], _forward_params(cls)),
     )
+
+
+def has_trainable_parameters(model) -> bool:
+    return any(p.requires_grad for p in model.parameters())
+
+
+def nothing_to_train(model, result: dict, what: str) -> dict:
+    """The WARN result of a check that needs parameters, on a model that has none."""
+    result["verdict"] = R.WARN
+    result["headline"] = f"{type(model).__name__} has no trainable parameters: {what}."
+    result["sentences"] = unregistered_layers(model) + ["Run the Overfit test: it says why the optimizer has nothing to train."]
+    return result
 
 
 def unregistered_layers(model) -> list[str]:

@@ -220,6 +220,10 @@ COLUMNS = ["parameter", "shape", "checked", "kinks skipped", "max rel diff", "st
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
+    from .example_input import has_trainable_parameters, nothing_to_train
+
+    if not has_trainable_parameters(ex.model):
+        return nothing_to_train(ex.model, result, "no gradient to check")
     checks = check(ex, options, report)
     result["table"] = {
         "columns": COLUMNS,
@@ -245,7 +249,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     }
     if worst is None:
         result["verdict"] = R.WARN
-        result["headline"] = "Nothing could be checked: " + ("the model has no trainable parameters." if not checks else "every sampled element sits on a kink (ReLU / max) of the loss.")
+        result["headline"] = "Nothing could be checked: every sampled element sits on a kink (ReLU / max) of the loss."
         return result
     if worst.status != "OK":
         result["table"]["errorRow"] = checks.index(worst)

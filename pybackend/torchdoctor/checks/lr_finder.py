@@ -153,6 +153,10 @@ def make_optimizer(name: str, params):
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
+    from .example_input import has_trainable_parameters, nothing_to_train
+
+    if not has_trainable_parameters(ex.model):
+        return nothing_to_train(ex.model, result, "no optimizer to sweep the learning rate of")
     opt_name = str(options.get("optimizer", "adam"))
     optimizer = make_optimizer(opt_name, [p for p in ex.model.parameters() if p.requires_grad])
     sweep = lr_find(

@@ -106,3 +106,9 @@ def test_dropout_does_not_make_a_healthy_model_fail(tmp_path: Path):
         """,
     )
     assert run(example(path, "Drop"))["verdict"] == "PASS"
+
+
+def test_a_model_without_parameters_has_nothing_to_check():
+    r = run(example(MODELS / "unregistered_layers.py", "ListMLP"))
+    assert r["verdict"] == "WARN"
+    assert r["headline"] == "ListMLP has no trainable parameters: no gradient to check."

@@ -127,3 +127,10 @@ def test_run_on_a_sample_model_returns_the_curve_marks_and_csv(tmp_path: Path):
     assert len(rows) - 1 == r["details"]["points"]
     assert float(rows[1][1]) == pytest.approx(1e-7)
     assert all(torch.equal(v, before[k]) for k, v in ex.model.state_dict().items())
+
+
+def test_a_model_without_parameters_is_a_warning_that_names_the_list():
+    r = L.run(example(MODELS / "unregistered_layers.py", "ListMLP"), {}, quiet, new_result("lr-find"))
+    assert r["verdict"] == "WARN"
+    assert r["headline"] == "ListMLP has no trainable parameters: no optimizer to sweep the learning rate of."
+    assert r["sentences"][0].startswith("`layers` is a plain list of layers")
