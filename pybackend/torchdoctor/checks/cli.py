@@ -50,7 +50,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 2
     if show is not None:
         sys.stderr.write("\r\033[K")
-    print(json.dumps(result, indent=2) if args.json else text_report.render(result))
+    try:
+        print(json.dumps(result, indent=2) if args.json else text_report.render(result))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `torchdoctor check ... | head`: the reader left, the status still counts
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return R.exit_status(result)
 
 

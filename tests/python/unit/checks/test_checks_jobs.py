@@ -191,3 +191,13 @@ def _gone(pid: int, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+OLD_PYTHON = "/root/.pyenv/versions/3.8.18/bin/python"
+
+
+@pytest.mark.skipif(not os.path.exists(OLD_PYTHON), reason="no Python 3.8 on this machine")
+def test_too_old_an_interpreter_is_said_so():
+    r = run(spec("shapes", MODELS / "mlp.py", "TinyMLP", python=OLD_PYTHON))
+    assert r["error"]["kind"] == "no-interpreter"
+    assert r["headline"].startswith(f"{OLD_PYTHON} is too old: Torch Doctor checks need Python >= 3.9, this is 3.8")
