@@ -7,10 +7,23 @@ are cleared before they are ever used: the model trains a step behind, or not at
 
 from __future__ import annotations
 
+import ast
+
 from ..context import LintContext
 from ..model import WARNING
 from ..registry import Reporter, rule
 from ..training import analysis
+
+
+def _conditional(ctx: LintContext, call: ast.AST, unit: ast.AST) -> bool:
+    """A step under an ``if`` (``if i % k == 0: optimizer.step()`` at the top of the loop) is
+    gradient accumulation applying the previous iterations' gradients: deliberate."""
+    for anc in ctx.ancestors(call):
+        if anc is unit:
+            return False
+        if isinstance(anc, (ast.If, ast.Try, ast.IfExp)):
+            return True
+    return False
 
 
 @rule(
@@ -40,7 +53,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
             at = (step.call.lineno, step.call.col_offset)
             before = [p for p in backward_positions if p < at]
             after = [c for c in training.backwards(unit.node) if (c.lineno, c.col_offset) > at]
-            if before or not after:
+            if before or not after or _conditional(ctx, step.call, unit.node):
                 continue
             report.report(
                 step.call,

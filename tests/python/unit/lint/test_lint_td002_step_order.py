@@ -42,3 +42,15 @@ def train_step(batch):
     loss.backward()
 """
     assert hits(text, "TD002") == [("TD002", 4)]
+
+
+def test_conditional_step_at_the_top_of_an_accumulation_loop_is_fine():
+    text = """
+for i, batch in enumerate(loader):
+    if i > 0 and i % 4 == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+    loss = compute(batch) / 4
+    loss.backward()
+"""
+    assert hits(text) == []
