@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { Backend } from './backend';
+import { registerChecks } from './checks';
 import { affectsBackend } from './config';
 import { registerDebugging } from './debugging';
 import { onPythonExtensionInterpreterChange } from './interpreter';
@@ -31,6 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   registerDebugging(context, log);
+  registerChecks(context, b, log);
 
   // Settings edits come in bursts (typing a path): restart once they settle.
   const restartSoon = debounce(() => void b.restart(), RESTART_DEBOUNCE_MS);

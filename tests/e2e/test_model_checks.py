@@ -49,7 +49,8 @@ def test_shape_trace_from_context_menu_marks_the_failing_layer(page: Page) -> No
     page.keyboard.press("Shift+F10")  # the editor context menu, at the cursor
     item = page.locator(".context-view .action-item", has_text="Run Shape Trace")
     expect(item).to_be_visible(timeout=10_000)
-    item.click()
+    item.hover()  # VS Code's menus act on the highlighted item
+    page.keyboard.press("Enter")
     view = _result_view(page)
     expect(view.locator("body")).to_contain_text("fc1", timeout=CHECK_TIMEOUT_MS)
     expect(view.locator("body")).to_contain_text("expects 400 input features")

@@ -26,9 +26,10 @@ def open_file(page: Page, relative_path: str) -> None:
     box = page.locator(".quick-input-widget input")
     box.wait_for()
     box.fill(relative_path)
-    page.locator(".quick-input-list .monaco-list-row").first.wait_for()
-    page.keyboard.press("Enter")
     name = relative_path.rsplit("/", 1)[-1]
+    # Wait for the filtered result: the first rows shown may still be "recently opened".
+    page.locator(".quick-input-list .monaco-list-row", has_text=name).first.wait_for()
+    page.keyboard.press("Enter")
     page.locator(".tab", has_text=name).first.wait_for()
 
 
