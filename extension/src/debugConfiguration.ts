@@ -6,6 +6,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveInterpreter } from './interpreter';
+import { anomalyEnv } from './anomalyConfig';
 import { injectRuntime, isInjected } from './runtimeInjection';
 
 export const DEBUG_TYPE = 'torchdoctor';
@@ -40,9 +41,17 @@ export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurati
   async resolveDebugConfigurationWithSubstitutedVariables(
     folder: vscode.WorkspaceFolder | undefined,
     config: vscode.DebugConfiguration,
-  ): Promise<vscode.DebugConfiguration> {
+  ): Promise<vscode.DebugConfiguration | undefined> {
     if (this.ownType && !config.python && config.request === 'launch') {
       config.python = (await resolveInterpreter(folder?.uri)).command;
+    }
+    try {
+      config.env = { ...(config.env ?? {}), ...anomalyEnv(config.anomaly) };
+    } catch (err) {
+      void vscode.window.showErrorMessage(
+        `Torch Doctor: the launch configuration "${config.name}" has a bad "anomaly" attribute: ${(err as Error).message}.`,
+      );
+      return undefined; // do not start a session that would silently watch nothing
     }
     if (!isInjected(config.env, this.runtimeDir, path.delimiter)) {
       config.env = injectRuntime(config.env, this.runtimeDir, process.env.PYTHONPATH, path.delimiter);

@@ -1,6 +1,7 @@
 /** Registers the `torchdoctor` debug type and the runtime injection into `debugpy` sessions. */
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { AnomalyTrackerFactory } from './anomalyTracker';
 import { TorchDoctorAdapterFactory } from './debugAdapter';
 import { DEBUG_TYPE, MS_PYTHON_DEBUG_TYPE, TorchDoctorConfigurationProvider } from './debugConfiguration';
 
@@ -18,5 +19,7 @@ export function registerDebugging(context: vscode.ExtensionContext, log: vscode.
       MS_PYTHON_DEBUG_TYPE,
       new TorchDoctorConfigurationProvider(runtimeDir, log, false),
     ),
+    vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, new AnomalyTrackerFactory(log)),
+    vscode.debug.registerDebugAdapterTrackerFactory(MS_PYTHON_DEBUG_TYPE, new AnomalyTrackerFactory(log)),
   );
 }

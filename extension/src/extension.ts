@@ -3,6 +3,7 @@
  * The brain is the Python backend; this side draws what it says.
  */
 import * as vscode from 'vscode';
+import { registerAnomalyBreakpoints } from './anomalyBreakpoints';
 import { Backend } from './backend';
 import { registerChecks } from './checks';
 import { affectsBackend } from './config';
@@ -33,6 +34,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   registerDebugging(context, log);
   registerChecks(context, b, log);
+  registerAnomalyBreakpoints(context);
 
   // Settings edits come in bursts (typing a path): restart once they settle.
   const restartSoon = debounce(() => void b.restart(), RESTART_DEBOUNCE_MS);
