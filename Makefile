@@ -38,7 +38,7 @@ $(STAMPS):
 $(STAMPS)/venv: pybackend/pyproject.toml | $(STAMPS)
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q torch==2.13.0 numpy -e 'pybackend[test]'
+	$(VPY) -m pip install -q torch==2.13.0 numpy -e 'pybackend[test,bench]'
 	touch $@
 
 # --- Node 24, from the npm registry, when the system Node is older ---
