@@ -1,12 +1,21 @@
 """Exact value statistics of a dense torch tensor, at memory speed, changing nothing.
 
-Fast path: each bounded block is read for ``aminmax``, ``sum`` and a centred sum of squares
-(the block is still in cache for the second read). NaN and Inf propagate through ``aminmax``, so
-finite extremes prove the tensor is clean and nothing is counted. Only when they are not does a
-careful pass count NaN/+Inf/-Inf and take the statistics of the finite values.
+Fast path: each bounded block is read for ``aminmax``, then once more (still in cache) for the
+sum and the sum of squares of ``x - c``, where ``c`` is one shift for the whole tensor, the mean
+of a few hundred evenly spaced elements. Four passes over a block, but only the first comes from
+memory, and each op is one parallel region: on a busy machine the regions, not the bytes, cost.
+NaN and Inf propagate through ``aminmax``, so finite extremes prove a block is clean and nothing
+is counted. Only when they are not is that block read again carefully, counting NaN/+Inf/-Inf and
+taking the statistics of its finite values.
+
+Precision: the squares are summed about ``c``, so their rounding is relative to
+``m2 + n (mean - c)²``. When the sample was unrepresentative (``c`` more than 4σ from the mean,
+which the sums themselves reveal), the blocks are read once more about the true mean. The sums of
+``x - c`` also repair the rounding of ``c`` (the "corrected two-pass" algorithm), so precision holds
+even when the mean dwarfs the spread (``1000 + noise`` in f32).
 
 All reductions run on the tensor's own device; per-block partials are stacked there and come to
-the host once, as a small ``[blocks, 9]`` table of scalars. Call under ``torch.no_grad()``.
+the host once, as a small table of scalars. Call under ``torch.no_grad()``.
 """
 
 from __future__ import annotations
@@ -52,7 +61,8 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
         return _bool_stats(base, multiplicity, implicit_zeros)
     convert, work_dtype = _converter(t)
     limit = BLOCK_CPU if t.device.type == "cpu" else BLOCK_DEVICE
-    rows = _rows(base, convert, work_dtype, limit)
+    # A sparse tensor may store no values at all: then only its implicit zeros count.
+    rows = _rows(base, convert, work_dtype, limit) if base.numel() else []
     rows = [repeat(row, multiplicity) for row in rows]
     if implicit_zeros:
         rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0))
@@ -93,11 +103,20 @@ def _converter(t: Any) -> Tuple[Callable[[Any], Any], Any]:
 
 
 def _converts(t: Any, dtype: Any) -> bool:
+    if t.numel() == 0:
+        return True  # nothing to convert (a sparse tensor that stores no values)
     try:
         t[(0,) * t.dim()].to(dtype).sum()  # one element: probes the kernels, copies nothing big
         return True
     except Exception:
         return False
+
+
+# Elements sampled (evenly spaced, deterministic) to pick the shift ``c``.
+SHIFT_SAMPLE = 256
+# Redo the pass about the true mean when the squares about ``c`` exceed m2 this many times
+# (``c`` more than ~4σ away from the mean: up to 1.2 digits of the sum of squares lost).
+ILL_CONDITIONED = 16.0
 
 
 def _rows(base: Any, convert, work_dtype, limit: int) -> List[Tuple[float, ...]]:
@@ -108,43 +127,100 @@ def _rows(base: Any, convert, work_dtype, limit: int) -> List[Tuple[float, ...]]
     """
     torch = _torch()
     scratch = torch.empty(min(limit, base.numel()), dtype=work_dtype, device=base.device)
-    rows = _to_host(torch, [_fast_block(torch, convert(b), scratch) for b in iter_blocks(base, limit)])
+    shift = _shift(torch, base, convert, work_dtype)
+    rows, fast = _fast_rows(torch, base, convert, scratch, shift, limit)
+    better = _better_shift(fast)
+    if better is not None:
+        retry = torch.tensor(better, dtype=work_dtype, device=base.device)
+        if float(retry.item()) != fast[0][1]:  # rounded to the dtype, it may be ``c`` again
+            rows, _ = _fast_rows(torch, base, convert, scratch, retry, limit)
     dirty = [i for i, row in enumerate(rows) if not (math.isfinite(row[3]) and math.isfinite(row[4]))]
     if dirty:
         wanted = set(dirty)
         careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in wanted]
-        for i, row in zip(dirty, _to_host(torch, careful)):
+        for i, row in zip(dirty, _to_host(torch.stack(careful).tolist())):
             rows[i] = row
     return rows
 
 
-def _to_host(torch, parts: List[Any]) -> List[Tuple[float, ...]]:
-    """One device->host transfer for the whole table, then the float64 arithmetic on the host.
+def _shift(torch, base: Any, convert, work_dtype) -> Any:
+    """A 0-d ``c`` near the mean: the average of an evenly spaced sample, non-finite values as 0.
 
-    Each device row is ``(n, mean, drift, squares, min, max, nan, +inf, -inf)`` where ``drift``
-    and ``squares`` are the sum and the sum of squares of ``x - mean``, with ``mean`` rounded
-    to the block's dtype. The drift repairs that rounding (the "corrected two-pass" algorithm),
+    A handful of tiny ops on the device, no host round trip. Each value is divided by the sample
+    size before summing, so ``c`` is finite whatever the data; any finite ``c`` gives exact results
+    (a poor one only costs the second pass of ``_rows``).
+    """
+    count = base.numel()
+    k = max(min(SHIFT_SAMPLE, count), 1)
+    step = max((count - 1) // (k - 1), 1) if k > 1 else 1
+    try:
+        index = torch.arange(0, k * step, step, dtype=torch.long, device=base.device)
+        sample = convert(torch.take(base, index)).to(work_dtype)
+    except Exception:  # e.g. no ``take`` for this tensor type
+        return torch.zeros((), dtype=work_dtype, device=base.device)
+    return torch.nan_to_num(sample, nan=0.0, posinf=0.0, neginf=0.0).div_(k).sum()
+
+
+def _fast_rows(torch, base: Any, convert, scratch, shift, limit: int):
+    """``(rows, fast)``: host rows of every block, and ``(n, c, drift, squares)`` of the clean ones.
+
+    One device->host transfer: the ``[blocks, 4]`` table and ``c`` travel together.
+    """
+    parts, counts = [], []
+    for b in iter_blocks(base, limit):
+        block = convert(b)
+        counts.append(block.numel())
+        parts.append(_fast_block(torch, block, scratch, shift))
+    flat = torch.cat([torch.stack(parts).reshape(-1), shift.reshape(1)]).tolist()
+    c = flat.pop()
+    rows, fast = [], []
+    for i, n in enumerate(counts):
+        drift, squares, low, high = flat[4 * i:4 * i + 4]
+        rows.append(_host_row(n, c, drift, squares, low, high, 0.0, 0.0, 0.0))
+        if math.isfinite(low) and math.isfinite(high):
+            fast.append((n, c, drift, squares))
+    return rows, fast
+
+
+def _better_shift(fast: List[Tuple[float, ...]]) -> Optional[float]:
+    """The mean of the clean blocks, when the sums about ``c`` lost too much to cancellation."""
+    n = sum(row[0] for row in fast)
+    if not n:
+        return None
+    c = fast[0][1]
+    drift = sum(row[2] for row in fast)
+    squares = sum(row[3] for row in fast)
+    m2 = squares - drift * drift / n
+    if not (math.isfinite(squares) and squares > 0) or m2 * ILL_CONDITIONED >= squares:
+        return None
+    mean = c + drift / n
+    return mean if math.isfinite(mean) and mean != c else None
+
+
+def _to_host(table: List[List[float]]) -> List[Tuple[float, ...]]:
+    return [_host_row(*row) for row in table]
+
+
+def _host_row(n, centre, drift, squares, low, high, nan, posinf, neginf) -> Tuple[float, ...]:
+    """The float64 arithmetic on the host for a row ``(n, c, drift, squares, min, max, ...)``.
+
+    ``drift`` and ``squares`` are the sum and the sum of squares of ``x - c``, with ``c`` in the
+    block's dtype. The drift repairs the rounding of ``c`` (the "corrected two-pass" algorithm),
     so precision holds even when the mean dwarfs the spread (``1000 + noise`` in f32).
     """
-    rows = []
-    for n, mean, drift, squares, low, high, nan, posinf, neginf in torch.stack(parts).tolist():
-        total = mean * n + drift
-        m2 = squares - drift * drift / n if n else 0.0
-        rows.append((n, total, m2, low, high, nan, posinf, neginf))
-    return rows
+    total = centre * n + drift
+    m2 = squares - drift * drift / n if n else 0.0
+    return (n, total, m2, low, high, nan, posinf, neginf)
 
 
-def _fast_block(torch, block, scratch):
-    count = block.numel()
+def _fast_block(torch, block, scratch, shift):
+    """``[drift, squares, min, max]`` about ``shift``: four ops, one read from memory."""
     low, high = torch.aminmax(block)
-    mean = block.sum() / count
-    centred = scratch[:count].view(block.shape)
-    torch.sub(block, mean, out=centred)
+    centred = scratch[:block.numel()].view(block.shape)
+    torch.sub(block, shift, out=centred)
     drift = centred.sum()
     squares = centred.mul_(centred).sum()
-    zero = torch.zeros((), dtype=mean.dtype, device=mean.device)
-    n = torch.full((), count, dtype=mean.dtype, device=mean.device)
-    return torch.stack([n, mean, drift, squares, low, high, zero, zero, zero])
+    return torch.stack([drift, squares, low, high])
 
 
 def _careful_block(torch, block):
@@ -170,7 +246,7 @@ def _exact_int_extremes(base: Any, out: Dict[str, object], implicit_zeros: int) 
     name = dtype_name(base)
     if base.dtype.is_floating_point or base.dtype.is_complex or base.is_quantized:
         return
-    if name in _NATIVE_INT_MINMAX:
+    if name in _NATIVE_INT_MINMAX and base.numel():
         low, high = (v.item() for v in _torch().aminmax(base))
     elif out["min"] is not None:
         low, high = int(out["min"]), int(out["max"])
