@@ -13,6 +13,7 @@ import json
 import sys
 
 from . import __version__
+from .anomaly_cli import add_run
 from .checks.cli import add_check
 from .lint.cli import add_lint
 
@@ -34,7 +35,7 @@ def add_doctor(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_doctor)
 
 
-SUBCOMMANDS = [add_doctor, add_check, add_lint]
+SUBCOMMANDS = [add_doctor, add_check, add_lint, add_run]
 
 
 def _build_parser() -> argparse.ArgumentParser:

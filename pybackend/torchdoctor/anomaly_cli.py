@@ -1,0 +1,132 @@
+"""``torchdoctor run [--anomaly break|log] [--threshold X] [--skip-steps N] script.py [args...]``.
+
+Runs a training script in this interpreter (``runpy``, as ``python script.py`` would: same
+``sys.argv``, script directory first on ``sys.path``) with the anomaly watch the debugger uses.
+
+- ``--anomaly break`` (default): the first anomaly stops the script; its report (sentence,
+  module, step, input/output summaries, user stack) goes to stderr; exit status 1.
+- ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
+  exit status 1 if there was any.
+- No anomaly: the script's own exit status.
+
+Nothing here imports torch: the watch installs itself when the script does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import sys
+import traceback
+from typing import Any, Dict, List
+
+from .runtime.anomaly_config import BREAK, LOG, from_mapping, parse
+
+
+class AnomalyStop(BaseException):
+    """Stops the script at a "break" anomaly. A BaseException so that the script's own
+    ``except Exception`` handlers let it through (its ``finally`` blocks still run)."""
+
+    def __init__(self, report: Dict[str, Any]) -> None:
+        super().__init__(report.get("sentence", "anomaly"))
+        self.report = report
+
+
+def add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a training script with the anomaly watch (NaN/Inf, explosions, dead layers, loss health)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--anomaly", choices=(BREAK, LOG), default=BREAK,
+                   help="break: stop at the first anomaly (exit 1); log: report every one and go on")
+    p.add_argument("--threshold", type=float, default=None, metavar="X",
+                   help="|value| above X in an output or gradient is an explosion (default 1e4)")
+    p.add_argument("--skip-steps", type=int, default=None, metavar="N", help="report nothing before step N (warm-up)")
+    p.add_argument("--config", default=None, metavar="JSON",
+                   help="full watch settings, as in TORCHDOCTOR_ANOMALY (the options above override it)")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write every report to PATH as JSON")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    p.set_defaults(func=_cmd_run)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if not os.path.isfile(args.script):
+        print(f"torchdoctor run: no such file: {args.script}", file=sys.stderr)
+        return 2
+    config = _config(args)
+    for problem in config.problems:
+        print(f"torchdoctor run: {problem}", file=sys.stderr)
+    from .runtime import anomaly_activation, anomaly_watch
+
+    anomaly_activation.reset()
+    anomaly_activation.activate(config=config, on_break=_stop)
+    status = _run_script(args.script, args.args)
+    found = anomaly_watch.reports()
+    if args.json:
+        _write_json(args.json, found)
+    if found and config.mode == LOG:
+        print(f"torchdoctor run: {len(found)} anomalies reported", file=sys.stderr)
+    return 1 if found else status
+
+
+def _config(args: argparse.Namespace):
+    config = parse(args.config) if args.config else from_mapping({})
+    config.mode = args.anomaly
+    if args.anomaly == LOG:
+        config.first_only = False  # log mode reports every hit (one per step)
+    if args.threshold is not None:
+        config.threshold = args.threshold
+    if args.skip_steps is not None:
+        config.skip_steps = max(args.skip_steps, 0)
+    return config
+
+
+def _stop(report: Dict[str, Any]) -> None:
+    raise AnomalyStop(report)
+
+
+def _run_script(path: str, argv: List[str]) -> int:
+    """The script's exit status, as ``python script.py`` would give it."""
+    path = os.path.abspath(path)
+    sys.argv = [path] + list(argv)
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return 0
+    except AnomalyStop as stop:
+        from .runtime.anomaly_render import render_report
+
+        sys.stdout.flush()
+        print(render_report(stop.report, with_sentence=False), file=sys.stderr)  # the sentence is out already
+        return 1
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt:
+        return 130
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        from .runtime import anomaly_activation, anomaly_watch
+
+        anomaly_watch.uninstall()
+        anomaly_activation.reset()
+
+
+def _exit_status(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _write_json(path: str, found: List[Dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump({"anomalies": found}, out, indent=2)

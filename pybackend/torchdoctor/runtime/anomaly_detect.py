@@ -1,0 +1,111 @@
+"""The per-tensor test the anomaly watch runs on module outputs and gradients.
+
+One ``aminmax`` pass answers all three questions at once: NaN and Inf propagate through it (so
+finite extremes prove the tensor clean), ``max(-min, max)`` is the largest magnitude, and
+``min == max == 0`` means every value is zero. Nothing else is read on the hot path; exact
+NaN/Inf counts are taken only for the report, after something is already wrong.
+
+Only plain dense floating tensors are tested (``torch.Tensor`` and ``nn.Parameter``): integer
+and bool tensors cannot hold NaN, and tensor subclasses (fake, functional, distributed tensors)
+have no data we may read.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+NONFINITE = "nonfinite"
+EXPLOSION = "explosion"
+ZERO = "zero"
+
+# Outputs are walked this deep and this wide (an LSTM returns (out, (h, c)); a transformers
+# ModelOutput is a dict): enough for real models, bounded for odd ones.
+MAX_DEPTH = 3
+MAX_TENSORS = 16
+
+
+def checkable(t: Any) -> bool:
+    torch = sys.modules["torch"]
+    return (type(t) is torch.Tensor or type(t) is torch.nn.Parameter) and t.layout == torch.strided and (
+        t.dtype.is_floating_point or t.dtype.is_complex) and not t.is_meta and t.numel() > 0
+
+
+def extremes_device(t: Any) -> Any:
+    """``[min, max]`` of ``t`` as a 2-element tensor on ``t``'s device (no host sync).
+
+    Complex tensors are read as their real and imaginary parts (a view, no copy).
+    """
+    torch = sys.modules["torch"]
+    data = t.detach()  # reductions of a detached view record no autograd history
+    if data.dtype.is_complex:
+        data = torch.view_as_real(data)
+    return torch.stack(torch.aminmax(data))
+
+
+def extremes(t: Any) -> Tuple[float, float]:
+    """``(min, max)`` of ``t`` as host floats: one pass, two scalars cross to the host."""
+    torch = sys.modules["torch"]
+    data = t.detach()
+    if data.dtype.is_complex:
+        data = torch.view_as_real(data)
+    low, high = torch.aminmax(data)
+    return low.item(), high.item()
+
+
+def verdict(low: float, high: float, threshold: float) -> Optional[str]:
+    """What the extremes say: NONFINITE, EXPLOSION (beyond ``threshold``), ZERO, or None (fine)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return NONFINITE
+    if max(-low, high) > threshold:
+        return EXPLOSION
+    if low == 0.0 and high == 0.0:
+        return ZERO
+    return None
+
+
+def magnitude(low: float, high: float) -> float:
+    if math.isnan(low) or math.isnan(high):
+        return math.nan
+    return max(-low, high)
+
+
+def iter_tensors(obj: Any, depth: int = 0) -> Iterator[Any]:
+    """The checkable tensors in a module's output (or inputs), in order, bounded."""
+    yielded = 0
+    for t in _walk(obj, depth):
+        if yielded >= MAX_TENSORS:
+            return
+        yielded += 1
+        yield t
+
+
+def _walk(obj: Any, depth: int) -> Iterator[Any]:
+    torch = sys.modules["torch"]
+    if isinstance(obj, torch.Tensor):
+        if checkable(obj):
+            yield obj
+        return
+    if depth >= MAX_DEPTH:
+        return
+    if isinstance(obj, (tuple, list)):
+        items = obj[:MAX_TENSORS]
+    elif isinstance(obj, dict):
+        items = list(obj.values())[:MAX_TENSORS]
+    else:
+        return
+    for item in items:
+        yield from _walk(item, depth + 1)
+
+
+def bad_counts(t: Any) -> Dict[str, int]:
+    """Exact NaN, +Inf and -Inf counts and the element count (only for the report)."""
+    torch = sys.modules["torch"]
+    with torch.no_grad():
+        data = t.detach()
+        if data.dtype.is_complex:
+            data = torch.view_as_real(data)
+        counts = torch.stack([torch.isnan(data).sum(), (data == math.inf).sum(), (data == -math.inf).sum()])
+        nan, posinf, neginf = (int(v) for v in counts.tolist())
+    return {"nan": nan, "posinf": posinf, "neginf": neginf, "numel": int(t.numel())}

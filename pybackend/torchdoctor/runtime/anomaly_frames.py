@@ -1,0 +1,94 @@
+"""The user's frames: where an anomaly is shown, and the stack a report prints.
+
+A hook runs deep inside torch (``Module._call_impl``, the autograd engine, ``Optimizer.step``)
+and inside our own runtime. The user's frame is the first one, walking outwards, whose file
+belongs to none of: torch, torchdoctor, debugpy/pydevd, the import machinery, ``runpy``. For a
+forward hook that is the line in the user's ``forward`` (or training loop) that called the
+module; for the loss and gradient checks, the ``loss.backward()`` line; for a stale gradient,
+the ``optimizer.step()`` line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import FrameType
+from typing import Any, List, Optional, Tuple
+
+MAX_STACK = 20
+
+_INTERNAL: Optional[Tuple[str, ...]] = None
+
+
+def _internal_prefixes() -> Tuple[str, ...]:
+    global _INTERNAL
+    if _INTERNAL is None:
+        dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # torchdoctor/
+        for name in ("torch", "debugpy", "pydevd", "_pydevd_bundle", "runpy"):
+            module = sys.modules.get(name)
+            path = getattr(module, "__file__", None)
+            if path:
+                dirs.append(path if name == "runpy" else os.path.dirname(os.path.abspath(path)))
+        _INTERNAL = tuple(os.path.normcase(d) for d in dirs)
+    return _INTERNAL
+
+
+def is_internal(frame: FrameType) -> bool:
+    filename = frame.f_code.co_filename
+    if filename.startswith("<frozen") or filename.startswith("<string>"):
+        return True
+    return os.path.normcase(os.path.abspath(filename)).startswith(_internal_prefixes())
+
+
+def user_frame(start: Optional[FrameType] = None) -> Optional[FrameType]:
+    """The innermost frame at or outside ``start`` (default: our caller) that is the user's."""
+    frame = start if start is not None else sys._getframe(1)
+    while frame is not None and is_internal(frame):
+        frame = frame.f_back
+    return frame
+
+
+def user_stack(frame: Optional[FrameType]) -> List[str]:
+    """``file:line:function`` of the user's frames, innermost first (internal ones left out)."""
+    out = []
+    while frame is not None and len(out) < MAX_STACK:
+        if not is_internal(frame):
+            code = frame.f_code
+            out.append(f"{code.co_filename}:{frame.f_lineno}:{code.co_name}")
+        frame = frame.f_back
+    return out
+
+
+def variable_name(obj: Any, frame: Optional[FrameType]) -> Optional[str]:
+    """A name the user's code calls ``obj`` by (``model``), searching their frames outwards.
+
+    ``self`` is skipped: inside the model's own ``forward`` it names the model, but the user
+    thinks of it by the name the training loop gives it.
+    """
+    while frame is not None:
+        if not is_internal(frame):
+            try:
+                for name, value in list(frame.f_locals.items()):
+                    if value is obj and name != "self" and not name.startswith("_"):
+                        return name
+            except Exception:
+                pass
+        frame = frame.f_back
+    return None
+
+
+def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
+    """The outermost ``nn.Module`` being called on this stack (``self`` of ``Module._call_impl``)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    codes = {getattr(torch.nn.Module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
+             if hasattr(getattr(torch.nn.Module, name, None), "__code__")}
+    found = None
+    while frame is not None:
+        if frame.f_code in codes:
+            candidate = frame.f_locals.get("self")
+            if isinstance(candidate, torch.nn.Module):
+                found = candidate
+        frame = frame.f_back
+    return found

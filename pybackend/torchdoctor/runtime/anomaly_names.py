@@ -1,0 +1,88 @@
+"""Names of modules and parameters as the user knows them: ``net.2``, ``encoder.layers.3.weight``.
+
+A module does not know its parent, so the watch remembers every module its forward hook has
+seen (one dict lookup per call; a weak reference the first time). The roots are the seen
+modules that no other seen module contains; a module's name is its path in its root's
+``named_modules()``. Roots and paths are recomputed only after a new module shows up, so a
+steady training loop pays nothing here.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
+
+# Forget dead modules once this many are remembered (programs that build modules per call).
+PRUNE_AT = 4096
+
+
+class ModuleNames:
+    def __init__(self) -> None:
+        self.known: Dict[int, "weakref.ref[Any]"] = {}
+        self._dirty = False
+        self._roots: List[Any] = []
+        self._paths: Dict[int, Tuple[Any, str]] = {}
+        self._params: Optional[List[Tuple[str, Any, Any]]] = None
+
+    def see(self, module: Any) -> None:
+        """Called from the hook for a module not yet in :attr:`known` (the caller tests)."""
+        try:
+            self.known[id(module)] = weakref.ref(module)
+        except TypeError:
+            return
+        self._dirty = True
+        if len(self.known) > PRUNE_AT:
+            self.known = {k: r for k, r in self.known.items() if r() is not None}
+
+    def roots(self) -> List[Any]:
+        self._refresh()
+        return list(self._roots)
+
+    def name(self, module: Any, hint: Optional[Any] = None) -> Tuple[Optional[Any], str]:
+        """``(root, path)``; path is ``""`` for a root itself, ``(None, "")`` if never seen.
+
+        ``hint`` is the outermost module being called (from the stack): in the first forward,
+        the model's own hook has not run yet when its layers' hooks do, so only the stack knows
+        the root then.
+        """
+        if hint is not None:
+            ref = self.known.get(id(hint))
+            if ref is None or ref() is not hint:
+                self.see(hint)
+        self._refresh()
+        return self._paths.get(id(module), (None, ""))
+
+    def parameters(self) -> List[Tuple[str, Any, Any]]:
+        """``(path, parameter, owning module)`` of every root, in registration order."""
+        self._refresh()
+        if self._params is None:
+            self._params = []
+            seen = set()
+            for root in self._roots:
+                for mod_path, module in root.named_modules():
+                    for name, p in module.named_parameters(recurse=False):
+                        if id(p) not in seen:
+                            seen.add(id(p))
+                            self._params.append((_join(mod_path, name), p, module))
+        return self._params
+
+    def _refresh(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        alive = [m for m in (r() for r in self.known.values()) if m is not None]
+        inside = set()
+        for module in alive:
+            for child in module.modules():
+                if child is not module:
+                    inside.add(id(child))
+        self._roots = [m for m in alive if id(m) not in inside]
+        self._paths = {}
+        for root in self._roots:
+            for path, module in root.named_modules(remove_duplicate=False):
+                self._paths.setdefault(id(module), (root, path))
+        self._params = None
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name

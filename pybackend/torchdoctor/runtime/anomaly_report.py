@@ -1,0 +1,99 @@
+"""The facts of one anomaly as a JSON-able dict: what, where, when, and the numbers around it.
+
+Built only after a check has failed, so it may take its time: exact NaN/Inf counts, the
+summaries of the module's inputs and output (:func:`summary.stats`, computed on the tensor's
+device), the names the user knows (``model.net.2``), and the user's stack. Common keys::
+
+    kind        nonfinite_output | exploding_output | dead_output | nonfinite_grad |
+                exploding_grad | stale_grad | loss_nan | loss_spike | loss_not_decreasing |
+                loss_oscillating
+    phase       forward | backward | loss | optimizer
+    step        backward() calls seen before this one (0 for the first step)
+    sentence    the one line shown to the user
+    where       "file:line" of the user's frame the debugger stops at
+    user_stack  ["file:line:function", ...] innermost first
+    action      break | log
+    exact       False when found by the once-per-step device check (accelerators)
+
+Module anomalies add ``module`` (path in its root model), ``module_type``, ``root``,
+``root_var``, ``qualname``, ``counts``, ``max_abs``, ``output`` / ``inputs`` (stats dicts) and
+``output_summary`` / ``input_summaries`` (one-line strings). Gradient anomalies add ``param``.
+"""
+
+from __future__ import annotations
+
+from types import FrameType
+from typing import Any, Dict, List, Optional
+
+from .anomaly_detect import NONFINITE, bad_counts, checkable, extremes, iter_tensors, magnitude, verdict
+from .anomaly_frames import user_stack, variable_name
+from .summary import stats, summarize
+
+Report = Dict[str, Any]
+
+MAX_INPUTS = 4
+MAX_PARAMS = 64
+
+
+def base(kind: str, phase: str, step: int, frame: Optional[FrameType], action: str) -> Report:
+    stack = user_stack(frame)
+    where = ":".join(stack[0].split(":")[:-1]) if stack else None
+    return {"kind": kind, "phase": phase, "step": step, "action": action, "where": where,
+            "user_stack": stack, "exact": True}
+
+
+def root_label(root: Any, frame: Optional[FrameType]) -> Dict[str, Any]:
+    var = variable_name(root, frame)
+    return {"root": type(root).__name__, "root_var": var, "label": var or type(root).__name__}
+
+
+def module_facts(names: Any, module: Any, frame: Optional[FrameType], hint: Any = None) -> Report:
+    root, path = names.name(module, hint)
+    if root is None:
+        root, path = module, ""
+    label = root_label(root, frame)
+    return {"module": path, "module_type": type(module).__name__, "root": label["root"],
+            "root_var": label["root_var"], "qualname": f"{label['label']}.{path}" if path else label["label"]}
+
+
+def output_facts(tensor: Any, inputs: Any, low: float, high: float, threshold: float) -> Report:
+    """Counts and summaries of a bad output, and what its inputs looked like."""
+    facts: Report = {"max_abs": magnitude(low, high), "min": low, "max": high, "threshold": threshold,
+                     "counts": bad_counts(tensor), "device": str(tensor.device),
+                     "output": stats(tensor), "output_summary": summarize(tensor)}
+    tensors = list(iter_tensors(inputs))[:MAX_INPUTS]
+    facts["inputs"] = [stats(t) for t in tensors]
+    facts["input_summaries"] = [summarize(t) for t in tensors]
+    facts.update(inputs_facts(tensors))
+    return facts
+
+
+def params_facts(module: Any) -> Report:
+    """Names of the module's own parameters (and its children's) that hold NaN/Inf already."""
+    bad = []
+    for name, p in list(module.named_parameters())[:MAX_PARAMS]:
+        if checkable(p) and verdict(*extremes(p), float("inf")) == NONFINITE:
+            bad.append(name)
+    return {"params_bad": bad}
+
+
+def inputs_facts(tensors: List[Any]) -> Report:
+    """Summed NaN/Inf counts of the inputs, and their overall extremes."""
+    total = {"nan": 0, "posinf": 0, "neginf": 0, "numel": 0}
+    low, high = None, None
+    for t in tensors:
+        for key, value in bad_counts(t).items():
+            total[key] += value
+        t_low, t_high = extremes(t)
+        low = t_low if low is None else min(low, t_low)
+        high = t_high if high is None else max(high, t_high)
+    bad = bool(total["nan"] or total["posinf"] or total["neginf"])
+    facts: Report = {"inputs_counts": total, "inputs_bad": bad, "inputs_min": low, "inputs_max": high}
+    facts["inputs_max_abs"] = magnitude(low, high) if low is not None else None
+    return facts
+
+
+def tensor_facts(tensor: Any) -> Report:
+    """Counts and summary of a gradient (or any tensor a report is about)."""
+    return {"counts": bad_counts(tensor), "device": str(tensor.device), "output": stats(tensor),
+            "output_summary": summarize(tensor)}

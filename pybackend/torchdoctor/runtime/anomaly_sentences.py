@@ -1,0 +1,174 @@
+"""The one sentence that says what went wrong, where, and what it points to.
+
+Pure: a report dict (see :mod:`anomaly_report`) in, plain text out, one line, no ANSI. Names are
+in backticks (VS Code renders them as code in notifications). Examples::
+
+    NaN in the output of `model.net.2` (Linear) at step 412: 12 of 4096 values; its inputs were finite
+    Loss spike at step 5: 981 is 29x the median 34.5 of the last 5 losses (threshold 10x); ...
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict
+
+from .formatting import fmt_num
+
+Report = Dict[str, Any]
+
+
+def sentence(report: Report) -> str:
+    writer = _WRITERS.get(str(report.get("kind")))
+    text = writer(report) if writer else f"{report.get('kind')} at step {report.get('step')}"
+    return " ".join(text.split())  # one line, whatever the names contain
+
+
+def bad_values(counts: Dict[str, int]) -> str:
+    """``NaN`` / ``Inf`` / ``NaN and Inf``: what the non-finite values are."""
+    nan = counts.get("nan", 0)
+    inf = counts.get("posinf", 0) + counts.get("neginf", 0)
+    if nan and inf:
+        return "NaN and Inf"
+    return "Inf" if inf else "NaN"
+
+
+def _count_text(counts: Dict[str, int]) -> str:
+    nan = counts.get("nan", 0)
+    inf = counts.get("posinf", 0) + counts.get("neginf", 0)
+    numel = counts.get("numel", 0)
+    if nan and inf:
+        return f"{nan} NaN and {inf} Inf of {numel} values"
+    return f"{nan or inf} of {numel} values"
+
+
+def _where(report: Report) -> str:
+    return f"`{report.get('qualname') or report.get('module') or '?'}` ({report.get('module_type', '?')})"
+
+
+def _nonfinite_output(r: Report) -> str:
+    what = bad_values(r["counts"])
+    text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(r['counts'])}"
+    return text + "; " + _inputs_text(r, what)
+
+
+def _inputs_text(r: Report, what: str) -> str:
+    if r.get("inputs_counts") is None:
+        return "its inputs were not kept (checked at the end of the step)"
+    if not r.get("inputs_bad"):
+        params = r.get("params_bad")
+        if params:
+            names = ", ".join(f"`{p}`" for p in params[:3]) + (", ..." if len(params) > 3 else "")
+            return f"its inputs were finite, but its parameters already had {what} ({names}): an earlier update put it there"
+        return "its inputs were finite"
+    counts = r["inputs_counts"]
+    text = f"its inputs already had {bad_values(counts)} ({_count_text(counts)})"
+    if r.get("first_bad_in_step"):
+        text += ", and no module before it made any: it came from outside the modules (the input data, or code between modules)"
+    return text
+
+
+def _exploding_output(r: Report) -> str:
+    text = (f"Exploding values in the output of {_where(r)} at step {r['step']}: max |x| = {fmt_num(r['max_abs'])}, "
+            f"above the threshold {fmt_num(r['threshold'])}")
+    inputs = r.get("inputs_max_abs")
+    if inputs is None:
+        return text
+    side = "already above it" if inputs > r["threshold"] else "below it"
+    return text + f"; its inputs were {side} (max |x| = {fmt_num(inputs)})"
+
+
+def _dead_output(r: Report) -> str:
+    first, last = r["dead_since"], r["step"]
+    steps = f"steps {first}-{last}" if last > first else f"step {last}"
+    text = (f"Dead output: all {r['counts']['numel']} values of {_where(r)} were 0 for {last - first + 1} steps "
+            f"in a row ({steps}) while its inputs were not")
+    low, high = r.get("inputs_min"), r.get("inputs_max")
+    if low is not None and high is not None:
+        text += f" (inputs in [{fmt_num(low)}, {fmt_num(high)}])"
+    return text + "; nothing flows past it, forward or backward"
+
+
+def _param(r: Report) -> str:
+    owner = r.get("module_qualname")
+    return f"`{r['param']}`" + (f" ({r.get('module_type', '?')} `{owner}`)" if owner else "")
+
+
+def _nonfinite_grad(r: Report) -> str:
+    what = bad_values(r["counts"])
+    text = f"{what} in the gradient of {_param(r)} at step {r['step']}: {_count_text(r['counts'])}"
+    if r.get("bad_params", 1) > 1:
+        text += f"; it is the nearest to the loss of {r['bad_params']} parameters with non-finite gradients"
+    loss = r.get("loss")
+    if loss is not None:
+        text += f"; the loss was {fmt_num(loss)}"
+    return text
+
+
+def _exploding_grad(r: Report) -> str:
+    text = (f"Exploding gradient of {_param(r)} at step {r['step']}: max |g| = {fmt_num(r['max_abs'])}, "
+            f"above the threshold {fmt_num(r['threshold'])}")
+    if r.get("bad_params", 1) > 1:
+        text += f"; the first of {r['bad_params']} parameters past it, counting back from the loss"
+    near, far = r.get("nearest_max_abs"), r.get("largest")
+    if near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
+        text += (f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
+                 f"{fmt_num(far[1])} at `{far[0]}` (clip them with torch.nn.utils.clip_grad_norm_)")
+    return text
+
+
+def _stale_grad(r: Report) -> str:
+    example = r.get("example_param")
+    count = r.get("stale_params")
+    what = f"{count} parameters" if count else "its parameters"
+    if example:
+        what += f", e.g. `{example}`"
+    return (f"Gradients not zeroed: `{r.get('optimizer', 'optimizer')}.step()` at step {r['step']} applies gradients "
+            f"that still hold those of the step before ({what}); call `optimizer.zero_grad()` every step "
+            f"before `loss.backward()`")
+
+
+def _loss_nan(r: Report) -> str:
+    what = "NaN" if r.get("loss_text") == "NaN" else "Inf" if r.get("loss_text") in ("+Inf", "-Inf") else "Non-finite"
+    text = f"{what} loss at step {r['step']}"
+    origin = r.get("origin")
+    if r.get("modules_clean"):
+        text += "; every module output was finite, so the loss computation made it"
+        if origin:
+            text += f": {origin}"
+    elif origin:
+        text += f"; {origin}"
+    return text
+
+
+def _loss_spike(r: Report) -> str:
+    return (f"Loss spike at step {r['step']}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
+            f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
+            f"a learning rate too high is the usual cause")
+
+
+def _loss_not_decreasing(r: Report) -> str:
+    text = (f"Loss not decreasing at step {r['step']}: the mean of the last {r['window']} losses "
+            f"({fmt_num(r['last_mean'])}) is not below 99% of the first {r['window']}'s ({fmt_num(r['first_mean'])})")
+    zero = r.get("zero_grad_params")
+    if zero:
+        text += f"; the gradients of {len(zero)} of {r.get('params_with_grad')} parameters are exactly 0 (e.g. `{zero[0]}`)"
+    return text
+
+
+def _loss_oscillating(r: Report) -> str:
+    return (f"Loss oscillating at step {r['step']}: over the last {r['window']} steps it swings by "
+            f"{fmt_num(r['swing'])} per step around {fmt_num(r['level'])} with little net progress "
+            f"({fmt_num(r['net'])}); a learning rate too high is the usual cause")
+
+
+_WRITERS: Dict[str, Callable[[Report], str]] = {
+    "nonfinite_output": _nonfinite_output,
+    "exploding_output": _exploding_output,
+    "dead_output": _dead_output,
+    "nonfinite_grad": _nonfinite_grad,
+    "exploding_grad": _exploding_grad,
+    "stale_grad": _stale_grad,
+    "loss_nan": _loss_nan,
+    "loss_spike": _loss_spike,
+    "loss_not_decreasing": _loss_not_decreasing,
+    "loss_oscillating": _loss_oscillating,
+}

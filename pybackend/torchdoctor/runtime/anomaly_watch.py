@@ -1,0 +1,447 @@
+"""The anomaly watch: every module output, every gradient and every loss, checked as training runs.
+
+Installed with no change to the user's code (see :mod:`anomaly_activation`), through torch's
+global extension points only:
+
+- a global module forward hook (``register_module_forward_hook``): each floating output is
+  tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
+  threshold, and all-zero outputs (dead modules);
+- ``Tensor.backward`` / ``torch.autograd.backward``, wrapped: a step is one outermost call; the
+  scalar it is called on is the step's loss. Before the real backward: loss rules
+  (:mod:`loss_health`) and stale gradients; after it: parameter gradients (:mod:`anomaly_grads`);
+- global optimizer step hooks: a step on gradients that were never zeroed (:mod:`anomaly_stale`).
+
+On the CPU a module output is judged at once, so the debugger stops in the user's frame that
+called the module that went bad, with its inputs still there. On other devices the checks stay
+on the device and are read once per step, after ``backward`` (:mod:`anomaly_device`).
+
+Rules kept: nothing here raises into user code (errors are counted in :attr:`Watch.errors`),
+nothing records autograd history (reductions run on detached views or under ``no_grad``),
+nothing draws random numbers or changes a tensor. Public: :func:`install`, :func:`uninstall`,
+:func:`current`, :func:`last_report`, :func:`reports`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import weakref
+from typing import Any, Callable, Dict, List, Optional
+
+from . import anomaly_report as R
+from .anomaly_config import BREAK, OFF, AnomalyConfig
+from .anomaly_detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
+from .anomaly_device import MAX_PENDING, DeviceBatch
+from .anomaly_frames import outermost_module, user_frame
+from .anomaly_grads import judge, with_grads, zero_grads
+from .anomaly_names import ModuleNames
+from .anomaly_pause import announce, debugger_attached, pause
+from .anomaly_sentences import sentence
+from .anomaly_stale import StaleGradTracker
+from .jsonable import jsonable
+from .loss_forensics import describe, find_origin
+from .loss_health import LossHealth
+
+MAX_REPORTS = 100
+MAX_ERRORS = 20
+
+_WATCH: Optional["Watch"] = None
+_REPORTS: List[Dict[str, Any]] = []
+_TLS = threading.local()  # backward nesting: Tensor.backward calls torch.autograd.backward
+
+
+def install(config: AnomalyConfig, on_break: Optional[Callable[[Dict[str, Any]], None]] = None,
+            deferred: Optional[bool] = None) -> Optional["Watch"]:
+    """Start watching (replacing any watch already installed); None if ``mode`` is off.
+
+    ``on_break(report)`` runs for a "break" hit when no debugger is attached (``torchdoctor
+    run`` stops the script there). ``deferred=True`` takes the accelerator path on the CPU too
+    (tests); by default it is taken for tensors not on the CPU.
+    """
+    global _WATCH
+    uninstall()
+    if config.mode == OFF:
+        return None
+    watch = Watch(config, on_break, deferred)
+    try:
+        watch.attach()
+    except BaseException:
+        watch.detach()  # all or nothing
+        raise
+    _WATCH = watch
+    return watch
+
+
+def uninstall() -> None:
+    global _WATCH
+    if _WATCH is not None:
+        _WATCH.detach()
+        _WATCH = None
+
+
+def current() -> Optional["Watch"]:
+    return _WATCH
+
+
+def last_report() -> Optional[Dict[str, Any]]:
+    """The latest anomaly (JSON-able dict), or None: evaluate it in the Debug Console."""
+    return _REPORTS[-1] if _REPORTS else None
+
+
+def reports() -> List[Dict[str, Any]]:
+    return list(_REPORTS)
+
+
+class Watch:
+    def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
+        self.config = config
+        self.on_break = on_break
+        self.force_deferred = bool(deferred)
+        self.step = 0
+        self.names = ModuleNames()
+        self.loss_health = LossHealth(config.spike_factor)
+        self.stale = StaleGradTracker()
+        self.pending = DeviceBatch()  # deferred forward checks of this step
+        self.errors: List[str] = []
+        self.done = False  # firstOnly: the first anomaly has been reported
+        self._reported_step = -1
+        self._bad_output_step = -1  # last step in which a module output was non-finite
+        self._dead: Dict[int, List[int]] = {}  # id(module) -> [first step, last step] all-zero
+        self._last_out: Optional["weakref.ref[Any]"] = None
+        self._last_version = -1
+        self._last_loss: Optional[float] = None
+        self._last_grads: Dict[str, Any] = {}
+        self._handles: List[Any] = []
+        self._patched: List[Any] = []
+        self._refresh_flags()
+
+    # -- installing ------------------------------------------------------------------------------
+
+    def attach(self) -> None:
+        torch = sys.modules["torch"]
+        self._torch = torch
+        self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+        self._handles.append(torch.nn.modules.module.register_module_forward_hook(self._forward_hook))
+        optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
+        self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
+        self._handles.append(optimizer.register_optimizer_step_post_hook(self._step_post_hook))
+        self._patch(torch.Tensor, "backward", _tensor_backward)
+        self._patch(torch.autograd, "backward", _autograd_backward)
+
+    def detach(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        for owner, name, original, wrapper in self._patched:
+            if getattr(owner, name, None) is wrapper:
+                setattr(owner, name, original)
+        self._patched = []
+
+    def _patch(self, owner: Any, name: str, make: Callable[[Callable], Callable]) -> None:
+        original = getattr(owner, name)
+        wrapper = make(original)
+        setattr(owner, name, wrapper)
+        self._patched.append((owner, name, original, wrapper))
+
+    def _refresh_flags(self) -> None:
+        """What to check this step: cheap booleans read by the hot hooks."""
+        live = not self.done and self.step >= self.config.skip_steps
+        self.check_forward = live and self.config.watches("forward")
+        self.check_backward = live and self.config.watches("backward")
+        self.check_loss = live and self.config.watches("loss")
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
+        ref = self.names.known.get(id(module))
+        if ref is None or ref() is not module:
+            self.names.see(module)
+        if not self.check_forward:
+            return None
+        try:
+            if self._is_compiling():
+                return None
+            tensors = (output,) if checkable(output) else iter_tensors(output)
+            for t in tensors:
+                self._check_output(module, inputs, t)
+        except Exception as exc:
+            self._error(exc)
+        return None
+
+    def _check_output(self, module: Any, inputs: Any, t: Any) -> None:
+        # Containers return their last child's output: the same tensor, already checked.
+        last = self._last_out() if self._last_out is not None else None
+        if last is t and t._version == self._last_version:
+            return
+        self._last_out, self._last_version = weakref.ref(t), t._version
+        if self.force_deferred or t.device.type != "cpu":
+            self.pending.add(("forward", weakref.ref(module)), extremes_device(t).float())
+            if len(self.pending) >= MAX_PENDING:
+                self._flush_deferred(None, frame=user_frame())
+            return
+        low, high = extremes(t)
+        kind = verdict(low, high, self.config.threshold)
+        if kind is not None:
+            self._output_hit(module, inputs, t, low, high, kind)
+
+    def _output_hit(self, module, inputs, t, low: float, high: float, kind: str) -> None:
+        if kind == ZERO:
+            self._dead_hit(module, inputs, t)
+            return
+        first_bad = self._bad_output_step != self.step
+        if kind == NONFINITE:
+            self._bad_output_step = self.step
+        if not self._may_report(self.config.mode):
+            return
+        frame = user_frame()
+        report = R.base("nonfinite_output" if kind == NONFINITE else "exploding_output", "forward",
+                        self.step, frame, self.config.mode)
+        report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
+        report.update(R.output_facts(t, inputs, low, high, self.config.threshold))
+        if kind == NONFINITE:
+            report.update(R.params_facts(module))
+        report["first_bad_in_step"] = first_bad
+        self._emit(report, frame)
+
+    def _dead_hit(self, module, inputs, t) -> None:
+        if self.config.dead_steps <= 0:
+            return
+        tensors = list(iter_tensors(inputs))[:R.MAX_INPUTS]
+        if not tensors or all(verdict(*extremes(x), self.config.threshold) == ZERO for x in tensors):
+            return  # zeros in, zeros out: the cause is upstream (or the data)
+        span = self._dead.get(id(module))
+        if span is None or span[1] < self.step - 1:
+            span = self._dead[id(module)] = [self.step, self.step]
+        span[1] = self.step
+        if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
+            return
+        frame = user_frame()
+        report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
+        report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
+        report.update(R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold))
+        report["dead_since"] = span[0]
+        self._emit(report, frame)
+
+    # -- loss and backward -----------------------------------------------------------------------
+
+    def before_backward(self, loss: Any, frame) -> None:
+        try:
+            if self.check_backward:
+                self.stale.before_backward()
+            if self.check_loss and _is_scalar(loss) and not self._deferred(loss):
+                value = float(loss.detach().item())
+                self._loss_hit(value, loss, frame)
+        except Exception as exc:
+            self._error(exc)
+
+    def after_backward(self, loss: Any, frame) -> None:
+        try:
+            self._flush_deferred(loss, frame)
+        except Exception as exc:
+            self._error(exc)
+        self.step += 1
+        self._refresh_flags()
+
+    def _loss_hit(self, value: float, loss: Any, frame) -> None:
+        self._last_loss = value
+        for finding in self.loss_health.observe(value):
+            rule = str(finding["rule"])
+            action = self.config.action(rule)
+            if not self._may_report(action):
+                continue
+            report = R.base(_LOSS_KINDS[rule], "loss", self.step, frame, action)
+            report.update({k: v for k, v in finding.items() if k != "rule"})
+            report["loss"] = value
+            if rule == "nan":
+                self._explain_nan(report, loss)
+            if rule == "notDecreasing":
+                report.update(self._last_grads)
+            self._emit(report, frame)
+
+    def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
+        from .formatting import fmt_num
+
+        report["loss_text"] = fmt_num(report["loss"])
+        report["modules_clean"] = self.config.watches("forward") and self._bad_output_step != self.step
+        if loss is not None and getattr(loss, "grad_fn", None) is not None:
+            origin = find_origin(loss)
+            report["origin_op"] = origin
+            report["origin"] = describe(origin)
+
+    def _flush_deferred(self, loss: Any, frame) -> None:
+        """The step's device checks (accelerators) and its gradients, read in one transfer."""
+        batch, self.pending = self.pending, DeviceBatch()
+        deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
+        if deferred_loss:
+            batch.add(("loss",), loss.detach().reshape(1).float())
+        grads = with_grads(self.names.parameters()) if (self.check_backward and loss is not None) else []
+        for entry in grads:
+            batch.add(("grad",), extremes_device(entry[3]).float())
+        if not len(batch):
+            return
+        rows = batch.flush()
+        forward = [(tag[1], values) for tag, values in rows if tag[0] == "forward"]
+        self._deferred_forward(forward, frame)
+        if deferred_loss:
+            self._loss_hit([v for tag, v in rows if tag[0] == "loss"][0][0], None, frame)
+        if grads:
+            table = [(v[0], v[1]) for tag, v in rows if tag[0] == "grad"]
+            self._grads_hit(grads, table, frame)
+
+    def _deferred_forward(self, forward, frame) -> None:
+        for module_ref, (low, high) in forward:
+            module = module_ref()
+            kind = verdict(low, high, self.config.threshold)
+            if module is None or kind is None or kind == ZERO:
+                continue  # the dead-output rule needs the inputs: CPU only
+            if kind == NONFINITE:
+                self._bad_output_step = self.step
+            if not self._may_report(self.config.mode):
+                return
+            report = R.base("nonfinite_output" if kind == NONFINITE else "exploding_output", "forward",
+                            self.step, frame, self.config.mode)
+            report.update(R.module_facts(self.names, module, frame))
+            report.update({"max_abs": max(-low, high) if low == low and high == high else float("nan"),
+                           "min": low, "max": high, "threshold": self.config.threshold, "exact": False,
+                           "counts": None, "inputs_counts": None})
+            self._emit(report, frame)
+            return
+
+    def _grads_hit(self, grads, table, frame) -> None:
+        zero = zero_grads(grads, table)
+        self._last_grads = {"zero_grad_params": zero, "params_with_grad": len(grads)}
+        found = judge(grads, table, self.config.threshold)
+        if found is None or not self._may_report(self.config.mode):
+            return
+        path, _, module, grad = grads[found["index"]]
+        kind = "nonfinite_grad" if found["kind"] == NONFINITE else "exploding_grad"
+        report = R.base(kind, "backward", self.step, frame, self.config.mode)
+        report.update(R.module_facts(self.names, module, frame))
+        report["module_qualname"] = report["qualname"]
+        report["param"] = self._qualify(path, module, frame)
+        report.update(R.tensor_facts(grad))
+        largest = grads[found["largest_index"]]
+        report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
+        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs")})
+        report["threshold"] = self.config.threshold
+        report["loss"] = self._last_loss
+        self._emit(report, frame)
+
+    # -- optimizer -------------------------------------------------------------------------------
+
+    def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not self.check_backward:
+            return None
+        try:
+            stale = self.stale.before_step(optimizer)
+            if stale and self._may_report(self.config.mode, step=max(self.step - 1, 0)):
+                self._stale_hit(optimizer, stale)
+        except Exception as exc:
+            self._error(exc)
+        return None
+
+    def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        try:
+            self.stale.after_step(optimizer)
+        except Exception as exc:
+            self._error(exc)
+        return None
+
+    def _stale_hit(self, optimizer: Any, stale: Dict[str, Any]) -> None:
+        frame = user_frame()
+        step = max(self.step - 1, 0)  # the step whose backward came just before this optimizer step
+        report = R.base("stale_grad", "optimizer", step, frame, self.config.mode)
+        label = R.root_label(optimizer, frame)
+        report["optimizer"] = label["root_var"] or "optimizer"
+        report["optimizer_type"] = type(optimizer).__name__
+        report["stale_params"] = stale["params"]
+        report["example_param"] = self._param_name(stale["example"], frame)
+        self._emit(report, frame, step=step)
+
+    def _param_name(self, param: Any, frame) -> Optional[str]:
+        for path, p, module in self.names.parameters():
+            if p is param:
+                return self._qualify(path, module, frame)
+        return None
+
+    def _qualify(self, path: str, module: Any, frame) -> str:
+        """``model.net.0.weight``: a path in a root model, prefixed with the user's name for it."""
+        root, _ = self.names.name(module)
+        return f"{R.root_label(root, frame)['label']}.{path}" if root is not None else path
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def _may_report(self, action: str, step: Optional[int] = None) -> bool:
+        step = self.step if step is None else step
+        if action == OFF or self.done or step < self.config.skip_steps:
+            return False
+        return self.config.first_only or self._reported_step != step
+
+    def _emit(self, report: Dict[str, Any], frame, step: Optional[int] = None) -> None:
+        report["sentence"] = sentence(report)
+        report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
+        _REPORTS.append(report)
+        del _REPORTS[:-MAX_REPORTS]
+        self._reported_step = self.step if step is None else step
+        if self.config.first_only:
+            self.done = True
+            self._refresh_flags()
+        announce(report["sentence"])
+        if report["action"] != BREAK:
+            return
+        if debugger_attached() and pause(frame, report["sentence"], report):
+            return
+        if self.on_break is not None:
+            self.on_break(report)  # torchdoctor run: stops the script (a BaseException)
+
+    def _deferred(self, t: Any) -> bool:
+        return self.force_deferred or t.device.type != "cpu"
+
+    def _error(self, exc: BaseException) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+_LOSS_KINDS = {"nan": "loss_nan", "spike": "loss_spike", "notDecreasing": "loss_not_decreasing",
+               "oscillating": "loss_oscillating"}
+
+
+def _is_scalar(t: Any) -> bool:
+    torch = sys.modules["torch"]
+    return isinstance(t, torch.Tensor) and t.numel() == 1 and t.dtype.is_floating_point
+
+
+def _tensor_backward(original: Callable) -> Callable:
+    def backward(self, *args, **kwargs):
+        return _run_backward(original, self, self, args, kwargs)
+
+    backward.__doc__ = original.__doc__
+    backward.__wrapped__ = original
+    return backward
+
+
+def _autograd_backward(original: Callable) -> Callable:
+    def backward(tensors, *args, **kwargs):
+        loss = tensors if not isinstance(tensors, (tuple, list)) else (tensors[0] if len(tensors) == 1 else None)
+        return _run_backward(original, loss, tensors, args, kwargs)
+
+    backward.__doc__ = original.__doc__
+    backward.__wrapped__ = original
+    return backward
+
+
+def _run_backward(original: Callable, loss: Any, first: Any, args, kwargs):
+    """One step: checks before and after the real backward, which runs exactly as called."""
+    watch = _WATCH
+    if watch is None or getattr(_TLS, "inside", False):
+        return original(first, *args, **kwargs)
+    _TLS.inside = True
+    try:
+        frame = user_frame(sys._getframe(1))
+        watch.before_backward(loss, frame)
+        result = original(first, *args, **kwargs)
+        watch.after_backward(loss, frame)
+        return result
+    finally:
+        _TLS.inside = False

@@ -1,0 +1,121 @@
+"""Which operation made a non-finite loss, when no module output was bad: a walk of its graph.
+
+A hand-written loss (``torch.log(p)`` with ``p == 0``, ``x / std`` with ``std == 0``) runs no
+module, so no forward hook sees it. Its autograd graph does: before ``backward`` runs, the nodes
+still hold the tensors they saved. We walk from the loss towards the leaves and, for the
+operations that turn finite inputs into NaN/Inf (log of <= 0, division by 0, sqrt of < 0,
+overflowing exp...), test the operand they saved. The deepest match is where the first
+non-finite value was born. Only runs once something is already wrong, so its cost is free.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+MAX_NODES = 5000
+
+Verdict = Optional[str]
+
+
+def find_origin(loss: Any) -> Optional[Dict[str, object]]:
+    """``{"op", "node", "detail", "depth"}`` of the deepest op that made a non-finite value, or None."""
+    torch = sys.modules["torch"]
+    best: Optional[Tuple[int, Dict[str, object]]] = None
+    with torch.no_grad():
+        for node, depth in _walk(getattr(loss, "grad_fn", None)):
+            rule = _RULES.get(type(node).__name__)
+            if rule is None:
+                continue
+            detail = _test(torch, node, rule)
+            if detail and (best is None or depth > best[0]):
+                best = (depth, {"op": rule[1], "node": type(node).__name__, "detail": detail, "depth": depth})
+    return best[1] if best else None
+
+
+def describe(origin: Optional[Dict[str, object]]) -> Optional[str]:
+    if not origin:
+        return None
+    return f"`{origin['op']}` {origin['detail']} ({origin['node']})"
+
+
+def _walk(root: Any):
+    seen = set()
+    frontier: List[Tuple[Any, int]] = [(root, 0)] if root is not None else []
+    while frontier and len(seen) < MAX_NODES:
+        node, depth = frontier.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node, depth
+        try:
+            nexts = node.next_functions
+        except Exception:
+            continue
+        frontier.extend((child, depth + 1) for child, _ in nexts if child is not None)
+
+
+def _saved(node: Any, attr: str) -> Any:
+    try:
+        value = getattr(node, attr)
+    except Exception:  # freed after a backward, or not saved by this torch version
+        return None
+    torch = sys.modules["torch"]
+    return value if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else None
+
+
+def _nonpositive(torch, x) -> Verdict:
+    if not bool(torch.isfinite(x).all()):
+        return None  # the operand was already bad: the origin is further up
+    zeros, negatives = int((x == 0).sum()), int((x < 0).sum())
+    parts = [f"{zeros} zeros"] if zeros else []
+    parts += [f"{negatives} negative values"] if negatives else []
+    return "of " + " and ".join(parts) if parts else None
+
+
+def _below_minus_one(torch, x) -> Verdict:
+    if not bool(torch.isfinite(x).all()):
+        return None
+    count = int((x <= -1).sum())
+    return f"of {count} values <= -1" if count else None
+
+
+def _zero_divisor(torch, x) -> Verdict:
+    if not bool(torch.isfinite(x).all()):
+        return None
+    zeros = int((x == 0).sum())
+    return f"by {zeros} zeros" if zeros else None
+
+
+def _nonfinite_result(torch, x) -> Verdict:
+    bad = int((~torch.isfinite(x)).sum())
+    return f"gave {bad} non-finite values" if bad else None
+
+
+# node type -> (saved operand, op name as the user wrote it, test of the operand)
+_RULES: Dict[str, Tuple[str, str, Callable[[Any, Any], Verdict]]] = {
+    "LogBackward0": ("_saved_self", "log", _nonpositive),
+    "Log2Backward0": ("_saved_self", "log2", _nonpositive),
+    "Log10Backward0": ("_saved_self", "log10", _nonpositive),
+    "Log1pBackward0": ("_saved_self", "log1p", _below_minus_one),
+    "DivBackward0": ("_saved_other", "division", _zero_divisor),
+    "ReciprocalBackward0": ("_saved_result", "reciprocal", _nonfinite_result),
+    "RsqrtBackward0": ("_saved_result", "rsqrt", _nonfinite_result),
+    "SqrtBackward0": ("_saved_result", "sqrt", _nonfinite_result),
+    "ExpBackward0": ("_saved_result", "exp", _nonfinite_result),
+}
+
+
+def _test(torch, node: Any, rule) -> Verdict:
+    attr, _, check = rule
+    operand = _saved(node, attr)
+    if operand is None:
+        return None
+    if attr == "_saved_other":  # x / y: only a finite numerator makes the division the origin
+        numerator = _saved(node, "_saved_self")
+        if numerator is not None and not bool(torch.isfinite(numerator).all()):
+            return None
+    try:
+        return check(torch, operand)
+    except Exception:
+        return None
