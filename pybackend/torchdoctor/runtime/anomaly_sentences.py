@@ -45,9 +45,17 @@ def _where(report: Report) -> str:
 
 
 def _nonfinite_output(r: Report) -> str:
-    what = bad_values(r["counts"])
-    text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(r['counts'])}"
+    counts = r.get("counts")
+    if counts is None:  # the device check keeps only the extremes: NaN wins over Inf there
+        what = "NaN" if _is_nan(r.get("min")) or _is_nan(r.get("max")) else "Inf"
+        return f"{what} in the output of {_where(r)} at step {r['step']}; " + _inputs_text(r, what)
+    what = bad_values(counts)
+    text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(counts)}"
     return text + "; " + _inputs_text(r, what)
+
+
+def _is_nan(value: Any) -> bool:
+    return value != value or value == "NaN"
 
 
 def _inputs_text(r: Report, what: str) -> str:

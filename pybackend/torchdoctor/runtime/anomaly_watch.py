@@ -18,7 +18,7 @@ on the device and are read once per step, after ``backward`` (:mod:`anomaly_devi
 Rules kept: nothing here raises into user code (errors are counted in :attr:`Watch.errors`),
 nothing records autograd history (reductions run on detached views or under ``no_grad``),
 nothing draws random numbers or changes a tensor. Public: :func:`install`, :func:`uninstall`,
-:func:`current`, :func:`last_report`, :func:`reports`.
+:func:`current`, :func:`last_report`, :func:`reports`, :func:`clear_reports`.
 """
 
 from __future__ import annotations
@@ -93,6 +93,10 @@ def reports() -> List[Dict[str, Any]]:
     return list(_REPORTS)
 
 
+def clear_reports() -> None:
+    del _REPORTS[:]
+
+
 class Watch:
     def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
         self.config = config
@@ -112,6 +116,7 @@ class Watch:
         self._last_version = -1
         self._last_loss: Optional[float] = None
         self._last_grads: Dict[str, Any] = {}
+        self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
         self._handles: List[Any] = []
         self._patched: List[Any] = []
         self._refresh_flags()
@@ -275,7 +280,7 @@ class Watch:
         deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
         if deferred_loss:
             batch.add(("loss",), loss.detach().reshape(1).float())
-        grads = with_grads(self.names.parameters()) if (self.check_backward and loss is not None) else []
+        grads = self._fresh_grads() if (self.check_backward and loss is not None) else []
         for entry in grads:
             batch.add(("grad",), extremes_device(entry[3]).float())
         if not len(batch):
@@ -288,6 +293,22 @@ class Watch:
         if grads:
             table = [(v[0], v[1]) for tag, v in rows if tag[0] == "grad"]
             self._grads_hit(grads, table, frame)
+
+    def _fresh_grads(self):
+        """Gradients this backward wrote: another model's old ``.grad`` is not this step's news.
+
+        A gradient is the same if it is the same tensor (weak reference) at the same version;
+        backward either accumulates in place (new version) or creates a new tensor.
+        """
+        fresh = []
+        seen = self._grad_seen
+        for entry in with_grads(self.names.parameters()):
+            grad = entry[3]
+            known = seen.get(id(entry[1]))
+            if known is None or known[0]() is not grad or known[1] != grad._version:
+                seen[id(entry[1])] = (weakref.ref(grad), grad._version)
+                fresh.append(entry)
+        return fresh
 
     def _deferred_forward(self, forward, frame) -> None:
         for module_ref, (low, high) in forward:

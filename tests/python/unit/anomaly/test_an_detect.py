@@ -1,0 +1,86 @@
+"""The per-tensor test: which tensors are read, what one aminmax says, exact counts for reports."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from torchdoctor.runtime.anomaly_detect import (EXPLOSION, MAX_TENSORS, NONFINITE, ZERO, bad_counts, checkable, extremes,
+                                                iter_tensors, verdict)
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (NAN, NAN, NONFINITE), (-INF, 1.0, NONFINITE), (0.0, INF, NONFINITE),
+    (-2e4, 1.0, EXPLOSION), (0.0, 1e4 + 1, EXPLOSION), (-1e4, 1e4, None),
+    (0.0, 0.0, ZERO), (-1.0, 1.0, None), (0.0, 3.0, None),
+])
+def test_verdict(low, high, expected):
+    assert verdict(low, high, 1e4) == expected
+
+
+@pytest.mark.parametrize("t, ok", [
+    (torch.ones(3), True), (torch.ones(2, dtype=torch.float16), True), (torch.ones(2, dtype=torch.bfloat16), True),
+    (torch.ones(2, dtype=torch.complex64), True), (torch.nn.Parameter(torch.ones(2)), True),
+    (torch.ones(3, dtype=torch.int64), False), (torch.ones(2, dtype=torch.bool), False), (torch.ones(0), False),
+    (torch.ones(2, device="meta"), False), (torch.ones(2, 2).to_sparse(), False),
+])
+def test_checkable(t, ok):
+    assert checkable(t) is ok
+
+
+def test_subclasses_are_not_read():
+    class Tagged(torch.Tensor):
+        pass
+
+    assert not checkable(torch.ones(2).as_subclass(Tagged))
+
+
+def test_extremes_of_views_complex_and_half():
+    base = torch.arange(12.0).reshape(3, 4)
+    assert extremes(base.t()[1:]) == (1.0, 11.0)
+    assert extremes(torch.tensor([1 + 2j, -3 + 0j])) == (-3.0, 2.0)
+    for dtype in (torch.float16, torch.bfloat16):
+        low, high = extremes(torch.tensor([1.0, NAN], dtype=dtype))
+        assert math.isnan(low) and math.isnan(high)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.5, -2.0, NAN, INF, -INF, 3e5]), min_size=1, max_size=40))
+def test_verdict_agrees_with_plain_torch(values):
+    t = torch.tensor(values)
+    kind = verdict(*extremes(t), 1e4)
+    if not torch.isfinite(t).all():
+        assert kind == NONFINITE
+    elif t.abs().max() > 1e4:
+        assert kind == EXPLOSION
+    elif (t == 0).all():
+        assert kind == ZERO
+    else:
+        assert kind is None
+    counts = bad_counts(t)
+    assert counts == {"nan": int(torch.isnan(t).sum()), "posinf": int((t == INF).sum()),
+                      "neginf": int((t == -INF).sum()), "numel": len(values)}
+
+
+def test_extremes_record_no_autograd_and_change_nothing():
+    w = torch.randn(4, 4, requires_grad=True)
+    out = w * 2
+    version = out._version
+    extremes(out)
+    bad_counts(out)
+    assert out._version == version and out.grad_fn.next_functions[0][0] is not None
+    assert w.grad is None
+
+
+def test_iter_tensors_walks_outputs_boundedly():
+    a, b, c = torch.ones(1), torch.ones(2), torch.ones(3)
+    assert list(iter_tensors((a, (b, c)))) == [a, b, c]
+    assert list(iter_tensors({"logits": a, "n": 3, "mask": torch.ones(2, dtype=torch.bool)})) == [a]
+    assert list(iter_tensors([[[[a]]]])) == []  # deeper than MAX_DEPTH
+    assert len(list(iter_tensors([torch.ones(1)] * 100))) == MAX_TENSORS
+    assert list(iter_tensors("text")) == [] and list(iter_tensors(None)) == []

@@ -1,0 +1,48 @@
+"""Module and parameter names as the user knows them, found from what the hooks have seen."""
+
+from __future__ import annotations
+
+import gc
+
+from torch import nn
+
+from torchdoctor.runtime.anomaly_names import ModuleNames
+
+
+def model():
+    return nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1)))
+
+
+def test_roots_and_paths_from_seen_modules():
+    m, criterion = model(), nn.MSELoss()
+    names = ModuleNames()
+    for module in (m[0], m[1][0], m[1][1], m[1], m, criterion):
+        names.see(module)
+    assert names.roots() == [m, criterion]
+    assert names.name(m[1][1]) == (m, "1.1") and names.name(m) == (m, "") and names.name(criterion) == (criterion, "")
+    assert [path for path, _, _ in names.parameters()] == ["0.weight", "0.bias", "1.1.weight", "1.1.bias"]
+
+
+def test_the_stack_hint_names_a_layer_before_its_root_has_been_seen():
+    m = model()
+    names = ModuleNames()
+    names.see(m[0])
+    assert names.name(m[0]) == (m[0], "")
+    assert names.name(m[0], hint=m) == (m, "0")
+
+
+def test_unknown_modules_and_dead_ones():
+    names = ModuleNames()
+    assert names.name(nn.ReLU()) == (None, "")
+    names.see(nn.Linear(1, 1))  # dies at once
+    gc.collect()
+    assert names.roots() == []
+
+
+def test_shared_modules_keep_their_first_name():
+    shared = nn.Linear(2, 2)
+    m = nn.ModuleDict({"a": shared, "b": shared})
+    names = ModuleNames()
+    names.see(m)
+    assert names.name(shared) == (m, "a")
+    assert [p for p, _, _ in names.parameters()] == ["a.weight", "a.bias"]

@@ -1,0 +1,276 @@
+"""The watch on real (small) training loops: each kind of anomaly, where it points, the settings,
+and that it changes nothing in a healthy run."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import anomaly_helpers as H
+from anomaly_helpers import MLP, data, train, watching
+from torchdoctor.runtime import anomaly_watch
+
+
+def line_of(marker: str, path: str = H.__file__) -> str:
+    for number, text in enumerate(open(path, encoding="utf-8"), 1):
+        if marker in text:
+            return f"{path}:{number}"
+    raise AssertionError(marker)
+
+
+FORWARD_LINE, BACKWARD_LINE = line_of("# forward line"), line_of("# backward line")
+
+
+def poisoned(value: float) -> MLP:
+    torch.manual_seed(0)
+    model = MLP()
+    with torch.no_grad():
+        model.fc2.weight[0, 0] = value
+    return model
+
+
+def test_nan_made_by_a_module_is_caught_there_with_finite_inputs():
+    model = poisoned(float("nan"))
+    x, y = data()
+    with watching() as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_output" and report["phase"] == "forward" and report["step"] == 0
+    assert (report["module"], report["module_type"], report["root"], report["qualname"]) == ("fc2", "Linear", "MLP", "model.fc2")
+    assert report["counts"] == {"nan": 32, "posinf": 0, "neginf": 0, "numel": 64}
+    assert report["inputs_bad"] is False and report["params_bad"] == ["weight"]
+    assert report["where"] == FORWARD_LINE and report["user_stack"][0].endswith(":forward")
+    assert report["sentence"].startswith("NaN in the output of `model.fc2` (Linear) at step 0: 32 of 64 values; its inputs were finite")
+    assert seen.breaks == [report]  # break mode, no debugger: handed to on_break
+    json.dumps(report, allow_nan=False)
+
+
+def test_nan_in_the_data_says_the_inputs_already_had_it():
+    torch.manual_seed(0)
+    model = MLP()
+    x, y = data()
+    x[3, 2] = float("nan")
+    with watching() as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["module"] == "fc1" and report["inputs_bad"] and report["first_bad_in_step"]
+    assert report["inputs_counts"]["nan"] == 1
+    assert "its inputs already had NaN (1 of 320 values), and no module before it made any" in report["sentence"]
+
+
+def test_explosion_past_the_threshold():
+    model = poisoned(1e3)
+    x, y = data()
+    with watching(threshold=100.0) as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["kind"] == "exploding_output" and report["module"] == "fc2" and report["max_abs"] > 100
+    assert "above the threshold 100; its inputs were below it" in report["sentence"]
+
+
+def test_dead_relu_after_dead_steps_in_a_row():
+    torch.manual_seed(0)
+    model = MLP()
+    with torch.no_grad():
+        model.fc1.weight.fill_(-1.0)
+        model.fc1.bias.fill_(-5.0)
+    x, y = data()
+    x = x.abs()  # every pre-activation negative
+    with watching(deadSteps=3) as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["kind"] == "dead_output" and report["qualname"] == "model.act" and report["step"] == 2
+    assert report["dead_since"] == 0 and report["inputs_max"] < 0
+    with watching(deadSteps=0) as seen:
+        train(model, x, y)
+    assert seen.reports == []
+
+
+def test_zeros_in_zeros_out_is_not_dead():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.ReLU(), nn.Linear(4, 2))
+    with watching() as seen:
+        train(model, torch.zeros(8, 4), torch.zeros(8, dtype=torch.long))
+    assert "dead_output" not in seen.kinds
+
+
+def test_log_of_zero_in_the_loss_is_named_at_the_backward_line():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    with torch.no_grad():
+        model.weight.fill_(100.0)
+    x, y = torch.ones(4, 3), torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+    with watching() as seen:
+        p = torch.sigmoid(model(x))
+        loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+        loss.backward()  # the NaN loss
+    [report] = seen.reports
+    assert report["kind"] == "loss_nan" and report["modules_clean"] and report["origin_op"]["op"] == "log"
+    assert report["sentence"] == ("NaN loss at step 0; every module output was finite, so the loss computation "
+                                  "made it: `log` of 4 zeros (LogBackward0)")
+    assert report["where"] == line_of("# the NaN loss", __file__)
+
+
+def test_loss_spike_with_a_learning_rate_far_too_high():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    x = torch.randn(256, 8)
+    y = x @ torch.randn(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.4)
+    with watching() as seen:
+        for _ in range(20):
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+    [report] = seen.reports
+    assert report["kind"] == "loss_spike" and report["ratio"] > 10 and report["step"] >= 5
+    assert "a learning rate too high is the usual cause" in report["sentence"]
+
+
+class SqrtNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        # the classic: the branch not taken is NaN for h < 0, and its gradient (0 * NaN) is NaN
+        return self.fc2(torch.where(h > 0, torch.sqrt(h), torch.zeros_like(h)))
+
+
+def test_nan_gradient_is_reported_nearest_the_loss_with_the_loss_value():
+    torch.manual_seed(0)
+    model = SqrtNet()
+    with watching() as seen:
+        loss = model(torch.randn(16, 4)).mean()
+        loss.backward()
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_grad" and report["param"] == "model.fc1.bias"
+    assert report["bad_params"] == 2 and report["loss"] == pytest.approx(loss.item())
+    assert report["sentence"].startswith("NaN in the gradient of `model.fc1.bias` (Linear `model.fc1`) at step 0")
+
+
+def test_exploding_gradient_names_the_first_parameter_past_the_threshold():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 1))
+    with torch.no_grad():
+        for layer in model:
+            layer.weight.mul_(30)
+    with watching(threshold=50.0, checks=["backward"]) as seen:
+        model(torch.randn(8, 4)).sum().backward()
+    [report] = seen.reports
+    assert report["kind"] == "exploding_grad" and report["max_abs"] > 50
+    assert report["largest"][0].startswith("model.0.")
+
+
+def test_missing_zero_grad_stops_at_the_optimizer_step():
+    torch.manual_seed(0)
+    model = MLP()
+    x, y = data()
+    with watching() as seen:
+        train(model, x, y, zero_grad=False)
+    [report] = seen.reports
+    assert report["kind"] == "stale_grad" and report["step"] == 1 and report["optimizer_type"] == "SGD"
+    assert report["example_param"] == "model.fc1.weight" and report["stale_params"] == 4
+    assert report["where"] == line_of("optimizer.step()")
+
+
+def test_first_only_false_reports_once_per_step_and_skip_steps_waits():
+    model = poisoned(float("nan"))
+    x, y = data()
+    with watching(firstOnly=False, mode="log") as seen:
+        train(model, x, y, steps=4)
+    assert [r["step"] for r in seen.reports] == [0, 1, 2, 3] and seen.breaks == []
+    assert {r["action"] for r in seen.reports} == {"log"}
+    model = poisoned(float("nan"))
+    with watching(skipSteps=2) as seen:
+        train(model, x, y, steps=4)
+    assert [r["step"] for r in seen.reports] == [2]
+
+
+def test_checks_select_what_is_watched():
+    model = poisoned(float("nan"))
+    x, y = data()
+    with watching(checks=["loss"]) as seen:
+        train(model, x, y)
+    assert seen.kinds == ["loss_nan"] and seen.reports[0]["modules_clean"] is False
+    with watching(checks=["backward"]) as seen:
+        train(model, x, y)
+    assert seen.kinds == ["nonfinite_grad"]
+
+
+def test_the_device_path_finds_the_same_module_once_per_step():
+    """deferred=True runs the accelerator strategy on CPU tensors: checks wait on the device,
+    one transfer after backward, and the first bad row names the module."""
+    model = poisoned(float("nan"))
+    x, y = data()
+    with watching(deferred=True) as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_output" and report["qualname"] == "model.fc2" and report["exact"] is False
+    assert report["where"] == BACKWARD_LINE and report["counts"] is None
+    assert report["sentence"].endswith("its inputs were not kept (checked at the end of the step)")
+
+
+def test_healthy_training_is_silent_and_unchanged():
+    """sample_workspace/train.py: same losses bit for bit, no reports, no internal errors."""
+    sys.path.insert(0, str(H.SAMPLES))
+    try:
+        import train as sample
+    finally:
+        sys.path.remove(str(H.SAMPLES))
+    plain = sample.train(epochs=2)
+    with watching() as seen:
+        watched = sample.train(epochs=2)
+        errors = list(seen.watch.errors)
+    assert watched == plain and seen.reports == [] and errors == []
+
+
+def test_no_random_numbers_are_drawn():
+    bad, (x, y) = poisoned(float("nan")), data()
+    torch.manual_seed(1)
+    model = MLP()
+    state, py_state = torch.random.get_rng_state(), random.getstate()
+    with watching(firstOnly=False, mode="log") as seen:
+        train(bad, x, y, steps=2)  # reports built, summaries taken
+        train(model, x, y, steps=2)
+    assert len(seen.reports) == 2
+    assert torch.equal(torch.random.get_rng_state(), state) and random.getstate() == py_state
+
+
+def test_uninstall_restores_torch():
+    original = torch.Tensor.backward
+    with watching():
+        assert torch.Tensor.backward is not original
+        assert torch.nn.modules.module._global_forward_hooks
+    assert torch.Tensor.backward is original and torch.autograd.backward.__name__ == "backward"
+    assert not hasattr(torch.autograd.backward, "__wrapped__")
+    assert not torch.nn.modules.module._global_forward_hooks
+    assert anomaly_watch.current() is None
+
+
+def test_direct_autograd_backward_counts_one_step_and_grad_counts_none():
+    model = MLP()
+    x, y = data()
+    with watching() as seen:
+        loss = nn.functional.cross_entropy(model(x), y)
+        torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+        assert seen.watch.step == 0
+        torch.autograd.backward(loss, retain_graph=True)
+        loss.backward()
+        assert seen.watch.step == 2
+
+
+def test_outputs_are_not_changed_and_no_graph_is_recorded():
+    model = MLP()
+    x, y = data()
+    with watching():
+        out = model(x)
+        assert out._version == 0 and out.grad_fn.name() == "AddmmBackward0"
+        assert [type(f).__name__ for f, _ in out.grad_fn.next_functions][:2] == ["AccumulateGrad", "ReluBackward0"]
