@@ -63,6 +63,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"torchdoctor run: {problem}", file=sys.stderr)
     from .runtime import anomaly_activation, anomaly_watch
 
+    anomaly_watch.clear_reports()
     anomaly_activation.reset()
     anomaly_activation.activate(config=config, on_break=_stop)
     status = _run_script(args.script, args.args)

@@ -8,7 +8,7 @@ Torch Doctor stops in `forward`, on the line that calls the dead ReLU, at step 2
 step in a row with only zeros):
 
     Dead output: all 2048 values of `model.act2` (ReLU) were 0 for 3 steps in a row (steps 0-2)
-    while its inputs were not (inputs in [-77.4, -5]); nothing flows past it, forward or backward
+    while its inputs were not (inputs in [-86.1, -5]); nothing flows past it, forward or backward
 
 (`act1` is not dead: about 6% of its inputs are positive.)
 """
@@ -26,7 +26,7 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.act1(self.fc1(x))
-        h = self.act2(self.fc2(h))  # the dead ReLU: stopped here
+        h = self.act2(self.fc2(h))  # stopped here: the dead ReLU
         return self.out(h)
 
 

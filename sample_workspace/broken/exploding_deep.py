@@ -7,9 +7,10 @@ first layers get gradients millions of times larger than the last. One SGD step 
 
 Torch Doctor stops at the `loss.backward()` line of step 0, after the backward pass:
 
-    Exploding gradient of `model.layers.48.weight` (Linear `model.layers.48`) at step 0: ...
-    above the threshold 1e4; the first of N parameters past it, counting back from the loss;
-    gradients grow toward the input, from ... nearest the loss to ... at `model.layers.0.weight`
+    Exploding gradient of `model.layers.20.bias` (Linear `model.layers.20`) at step 0: max |g| =
+    16044, above the threshold 10000; the first of 22 parameters past it, counting back from the
+    loss; gradients grow toward the input, from 0.0968 nearest the loss to 5.97e5 at
+    `model.layers.0.weight` (clip them with torch.nn.utils.clip_grad_norm_)
 """
 
 import torch

@@ -1,14 +1,14 @@
 """Bug: log(0) in a hand-written binary cross-entropy.
 
-The features are raw values in the hundreds (never normalised), so some logits pass +17 and
-`torch.sigmoid` rounds them to exactly 1.0 in float32; `torch.log(1 - p)` is then log(0) = -Inf,
-and `0 * -Inf` makes the loss NaN at the very first step. No module does it: every layer's
-output is finite. (`F.binary_cross_entropy_with_logits` on the logits would be stable.)
+The features are raw values up to 100 (never normalised) and the head is confident, so after
+the first update two logits pass +17 and `torch.sigmoid` rounds them to exactly 1.0 in float32;
+`torch.log(1 - p)` is then log(0) = -Inf, and `0 * -Inf` makes the loss NaN. No module does it:
+every layer's output is finite. (`F.binary_cross_entropy_with_logits` on the logits is stable.)
 
-Torch Doctor stops at the `loss.backward()` line of step 0 and names the operation:
+Torch Doctor stops at the `loss.backward()` line of step 1 and names the operation:
 
-    NaN loss at step 0; every module output was finite, so the loss computation made it:
-    `log` of 11 zeros (LogBackward0)
+    NaN loss at step 1; every module output was finite, so the loss computation made it:
+    `log` of 2 zeros (LogBackward0)
 """
 
 import torch

@@ -32,7 +32,7 @@ def train(steps: int = 30, lr: float = 0.4) -> float:
         optimizer.zero_grad()
         prediction = model(x)
         loss = nn.functional.mse_loss(prediction, y)
-        loss.backward()  # the loss spike is caught here
+        loss.backward()  # stopped here: the loss spiked
         optimizer.step()
     print(f"final loss {loss.item():.4g}")
     return loss.item()
