@@ -186,3 +186,95 @@ export interface FindModelsResult {
   hasExample: boolean;
   error: { message: string; line: number; character: number } | null;
 }
+
+// --- Gradient flow and shape trace while paused (issue 5): torchDoctor/diagnoseSnapshot ---
+//
+// Flow: at each stop the extension evaluates torchdoctor.runtime.snapshot.dump(path) in the
+// paused debuggee (extension/src/debugSnapshot.ts), reads the JSON file it wrote, and sends it
+// here; the backend applies the diagnosis rules and answers the view models the two webviews
+// draw (extension/src/modelViews.ts).
+
+/** Params of DIAGNOSE_SNAPSHOT: the JSON object snapshot.dump() wrote, passed through as is. */
+export interface DiagnoseSnapshotParams {
+  snapshot: unknown;
+}
+
+export type DiagnosisSeverity = 'error' | 'warning' | 'info';
+
+/** 1-based line of the statement that defines a module (`self.fc1 = nn.Linear(...)`). */
+export interface ModuleLocation {
+  file: string;
+  line: number;
+}
+
+/** One rule that fired: a sentence naming the layer and the suggested next step. */
+export interface DiagnosisFlag {
+  rule: string;
+  severity: DiagnosisSeverity;
+  sentence: string;
+  suggestion: string;
+}
+
+/**
+ * One parameter's gradient after the most recent backward, in model order. Statistics are
+ * null when the parameter got no gradient; a NaN/Inf statistic may arrive as null or as the
+ * strings "nan" / "inf" (JSON has no NaN), with `nan` / `inf` saying so.
+ */
+export interface GradientFlowRow {
+  name: string;
+  module: string;
+  type: string;
+  meanAbs: number | string | null;
+  maxAbs: number | string | null;
+  norm: number | string | null;
+  /** NaN (Inf) present in the gradient: a flag, or a count of elements. */
+  nan: boolean | number;
+  inf: boolean | number;
+  flags: DiagnosisFlag[];
+  location: ModuleLocation | null;
+}
+
+/** A verdict about the whole model (first/last layer ratio, ...); module: the layer it names. */
+export interface GradientFlowVerdict extends DiagnosisFlag {
+  module: string | null;
+}
+
+export interface GradientFlowModel {
+  summary: string;
+  rows: GradientFlowRow[];
+  verdicts: GradientFlowVerdict[];
+}
+
+export interface TensorMeta {
+  shape: number[] | null;
+  dtype: string | null;
+  device: string | null;
+}
+
+/** One module call of the most recent forward, in call order; depth 0 is the model itself. */
+export interface ShapeTraceRow {
+  path: string;
+  type: string;
+  depth: number;
+  inputs: TensorMeta[];
+  outputs: TensorMeta[];
+  params: number;
+  dtypeChange: boolean;
+  deviceChange: boolean;
+  /** The module that raised (a shape mismatch); its outputs are empty. */
+  failed: boolean;
+  location: ModuleLocation | null;
+}
+
+export interface ShapeTraceModel {
+  summary: string;
+  rows: ShapeTraceRow[];
+  failedModule: string | null;
+  error: string | null;
+}
+
+/** Answer to DIAGNOSE_SNAPSHOT; a part is null when the snapshot has nothing for it. */
+export interface DiagnoseSnapshotResult {
+  gradientFlow: GradientFlowModel | null;
+  shapeTrace: ShapeTraceModel | null;
+}

@@ -1,0 +1,272 @@
+// Torch Doctor: the gradient-flow page. Draws a GradientFlowPage (modelViewsModel.ts):
+// a summary, the model-level verdicts, then one row per parameter in model order with mean |g|
+// and max |g| as bars on a shared log axis; flagged rows carry their verdicts under them.
+(function () {
+  'use strict';
+
+  const P = window.TorchDoctorPage;
+  const h = P.h;
+  let relabel = null;
+
+  const BAR_TEXT = {
+    zero: 'all zero',
+    none: 'no gradient',
+    nan: 'NaN',
+    inf: 'Inf',
+  };
+
+  function countChips(c) {
+    const chips = [];
+    const add = (n, tone, icon, one, many) => {
+      if (n) {
+        chips.push(
+          h('span', { class: 'chip tone-' + tone }, [
+            h('span', { 'aria-hidden': 'true', text: icon + ' ' }),
+            n + ' ' + (n === 1 ? one : many),
+          ]),
+        );
+      }
+    };
+    add(c.error, 'error', '✖', 'error', 'errors');
+    add(c.warning, 'warning', '⚠', 'warning', 'warnings');
+    add(c.info, 'info', 'ℹ', 'note', 'notes');
+    return chips.length ? h('span', { class: 'chips' }, chips) : null;
+  }
+
+  function flagLine(f, extra) {
+    return h('div', { class: 'flag tone-' + f.tone, 'data-rule': f.rule || null }, [
+      P.toneIcon(f.tone, f.icon, f.label),
+      h('div', { class: 'flag-text' }, [
+        h('span', { class: 'flag-sentence', text: f.sentence }),
+        f.suggestion
+          ? h('span', { class: 'flag-suggestion' }, [h('span', { class: 'next', text: 'Next step: ' }), f.suggestion])
+          : null,
+        extra || null,
+      ]),
+    ]);
+  }
+
+  function verdictList(view) {
+    if (!view.verdicts.length) {
+      return null;
+    }
+    return h(
+      'section',
+      { class: 'verdicts', id: 'verdicts', 'aria-label': 'Verdicts about the whole model' },
+      view.verdicts.map((v) =>
+        flagLine(
+          v,
+          v.target
+            ? P.linkButton('Go to ' + (v.module || P.baseName(v.target.file)), () => P.openTarget(v.target), {
+                class: 'link goto',
+                title: v.target.file + ':' + v.target.line,
+              })
+            : null,
+        ),
+      ),
+    );
+  }
+
+  function legend() {
+    return h('div', { class: 'legend', id: 'legend', 'aria-hidden': 'true' }, [
+      h('span', { class: 'legend-item' }, [h('span', { class: 'swatch swatch-mean' }), 'mean |g|']),
+      h('span', { class: 'legend-item' }, [h('span', { class: 'swatch swatch-max' }), 'max |g|']),
+      h('span', { class: 'legend-item muted', text: 'log scale' }),
+    ]);
+  }
+
+  function axisHeader(axis) {
+    const holder = h('div', { class: 'axis', id: 'axis' });
+    for (const t of axis.ticks) {
+      const tick = h('span', { class: 'tick', 'data-exp': String(t.exp), text: t.label });
+      tick.style.left = t.fraction * 100 + '%';
+      holder.appendChild(tick);
+    }
+    return holder;
+  }
+
+  /** Label every k-th decade so labels never collide (k from the axis' pixel width). */
+  function labelTicks(holder, axis) {
+    const width = holder.clientWidth;
+    const decades = axis.hi - axis.lo;
+    if (!width || !decades) {
+      return;
+    }
+    const widest = Math.max.apply(null, axis.ticks.map((t) => t.label.length)) * 7 + 8;
+    const perDecade = width / decades;
+    const steps = [1, 2, 3, 4, 5, 6, 10, 15, 20];
+    const k = steps.find((step) => perDecade * step >= widest) || 30;
+    holder.querySelectorAll('.tick').forEach((el) => {
+      const exp = Number(el.dataset.exp);
+      const show = ((exp % k) + k) % k === 0;
+      el.classList.toggle('unlabelled', !show);
+      const f = (exp - axis.lo) / decades;
+      el.classList.toggle('edge-start', f < 0.02);
+      el.classList.toggle('edge-end', f > 0.98);
+    });
+  }
+
+  function bar(which, b) {
+    const track = [];
+    if (b.kind === 'value' || b.kind === 'below' || b.kind === 'above' || b.kind === 'inf') {
+      const el = h('span', { class: 'bar bar-' + which + ' kind-' + b.kind });
+      el.style.width = b.fraction * 100 + '%';
+      track.push(el);
+      if (b.kind === 'above' || b.kind === 'inf') {
+        track.push(h('span', { class: 'bar-mark bar-mark-' + which + ' mark-end', 'aria-hidden': 'true', text: '›' }));
+      } else if (b.kind === 'below') {
+        track.push(h('span', { class: 'bar-mark bar-mark-' + which + ' mark-start', 'aria-hidden': 'true', text: '‹' }));
+      }
+    } else {
+      track.push(
+        h('span', { class: 'bar-note bar-note-' + which + ' kind-' + b.kind }, [
+          b.kind === 'nan' ? h('span', { 'aria-hidden': 'true', text: '✖ ' }) : null,
+          BAR_TEXT[b.kind] || b.text,
+        ]),
+      );
+    }
+    return track;
+  }
+
+  /** Two lanes (mean over max); one note across both when neither has a bar for the same reason. */
+  function track(r) {
+    const noBar = (k) => k === 'zero' || k === 'none' || k === 'nan';
+    if (r.mean.kind === r.max.kind && noBar(r.mean.kind)) {
+      return h('div', { class: 'track track-note' }, bar('both', r.mean));
+    }
+    return h('div', { class: 'track' }, [h('div', { class: 'lane lane-mean' }, bar('mean', r.mean)), h('div', { class: 'lane lane-max' }, bar('max', r.max))]);
+  }
+
+  function renderTable(view, container) {
+    const axis = view.axis;
+    const decades = axis.hi - axis.lo;
+    const table = h('table', { class: 'grid', id: 'gradient-table' });
+    table.style.setProperty('--decades', String(decades));
+    const axisCell = h('th', { scope: 'col', class: 'col-bars' }, [h('span', { class: 'sr-only', text: 'Gradient magnitude, log scale' }), axisHeader(axis)]);
+    table.appendChild(
+      h('thead', {}, [
+        h('tr', {}, [
+          h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Flag')),
+          h('th', { scope: 'col', class: 'col-name', text: 'Parameter' }),
+          axisCell,
+          h('th', { scope: 'col', class: 'num', text: 'mean |g|' }),
+          h('th', { scope: 'col', class: 'num col-max', text: 'max |g|' }),
+          h('th', { scope: 'col', class: 'num col-norm', text: 'norm' }),
+        ]),
+      ]),
+    );
+    const tbody = h('tbody');
+    const rows = [];
+    const flaggedOnly = !!P.ui().flaggedOnly && view.counts.flagged > 0;
+    for (const r of view.rows) {
+      const cls = ['row', r.tone ? 'flagged tone-' + r.tone : '', r.target ? 'has-target' : '', r.nonFinite ? 'nonfinite' : ''];
+      const tr = h(
+        'tr',
+        {
+          class: cls.join(' ').trim(),
+          'data-key': 'g:' + r.name,
+          'data-index': String(r.index),
+          'aria-label': r.label,
+          title: r.target ? r.target.file + ':' + r.target.line + ' (Enter)' : null,
+        },
+        [
+          h('td', { class: 'col-flag' }, r.tone ? P.toneIcon(r.tone, r.flags[0].icon, r.flags[0].label) : null),
+          h(
+            'td',
+            { class: 'col-name' },
+            h('div', { class: 'name-wrap', title: r.name + (r.type ? ' (' + r.type + ')' : '') }, [
+              r.nonFinite
+                ? h('span', { class: 'badge-nonfinite' }, [h('span', { 'aria-hidden': 'true', text: '✖ ' }), r.nonFinite])
+                : null,
+              h('span', { class: 'param-name', text: r.name }),
+              r.type ? h('span', { class: 'param-type', text: r.type }) : null,
+            ]),
+          ),
+          h('td', { class: 'col-bars' }, track(r)),
+          h('td', { class: 'num val kind-' + r.mean.kind, text: r.mean.text }),
+          h('td', { class: 'num val col-max kind-' + r.max.kind, text: r.max.text }),
+          h('td', { class: 'num val col-norm', text: r.norm }),
+        ],
+      );
+      if (r.target) {
+        tr._target = r.target;
+      }
+      tr.hidden = flaggedOnly && !r.tone;
+      rows.push(tr);
+      tbody.appendChild(tr);
+      if (r.details.length) {
+        const lines = r.details.map((d) =>
+          flagLine(
+            d.flag,
+            d.repeats
+              ? h('span', { class: 'repeats', text: 'The same for the next ' + (d.repeats === 1 ? 'row' : d.repeats + ' rows') + ' (' + d.flag.icon + ').' })
+              : null,
+          ),
+        );
+        tbody.appendChild(
+          h('tr', { class: 'flag-row tone-' + r.tone, 'data-for': String(r.index) }, [h('td', { class: 'col-flag' }), h('td', { colspan: '5' }, lines)]),
+        );
+      } else if (r.tone) {
+        tr.classList.add('folded');
+      }
+    }
+    table.appendChild(tbody);
+    P.rovingRows(tbody, rows, (row) => {
+      if (row._target) {
+        P.openTarget(row._target);
+      }
+    });
+    container.appendChild(h('div', { class: 'table-wrap' }, table));
+    const holder = axisCell.querySelector('.axis');
+    relabel = () => labelTicks(holder, axis);
+    requestAnimationFrame(relabel);
+  }
+
+  function renderData(view, app) {
+    app.appendChild(
+      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line', text: view.summary }), countChips(view.counts)]),
+    );
+    const verdicts = verdictList(view);
+    if (verdicts) {
+      app.appendChild(verdicts);
+    }
+    const controls = h('div', { class: 'controls' }, [legend()]);
+    if (view.counts.flagged > 0 && view.counts.flagged < view.counts.rows) {
+      const id = 'flagged-only';
+      const box = h('input', {
+        type: 'checkbox',
+        id: id,
+        checked: !!P.ui().flaggedOnly,
+        onchange: (e) => {
+          P.setUi({ flaggedOnly: e.target.checked });
+          P.rerender();
+        },
+      });
+      controls.appendChild(
+        h('label', { class: 'toggle', for: id }, [box, ' Only flagged rows (' + view.counts.flagged + ' of ' + view.counts.rows + ')']),
+      );
+    }
+    app.appendChild(controls);
+    renderTable(view, app);
+  }
+
+  if (typeof ResizeObserver === 'function') {
+    let pending = false;
+    new ResizeObserver(() => {
+      if (relabel && !pending) {
+        pending = true;
+        requestAnimationFrame(() => {
+          pending = false;
+          if (relabel) {
+            relabel();
+          }
+        });
+      }
+    }).observe(document.body);
+  }
+
+  P.start((view, app) => {
+    relabel = null;
+    renderData(view, app);
+  });
+})();

@@ -1,0 +1,139 @@
+// Torch Doctor: the shape-trace page. Draws a ShapeTracePage (modelViewsModel.ts): the
+// module tree of the last forward (indented by depth) with input → output shapes, parameter
+// counts, dtype/device changes, and the module where a shape error was raised.
+(function () {
+  'use strict';
+
+  const P = window.TorchDoctorPage;
+  const h = P.h;
+
+  function failureBlock(f) {
+    const where = f.module ? f.module + (f.type ? ' (' + f.type + ')' : '') : 'the forward';
+    return h('section', { class: 'failure', id: 'failure', role: 'group', 'aria-label': 'Shape error in ' + where }, [
+      h('p', { class: 'failure-title' }, [
+        h('span', { class: 'failure-icon', 'aria-hidden': 'true', text: '✖ ' }),
+        'Shape error in ',
+        h('code', { text: where }),
+      ]),
+      h('pre', { class: 'failure-error' }, h('code', { text: f.error })),
+      h('p', { class: 'failure-actions' }, [
+        f.target
+          ? P.linkButton('Go to ' + P.baseName(f.target.file) + ':' + f.target.line, () => P.openTarget(f.target), {
+              class: 'link goto',
+              id: 'failure-goto',
+              title: f.target.file + ':' + f.target.line,
+            })
+          : null,
+        f.row !== null
+          ? P.linkButton('Show in the trace', () => {
+              const row = document.querySelector('tr[data-index="' + f.row + '"]');
+              if (row) {
+                row.scrollIntoView({ block: 'center' });
+                row.focus();
+              }
+            }, { class: 'link', id: 'failure-show' })
+          : null,
+      ]),
+    ]);
+  }
+
+  function changeBadges(r) {
+    const out = [];
+    if (r.dtypeNote) {
+      out.push(h('span', { class: 'change' }, [h('span', { 'aria-hidden': 'true', text: '◆ ' }), h('span', { class: 'change-what', text: 'dtype ' }), r.dtypeNote]));
+    }
+    if (r.deviceNote) {
+      out.push(h('span', { class: 'change' }, [h('span', { 'aria-hidden': 'true', text: '◆ ' }), h('span', { class: 'change-what', text: 'device ' }), r.deviceNote]));
+    }
+    return out;
+  }
+
+  function renderTable(view, app) {
+    const table = h('table', { class: 'grid tree', id: 'shape-table' });
+    table.appendChild(
+      h('thead', {}, [
+        h('tr', {}, [
+          h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Status')),
+          h('th', { scope: 'col', class: 'col-module', text: 'Module' }),
+          h('th', { scope: 'col', class: 'col-shape', text: 'Input' }),
+          h('th', { scope: 'col', class: 'col-arrow', 'aria-hidden': 'true' }),
+          h('th', { scope: 'col', class: 'col-shape', text: 'Output' }),
+          h('th', { scope: 'col', class: 'num', text: 'Params' }),
+        ]),
+      ]),
+    );
+    const tbody = h('tbody');
+    const rows = [];
+    const cols = 6;
+    for (const r of view.rows) {
+      const changed = !!(r.dtypeNote || r.deviceNote);
+      const cls = ['row', r.failed ? 'failed' : '', changed ? 'changed' : '', r.target ? 'has-target' : '', 'depth-' + Math.min(r.depth, 9)];
+      const nameCell = h('td', { class: 'col-module' }, [
+        h('span', { class: 'mod-name', text: r.name }),
+        r.type ? h('span', { class: 'mod-type', text: r.type }) : null,
+      ]);
+      nameCell.style.setProperty('--depth', String(r.depth));
+      const tr = h(
+        'tr',
+        {
+          class: cls.join(' ').trim(),
+          'data-key': 's:' + r.path + ':' + r.index,
+          'data-index': String(r.index),
+          'data-path': r.path,
+          'aria-label': r.label,
+          title: (r.path || '(model)') + (r.target ? ' — ' + r.target.file + ':' + r.target.line + ' (Enter)' : ''),
+        },
+        [
+          h('td', { class: 'col-flag' }, r.failed ? P.toneIcon('error', '✖', 'Failed here') : changed ? P.toneIcon('warning', '◆', 'Changes dtype or device') : null),
+          nameCell,
+          h('td', { class: 'col-shape shape', text: r.input }),
+          h('td', { class: 'col-arrow', 'aria-hidden': 'true', text: '→' }),
+          h('td', { class: 'col-shape col-output' + (r.failed ? ' raised' : '') + (r.unfinished ? ' unfinished' : '') }, [
+            h('span', { class: 'shape', text: r.failed ? '✖ raised' : r.output }),
+            changeBadges(r),
+          ]),
+          h('td', { class: 'num', text: r.params }),
+        ],
+      );
+      if (r.target) {
+        tr._target = r.target;
+      }
+      rows.push(tr);
+      tbody.appendChild(tr);
+      if (r.failed && view.failure) {
+        const msg = h('td', { colspan: String(cols - 1), class: 'failed-text' }, [
+          h('span', { class: 'failed-label', text: 'Raised: ' }),
+          h('code', { text: view.failure.error.split('\n')[0] }),
+        ]);
+        msg.style.setProperty('--depth', String(r.depth));
+        tbody.appendChild(h('tr', { class: 'failed-row' }, [h('td', { class: 'col-flag' }), msg]));
+      }
+    }
+    table.appendChild(tbody);
+    P.rovingRows(tbody, rows, (row) => {
+      if (row._target) {
+        P.openTarget(row._target);
+      }
+    });
+    app.appendChild(h('div', { class: 'table-wrap' }, table));
+  }
+
+  P.start((view, app) => {
+    if (view.failure) {
+      app.appendChild(failureBlock(view.failure));
+    }
+    app.appendChild(
+      h('section', { class: 'summary', id: 'summary' }, [
+        h('p', { class: 'summary-line', text: view.summary }),
+        view.uniform ? h('p', { class: 'muted', text: view.uniform }) : null,
+        view.counts.changes
+          ? h('p', { class: 'muted' }, [
+              h('span', { 'aria-hidden': 'true', text: '◆ ' }),
+              view.counts.changes + (view.counts.changes === 1 ? ' module changes' : ' modules change') + ' the dtype or device.',
+            ])
+          : null,
+      ]),
+    );
+    renderTable(view, app);
+  });
+})();
