@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from types import FrameType
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 MAX_STACK = 20
 
@@ -33,11 +33,18 @@ def _internal_prefixes() -> Tuple[str, ...]:
     return _INTERNAL
 
 
+_VERDICTS: Dict[str, bool] = {}  # co_filename -> internal? (a handful of files, asked every step)
+
+
 def is_internal(frame: FrameType) -> bool:
     filename = frame.f_code.co_filename
-    if filename.startswith("<frozen") or filename.startswith("<string>"):
-        return True
-    return os.path.normcase(os.path.abspath(filename)).startswith(_internal_prefixes())
+    verdict = _VERDICTS.get(filename)
+    if verdict is None:
+        verdict = filename.startswith(("<frozen", "<string>")) or os.path.normcase(
+            os.path.abspath(filename)).startswith(_internal_prefixes())
+        if len(_VERDICTS) < 4096:
+            _VERDICTS[filename] = verdict
+    return verdict
 
 
 def user_frame(start: Optional[FrameType] = None) -> Optional[FrameType]:

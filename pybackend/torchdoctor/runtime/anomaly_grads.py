@@ -6,7 +6,7 @@ gradient found that way is the one nearest the loss (NaN spreads towards the inp
 nearest is where it entered the parameters); for explosions, the first past the threshold is
 where the growth crossed it, and the largest is reported beside it.
 
-On the CPU each gradient costs one ``aminmax`` and two scalars; on an accelerator the extremes
+On the CPU each gradient costs one min/max reduction and two scalars; on an accelerator the extremes
 of all gradients are stacked on the device and cross to the host once (see :mod:`anomaly_device`).
 """
 
@@ -15,24 +15,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .anomaly_detect import EXPLOSION, NONFINITE, checkable, extremes_device, magnitude, verdict
+from .anomaly_detect import EXPLOSION, NONFINITE, extremes_device, magnitude, verdict
 
-Param = Tuple[str, Any, Any]  # (path, parameter, owning module)
-
-
-def with_grads(params: List[Param]) -> List[Tuple[str, Any, Any, Any]]:
-    """``(path, parameter, module, grad)`` of the parameters holding a checkable gradient."""
-    out = []
-    for path, p, module in params:
-        grad = p.grad
-        if grad is not None and checkable(grad):
-            out.append((path, p, module, grad))
-    return out
-
-
-def extremes_table(grads: List[Tuple[str, Any, Any, Any]]) -> List[Tuple[float, float]]:
-    """``(min, max)`` of every gradient in ``grads``."""
-    return extremes_of([entry[3] for entry in grads])
 
 
 def extremes_of(tensors: List[Any]) -> List[Tuple[float, float]]:
@@ -69,9 +53,9 @@ def judge(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float
             "largest_index": largest, "largest_max_abs": magnitude(*table[largest])}
 
 
-def zero_grads(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float]]) -> List[str]:
-    """Paths of the parameters whose gradient is exactly zero everywhere."""
-    return [grads[i][0] for i, (low, high) in enumerate(table) if low == 0.0 and high == 0.0]
+def zero_grads(paths: List[str], table: List[Tuple[float, float]]) -> List[str]:
+    """The paths whose gradient is exactly zero everywhere."""
+    return [paths[i] for i, (low, high) in enumerate(table) if low == 0.0 and high == 0.0]
 
 
 def _sortable(value: float) -> float:

@@ -31,8 +31,9 @@ class ModuleNames:
         except TypeError:
             return
         self._dirty = True
-        if len(self.known) > PRUNE_AT:
-            self.known = {k: r for k, r in self.known.items() if r() is not None}
+        if len(self.known) > PRUNE_AT:  # in place: the watch holds this dict
+            for key in [k for k, r in self.known.items() if r() is None]:
+                del self.known[key]
 
     def roots(self) -> List[Any]:
         self._refresh()

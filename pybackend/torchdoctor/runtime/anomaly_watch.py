@@ -24,6 +24,7 @@ nothing draws random numbers or changes a tensor. Public: :func:`install`, :func
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 import threading
 import weakref
@@ -34,8 +35,9 @@ from .anomaly_config import BREAK, OFF, AnomalyConfig
 from .anomaly_detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
 from .anomaly_device import MAX_PENDING, DeviceBatch
 from .anomaly_frames import outermost_module, user_frame
-from .anomaly_grads import judge, with_grads, zero_grads
+from .anomaly_grads import judge, zero_grads
 from .anomaly_names import ModuleNames
+from .anomaly_passthrough import bounds_function
 from .anomaly_pause import announce, debugger_attached, pause
 from .anomaly_sentences import sentence
 from .anomaly_stale import StaleGradTracker
@@ -114,8 +116,9 @@ class Watch:
         self._dead: Dict[int, List[int]] = {}  # id(module) -> [first step, last step] all-zero
         self._last_out: Optional["weakref.ref[Any]"] = None
         self._last_version = -1
+        self._last_extremes = (0.0, 0.0)
         self._last_loss: Optional[float] = None
-        self._last_grads: Dict[str, Any] = {}
+        self._last_grads: Any = None  # ([param paths], [(min, max)]) of the last gradient check
         self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
         self._handles: List[Any] = []
         self._patched: List[Any] = []
@@ -127,6 +130,8 @@ class Watch:
         torch = sys.modules["torch"]
         self._torch = torch
         self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+        self._tensor_type, self._strided = torch.Tensor, torch.strided
+        self._known = self.names.known
         self._handles.append(torch.nn.modules.module.register_module_forward_hook(self._forward_hook))
         optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
@@ -159,7 +164,8 @@ class Watch:
     # -- forward ---------------------------------------------------------------------------------
 
     def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
-        ref = self.names.known.get(id(module))
+        # Hot path (every module call): plain attribute reads and C methods until something is off.
+        ref = self._known.get(id(module))
         if ref is None or ref() is not module:
             self.names.see(module)
         if not self.check_forward:
@@ -167,8 +173,11 @@ class Watch:
         try:
             if self._is_compiling():
                 return None
-            tensors = (output,) if checkable(output) else iter_tensors(output)
-            for t in tensors:
+            if type(output) is self._tensor_type:
+                if output.is_floating_point() and output.layout is self._strided and output.numel():
+                    self._check_output(module, inputs, output)
+                return None
+            for t in iter_tensors(output):
                 self._check_output(module, inputs, t)
         except Exception as exc:
             self._error(exc)
@@ -177,18 +186,32 @@ class Watch:
     def _check_output(self, module: Any, inputs: Any, t: Any) -> None:
         # Containers return their last child's output: the same tensor, already checked.
         last = self._last_out() if self._last_out is not None else None
-        if last is t and t._version == self._last_version:
+        version = t._version
+        if last is t and version == self._last_version:
             return
-        self._last_out, self._last_version = weakref.ref(t), t._version
-        if self.force_deferred or t.device.type != "cpu":
+        if self.force_deferred or not t.is_cpu:
+            self._last_out, self._last_version = weakref.ref(t), version
             self.pending.add(("forward", weakref.ref(module)), extremes_device(t).float())
             if len(self.pending) >= MAX_PENDING:
-                self._flush_deferred(None, frame=user_frame())
+                self._flush_deferred(None, frame=sys._getframe())
             return
-        low, high = extremes(t)
-        kind = verdict(low, high, self.config.threshold)
-        if kind is not None:
-            self._output_hit(module, inputs, t, low, high, kind)
+        low, high = self._derived(module, inputs, last) or extremes(t)
+        self._last_out, self._last_version, self._last_extremes = weakref.ref(t), version, (low, high)
+        threshold = self.config.threshold
+        if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
+            return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
+        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold))
+
+    def _derived(self, module: Any, inputs: Any, last: Any):
+        """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
+        the finite tensor just checked; None when the output must be read (anomaly_passthrough)."""
+        bounds = bounds_function(type(module))
+        if bounds is None or last is None or not inputs or inputs[0] is not last or last._version != self._last_version:
+            return None
+        low, high = self._last_extremes
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return None
+        return bounds(low, high, module)
 
     def _output_hit(self, module, inputs, t, low: float, high: float, kind: str) -> None:
         if kind == ZERO:
@@ -255,13 +278,16 @@ class Watch:
             action = self.config.action(rule)
             if not self._may_report(action):
                 continue
+            frame = user_frame(frame)
             report = R.base(_LOSS_KINDS[rule], "loss", self.step, frame, action)
             report.update({k: v for k, v in finding.items() if k != "rule"})
             report["loss"] = value
             if rule == "nan":
                 self._explain_nan(report, loss)
-            if rule == "notDecreasing":
-                report.update(self._last_grads)
+            if rule == "notDecreasing" and self._last_grads:
+                paths, table = self._last_grads
+                report["zero_grad_params"] = zero_grads(paths, table)
+                report["params_with_grad"] = len(paths)
             self._emit(report, frame)
 
     def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
@@ -276,11 +302,15 @@ class Watch:
 
     def _flush_deferred(self, loss: Any, frame) -> None:
         """The step's device checks (accelerators) and its gradients, read in one transfer."""
-        batch, self.pending = self.pending, DeviceBatch()
+        grads = self._fresh_grads() if (self.check_backward and loss is not None) else []
         deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
+        if not len(self.pending) and not deferred_loss and not self.force_deferred and all(e[3].is_cpu for e in grads):
+            if grads:  # the CPU: read each gradient's extremes directly, nothing to batch
+                self._grads_hit(grads, [extremes(e[3]) for e in grads], frame)
+            return
+        batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
             batch.add(("loss",), loss.detach().reshape(1).float())
-        grads = self._fresh_grads() if (self.check_backward and loss is not None) else []
         for entry in grads:
             batch.add(("grad",), extremes_device(entry[3]).float())
         if not len(batch):
@@ -302,12 +332,16 @@ class Watch:
         """
         fresh = []
         seen = self._grad_seen
-        for entry in with_grads(self.names.parameters()):
-            grad = entry[3]
-            known = seen.get(id(entry[1]))
-            if known is None or known[0]() is not grad or known[1] != grad._version:
-                seen[id(entry[1])] = (weakref.ref(grad), grad._version)
-                fresh.append(entry)
+        for path, p, module in self.names.parameters():
+            grad = p.grad
+            if grad is None:
+                continue
+            known = seen.get(id(p))
+            if known is not None and known[0]() is grad and known[1] == grad._version:
+                continue
+            if checkable(grad):
+                seen[id(p)] = (weakref.ref(grad), grad._version)
+                fresh.append((path, p, module, grad))
         return fresh
 
     def _deferred_forward(self, forward, frame) -> None:
@@ -320,6 +354,7 @@ class Watch:
                 self._bad_output_step = self.step
             if not self._may_report(self.config.mode):
                 return
+            frame = user_frame(frame)
             report = R.base("nonfinite_output" if kind == NONFINITE else "exploding_output", "forward",
                             self.step, frame, self.config.mode)
             report.update(R.module_facts(self.names, module, frame))
@@ -330,13 +365,20 @@ class Watch:
             return
 
     def _grads_hit(self, grads, table, frame) -> None:
-        zero = zero_grads(grads, table)
-        self._last_grads = {"zero_grad_params": zero, "params_with_grad": len(grads)}
-        found = judge(grads, table, self.config.threshold)
+        # Names and extremes only: keeping the gradients would hold them past zero_grad().
+        self._last_grads = ([e[0] for e in grads], table)
+        threshold = self.config.threshold
+        for low, high in table:  # the usual case, fast: everything finite and within the threshold
+            if not (low >= -threshold and high <= threshold):  # NaN fails both comparisons
+                break
+        else:
+            return
+        found = judge(grads, table, threshold)
         if found is None or not self._may_report(self.config.mode):
             return
         path, _, module, grad = grads[found["index"]]
         kind = "nonfinite_grad" if found["kind"] == NONFINITE else "exploding_grad"
+        frame = user_frame(frame)
         report = R.base(kind, "backward", self.step, frame, self.config.mode)
         report.update(R.module_facts(self.names, module, frame))
         report["module_qualname"] = report["qualname"]
@@ -459,7 +501,7 @@ def _run_backward(original: Callable, loss: Any, first: Any, args, kwargs):
         return original(first, *args, **kwargs)
     _TLS.inside = True
     try:
-        frame = user_frame(sys._getframe(1))
+        frame = sys._getframe(1)  # the caller; the user's frame is looked for only if there is a report
         watch.before_backward(loss, frame)
         result = original(first, *args, **kwargs)
         watch.after_backward(loss, frame)

@@ -22,7 +22,6 @@ once, the first time it holds. Non-finite losses are not added to the history.
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Dict, List, Optional
 
 WINDOW = 10
@@ -58,7 +57,7 @@ class LossHealth:
         recent = self.history[-SPIKE_WINDOW:]
         if len(recent) < SPIKE_MIN_HISTORY:
             return None
-        median = statistics.median(recent)
+        median = _median(recent)
         if median > 0 and value > self.spike_factor * median:
             return {"rule": "spike", "value": value, "median": median, "ratio": value / median,
                     "factor": self.spike_factor, "window": len(recent)}
@@ -79,11 +78,18 @@ class LossHealth:
         recent = self.history[-WINDOW:]
         if len(recent) < WINDOW:
             return None
-        diffs = [b - a for a, b in zip(recent, recent[1:])]
-        travelled = sum(abs(d) for d in diffs)
-        swing = travelled / len(diffs)
-        level = statistics.median(abs(v) for v in recent)
+        travelled = sum(abs(b - a) for a, b in zip(recent, recent[1:]))
         net = abs(recent[-1] - recent[0])
-        if level > 0 and swing > OSCILLATION_SWING * level and net < OSCILLATION_PROGRESS * travelled:
+        if net >= OSCILLATION_PROGRESS * travelled:
+            return None  # it went somewhere (the usual case): no need for the median
+        swing = travelled / (len(recent) - 1)
+        level = _median([abs(v) for v in recent])
+        if level > 0 and swing > OSCILLATION_SWING * level:
             return {"rule": "oscillating", "swing": swing, "level": level, "net": net, "window": WINDOW}
         return None
+
+
+def _median(values: List[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
