@@ -196,11 +196,13 @@ class Watch:
                 self._flush_deferred(None, frame=sys._getframe())
             return
         low, high = self._derived(module, inputs, last) or extremes(t)
+        # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
+        before = self._last_extremes if last is t else None
         self._last_out, self._last_version, self._last_extremes = weakref.ref(t), version, (low, high)
         threshold = self.config.threshold
         if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
             return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
-        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold))
+        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold), before)
 
     def _derived(self, module: Any, inputs: Any, last: Any):
         """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
@@ -213,9 +215,9 @@ class Watch:
             return None
         return bounds(low, high, module)
 
-    def _output_hit(self, module, inputs, t, low: float, high: float, kind: str) -> None:
+    def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None) -> None:
         if kind == ZERO:
-            self._dead_hit(module, inputs, t)
+            self._dead_hit(module, inputs, t, before)
             return
         first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
@@ -232,11 +234,13 @@ class Watch:
         report["first_bad_in_step"] = first_bad
         self._emit(report, frame)
 
-    def _dead_hit(self, module, inputs, t) -> None:
+    def _dead_hit(self, module, inputs, t, before=None) -> None:
+        """``before``: the extremes of the input an in-place module has just overwritten."""
         if self.config.dead_steps <= 0:
             return
         tensors = list(iter_tensors(inputs))[:R.MAX_INPUTS]
-        if not tensors or all(verdict(*extremes(x), self.config.threshold) == ZERO for x in tensors):
+        seen_in = [before] if before is not None else [extremes(x) for x in tensors]
+        if not seen_in or all(low == 0.0 and high == 0.0 for low, high in seen_in):
             return  # zeros in, zeros out: the cause is upstream (or the data)
         span = self._dead.get(id(module))
         if span is None or span[1] < self.step - 1:
@@ -248,6 +252,8 @@ class Watch:
         report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
         report.update(R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold))
+        if before is not None:
+            report["inputs_min"], report["inputs_max"] = before
         report["dead_since"] = span[0]
         self._emit(report, frame)
 
