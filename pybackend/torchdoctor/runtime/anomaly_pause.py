@@ -1,8 +1,8 @@
 """Making an anomaly seen: the stderr line, and the debugger stop at the user's frame.
 
-**The line.** ``[torchdoctor] anomaly: <sentence>`` on stderr, one line, plain text. Under
-debugpy it reaches VS Code as a DAP ``output`` event (category ``stderr``); under
-``torchdoctor run`` it is the first line of the report.
+**The line.** ``[torchdoctor] anomaly: <sentence>``, one line, plain text. Under debugpy it
+reaches VS Code as a DAP ``output`` event (category ``stderr``) sent by pydevd just before the
+``stopped`` event; elsewhere (``torchdoctor run``, no client connected) it is written to stderr.
 
 **The stop.** pydevd can suspend the current thread on a traceback of our choosing
 (``PyDB.trigger_exception_handler(excinfo, as_uncaught=False)``, debugpy >= 1.8.22; older
@@ -49,13 +49,31 @@ TorchDoctorAnomaly.__module__ = "torchdoctor"
 
 
 def announce(sentence: str, stream: Any = None) -> None:
-    """Write the one-line form; never raises (a closed stderr loses the line, nothing else)."""
+    """Write the one-line form; never raises (a closed stderr loses the line, nothing else).
+
+    Under a connected debugger the line goes through pydevd's own channel as a DAP ``output``
+    event (category ``stderr``) rather than through the process's stderr: it then reaches VS Code
+    whatever the ``console`` setting (an integrated terminal would swallow stderr), exactly once,
+    and before the ``stopped`` event (same queue), not racing it through the launcher's pipe.
+    """
+    line = LINE_PREFIX + " ".join(sentence.split()) + "\n"
+    if stream is None and debugger_attached() and _to_debugger(line):
+        return
     try:
         out = stream if stream is not None else sys.stderr
-        out.write(LINE_PREFIX + " ".join(sentence.split()) + "\n")
+        out.write(line)
         out.flush()
     except Exception:
         pass
+
+
+def _to_debugger(line: str) -> bool:
+    try:
+        py_db = sys.modules["pydevd"].get_global_debugger()
+        py_db.writer.add_command(py_db.cmd_factory.make_io_message(line, 2))  # 2: stderr
+        return True
+    except Exception:
+        return False
 
 
 def debugger_attached() -> bool:

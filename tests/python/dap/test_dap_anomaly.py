@@ -46,6 +46,7 @@ def watched_session(program: Path, just_my_code: bool = True) -> Dict[str, Any]:
         stop = dap.wait_stopped(timeout=120)
         seen["stopped"] = [e["body"] for e in dap.events if e.get("event") == "stopped"][-1]
         seen["frames"] = [(f["name"], f.get("source", {}).get("path"), f["line"]) for f in stop.frames]
+        seen["output_at_stop"] = "".join(dap.output)
         seen["exception"] = dap.exception_info(stop.thread_id)
         text = dap.evaluate(f"__import__('json').dumps({REPORT})", stop.frame_id)["result"]
         seen["report"] = json.loads(ast.literal_eval(text))  # the repl shows the string's repr
@@ -119,7 +120,7 @@ def test_each_broken_sample_pauses_at_the_right_line_with_the_sentence(sessions,
     assert all(path.startswith(str(BROKEN)) for _, path, _ in seen["frames"])  # no torch, no hook frames
     assert seen["exception"]["exceptionId"] == "TorchDoctorAnomaly"
     assert seen["exception"]["description"] == stopped["description"]
-    assert LINE_PREFIX + stopped["description"] + "\n" in seen["output"]  # may arrive just after the stop
+    assert LINE_PREFIX + stopped["description"] + "\n" in seen["output_at_stop"]  # sent just before the stop
     assert report["kind"] == case.kind and report["step"] == case.step
     assert report["where"] == f"{case.path(name)}:{Case.line(name)}"
     assert seen["exit_code"] == 0 and seen["stops"] == 1  # Continue: the program runs on to its end
