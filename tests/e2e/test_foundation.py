@@ -59,11 +59,10 @@ def test_missing_interpreter_explains_the_fix(page: Page, user_data_dir: Path) -
     """A wrong torchDoctor.python gives a notification naming the setting, and the status says error."""
     vscode_ui.open_file(page, "train.py")
     expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)
-    original = (user_data_dir / "User" / "settings.json").read_text()
-    data = json.loads(original)
-    data["torchDoctor.python"] = "/nonexistent/bin/python3"
+    settings_file = user_data_dir / "User" / "settings.json"
+    original = json.loads(settings_file.read_text())["torchDoctor.python"]
     try:
-        vscode_ui.edit_user_settings(page, json.dumps(data, indent=2))
+        vscode_ui.set_user_setting(page, "torchDoctor.python", "/nonexistent/bin/python3", settings_file)
         toast = page.locator(".notifications-toasts .notification-toast", has_text="could not run the Python interpreter")
         expect(toast).to_be_visible(timeout=30_000)
         expect(toast).to_contain_text('"/nonexistent/bin/python3" (ENOENT)')
@@ -72,6 +71,6 @@ def test_missing_interpreter_explains_the_fix(page: Page, user_data_dir: Path) -
         expect(vscode_ui.status_item(page, "error")).to_be_visible()
         page.screenshot(path=str(vscode_ui.ARTIFACTS / "missing_interpreter_notification.png"))
     finally:
-        vscode_ui.edit_user_settings(page, original)
+        vscode_ui.set_user_setting(page, "torchDoctor.python", original, settings_file)
     # Putting the setting back brings the backend back by itself.
     expect(vscode_ui.status_item(page, "ready")).to_be_visible(timeout=READY_TIMEOUT_MS)

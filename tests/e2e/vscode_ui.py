@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -63,23 +64,41 @@ def output_channel_log(user_data_dir: Path) -> str:
 def reset_window(page: Page) -> None:
     """Close notifications, editors and the panel so the next test starts from a clean window."""
     page.keyboard.press("Escape")
+    close_modal_editor(page)
     for title in ("Notifications: Clear All Notifications", "View: Close All Editors"):
         run_command(page, title)
     if page.locator(".part.panel").is_visible():
         page.keyboard.press("Control+J")  # toggles the panel: only pressed when it is open
 
 
-def edit_user_settings(page: Page, text: str) -> None:
-    """Replace the user settings.json through its editor, as a user would, and save."""
-    run_command(page, "Preferences: Open User Settings (JSON)")
-    # VS Code 1.139 opens it in a modal editor, over the others: find it by its content.
-    editor = page.locator(".monaco-editor", has_text="telemetry.telemetryLevel").last
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(text)  # inserted whole: no auto-closing quotes or brackets
-    page.keyboard.press("Control+S")
-    page.locator('.modal-editor-part [aria-label^="Close Modal Editor"]').click()
-    editor.wait_for(state="hidden")
+def set_user_setting(page: Page, key: str, value: str, settings_file: Path) -> None:
+    """Set a string setting in the Settings editor, as a user would; wait until it is saved."""
+    run_command(page, "Preferences: Open User Settings")
+    page.locator(".settings-editor").wait_for()
+    page.keyboard.insert_text(key)  # the search box has the focus
+    box = page.locator(f'.settings-editor .setting-item-control input[aria-label="{key}"]')
+    box.fill(value)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (_read_json(settings_file) or {}).get(key) != value:
+        time.sleep(0.2)
+    assert (_read_json(settings_file) or {}).get(key) == value, f"{key} was not saved to {settings_file}"
+    close_modal_editor(page)
+    run_command(page, "View: Close All Editors")
+
+
+def close_modal_editor(page: Page) -> None:
+    """VS Code 1.139 may open settings in a modal editor, which keeps the keyboard: close it."""
+    close = page.locator('.modal-editor-part [aria-label^="Close Modal Editor"]')
+    if close.count() and close.first.is_visible():
+        close.first.click()
+        close.first.wait_for(state="hidden")
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def go_to_line(page: Page, line: int, column: int | None = None) -> None:
