@@ -9,7 +9,7 @@
  * arrives with postMessage and the pages write it with textContent. The backend's payload is
  * checked field by field here, so a missing or mistyped field draws as "—", never throws.
  */
-import { baseName, contentSecurityPolicy, formatNumber } from './checkResultModel';
+import { baseName, contentSecurityPolicy, formatNumber, splitInlineCode, TextPart } from './checkResultModel';
 import type {
   DiagnosisSeverity,
   GradientFlowModel,
@@ -19,6 +19,7 @@ import type {
 } from './protocol';
 
 export { makeNonce } from './checkResultModel';
+export type { TextPart } from './checkResultModel';
 
 // ---------------------------------------------------------------------------------------------
 // View model types (the pages' contract; gradientFlow.js / shapeTrace.js read exactly these)
@@ -45,8 +46,11 @@ export interface FlagView {
   /** "Error", "Warning", "Note": read by screen readers, shown as the glyph's title. */
   label: string;
   rule: string;
-  sentence: string;
-  suggestion: string;
+  /** Prose; the backend's `code` (between backticks) as code parts. */
+  sentence: TextPart[];
+  suggestion: TextPart[];
+  /** The sentence as plain text (tooltips, screen-reader labels, folding). */
+  plain: string;
 }
 
 export interface VerdictView extends FlagView {
@@ -93,6 +97,10 @@ export interface GradientRowView {
   norm: string;
   /** "NaN", "3 Inf", "NaN and Inf" in the gradient; "" when clean. */
   nonFinite: string;
+  /** Why there is no gradient ("frozen (requires_grad=False)"); "" when there is one. */
+  note: string;
+  /** Modified in place since the backward: the numbers are of its current values. */
+  changed: boolean;
   flags: FlagView[];
   /**
    * The flags written out under the row. A run of consecutive rows flagged by the same rule
@@ -117,10 +125,14 @@ export interface GradientFlowPage {
   kind: 'gradientFlow';
   title: string;
   subtitle: string;
-  summary: string;
+  summary: TextPart[];
   verdicts: VerdictView[];
   rows: GradientRowView[];
+  /** No rows (no backward yet) while verdicts have something to say: this, instead of the table. */
+  emptyText: string;
   axis: LogAxisView;
+  /** The vanishing and exploding thresholds, drawn as dashed lines across the bars. */
+  thresholds: { kind: 'vanishing' | 'exploding'; value: number; label: string; fraction: number }[];
   counts: { rows: number; flagged: number; error: number; warning: number; info: number };
   banner: Banner | null;
 }
@@ -139,8 +151,15 @@ export interface ShapeRowView {
   dtypeNote: string;
   deviceNote: string;
   failed: boolean;
-  /** Encloses the failing module, so it never returned (output "did not return"). */
+  /** Did not return: it encloses the failing module, or the program is paused inside it. */
   unfinished: boolean;
+  /** The innermost call not returned: the program is paused inside it. */
+  paused: boolean;
+  /** "mean 0.01 · std 1 · zeros 73%" of its first output; "" when not measured. */
+  activation: string;
+  /** Activation findings (dead units, collapsed, exploding, NaN/Inf), most severe first. */
+  flags: FlagView[];
+  tone: Tone | null;
   target: Target | null;
   label: string;
 }
@@ -149,13 +168,25 @@ export interface ShapeTracePage {
   kind: 'shapeTrace';
   title: string;
   subtitle: string;
-  summary: string;
+  summary: TextPart[];
   rows: ShapeRowView[];
-  /** The shape error and the module that raised it; null when the forward completed. */
-  failure: { module: string; type: string; error: string; target: Target | null; row: number | null } | null;
+  /**
+   * The shape error and the module that raised it; null when the forward completed.
+   * where: "classifier.0 (Linear)", or "Net (its own forward)"; error: the exception line(s);
+   * explanation: the plain words, "" when none.
+   */
+  failure: {
+    module: string;
+    type: string;
+    where: string;
+    error: string;
+    explanation: string;
+    target: Target | null;
+    row: number | null;
+  } | null;
   /** "All tensors float32 on cpu" when nothing changes; "" otherwise. */
   uniform: string;
-  counts: { modules: number; changes: number };
+  counts: { modules: number; changes: number; flagged: number };
   banner: Banner | null;
 }
 
@@ -262,9 +293,17 @@ export function flagView(v: unknown): FlagView | null {
     icon: SEVERITY[tone].icon,
     label: SEVERITY[tone].label,
     rule: str(o.rule),
-    sentence,
-    suggestion: str(o.suggestion).trim(),
+    sentence: splitInlineCode(sentence),
+    suggestion: splitInlineCode(str(o.suggestion).trim()),
+    plain: plainText(sentence),
   };
+}
+
+/** Prose without the backticks that mark code. */
+export function plainText(text: string): string {
+  return splitInlineCode(text)
+    .map((p) => p.text)
+    .join('');
 }
 
 function worst(flags: FlagView[]): Tone | null {
@@ -401,14 +440,14 @@ export interface PageContext {
 export function gradientFlowPage(model: GradientFlowModel | null | undefined, ctx: PageContext): GradientFlowPage | MessagePage {
   const m = obj(model);
   const rawRows = arr(m.rows);
-  if (!model || rawRows.length === 0) {
-    return messagePage('gradientFlow', 'empty', ctx.subtitle, str(m.summary).trim());
-  }
+  const summaryText = str(m.summary).trim();
   const stats = rawRows.map((r) => {
     const o = obj(r);
     return { o, mean: statValue(o.meanAbs), max: statValue(o.maxAbs), norm: statValue(o.norm) };
   });
-  const axis = logAxis(stats.flatMap((s) => [s.mean, s.max]));
+  const th = obj(m.thresholds);
+  const thresholdValues = [statValue(th.vanishingGradient), statValue(th.explodingGradient)];
+  const axis = logAxis([...stats.flatMap((s) => [s.mean, s.max]), ...thresholdValues]);
   const counts = { rows: stats.length, flagged: 0, error: 0, warning: 0, info: 0 };
   const rows: GradientRowView[] = stats.map((s, index) => {
     const o = s.o;
@@ -424,14 +463,23 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
     const type = str(o.type);
     const mean = barView(s.mean, axis, nan, false);
     const max = barView(s.max, axis, nan, inf);
-    const nonFinite = nonFiniteText(o.nan, o.inf) || (mean.kind === 'nan' || max.kind === 'nan' ? 'NaN' : max.kind === 'inf' ? 'Inf' : '');
+    const nonFinite =
+      nonFiniteText(o.nan, o.inf) || (mean.kind === 'nan' || max.kind === 'nan' ? 'NaN' : max.kind === 'inf' ? 'Inf' : '');
+    const note = mean.kind === 'none' && max.kind === 'none' ? str(o.note).trim() : '';
+    const changed = o.changed === true;
     const target = targetOf(o.location);
     const parts = [`${name}${type ? ` (${type})` : ''}: mean |g| ${mean.text}, max |g| ${max.text}`];
     if (nonFinite) {
       parts.push(`${nonFinite} in the gradient`);
     }
+    if (note) {
+      parts.push(note);
+    }
+    if (changed) {
+      parts.push('modified in place since the backward');
+    }
     for (const f of flags) {
-      parts.push(`${f.label}: ${f.sentence}`);
+      parts.push(`${f.label}: ${f.plain}`);
     }
     return {
       index,
@@ -442,6 +490,8 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
       max,
       norm: s.norm === null ? '—' : formatMagnitude(Math.abs(s.norm)),
       nonFinite,
+      note,
+      changed,
       flags,
       details: [],
       tone,
@@ -456,6 +506,14 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
       targetsByModule.set(r.module, r.target);
     }
   }
+  // Activation rows (leaf calls) locate the layers that own no parameter (a ReLU).
+  for (const a of arr(m.activations)) {
+    const o = obj(a);
+    const t = targetOf(o.location);
+    if (t && str(o.path) && !targetsByModule.has(str(o.path))) {
+      targetsByModule.set(str(o.path), t);
+    }
+  }
   const verdicts = bySeverity(
     arr(m.verdicts)
       .map((v) => {
@@ -468,22 +526,34 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
       })
       .filter((v): v is VerdictView => v !== null),
   );
-  const summary = str(m.summary).trim() || defaultGradientSummary(counts);
+  if (!model || (rows.length === 0 && verdicts.length === 0)) {
+    return messagePage('gradientFlow', 'empty', ctx.subtitle, plainText(summaryText));
+  }
+  const thresholds: GradientFlowPage['thresholds'] = [];
+  const [vanishing, exploding] = thresholdValues;
+  if (vanishing !== null && vanishing > 0 && Number.isFinite(vanishing)) {
+    thresholds.push({ kind: 'vanishing', value: vanishing, label: `vanishing < ${formatMagnitude(vanishing)}`, fraction: logFraction(vanishing, axis) });
+  }
+  if (exploding !== null && exploding > 0 && Number.isFinite(exploding)) {
+    thresholds.push({ kind: 'exploding', value: exploding, label: `exploding > ${formatMagnitude(exploding)}`, fraction: logFraction(exploding, axis) });
+  }
   return {
     kind: 'gradientFlow',
     title: VIEW_TITLES.gradientFlow,
     subtitle: ctx.subtitle,
-    summary,
+    summary: splitInlineCode(summaryText || defaultGradientSummary(counts)),
     verdicts,
     rows,
+    emptyText: rows.length ? '' : EMPTY_TEXT.gradientFlow.text,
     axis,
+    thresholds,
     counts,
     banner: ctx.banner ?? null,
   };
 }
 
 function flagKey(f: FlagView): string {
-  return `${f.tone}\u0000${f.rule || f.suggestion}`;
+  return `${f.tone}\u0000${f.rule}`;
 }
 
 /** Fill each row's `details`: a flag whose rule also flagged the row above is not repeated. */
@@ -522,7 +592,11 @@ function defaultGradientSummary(c: GradientFlowPage['counts']): string {
 function tensorMeta(v: unknown): TensorMeta {
   const o = obj(v);
   const shape = Array.isArray(o.shape) && o.shape.every((d) => typeof d === 'number') ? (o.shape as number[]) : null;
-  return { shape, dtype: str(o.dtype) || null, device: str(o.device) || null };
+  const meta: TensorMeta = { shape, dtype: str(o.dtype) || null, device: str(o.device) || null };
+  if (!shape && str(o.type)) {
+    meta.type = str(o.type);
+  }
+  return meta;
 }
 
 function dtypeName(d: string | null): string {
@@ -530,12 +604,12 @@ function dtypeName(d: string | null): string {
 }
 
 /**
- * "(64, 3, 32, 32)", "(10,)", "()" for a scalar, "?" for a non-tensor. No thousands
- * separators: "(64, 1152)", never "(64, 1,152)".
+ * "(64, 3, 32, 32)", "(10,)", "()" for a scalar; a non-tensor by its type ("None", "int"),
+ * "?" when unknown. No thousands separators: "(64, 1152)", never "(64, 1,152)".
  */
 export function shapeText(t: TensorMeta): string {
   if (!t.shape) {
-    return '?';
+    return t.type === 'NoneType' ? 'None' : t.type || '?';
   }
   const dims = t.shape.map((d) => (Number.isInteger(d) ? String(d) : '?'));
   return dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(', ')})`;
@@ -554,18 +628,50 @@ function changeNote(before: (string | null)[], after: (string | null)[]): string
   return `${a.join('/') || '?'} → ${b.join('/') || '?'}`;
 }
 
+/** "mean 0.0123 · std 1.02 · zeros 73% · 4 NaN/Inf" of a call's first output; "" when not measured. */
+export function activationText(v: unknown): string {
+  const a = obj(v);
+  if (!Object.keys(a).length) {
+    return '';
+  }
+  const parts: string[] = [];
+  const mean = statValue(a.mean);
+  const std = statValue(a.std);
+  const zeros = statValue(a.zeros);
+  if (mean !== null) {
+    parts.push(`mean ${mean < 0 ? '-' : ''}${formatMagnitude(Math.abs(mean))}`);
+  }
+  if (std !== null) {
+    parts.push(`std ${formatMagnitude(std)}`);
+  }
+  if (zeros !== null && zeros > 0) {
+    const pct = zeros * 100;
+    parts.push(`zeros ${pct >= 99.95 || pct < 0.05 ? pct.toFixed(0) : pct.toPrecision(pct < 10 ? 2 : 3)}%`);
+  }
+  const bad = a.nonFinite;
+  if (typeof bad === 'number' && bad > 0) {
+    parts.push(`${formatNumber(bad)} NaN/Inf`);
+  } else if (bad === true) {
+    parts.push('NaN/Inf');
+  }
+  return parts.join(' · ');
+}
+
 export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: PageContext): ShapeTracePage | MessagePage {
   const m = obj(model);
   const rawRows = arr(m.rows);
   const error = str(m.error).trim();
   if (!model || (rawRows.length === 0 && !error)) {
-    return messagePage('shapeTrace', 'empty', ctx.subtitle, str(m.summary).trim());
+    return messagePage('shapeTrace', 'empty', ctx.subtitle, plainText(str(m.summary).trim()));
   }
-  const failedModule = str(m.failedModule);
+  const failedModule = typeof m.failedModule === 'string' ? m.failedModule : null;
+  const running = typeof m.running === 'string' ? m.running : null;
   const dtypes = new Set<string>();
   const devices = new Set<string>();
   let changes = 0;
+  let flagged = 0;
   let failedRow: number | null = null;
+  let pausedRow: number | null = null;
   const rows: ShapeRowView[] = rawRows.map((r, index) => {
     const o = obj(r);
     const inputs = arr(o.inputs).map(tensorMeta);
@@ -579,10 +685,22 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
       }
     }
     const path = str(o.path);
+    const status = str(o.status);
     const depth = typeof o.depth === 'number' && o.depth >= 0 ? Math.floor(o.depth) : path ? path.split('.').length : 0;
-    const failed = o.failed === true || (!!failedModule && path === failedModule && failedRow === null);
-    if (failed && failedRow === null) {
+    const failed =
+      failedRow === null && (o.failed === true || (failedModule !== null && failedModule !== '' && path === failedModule && !status));
+    if (failed) {
       failedRow = index;
+    }
+    // Did not return: the status says so, or (an older payload) it encloses the failing module.
+    const encloses = failedModule !== null && (path === '' || failedModule.startsWith(`${path}.`));
+    const unfinished =
+      !failed &&
+      outputs.length === 0 &&
+      (status === 'running' || status === 'propagated' || (!status && !!error && encloses));
+    const paused = status === 'running' && running !== null && path === running && pausedRow === null;
+    if (paused) {
+      pausedRow = index;
     }
     const dtypeNote = o.dtypeChange
       ? changeNote(inputs.map((t) => dtypeName(t.dtype)), outputs.map((t) => dtypeName(t.dtype)))
@@ -591,13 +709,17 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
     if (dtypeNote || deviceNote) {
       changes++;
     }
+    const flags = bySeverity(arr(o.flags).map(flagView).filter((f): f is FlagView => f !== null));
+    const tone = failed ? 'error' : worst(flags);
+    if (flags.length) {
+      flagged++;
+    }
     const type = str(o.type);
     const name = path ? path.split('.').pop()! : '(model)';
     const input = tensorsText(inputs);
-    // The model and the containers around the failing module never returned.
-    const enclosing = !failed && outputs.length === 0 && !!failedModule && (path === '' || failedModule.startsWith(`${path}.`));
-    const output = failed ? 'raised' : enclosing ? 'did not return' : tensorsText(outputs);
+    const output = failed ? 'raised' : unfinished ? (status === 'running' ? 'not returned yet' : 'did not return') : tensorsText(outputs);
     const params = typeof o.params === 'number' && Number.isFinite(o.params) ? formatNumber(o.params) : '—';
+    const activation = activationText(o.activation);
     const target = targetOf(o.location);
     const parts = [`${path || name}${type ? ` (${type})` : ''}: ${input} to ${failed ? 'an error' : output}, ${params} parameters`];
     if (dtypeNote) {
@@ -606,8 +728,17 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
     if (deviceNote) {
       parts.push(`device ${deviceNote}`);
     }
+    if (activation) {
+      parts.push(`output ${activation}`);
+    }
     if (failed) {
       parts.push('the shape error was raised here');
+    }
+    if (paused) {
+      parts.push('the program is paused inside it');
+    }
+    for (const f of flags) {
+      parts.push(`${f.label}: ${f.plain}`);
     }
     return {
       index,
@@ -621,7 +752,11 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
       dtypeNote,
       deviceNote,
       failed,
-      unfinished: enclosing,
+      unfinished,
+      paused,
+      activation,
+      flags,
+      tone,
       target,
       label: parts.join('; ') + (target ? `. Enter opens ${baseName(target.file)}:${target.line}.` : '.'),
     };
@@ -629,10 +764,21 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
   let failure: ShapeTracePage['failure'] = null;
   if (error || failedRow !== null) {
     const row = failedRow !== null ? rows[failedRow] : null;
+    const explanation = str(m.explanation).trim();
+    // The error is "Type: message", then a blank line and the plain words (shown apart).
+    let head = error;
+    if (explanation && head.endsWith(explanation)) {
+      head = head.slice(0, head.length - explanation.length).trimEnd();
+    }
+    const module = failedModule ?? row?.path ?? '';
+    const type = row?.type ?? '';
+    const where = module ? `${module}${type ? ` (${type})` : ''}` : type ? `${type} (its own forward)` : 'the forward';
     failure = {
-      module: failedModule || row?.path || '',
-      type: row?.type ?? '',
-      error: error || 'The forward raised in this module.',
+      module,
+      type,
+      where,
+      error: head || 'The forward raised in this module.',
+      explanation,
       target: row?.target ?? null,
       row: failedRow,
     };
@@ -641,20 +787,20 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
     changes === 0 && dtypes.size === 1 && devices.size === 1
       ? `All tensors ${[...dtypes][0]} on ${[...devices][0]}.`
       : '';
-  const summary =
+  const summaryText =
     str(m.summary).trim() ||
     (failure
-      ? `The forward failed in ${failure.module || 'a module'} after ${plural(rows.length - 1, 'module call')}.`
+      ? `The forward failed in ${failure.where} after ${plural(Math.max(rows.length - 1, 0), 'module call')}.`
       : `${plural(rows.length, 'module call')} in the last forward.`);
   return {
     kind: 'shapeTrace',
     title: VIEW_TITLES.shapeTrace,
     subtitle: ctx.subtitle,
-    summary,
+    summary: splitInlineCode(summaryText),
     rows,
     failure,
     uniform,
-    counts: { modules: rows.length, changes },
+    counts: { modules: rows.length, changes, flagged },
     banner: ctx.banner ?? null,
   };
 }

@@ -190,9 +190,17 @@ export interface FindModelsResult {
 // --- Gradient flow and shape trace while paused (issue 5): torchDoctor/diagnoseSnapshot ---
 //
 // Flow: at each stop the extension evaluates torchdoctor.runtime.snapshot.dump(path) in the
-// paused debuggee (extension/src/debugSnapshot.ts), reads the JSON file it wrote, and sends it
-// here; the backend applies the diagnosis rules and answers the view models the two webviews
-// draw (extension/src/modelViews.ts).
+// paused debuggee (extension/src/debugSnapshot.ts), reads the JSON file it wrote (schema in
+// pybackend/torchdoctor/runtime/snapshot.py), and sends it here; the backend applies the
+// diagnosis rules (pybackend/torchdoctor/diagnosis/) and answers the view models the two
+// webviews draw (extension/src/modelViews.ts). Floats are finite or null (JSON has no NaN):
+// counts say when values were not finite.
+
+/**
+ * Request (client -> server): diagnose one runtime snapshot. Params: DiagnoseSnapshotParams;
+ * result: DiagnoseSnapshotResult.
+ */
+export const DIAGNOSE_SNAPSHOT = 'torchDoctor/diagnoseSnapshot';
 
 /** Params of DIAGNOSE_SNAPSHOT: the JSON object snapshot.dump() wrote, passed through as is. */
 export interface DiagnoseSnapshotParams {
@@ -207,7 +215,7 @@ export interface ModuleLocation {
   line: number;
 }
 
-/** One rule that fired: a sentence naming the layer and the suggested next step. */
+/** One rule that fired: a sentence naming the layer and the suggested next step (`code` in backticks). */
 export interface DiagnosisFlag {
   rule: string;
   severity: DiagnosisSeverity;
@@ -215,66 +223,127 @@ export interface DiagnosisFlag {
   suggestion: string;
 }
 
-/**
- * One parameter's gradient after the most recent backward, in model order. Statistics are
- * null when the parameter got no gradient; a NaN/Inf statistic may arrive as null or as the
- * strings "nan" / "inf" (JSON has no NaN), with `nan` / `inf` saying so.
- */
+/** One parameter's gradient after the most recent backward, in model order. */
 export interface GradientFlowRow {
   name: string;
   module: string;
   type: string;
-  meanAbs: number | string | null;
-  maxAbs: number | string | null;
-  norm: number | string | null;
-  /** NaN (Inf) present in the gradient: a flag, or a count of elements. */
-  nan: boolean | number;
-  inf: boolean | number;
+  /** Over the finite values; null when there is no gradient (or nothing finite). */
+  meanAbs: number | null;
+  maxAbs: number | null;
+  norm: number | null;
+  /** NaN (Inf) elements in the gradient: a count, or true when present but not counted. */
+  nan: number | boolean;
+  inf: number | boolean;
   flags: DiagnosisFlag[];
   location: ModuleLocation | null;
+  shape?: number[];
+  numel?: number;
+  requiresGrad?: boolean;
+  /** Where the statistics come from: "live" | "backward" | "earlier" | "current" | null. */
+  source?: string | null;
+  /** Modified in place since the backward (clipping, zero_grad): the statistics are of its current values. */
+  changed?: boolean;
+  /** Why there is no gradient ("frozen (requires_grad=False)"). */
+  note?: string | null;
 }
 
-/** A verdict about the whole model (first/last layer ratio, ...); module: the layer it names. */
+/** A verdict about the model: most severe first; module: the layer it names. */
 export interface GradientFlowVerdict extends DiagnosisFlag {
   module: string | null;
 }
 
-export interface GradientFlowModel {
-  summary: string;
-  rows: GradientFlowRow[];
-  verdicts: GradientFlowVerdict[];
+/** Activation statistics of one leaf module call of the latest forward. */
+export interface ActivationRow {
+  path: string;
+  type: string;
+  occurrence: number;
+  mean: number | null;
+  std: number | null;
+  /** Fraction of exact zeros, 0..1. */
+  zeros: number | null;
+  min: number | null;
+  max: number | null;
+  nonFinite: number | boolean;
+  source: string | null;
+  flags: DiagnosisFlag[];
+  location: ModuleLocation | null;
 }
 
+export interface GradientFlowModel {
+  summary: string;
+  /** Empty when there are no gradients yet (the summary says so; verdicts may still hold activation findings). */
+  rows: GradientFlowRow[];
+  verdicts: GradientFlowVerdict[];
+  activations?: ActivationRow[];
+  /** The thresholds in force: deadFraction, vanishingGradient, explodingGradient, gradientRatio, collapsedStd, explodingActivation. */
+  thresholds?: Record<string, number>;
+}
+
+/** A tensor's metadata; a non-tensor value has a null shape and its `type` ("NoneType"). */
 export interface TensorMeta {
   shape: number[] | null;
   dtype: string | null;
   device: string | null;
+  type?: string;
 }
 
-/** One module call of the most recent forward, in call order; depth 0 is the model itself. */
+export type CallStatus = 'ok' | 'running' | 'failed' | 'propagated';
+
+/** One module call of the latest forward, in call order; depth 0 is the model's own call. */
 export interface ShapeTraceRow {
+  index?: number;
   path: string;
   type: string;
   depth: number;
+  occurrence?: number;
   inputs: TensorMeta[];
+  /** Empty when the call did not return. */
   outputs: TensorMeta[];
+  /** With submodules. */
   params: number;
+  /** First input tensor vs first output tensor. */
   dtypeChange: boolean;
   deviceChange: boolean;
-  /** The module that raised (a shape mismatch); its outputs are empty. */
+  /** The call whose forward raised (only that one). */
   failed: boolean;
+  /** running: not returned yet (paused inside it); propagated: the exception went through it. */
+  status?: CallStatus;
   location: ModuleLocation | null;
+  activation?: {
+    mean: number | null;
+    std: number | null;
+    zeros: number | null;
+    min: number | null;
+    max: number | null;
+    nonFinite: number | boolean;
+    source: string | null;
+  } | null;
+  /** Activation findings of this call (dead units, collapsed, exploding, NaN/Inf). */
+  flags?: DiagnosisFlag[];
 }
 
 export interface ShapeTraceModel {
   summary: string;
   rows: ShapeTraceRow[];
+  /** Path of the failed call ("" is the model's own code), or null. */
   failedModule: string | null;
+  /** "RuntimeError: mat1 and mat2 ...", then a blank line and the plain words, or null. */
   error: string | null;
+  /** The plain words alone. */
+  explanation?: string | null;
+  /** Path of the innermost call not returned (the program is paused inside it), or null. */
+  running?: string | null;
 }
 
-/** Answer to DIAGNOSE_SNAPSHOT; a part is null when the snapshot has nothing for it. */
+/**
+ * Answer to DIAGNOSE_SNAPSHOT. status "ok": both view models (one is null when the snapshot has
+ * nothing for it); otherwise ("empty", "inactive", "error", "invalid") both are null and
+ * `message` says why.
+ */
 export interface DiagnoseSnapshotResult {
+  status: string;
+  message: string;
   gradientFlow: GradientFlowModel | null;
   shapeTrace: ShapeTraceModel | null;
 }

@@ -40,11 +40,6 @@ def status_item(page: Page, state: str) -> Locator:
     return item.and_(page.locator(f'[aria-label="Torch Doctor: {state}"]'))
 
 
-def output_channel_text(page: Page) -> str:
-    """The text the Output panel shows right now (virtualised: the visible lines)."""
-    return page.locator(".panel .view-lines").first.inner_text()
-
-
 def wait_for_log(user_data_dir: Path, predicate, timeout_s: float = 30.0) -> str:
     """Poll the output channel's log until ``predicate(text)`` holds; return the text."""
     deadline = time.monotonic() + timeout_s
@@ -134,10 +129,7 @@ def expand_tree_row(row: Locator) -> None:
     """Expand a tree row (a scope, a variable) unless it already is."""
     row.wait_for()
     if row.get_attribute("aria-expanded") != "true":
-        row.click()
-    expect_expanded = row.get_attribute("aria-expanded")
-    if expect_expanded != "true":
-        row.press("ArrowRight")
+        row.click()  # a click toggles a tree row open
 
 
 def widen_side_bar(page: Page, width: int) -> None:

@@ -137,3 +137,17 @@ if not sys.platform.startswith("java"):
     StrPresentationProvider.register(TorchDoctorStrProvider)
     TypeResolveProvider.register(TorchDoctorTensorResolver)
     DebuggerEventHandler.register(TorchDoctorAnomalyActivation)
+
+
+def _activate_runtime():
+    """Arrange the runtime's hooks for when the program imports torch (``runtime/activation.py``:
+    the views' collection, the anomaly watch), as the debuggee's environment asks. Never raises."""
+    try:
+        from torchdoctor.runtime import activation
+
+        activation.activate()
+    except Exception:
+        pass
+
+
+_activate_runtime()
