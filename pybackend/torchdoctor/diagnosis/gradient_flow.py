@@ -1,0 +1,330 @@
+"""The gradient-flow view model: one row per parameter in model order, verdicts, a summary.
+
+``build(snapshot, thresholds)`` ->::
+
+    {
+      "summary": str,                   # one sentence on top of the view
+      "rows": [{                        # model order (the runtime's); empty when there are no gradients
+        "name": "fc1.weight", "module": "fc1", "type": "Linear",
+        "meanAbs": float | null, "maxAbs": float | null, "norm": float | null,
+        "nan": int | true, "inf": int | true,      # counts; true: present, not counted
+        "flags": [{"rule", "severity", "sentence", "suggestion"}],
+        "location": {"file", "line"} | null,
+        "shape": [int], "numel": int, "requiresGrad": bool,
+        "source": "live" | "backward" | "earlier" | "current" | null,   # see runtime/snapshot.py
+        "changed": bool, "note": str | null
+      }],
+      "verdicts": [{"rule", "severity", "sentence", "suggestion", "module": str | null}],
+                                        # most severe first; one per layer, or one per rule when
+                                        # more than 3 parameters share it
+      "activations": [{                 # leaf module calls, in call order (for a second table)
+        "path", "type", "occurrence", "mean", "std", "zeros", "deadUnits", "min", "max", "nonFinite",
+        "source", "flags": [...], "location"
+      }],
+      "thresholds": {"deadFraction": 0.5, ...}
+    }
+
+The bars of the view are drawn on a log scale from ``meanAbs`` and ``maxAbs``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import rules as R
+from .snapshot_data import integer, location, num, obj, objs, text
+from .words import layer, mag, names
+
+GROUP_LIMIT = 3  # above this many parameters, one rule is one verdict
+
+
+def grad_rows(snapshot: Dict[str, Any]) -> List[Tuple[Dict[str, Any], R.GradRow]]:
+    out = []
+    for p in objs(snapshot.get("parameters")):
+        g = obj(p.get("grad"))
+        values = obj(p.get("values"))
+        has = bool(g)
+        nan = max(integer(g.get("nan"), 0), 0) if has else 0
+        inf = max(integer(g.get("inf"), 0), 0) if has else 0
+        if has and not nan and not inf and (g.get("hasNonFinite") or integer(g.get("nonFinite"), 0) > 0):
+            nan = -1
+        out.append((p, R.GradRow(
+            name=text(p.get("name"), "?"),
+            module=text(p.get("module")),
+            module_type=text(p.get("moduleType")),
+            mean_abs=num(g.get("meanAbs")) if has else None,
+            max_abs=num(g.get("maxAbs")) if has else None,
+            norm=num(g.get("norm")) if has else None,
+            nan=nan, inf=inf,
+            has_grad=has,
+            requires_grad=bool(p.get("requiresGrad", True)),
+            changed=bool(p.get("changedSinceBackward")),
+            weights_nonfinite=integer(values.get("nan"), 0) + integer(values.get("inf"), 0) if values else 0,
+        )))
+    return out
+
+
+def act_rows(snapshot: Dict[str, Any]) -> List[Tuple[Dict[str, Any], R.ActRow]]:
+    """Leaf calls with activation statistics, each with the layer with parameters before it."""
+    out = []
+    feeder: Optional[Tuple[str, str]] = None
+    for c in objs(snapshot.get("calls")):
+        path, type_name = text(c.get("path")), text(c.get("type"), "?")
+        a = obj(c.get("activation"))
+        if c.get("leaf") and a:
+            nan = a.get("nan") if isinstance(a.get("nan"), int) else None
+            posinf = a.get("posinf") if isinstance(a.get("posinf"), int) else None
+            neginf = a.get("neginf") if isinstance(a.get("neginf"), int) else None
+            inf = posinf + neginf if posinf is not None and neginf is not None else None
+            bad = nan + inf if nan is not None and inf is not None else (integer(a.get("nonFinite"), 0) or 0)
+            if not bad and a.get("hasNonFinite"):
+                bad = -1
+            out.append((c, R.ActRow(
+                path=path, type=type_name, occurrence=integer(c.get("occurrence"), 1), leaf=True,
+                count=integer(a.get("count"), 0), mean=num(a.get("mean")), std=num(a.get("std")),
+                zeros=num(a.get("zeros")), dead_units=num(a.get("deadUnits")),
+                units=integer(a.get("units"), 0) or None, min=num(a.get("min")), max=num(a.get("max")),
+                nonfinite=bad, nan=nan, inf=inf, feeder=feeder,
+            )))
+        if c.get("leaf") and integer(c.get("ownParams"), 0) > 0:
+            feeder = (path, type_name)
+    return out
+
+
+def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
+    model = obj(snapshot.get("model"))
+    model_type = text(model.get("type"), "the model")
+    grads = obj(snapshot.get("gradients"))
+    params = grad_rows(snapshot)
+    acts = act_rows(snapshot)
+    rows_flags: Dict[str, List[R.Flag]] = {row.name: [] for _, row in params}
+    verdicts: List[R.Flag] = []
+    act_flags: Dict[int, List[R.Flag]] = {}
+
+    # Activations first: a dead ReLU explains the zero gradients of the layers before it.
+    dead: Dict[str, Tuple[str, str]] = {}  # feeder module path -> (relu path, relu type)
+    first_bad = None
+    weights_bad = {row.module for _, row in params if row.weights_nonfinite}
+    input_stats = obj(snapshot.get("input"))
+    input_bad = _input_bad(input_stats)
+    clip = R.clip_advice([r for _, r in params], [r.name for _, r in params
+                                                   if r.mean_abs is not None and r.mean_abs > th.exploding_gradient])
+    for index, (call, row) in enumerate(acts):
+        flags: List[R.Flag] = []
+        flag = R.dead_units(row, th)
+        if flag:
+            flags.append(flag)
+            if row.feeder and row.feeder[0] not in dead:
+                dead[row.feeder[0]] = (row.path, row.type)
+        else:
+            flag = R.collapsed(row, th)
+            if flag:
+                flags.append(flag)
+        flag = R.exploding_activation(row, th)
+        if flag:
+            flags.append(flag)
+        if row.nonfinite and first_bad is None:
+            first_bad = index
+            flags.append(R.activation_nonfinite(row, input_bad, row.path in weights_bad, clip))
+        act_flags[index] = flags
+        verdicts.extend(flags)
+    flag = R.input_nonfinite(*_input_counts(input_stats), model_type) if input_bad else None
+    if flag:
+        verdicts.append(flag)
+
+    # Gradients (only "missing" needs a backward to have happened: some parameter got one).
+    source = text(grads.get("source"), "none")
+    show_rows = source != "none" and any(r.has_grad for _, r in params)
+    per_param: List[R.Flag] = []
+    for _, row in params:
+        found = [R.grad_nonfinite(row, clip), R.weights_nonfinite(row, clip), R.grad_exploding(row, th, clip),
+                 R.grad_vanishing(row, th, _dead_near(row.module, dead, snapshot)),
+                 R.grad_missing(row) if show_rows else None]
+        for f in found:
+            if f:
+                rows_flags[row.name].append(f)
+                per_param.append(f)
+        if row.module in dead:
+            relu_flag = next(f for i, (_, a) in enumerate(acts) for f in act_flags[i]
+                             if f.rule == R.DEAD_UNITS and a.path == dead[row.module][0])
+            rows_flags[row.name].append(R.Flag(R.DEAD_UNITS, R.WARNING,
+                                               f"Feeds {layer(*dead[row.module])}, whose units are dead: " + relu_flag.sentence,
+                                               relu_flag.suggestion, relu_flag.module))
+    verdicts.extend(_grouped(per_param))
+    flag = R.grad_ratio(_layers(params), th, clip)
+    if flag:
+        verdicts.append(flag)
+        for _, row in params:
+            if row.module == flag.module:
+                rows_flags[row.name].append(flag)
+    flag = R.grads_changed([r for _, r in params])
+    if flag:
+        verdicts.append(flag)
+
+    rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
+    ordered = R.by_severity(verdicts)
+    return {
+        "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
+        "rows": rows,
+        "verdicts": [f.to_json(with_module=True) for f in ordered],
+        "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
+        "thresholds": th.to_json(),
+    }
+
+
+def _dead_near(module: str, dead: Dict[str, Tuple[str, str]], snapshot: Dict[str, Any]) -> Optional[Tuple[str, str, str]]:
+    """A dead ReLU that explains zero gradients in ``module``: ``(path, type, "after" | "before")``.
+
+    After: fed by ``module`` or by a later layer, it passes no gradient back. Before: the last
+    dead ReLU called before ``module``: its zero outputs give ``module``'s weights zero gradients.
+    """
+    calls = [(text(c.get("path")), text(c.get("type"))) for c in objs(snapshot.get("calls"))]
+    order = [p for p, _ in calls]
+    if module not in order:
+        return None
+    start = order.index(module)
+    if module in dead:
+        return dead[module] + ("after",)
+    for feeder, relu in dead.items():
+        if feeder in order and order.index(feeder) > start:
+            return relu + ("after",)
+    relus = {relu[0] for relu in dead.values()}
+    for path, type_name in reversed(calls[:start]):
+        if path in relus:
+            return (path, type_name, "before")
+        if path in dead or any(p == path for p in dead):
+            break  # a layer with parameters in between: its output is not all zeros
+    return None
+
+
+def _input_bad(stats: Dict[str, Any]) -> bool:
+    if not stats:
+        return False
+    return bool(integer(stats.get("nonFinite"), 0) or stats.get("hasNonFinite")
+                or integer(stats.get("nan"), 0) or integer(stats.get("posinf"), 0) or integer(stats.get("neginf"), 0))
+
+
+def _input_counts(stats: Dict[str, Any]) -> Tuple[int, Optional[int], Optional[int]]:
+    nan = stats.get("nan") if isinstance(stats.get("nan"), int) else None
+    pos, neg = stats.get("posinf"), stats.get("neginf")
+    inf = pos + neg if isinstance(pos, int) and isinstance(neg, int) else None
+    total = integer(stats.get("nonFinite"), -1)
+    if total < 0:
+        total = (nan or 0) + (inf or 0) or -1
+    return total, nan, inf
+
+
+def _layers(params: List[Tuple[Dict[str, Any], R.GradRow]]) -> List[Tuple[str, str, Optional[float]]]:
+    """Mean |g| per layer (over its parameters, weighted by size), in model order."""
+    layers: Dict[str, List[Any]] = {}
+    for p, row in params:
+        if not row.has_grad or not row.requires_grad or row.mean_abs is None or row.changed:
+            continue
+        n = max(integer(p.get("numel"), 1), 1)
+        entry = layers.setdefault(row.module, [row.module_type, 0.0, 0])
+        entry[1] += row.mean_abs * n
+        entry[2] += n
+    return [(path, t, total / n if n else None) for path, (t, total, n) in layers.items()]
+
+
+def _grouped(flags: List[R.Flag]) -> List[R.Flag]:
+    """One verdict per layer and rule; one per rule when it names more than GROUP_LIMIT parameters."""
+    by_rule: Dict[str, List[R.Flag]] = {}
+    for f in flags:
+        by_rule.setdefault(f.rule, []).append(f)
+    out: List[R.Flag] = []
+    for rule, group in by_rule.items():
+        modules: List[str] = []
+        for f in group:
+            if f.module not in modules:
+                modules.append(f.module or "")
+        if len(group) <= GROUP_LIMIT:
+            seen = set()
+            for f in group:
+                if (f.module, f.rule) in seen:
+                    continue
+                seen.add((f.module, f.rule))
+                out.append(f)
+            continue
+        first = group[0]
+        out.append(R.Flag(rule, first.severity,
+                          f"{len(group)} parameters in {len(modules)} layers ({names(modules)}): {_rule_words(rule)}. "
+                          f"First: {first.sentence}",
+                          first.suggestion, first.module))
+    return out
+
+
+def _rule_words(rule: str) -> str:
+    return {
+        R.GRAD_NONFINITE: "NaN/Inf gradients",
+        R.GRAD_EXPLODING: "exploding gradients",
+        R.GRAD_VANISHING: "vanishing gradients",
+        R.GRAD_MISSING: "no gradient from the last backward",
+        R.WEIGHTS_NONFINITE: "NaN/Inf weights",
+    }.get(rule, rule)
+
+
+def _row(p: Dict[str, Any], row: R.GradRow, flags: List[R.Flag]) -> Dict[str, Any]:
+    g = obj(p.get("grad"))
+    return {
+        "name": row.name,
+        "module": row.module,
+        "type": row.module_type,
+        "meanAbs": row.mean_abs,
+        "maxAbs": row.max_abs,
+        "norm": row.norm,
+        "nan": True if row.nan < 0 else row.nan,
+        "inf": True if row.inf < 0 else row.inf,
+        "flags": [f.to_json() for f in R.by_severity(flags)],
+        "location": location(p.get("location")),
+        "shape": p.get("shape") if isinstance(p.get("shape"), list) else [],
+        "numel": integer(p.get("numel"), 0),
+        "requiresGrad": row.requires_grad,
+        "source": text(g.get("source")) or None,
+        "changed": row.changed,
+        "note": text(p.get("gradNote")) or None,
+    }
+
+
+def _act(call: Dict[str, Any], row: R.ActRow, flags: List[R.Flag]) -> Dict[str, Any]:
+    a = obj(call.get("activation"))
+    return {
+        "path": row.path, "type": row.type, "occurrence": row.occurrence,
+        "mean": row.mean, "std": row.std, "zeros": row.zeros, "deadUnits": row.dead_units,
+        "min": row.min, "max": row.max,
+        "nonFinite": True if row.nonfinite < 0 else row.nonfinite,
+        "source": text(a.get("source")) or None,
+        "fromPass": a.get("fromPass") if isinstance(a.get("fromPass"), int) else None,
+        "flags": [f.to_json() for f in R.by_severity(flags)],
+        "location": location(call.get("location")),
+    }
+
+
+def _summary(snapshot, model_type, params, verdicts, show_rows, grads) -> str:
+    if not show_rows:
+        if not params:
+            return f"{model_type} has no parameters: there is no gradient to show."
+        return f"No gradients yet for {model_type}: pause after `loss.backward()` to see them."
+    with_grad = [r for _, r in params if r.mean_abs is not None]
+    after = ""
+    number = grads.get("backwardNumber")
+    if isinstance(number, int):
+        after = f" after backward {number}"
+    if not grads.get("latestPass") and text(grads.get("source")) == "backward":
+        after += " (of an earlier forward)"
+    problems = [v for v in verdicts if v.severity != R.INFO]
+    if problems:
+        errors = sum(1 for v in problems if v.severity == R.ERROR)
+        counts = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        if errors:
+            counts += f" ({errors} NaN/Inf)"
+        return f"{model_type}{after}: {counts}. {problems[0].sentence}"
+    if not with_grad:
+        return f"{model_type}{after}: gradients are present but could not be measured."
+    low = min(with_grad, key=lambda r: r.mean_abs)
+    high = max(with_grad, key=lambda r: r.mean_abs)
+    norms = [r.norm for r in with_grad if r.norm is not None]
+    total = f", total norm {mag(math.sqrt(sum(n * n for n in norms)))}" if norms else ""
+    return (f"{model_type}{after}: no gradient problems in {len(params)} parameters; mean |g| from "
+            f"{mag(low.mean_abs)} (`{low.name}`) to {mag(high.mean_abs)} (`{high.name}`){total}.")
