@@ -165,14 +165,14 @@ class Watch:
 
     def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
         # Hot path (every module call): plain attribute reads and C methods until something is off.
+        if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
+            return None
         ref = self._known.get(id(module))
         if ref is None or ref() is not module:
             self.names.see(module)
         if not self.check_forward:
             return None
         try:
-            if self._is_compiling():
-                return None
             if type(output) is self._tensor_type:
                 if output.is_floating_point() and output.layout is self._strided and output.numel():
                     self._check_output(module, inputs, output)

@@ -39,6 +39,8 @@ def runs(tmp_path_factory):
     jobs = {name: ["run", "--json", str(tmp / f"{name}.json"), str(BROKEN / name)] for name in CASES}
     jobs["train.py"] = ["run", "--json", str(tmp / "train.py.json"), str(SAMPLES / "train.py")]
     jobs["log"] = ["run", "--anomaly", "log", "--json", str(tmp / "log.json"), str(BROKEN / "lr_too_high.py")]
+    jobs["options"] = ["run", "--config", '{"loss": {"spike": "off"}}', "--threshold", "1000", "--skip-steps", "6",
+                       "--json", str(tmp / "options.json"), str(BROKEN / "lr_too_high.py")]
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
     proc = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(jobs)], capture_output=True, text=True, env=env,
@@ -88,6 +90,13 @@ def test_log_mode_reports_every_step_and_finishes(runs):
     assert len(set(r["step"] for r in reports)) == len(reports)  # one report per step
     assert err.count("[torchdoctor] anomaly: ") == len(reports)
     assert f"torchdoctor run: {len(reports)} anomalies reported" in err
+
+
+def test_options_threshold_skip_steps_and_config(runs):
+    """lr_too_high.py without the spike rule: outputs pass 1000 at step 6 (max |prediction| 358 at step 5)."""
+    status, _, _, [report] = runs["options"]
+    assert status == 1 and report["kind"] == "exploding_output" and report["step"] == 6
+    assert report["threshold"] == 1000 and report["max_abs"] > 1000
 
 
 def test_exit_statuses_end_to_end():
