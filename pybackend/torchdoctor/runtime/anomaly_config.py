@@ -10,8 +10,9 @@ the user's program). Schema, with defaults::
                                 # "log": report and go on; "off": install nothing
       "threshold": 1e4,         # |value| above this in a module output or a gradient: explosion
       "skipSteps": 0,           # warm-up: no reports before this step (steps count from 0)
-      "firstOnly": true,        # true: report the first anomaly of the run, then go quiet;
-                                # false: report the first anomaly of every step
+      "firstOnly": true,        # true: after the first anomaly that breaks (log mode: the first
+                                # anomaly), go quiet; false: the first such anomaly of every step.
+                                # A rule set to "log" in break mode is reported once, ends nothing
       "checks": ["forward", "backward", "loss"],
                                 # forward: module outputs (NaN/Inf, explosion, dead outputs)
                                 # backward: parameter gradients (NaN/Inf, explosion) and stale

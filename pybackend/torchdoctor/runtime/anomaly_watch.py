@@ -31,7 +31,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 from . import anomaly_report as R
-from .anomaly_config import BREAK, OFF, AnomalyConfig
+from .anomaly_config import BREAK, LOG, OFF, AnomalyConfig
 from .anomaly_detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
 from .anomaly_device import MAX_PENDING, DeviceBatch
 from .anomaly_frames import outermost_module, user_frame
@@ -445,17 +445,23 @@ class Watch:
         step = self.step if step is None else step
         if action == OFF or self.done or step < self.config.skip_steps:
             return False
-        return self.config.first_only or self._reported_step != step
+        return self.config.first_only or not self._counts(action) or self._reported_step != step
+
+    def _counts(self, action: str) -> bool:
+        """Does a hit with this action count for ``firstOnly`` / one-per-step? Breaks do (and every
+        hit in log mode); a rule set to "log" in break mode (a loss trend) is a note on the side."""
+        return action == BREAK or self.config.mode == LOG
 
     def _emit(self, report: Dict[str, Any], frame, step: Optional[int] = None) -> None:
         report["sentence"] = sentence(report)
         report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
         _REPORTS.append(report)
         del _REPORTS[:-MAX_REPORTS]
-        self._reported_step = self.step if step is None else step
-        if self.config.first_only:
-            self.done = True
-            self._refresh_flags()
+        if self._counts(report["action"]):
+            self._reported_step = self.step if step is None else step
+            if self.config.first_only:
+                self.done = True
+                self._refresh_flags()
         announce(report["sentence"])
         if report["action"] != BREAK:
             return

@@ -194,6 +194,24 @@ def test_first_only_false_reports_once_per_step_and_skip_steps_waits():
     assert [r["step"] for r in seen.reports] == [2]
 
 
+def test_a_logged_trend_does_not_end_the_watch():
+    """In break mode, "loss not decreasing" (a log rule) is noted; the NaN later still breaks."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # nothing learns: a flat loss
+    with watching() as seen:
+        for step in range(25):
+            optimizer.zero_grad()
+            scale = float("nan") if step == 22 else 1.0
+            loss = nn.functional.mse_loss(model(x) * scale, y)
+            loss.backward()
+            optimizer.step()
+    assert [(r["kind"], r["action"], r["step"]) for r in seen.reports] == [
+        ("loss_not_decreasing", "log", 19), ("loss_nan", "break", 22)]
+    assert [r["kind"] for r in seen.breaks] == ["loss_nan"]
+
+
 def test_checks_select_what_is_watched():
     model = poisoned(float("nan"))
     x, y = data()
