@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from . import checks_feature, protocol
+from . import diagnosis_feature
 from . import lint_feature
 
 log = logging.getLogger(__name__)
@@ -40,4 +41,5 @@ def build_server() -> TorchDoctorServer:
     _register_lifecycle(server)
     checks_feature.register(server)
     lint_feature.register(server)
+    diagnosis_feature.register(server)
     return server

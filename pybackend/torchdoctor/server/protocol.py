@@ -166,3 +166,78 @@ class FindModelsResult:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+# --- Gradient flow and shape trace while paused (issue 5) ----------------------------------
+#
+# Flow: at each stop the extension evaluates, in the paused frame of the debuggee,
+#   __import__('torchdoctor.runtime.snapshot', fromlist=['_']).dump("<private temp file>")
+# which writes the runtime's collection as JSON (schema: torchdoctor/runtime/snapshot.py,
+# "version": 1) and answers a short status string ("ok 8 modules 6 params", "empty: no model
+# seen yet: ...", "inactive: no data: ..."). The extension reads the file and sends it here;
+# the backend applies seed 002's rules (torchdoctor/diagnosis/) and answers the view models.
+
+# Request (client -> server): diagnose one snapshot. Params: DiagnoseSnapshotParams; result:
+# DiagnoseSnapshotResult. Never an error for a bad snapshot: the result says why.
+DIAGNOSE_SNAPSHOT = "torchDoctor/diagnoseSnapshot"
+
+# Thresholds of the rules, read per request with workspace/configuration:
+# torchDoctor.diagnosis.<key>, numbers; an invalid value (not a number > 0; deadFraction
+# above 1; gradientRatio at most 1) keeps the default.
+SETTING_DIAGNOSIS_PREFIX = "torchDoctor.diagnosis."
+DIAGNOSIS_DEFAULTS = {
+    "deadFraction": 0.5,  # a ReLU with more of its units 0 for the whole batch: dead units
+    "vanishingGradient": 1e-7,  # mean |g| below: vanishing
+    "explodingGradient": 100.0,  # mean |g| above: exploding
+    "gradientRatio": 100.0,  # first/last layer mean |g| apart by more (either way)
+    "collapsedStd": 1e-6,  # output std below: collapsed activations
+    "explodingActivation": 10.0,  # output |mean| above: exploding activations
+}
+
+
+@dataclass(frozen=True)
+class DiagnoseSnapshotParams:
+    """Params of DIAGNOSE_SNAPSHOT: ``{"snapshot": <the JSON object dump() wrote>}``.
+
+    The file's text itself (a JSON string, at most 64 MiB) is accepted too, and is faster for
+    big models: pygls turns every object of the params into a namedtuple.
+    """
+
+    snapshot: dict
+
+
+# DiagnoseSnapshotResult, every key always present:
+#   status: "ok" | "empty" | "inactive" | "error" | "invalid"
+#           (the snapshot's own status; "invalid": not a snapshot this backend reads)
+#   message: string               why a view model is null, or the snapshot's one-line message
+#   gradientFlow: GradientFlowModel | null      (null unless status is "ok")
+#     {summary: string,
+#      rows: [{name, module, type, meanAbs: number | null, maxAbs: number | null, norm: number | null,
+#              nan: int | true, inf: int | true,            (true: present, not counted)
+#              flags: [Flag], location: {file, line} | null,
+#              shape: [int], numel: int, requiresGrad: bool,
+#              source: "live" | "backward" | "earlier" | "current" | null, changed: bool, note: string | null}],
+#                                                (model order; [] when there are no gradients yet)
+#      verdicts: [Flag & {module: string | null}],   (most severe first)
+#      activations: [{path, type, occurrence, mean, std, zeros, deadUnits, min, max,
+#                     nonFinite: int | true, source, fromPass: int | null, flags: [Flag],
+#                     location}],               (leaf module calls, call order)
+#      thresholds: {deadFraction, vanishingGradient, explodingGradient, gradientRatio,
+#                   collapsedStd, explodingActivation}}
+#   shapeTrace: ShapeTraceModel | null
+#     {summary: string,
+#      rows: [{index, path, type, depth, occurrence,
+#              inputs: [TensorMeta], outputs: [TensorMeta],
+#              params: int, dtypeChange: bool, deviceChange: bool,
+#              failed: bool,                    (the call whose forward raised; only that one)
+#              status: "ok" | "running" | "failed" | "propagated",
+#              location: {file, line} | null,
+#              activation: {mean, std, zeros, deadUnits, min, max, nonFinite, source} | null,
+#              flags: [Flag]}],
+#      failedModule: string | null,  error: string | null ("Type: message\n\nplain words"),
+#      explanation: string | null,  running: string | null (paused inside this call)}
+#   TensorMeta = {shape: [int] | null, dtype: string | null, device: string | null, type?: string}
+#   Flag = {rule, severity: "error" | "warning" | "info", sentence, suggestion}
+#   rule: grad-nonfinite | grad-exploding | grad-vanishing | grad-ratio | grad-missing |
+#         grads-changed | weights-nonfinite | dead-units | activation-collapsed |
+#         activation-exploding | activation-nonfinite | input-nonfinite
