@@ -7,6 +7,7 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
   module, step, input/output summaries, user stack) goes to stderr; exit status 1.
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
   exit status 1 if there was any.
+- A loss trend noted on the side in break mode (not decreasing, oscillating) also gives 1.
 - No anomaly: the script's own exit status.
 
 Nothing here imports torch: the watch installs itself when the script does.
