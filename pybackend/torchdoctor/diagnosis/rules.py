@@ -190,12 +190,7 @@ def clip_advice(rows: Sequence[GradRow], exploding: Sequence[str]) -> ClipAdvice
     total = math.sqrt(sum(r.norm ** 2 for r in finite)) if finite else None
     healthy_rows = [r for r in finite if r.name not in bad]
     healthy = math.sqrt(sum(r.norm ** 2 for r in healthy_rows)) if healthy_rows else None
-    if healthy and healthy > 0:
-        max_norm = nice(healthy)
-        if total is not None and max_norm >= total:
-            max_norm = nice(total / 10.0)
-    else:
-        max_norm = 1.0
+    max_norm = nice(healthy) if healthy and healthy > 0 else 1.0
     return ClipAdvice(max_norm, total, healthy)
 
 
