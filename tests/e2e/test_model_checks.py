@@ -55,3 +55,17 @@ def test_shape_trace_from_context_menu_marks_the_failing_layer(page: Page) -> No
     expect(view.locator("body")).to_contain_text("fc1", timeout=CHECK_TIMEOUT_MS)
     expect(view.locator("body")).to_contain_text("expects 400 input features")
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "check_shape_trace_error.png"))
+
+
+def test_lr_finder_marks_both_suggestions(page: Page) -> None:
+    vscode_ui.open_file(page, "models/cnn.py")
+    lens = page.locator(".codelens-decoration a", has_text="LR finder").first
+    expect(lens).to_be_visible(timeout=60_000)
+    lens.click()
+    view = _result_view(page)
+    expect(view.locator("body[data-state='result']")).to_be_visible(timeout=CHECK_TIMEOUT_MS)
+    expect(view.locator("#chart svg path.series").first).to_be_visible()
+    # Both of Smith's suggestions are drawn on the sweep, and the sweep can be exported.
+    expect(view.locator("#chart")).to_contain_text("steepest")
+    expect(view.locator("#export-csv")).to_be_visible()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "check_lr_finder.png"))
