@@ -15,7 +15,12 @@
     inf: 'Inf',
   };
 
-  function countChips(c) {
+  /** Chips over the verdicts (the backend's list of findings), by severity. */
+  function countChips(verdicts) {
+    const c = { error: 0, warning: 0, info: 0 };
+    for (const v of verdicts) {
+      c[v.tone] = (c[v.tone] || 0) + 1;
+    }
     const chips = [];
     const add = (n, tone, icon, one, many) => {
       if (n) {
@@ -33,19 +38,6 @@
     return chips.length ? h('span', { class: 'chips' }, chips) : null;
   }
 
-  function flagLine(f, extra) {
-    return h('div', { class: 'flag tone-' + f.tone, 'data-rule': f.rule || null }, [
-      P.toneIcon(f.tone, f.icon, f.label),
-      h('div', { class: 'flag-text' }, [
-        h('span', { class: 'flag-sentence', text: f.sentence }),
-        f.suggestion
-          ? h('span', { class: 'flag-suggestion' }, [h('span', { class: 'next', text: 'Next step: ' }), f.suggestion])
-          : null,
-        extra || null,
-      ]),
-    ]);
-  }
-
   function verdictList(view) {
     if (!view.verdicts.length) {
       return null;
@@ -54,7 +46,7 @@
       'section',
       { class: 'verdicts', id: 'verdicts', 'aria-label': 'Verdicts about the whole model' },
       view.verdicts.map((v) =>
-        flagLine(
+        P.flagLine(
           v,
           v.target
             ? P.linkButton('Go to ' + (v.module || P.baseName(v.target.file)), () => P.openTarget(v.target), {
@@ -67,10 +59,13 @@
     );
   }
 
-  function legend() {
+  function legend(view) {
     return h('div', { class: 'legend', id: 'legend', 'aria-hidden': 'true' }, [
       h('span', { class: 'legend-item' }, [h('span', { class: 'swatch swatch-mean' }), 'mean |g|']),
       h('span', { class: 'legend-item' }, [h('span', { class: 'swatch swatch-max' }), 'max |g|']),
+      view.thresholds.map((t) =>
+        h('span', { class: 'legend-item' }, [h('span', { class: 'swatch swatch-threshold swatch-' + t.kind }), t.label]),
+      ),
       h('span', { class: 'legend-item muted', text: 'log scale' }),
     ]);
   }
@@ -106,7 +101,15 @@
     });
   }
 
-  function bar(which, b) {
+  function thresholdLines(view) {
+    return view.thresholds.map((t) => {
+      const line = h('span', { class: 'threshold threshold-' + t.kind, 'aria-hidden': 'true' });
+      line.style.left = t.fraction * 100 + '%';
+      return line;
+    });
+  }
+
+  function bar(which, b, note) {
     const track = [];
     if (b.kind === 'value' || b.kind === 'below' || b.kind === 'above' || b.kind === 'inf') {
       const el = h('span', { class: 'bar bar-' + which + ' kind-' + b.kind });
@@ -121,7 +124,7 @@
       track.push(
         h('span', { class: 'bar-note bar-note-' + which + ' kind-' + b.kind }, [
           b.kind === 'nan' ? h('span', { 'aria-hidden': 'true', text: '✖ ' }) : null,
-          BAR_TEXT[b.kind] || b.text,
+          note || BAR_TEXT[b.kind] || b.text,
         ]),
       );
     }
@@ -129,18 +132,22 @@
   }
 
   /** Two lanes (mean over max); one note across both when neither has a bar for the same reason. */
-  function track(r) {
+  function track(r, view) {
     const noBar = (k) => k === 'zero' || k === 'none' || k === 'nan';
     if (r.mean.kind === r.max.kind && noBar(r.mean.kind)) {
-      return h('div', { class: 'track track-note' }, bar('both', r.mean));
+      return h('div', { class: 'track track-note' }, [bar('both', r.mean, r.note), thresholdLines(view)]);
     }
-    return h('div', { class: 'track' }, [h('div', { class: 'lane lane-mean' }, bar('mean', r.mean)), h('div', { class: 'lane lane-max' }, bar('max', r.max))]);
+    return h('div', { class: 'track' }, [
+      h('div', { class: 'lane lane-mean' }, bar('mean', r.mean)),
+      h('div', { class: 'lane lane-max' }, bar('max', r.max)),
+      thresholdLines(view),
+    ]);
   }
 
   function renderTable(view, container) {
     const axis = view.axis;
     const decades = axis.hi - axis.lo;
-    const table = h('table', { class: 'grid', id: 'gradient-table' });
+    const table = h('table', { class: decades > 20 ? 'grid dense' : 'grid', id: 'gradient-table' });
     table.style.setProperty('--decades', String(decades));
     const axisCell = h('th', { scope: 'col', class: 'col-bars' }, [h('span', { class: 'sr-only', text: 'Gradient magnitude, log scale' }), axisHeader(axis)]);
     table.appendChild(
@@ -180,9 +187,10 @@
                 : null,
               h('span', { class: 'param-name', text: r.name }),
               r.type ? h('span', { class: 'param-type', text: r.type }) : null,
+              r.changed ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
             ]),
           ),
-          h('td', { class: 'col-bars' }, track(r)),
+          h('td', { class: 'col-bars' }, track(r, view)),
           h('td', { class: 'num val kind-' + r.mean.kind, text: r.mean.text }),
           h('td', { class: 'num val col-max kind-' + r.max.kind, text: r.max.text }),
           h('td', { class: 'num val col-norm', text: r.norm }),
@@ -196,7 +204,7 @@
       tbody.appendChild(tr);
       if (r.details.length) {
         const lines = r.details.map((d) =>
-          flagLine(
+          P.flagLine(
             d.flag,
             d.repeats
               ? h('span', { class: 'repeats', text: 'The same for the next ' + (d.repeats === 1 ? 'row' : d.repeats + ' rows') + ' (' + d.flag.icon + ').' })
@@ -224,13 +232,17 @@
 
   function renderData(view, app) {
     app.appendChild(
-      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line', text: view.summary }), countChips(view.counts)]),
+      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line' }, P.textParts(view.summary)), countChips(view.verdicts)]),
     );
     const verdicts = verdictList(view);
     if (verdicts) {
       app.appendChild(verdicts);
     }
-    const controls = h('div', { class: 'controls' }, [legend()]);
+    if (!view.rows.length) {
+      app.appendChild(h('p', { class: 'empty-gradients', id: 'empty-gradients', text: view.emptyText }));
+      return;
+    }
+    const controls = h('div', { class: 'controls' }, [legend(view)]);
     if (view.counts.flagged > 0 && view.counts.flagged < view.counts.rows) {
       const id = 'flagged-only';
       const box = h('input', {

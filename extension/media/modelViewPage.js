@@ -81,6 +81,25 @@
     ]);
   }
 
+  /** Prose with `code` parts (TextPart[]: {text, code}). */
+  function textParts(parts) {
+    return (parts || []).map((p) => (p.code ? h('code', { text: p.text }) : document.createTextNode(p.text)));
+  }
+
+  /** One finding: glyph, sentence, "Next step: ..." and an optional extra (a link, a note). */
+  function flagLine(f, extra) {
+    return h('div', { class: 'flag tone-' + f.tone, 'data-rule': f.rule || null }, [
+      toneIcon(f.tone, f.icon, f.label),
+      h('div', { class: 'flag-text' }, [
+        h('span', { class: 'flag-sentence' }, textParts(f.sentence)),
+        f.suggestion && f.suggestion.length
+          ? h('span', { class: 'flag-suggestion' }, [h('span', { class: 'next', text: 'Next step: ' })].concat(textParts(f.suggestion)))
+          : null,
+        extra || null,
+      ]),
+    ]);
+  }
+
   function openTarget(target) {
     if (target && typeof target.file === 'string') {
       vscode.postMessage({ type: 'openLocation', file: target.file, line: target.line });
@@ -320,6 +339,8 @@
     s: s,
     srOnly: srOnly,
     toneIcon: toneIcon,
+    textParts: textParts,
+    flagLine: flagLine,
     openTarget: openTarget,
     baseName: baseName,
     linkButton: linkButton,

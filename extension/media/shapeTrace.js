@@ -8,14 +8,14 @@
   const h = P.h;
 
   function failureBlock(f) {
-    const where = f.module ? f.module + (f.type ? ' (' + f.type + ')' : '') : 'the forward';
-    return h('section', { class: 'failure', id: 'failure', role: 'group', 'aria-label': 'Shape error in ' + where }, [
+    return h('section', { class: 'failure', id: 'failure', role: 'group', 'aria-label': 'Shape error in ' + f.where }, [
       h('p', { class: 'failure-title' }, [
         h('span', { class: 'failure-icon', 'aria-hidden': 'true', text: '✖ ' }),
         'Shape error in ',
-        h('code', { text: where }),
+        h('code', { text: f.where }),
       ]),
       h('pre', { class: 'failure-error' }, h('code', { text: f.error })),
+      f.explanation.length ? h('p', { class: 'failure-explanation' }, P.textParts(f.explanation)) : null,
       h('p', { class: 'failure-actions' }, [
         f.target
           ? P.linkButton('Go to ' + P.baseName(f.target.file) + ':' + f.target.line, () => P.openTarget(f.target), {
@@ -48,7 +48,24 @@
     return out;
   }
 
+  function statusIcon(r) {
+    if (r.failed) {
+      return P.toneIcon('error', '✖', 'Failed here');
+    }
+    if (r.flags.length) {
+      return P.toneIcon(r.flags[0].tone, r.flags[0].icon, r.flags[0].label);
+    }
+    if (r.paused) {
+      return P.toneIcon('info', '▶', 'Paused inside');
+    }
+    if (r.dtypeNote || r.deviceNote) {
+      return P.toneIcon('warning', '◆', 'Changes dtype or device');
+    }
+    return null;
+  }
+
   function renderTable(view, app) {
+    const hasActivation = view.rows.some((r) => r.activation);
     const table = h('table', { class: 'grid tree', id: 'shape-table' });
     table.appendChild(
       h('thead', {}, [
@@ -59,15 +76,24 @@
           h('th', { scope: 'col', class: 'col-arrow', 'aria-hidden': 'true' }),
           h('th', { scope: 'col', class: 'col-shape', text: 'Output' }),
           h('th', { scope: 'col', class: 'num', text: 'Params' }),
+          hasActivation ? h('th', { scope: 'col', class: 'col-act', text: 'Output values' }) : null,
         ]),
       ]),
     );
     const tbody = h('tbody');
     const rows = [];
-    const cols = 6;
+    const cols = hasActivation ? 7 : 6;
     for (const r of view.rows) {
       const changed = !!(r.dtypeNote || r.deviceNote);
-      const cls = ['row', r.failed ? 'failed' : '', changed ? 'changed' : '', r.target ? 'has-target' : '', 'depth-' + Math.min(r.depth, 9)];
+      const cls = [
+        'row',
+        r.failed ? 'failed' : '',
+        changed ? 'changed' : '',
+        r.paused ? 'paused' : '',
+        r.tone && !r.failed ? 'flagged tone-' + r.tone : '',
+        r.target ? 'has-target' : '',
+        'depth-' + Math.min(r.depth, 9),
+      ];
       const nameCell = h('td', { class: 'col-module' }, [
         h('span', { class: 'mod-name', text: r.name }),
         r.type ? h('span', { class: 'mod-type', text: r.type }) : null,
@@ -84,7 +110,7 @@
           title: (r.path || '(model)') + (r.target ? ' — ' + r.target.file + ':' + r.target.line + ' (Enter)' : ''),
         },
         [
-          h('td', { class: 'col-flag' }, r.failed ? P.toneIcon('error', '✖', 'Failed here') : changed ? P.toneIcon('warning', '◆', 'Changes dtype or device') : null),
+          h('td', { class: 'col-flag' }, statusIcon(r)),
           nameCell,
           h('td', { class: 'col-shape shape', text: r.input }),
           h('td', { class: 'col-arrow', 'aria-hidden': 'true', text: '→' }),
@@ -93,6 +119,7 @@
             changeBadges(r),
           ]),
           h('td', { class: 'num', text: r.params }),
+          hasActivation ? h('td', { class: 'col-act', text: r.activation }) : null,
         ],
       );
       if (r.target) {
@@ -100,6 +127,11 @@
       }
       rows.push(tr);
       tbody.appendChild(tr);
+      if (r.flags.length) {
+        const lines = h('td', { colspan: String(cols - 1), class: 'flag-cell' }, r.flags.map((f) => P.flagLine(f)));
+        lines.style.setProperty('--depth', String(r.depth));
+        tbody.appendChild(h('tr', { class: 'flag-row tone-' + r.tone }, [h('td', { class: 'col-flag' }), lines]));
+      }
       if (r.failed && view.failure) {
         const msg = h('td', { colspan: String(cols - 1), class: 'failed-text' }, [
           h('span', { class: 'failed-label', text: 'Raised: ' }),
@@ -124,7 +156,8 @@
     }
     app.appendChild(
       h('section', { class: 'summary', id: 'summary' }, [
-        h('p', { class: 'summary-line', text: view.summary }),
+        // With a shape error the block above says it all; the summary would repeat it.
+        view.failure ? null : h('p', { class: 'summary-line' }, P.textParts(view.summary)),
         view.uniform ? h('p', { class: 'muted', text: view.uniform }) : null,
         view.counts.changes
           ? h('p', { class: 'muted' }, [

@@ -44,7 +44,8 @@ export type SnapshotProblem =
   | 'timeout';
 
 export type SnapshotOutcome =
-  | { ok: true; snapshot: unknown; status: string; threadId: number; frameId: number; bytes: number }
+  /** snapshot: the parsed file; text: the file as written (what the backend is sent). */
+  | { ok: true; snapshot: unknown; text: string; status: string; threadId: number; frameId: number; bytes: number }
   | { ok: false; problem: SnapshotProblem; message: string; detail: string };
 
 export const SNAPSHOT_MODULE = 'torchdoctor.runtime.snapshot';
@@ -364,8 +365,10 @@ export class SnapshotTaker {
         };
       }
       let snapshot: unknown;
+      let text: string;
       try {
-        snapshot = JSON.parse(await fsp.readFile(file, 'utf8'));
+        text = await fsp.readFile(file, 'utf8');
+        snapshot = JSON.parse(text);
       } catch (err) {
         return {
           ok: false,
@@ -382,7 +385,7 @@ export class SnapshotTaker {
         return problemForStatus(said.status, said.message, statusLine);
       }
       const status = statusLine;
-      return { ok: true, snapshot, status, threadId: frame.threadId, frameId: frame.frameId, bytes: size };
+      return { ok: true, snapshot, text, status, threadId: frame.threadId, frameId: frame.frameId, bytes: size };
     } finally {
       await fsp.rm(file, { force: true }).catch(() => undefined);
     }

@@ -104,8 +104,9 @@ export interface GradientRowView {
   flags: FlagView[];
   /**
    * The flags written out under the row. A run of consecutive rows flagged by the same rule
-   * (40 layers with vanishing gradients) writes its sentence once, under its first row, with
-   * `repeats` = how many rows below share it; those rows show only their icon.
+   * with the same next step (40 layers with vanishing gradients) writes its sentence once,
+   * under its first row, with `repeats` = how many rows below share it; those rows show only
+   * their icon (their own sentence is in `label`).
    */
   details: { flag: FlagView; repeats: number }[];
   /** The most severe flag's tone, or null. */
@@ -173,14 +174,14 @@ export interface ShapeTracePage {
   /**
    * The shape error and the module that raised it; null when the forward completed.
    * where: "classifier.0 (Linear)", or "Net (its own forward)"; error: the exception line(s);
-   * explanation: the plain words, "" when none.
+   * explanation: the plain words ([] when none).
    */
   failure: {
     module: string;
     type: string;
     where: string;
     error: string;
-    explanation: string;
+    explanation: TextPart[];
     target: Target | null;
     row: number | null;
   } | null;
@@ -552,8 +553,9 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
   };
 }
 
+/** Flags fold when they say the same thing: the rule, and the same next step. */
 function flagKey(f: FlagView): string {
-  return `${f.tone}\u0000${f.rule}`;
+  return `${f.tone}\u0000${f.rule}\u0000${f.suggestion.map((p) => p.text).join('')}`;
 }
 
 /** Fill each row's `details`: a flag whose rule also flagged the row above is not repeated. */
@@ -769,6 +771,8 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
     let head = error;
     if (explanation && head.endsWith(explanation)) {
       head = head.slice(0, head.length - explanation.length).trimEnd();
+    } else if (explanation && head.includes('\n\n')) {
+      head = head.slice(0, head.lastIndexOf('\n\n')).trimEnd();
     }
     const module = failedModule ?? row?.path ?? '';
     const type = row?.type ?? '';
@@ -778,17 +782,19 @@ export function shapeTracePage(model: ShapeTraceModel | null | undefined, ctx: P
       type,
       where,
       error: head || 'The forward raised in this module.',
-      explanation,
+      explanation: splitInlineCode(explanation),
       target: row?.target ?? null,
       row: failedRow,
     };
   }
+  const backendSummary = str(m.summary).trim();
+  // Said once: the backend's summary may already end with it (the page hides the summary under a failure).
   const uniform =
-    changes === 0 && dtypes.size === 1 && devices.size === 1
+    changes === 0 && dtypes.size === 1 && devices.size === 1 && (failure || !/all tensors/i.test(backendSummary))
       ? `All tensors ${[...dtypes][0]} on ${[...devices][0]}.`
       : '';
   const summaryText =
-    str(m.summary).trim() ||
+    backendSummary ||
     (failure
       ? `The forward failed in ${failure.where} after ${plural(Math.max(rows.length - 1, 0), 'module call')}.`
       : `${plural(rows.length, 'module call')} in the last forward.`);

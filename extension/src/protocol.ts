@@ -202,9 +202,12 @@ export interface FindModelsResult {
  */
 export const DIAGNOSE_SNAPSHOT = 'torchDoctor/diagnoseSnapshot';
 
-/** Params of DIAGNOSE_SNAPSHOT: the JSON object snapshot.dump() wrote, passed through as is. */
+/**
+ * Params of DIAGNOSE_SNAPSHOT: what snapshot.dump() wrote, as the file's text (a JSON string,
+ * at most 64 MiB; faster for big models) or as the parsed object.
+ */
 export interface DiagnoseSnapshotParams {
-  snapshot: unknown;
+  snapshot: string | object;
 }
 
 export type DiagnosisSeverity = 'error' | 'warning' | 'info';

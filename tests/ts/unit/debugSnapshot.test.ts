@@ -83,6 +83,7 @@ test('a paused session: dump in the top frame, read the JSON, delete the file', 
   assert.equal(out.status, 'ok 5 modules 4 params');
   assert.equal(out.frameId, 7);
   assert.equal((out.snapshot as { model: { type: string } }).model.type, 'TinyCNN');
+  assert.equal(out.text, JSON.stringify(okSnapshot()), 'the file text as written');
   assert.ok(!existsSync(written), 'the snapshot file is deleted');
   const evaluate = requests.find((r) => r.command === 'evaluate')!;
   assert.equal(evaluate.args.context, 'repl');

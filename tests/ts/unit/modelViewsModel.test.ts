@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import {
   allowedTargets,
@@ -20,20 +22,41 @@ import {
   snapshotFacts,
   statValue,
   stopSubtitle,
+  TextPart,
   withBanner,
+  activationText,
+  plainText,
 } from '../../../extension/src/modelViewsModel';
-import type { GradientFlowModel, GradientFlowRow, ShapeTraceModel, ShapeTraceRow, TensorMeta } from '../../../extension/src/protocol';
+import type { DiagnoseSnapshotResult, GradientFlowModel, GradientFlowRow, ShapeTraceModel, ShapeTraceRow, TensorMeta } from '../../../extension/src/protocol';
+
+// Real torchDoctor/diagnoseSnapshot answers: the runtime's snapshot.dump() of small models, run
+// through pybackend/torchdoctor/diagnosis (fixtures/diagnose_fixtures.py; paths rewritten to /ws).
+const FIXTURES = [resolve(__dirname, '../../tests/ts/unit/fixtures'), resolve('tests/ts/unit/fixtures')];
+
+function fixture(name: string): DiagnoseSnapshotResult {
+  for (const dir of FIXTURES) {
+    try {
+      return JSON.parse(readFileSync(join(dir, `diagnose-${name}.json`), 'utf8')) as DiagnoseSnapshotResult;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw err;
+      }
+    }
+  }
+  throw new Error(`fixture diagnose-${name} not found`);
+}
 
 const FILE = '/ws/models/cnn.py';
 const CTX = { subtitle: '“Train” · paused (breakpoint) at 10:00:00' };
 
-function grow(name: string, meanAbs: GradientFlowRow['meanAbs'], maxAbs: GradientFlowRow['maxAbs'], extra: Partial<GradientFlowRow> = {}): GradientFlowRow {
+/** A row; a statistic may be given as "nan"/"inf" too (an older payload spelled them so). */
+function grow(name: string, meanAbs: number | string | null, maxAbs: number | string | null, extra: Partial<GradientFlowRow> = {}): GradientFlowRow {
   return {
     name,
     module: name.replace(/\.(weight|bias)$/, ''),
     type: 'Linear',
-    meanAbs,
-    maxAbs,
+    meanAbs: meanAbs as number | null,
+    maxAbs: maxAbs as number | null,
     norm: typeof maxAbs === 'number' ? maxAbs * 2 : null,
     nan: false,
     inf: false,
@@ -62,6 +85,10 @@ function gradientModel(): GradientFlowModel {
       { rule: 'x', severity: 'error', sentence: '', suggestion: 'dropped: no sentence', module: null },
     ],
   };
+}
+
+function text(parts: TextPart[]): string {
+  return parts.map((p) => p.text).join('');
 }
 
 function page<T>(v: T | MessagePage, kind: string): T {
@@ -138,7 +165,7 @@ test('gradientFlowPage: one row per parameter in order, bars on one axis, flags 
   const v = page<GradientFlowPage>(gradientFlowPage(gradientModel(), CTX), 'gradientFlow');
   assert.equal(v.title, 'Gradient Flow');
   assert.equal(v.subtitle, CTX.subtitle);
-  assert.equal(v.summary, 'Gradients flow; conv2 is dead.');
+  assert.deepEqual(v.summary, [{ text: 'Gradients flow; conv2 is dead.', code: false }]);
   assert.deepEqual(
     v.rows.map((r) => r.name),
     ['conv1.weight', 'conv2.weight', 'fc.weight', 'fc.bias', 'bad.weight'],
@@ -153,6 +180,8 @@ test('gradientFlowPage: one row per parameter in order, bars on one axis, flags 
   assert.equal(conv2.mean.kind, 'zero');
   assert.equal(conv2.tone, 'warning');
   assert.equal(conv2.flags[0].icon, '⚠');
+  assert.deepEqual(conv2.flags[0].sentence, [{ text: DEAD.sentence, code: false }]);
+  assert.equal(conv2.flags[0].plain, DEAD.sentence);
   assert.equal(conv2.flags[0].label, 'Warning');
   assert.equal(fc.tone, 'error');
   assert.equal(fc.mean.kind, 'value', '3e-9 is on the default axis');
@@ -193,7 +222,7 @@ test('gradientFlowPage: a run of rows flagged by one rule writes its verdict onc
     [[], [['dead-units', 0]], [['vanishing', 3]], [], [], []],
   );
   assert.equal(v.rows[5].flags.length, 1, 'the folded rows keep their own flags (icon, aria-label)');
-  assert.equal(v.summary, '6 parameters, 5 flagged.');
+  assert.equal(text(v.summary), '6 parameters, 5 flagged.');
 });
 
 test('foldRepeatedFlags: flags without a rule are never folded', () => {
@@ -274,7 +303,7 @@ test('shapeTracePage: the module tree with shapes, params and dtype/device chang
     ],
   };
   const v = page<ShapeTracePage>(shapeTracePage(model, CTX), 'shapeTrace');
-  assert.equal(v.summary, '5 module calls in the last forward.');
+  assert.equal(text(v.summary), '5 module calls in the last forward.');
   assert.equal(v.failure, null);
   assert.equal(v.uniform, '', 'dtypes and devices change');
   assert.equal(v.counts.changes, 3);
@@ -310,7 +339,9 @@ test('shapeTracePage: the failing module is marked, its parents never returned, 
   assert.deepEqual(v.failure, {
     module: 'head.0',
     type: 'Linear',
+    where: 'head.0 (Linear)',
     error: model.error,
+    explanation: [],
     target: { file: FILE, line: 12 },
     row: 3,
   });
@@ -323,7 +354,7 @@ test('shapeTracePage: the failing module is marked, its parents never returned, 
       [true, false, 'raised'],
     ],
   );
-  assert.equal(v.summary, 'The forward failed in head.0 after 3 module calls.');
+  assert.equal(text(v.summary), 'The forward failed in head.0 (Linear) after 3 module calls.');
   assert.equal(v.uniform, 'All tensors float32 on cpu.');
   assert.match(v.rows[3].label, /the shape error was raised here/);
 });
@@ -436,4 +467,169 @@ test('stopSubtitle and snapshotFacts', () => {
   assert.equal(snapshotFacts({ model: { type: 'Net', passNumber: 1, focus: 'fc1' } }), 'Net, forward 1, picked: fc1');
   assert.equal(snapshotFacts({ model: null }), '');
   assert.equal(snapshotFacts('junk'), '');
+});
+
+// ---------------------------------------------------------------------------------------------
+// The backend's real answers
+
+test('real: a healthy CNN draws every parameter with bars, thresholds and no flags', () => {
+  const r = fixture('cnn-ok');
+  assert.equal(r.status, 'ok');
+  const v = page<GradientFlowPage>(gradientFlowPage(r.gradientFlow, CTX), 'gradientFlow');
+  assert.deepEqual(
+    v.rows.map((x) => x.name),
+    ['features.0.weight', 'features.0.bias', 'classifier.weight', 'classifier.bias'],
+  );
+  assert.ok(v.rows.every((x) => x.mean.kind === 'value' && x.max.kind === 'value' && x.tone === null));
+  assert.equal(v.counts.flagged, 0);
+  assert.deepEqual(
+    v.thresholds.map((t) => [t.kind, t.label]),
+    [
+      ['vanishing', 'vanishing < 1e-7'],
+      ['exploding', 'exploding > 100'],
+    ],
+  );
+  assert.ok(Math.abs(v.thresholds[0].fraction - 2 / 12) < 1e-12, '1e-7 on the 1e-9..1e3 axis');
+  assert.match(text(v.summary), /^SmallCNN after backward 1: no gradient problems in 4 parameters/);
+  assert.ok(v.summary.some((p) => p.code), 'backticks become code');
+  assert.deepEqual(v.rows[0].target, { file: '/ws/diagnose_fixtures.py', line: 33 }, 'the line of self.features = ...');
+  const st = page<ShapeTracePage>(shapeTracePage(r.shapeTrace, CTX), 'shapeTrace');
+  assert.deepEqual(
+    st.rows.map((x) => [x.path, x.depth, x.input, x.output]),
+    [
+      ['', 0, '(4, 3, 16, 16)', '(4, 10)'],
+      ['features', 1, '(4, 3, 16, 16)', '(4, 8, 8, 8)'],
+      ['features.0', 2, '(4, 3, 16, 16)', '(4, 8, 16, 16)'],
+      ['features.1', 2, '(4, 8, 16, 16)', '(4, 8, 16, 16)'],
+      ['features.2', 2, '(4, 8, 16, 16)', '(4, 8, 8, 8)'],
+      ['flatten', 1, '(4, 8, 8, 8)', '(4, 512)'],
+      ['classifier', 1, '(4, 512)', '(4, 10)'],
+    ],
+  );
+  assert.equal(st.uniform, '', 'the backend summary already says "all tensors float32 on cpu"');
+  assert.match(st.rows[2].activation, /^mean -?[\d.e-]+ · std [\d.e-]+/);
+});
+
+test('real: a dead ReLU is flagged on its layers, in the verdicts and in the trace', () => {
+  const r = fixture('dead-relu');
+  const v = page<GradientFlowPage>(gradientFlowPage(r.gradientFlow, CTX), 'gradientFlow');
+  const fc1 = v.rows.find((x) => x.name === 'fc1.weight')!;
+  assert.equal(fc1.mean.kind, 'zero');
+  assert.equal(fc1.tone, 'warning');
+  assert.ok(fc1.flags.some((f) => f.rule === 'dead-units'));
+  assert.ok(v.verdicts.some((x) => x.rule === 'dead-units' && x.module === 'relu'));
+  const relu = v.verdicts.find((x) => x.rule === 'dead-units')!;
+  assert.deepEqual(relu.target, { file: '/ws/diagnose_fixtures.py', line: 51 }, 'a ReLU owns no parameter: located through the activations');
+  // fc1.bias says what fc1.weight says: written once; fc2.weight has another next step: its own
+  const details = Object.fromEntries(v.rows.map((x) => [x.name, x.details.map((d) => [d.flag.rule, d.repeats])]));
+  assert.deepEqual(details['fc1.weight'], [
+    ['grad-vanishing', 1],
+    ['dead-units', 1],
+  ]);
+  assert.deepEqual(details['fc1.bias'], []);
+  assert.deepEqual(details['fc2.weight'], [['grad-vanishing', 0]]);
+  const st = page<ShapeTracePage>(shapeTracePage(r.shapeTrace, CTX), 'shapeTrace');
+  const reluRow = st.rows.find((x) => x.path === 'relu')!;
+  assert.equal(reluRow.tone, 'warning');
+  assert.equal(reluRow.flags[0].rule, 'dead-units');
+  assert.match(reluRow.activation, /zeros 100%/);
+  assert.equal(st.counts.flagged, 2);
+});
+
+test('real: a shape mismatch marks the failing Linear, its parents never returned, the plain words apart', () => {
+  const r = fixture('shape-mismatch');
+  const st = page<ShapeTracePage>(shapeTracePage(r.shapeTrace, CTX), 'shapeTrace');
+  const f = st.failure!;
+  assert.equal(f.where, 'head.0 (Linear)');
+  assert.equal(f.error, 'RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x1152 and 512x10)');
+  assert.match(text(f.explanation), /^Layer head\.0 \(Linear\) expects 512 input features/);
+  assert.ok(f.explanation.some((p) => p.code && p.text === 'head.0'));
+  assert.equal(st.rows[f.row!].path, 'head.0');
+  assert.deepEqual(
+    st.rows.map((x) => [x.path, x.failed, x.unfinished, x.output]),
+    [
+      ['', false, true, 'did not return'],
+      ['conv', false, false, '(4, 8, 24, 24)'],
+      ['pool', false, false, '(4, 8, 12, 12)'],
+      ['flat', false, false, '(4, 1152)'],
+      ['head', false, true, 'did not return'],
+      ['head.0', true, false, 'raised'],
+    ],
+  );
+  assert.equal(st.uniform, 'All tensors float32 on cpu.', 'the summary is hidden under a failure: said here');
+  // no backward happened: the gradient view says so
+  const gf = gradientFlowPage(r.gradientFlow, CTX) as MessagePage;
+  assert.equal(gf.kind, 'message');
+  assert.equal(gf.state, 'empty');
+  assert.equal(gf.text, 'No gradients yet for BadShapes: pause after loss.backward() to see them.');
+});
+
+test('real: NaN gradients are NaN bars and error flags', () => {
+  const r = fixture('nan-grad');
+  const v = page<GradientFlowPage>(gradientFlowPage(r.gradientFlow, CTX), 'gradientFlow');
+  assert.ok(v.rows.every((x) => x.tone === 'error'));
+  assert.ok(v.rows.every((x) => x.nonFinite !== ''));
+  assert.equal(v.verdicts[0].tone, 'error');
+  assert.equal(v.rows[0].details.length, 1);
+  assert.equal(v.rows[0].details[0].repeats, v.rows.length - 1);
+});
+
+test('real: paused inside the forward, the innermost call is marked and not returned yet', () => {
+  const r = fixture('paused-inside');
+  const st = page<ShapeTracePage>(shapeTracePage(r.shapeTrace, CTX), 'shapeTrace');
+  const probe = st.rows.find((x) => x.path === 'probe')!;
+  assert.equal(probe.paused, true);
+  assert.equal(probe.output, 'not returned yet');
+  assert.equal(st.rows[0].output, 'not returned yet');
+  assert.equal(st.rows[0].paused, false);
+  assert.match(probe.label, /the program is paused inside it/);
+  const inner = st.rows.find((x) => x.path === 'inner')!;
+  assert.equal(inner.dtypeNote, 'float32 → float64');
+  assert.equal(st.counts.changes, 1);
+});
+
+test('real: after a forward only, the activation verdicts show without a gradient table', () => {
+  const r = fixture('forward-only');
+  const v = page<GradientFlowPage>(gradientFlowPage(r.gradientFlow, CTX), 'gradientFlow');
+  assert.equal(v.rows.length, 0);
+  assert.ok(v.verdicts.length > 0);
+  assert.match(v.emptyText, /backward/);
+  assert.match(text(v.summary), /^No gradients yet for DeadMLP/);
+});
+
+test('real: an empty snapshot answers no view models', () => {
+  const r = fixture('empty');
+  assert.equal(r.status, 'empty');
+  assert.equal(r.gradientFlow, null);
+  assert.equal(r.shapeTrace, null);
+});
+
+test('activationText and plainText', () => {
+  assert.equal(activationText({ mean: -0.0123, std: 1.02, zeros: 0.734, nonFinite: 0 }), 'mean -0.0123 · std 1.02 · zeros 73.4%');
+  assert.equal(activationText({ mean: 1, std: 0, zeros: 1, nonFinite: 4 }), 'mean 1 · std 0 · zeros 100% · 4 NaN/Inf');
+  assert.equal(activationText({ mean: null, std: null, zeros: 0, nonFinite: true }), 'NaN/Inf');
+  assert.equal(activationText(null), '');
+  assert.equal(plainText('`fc1` (Linear) is dead'), 'fc1 (Linear) is dead');
+});
+
+test('shapeText names a non-tensor by its type; the model that raised in its own code', () => {
+  assert.equal(shapeText({ shape: null, dtype: null, device: null, type: 'NoneType' }), 'None');
+  assert.equal(shapeText({ shape: null, dtype: null, device: null, type: 'int' }), 'int');
+  const v = page<ShapeTracePage>(
+    shapeTracePage(
+      {
+        summary: '',
+        failedModule: '',
+        error: 'ValueError: bad view\n\nThe reshape in `forward()` does not fit.',
+        explanation: 'The reshape in `forward()` does not fit.',
+        rows: [srow('', 'Net', 0, [t([2, 3])], [], 0, { failed: true, status: 'failed' })],
+      },
+      CTX,
+    ),
+    'shapeTrace',
+  );
+  assert.equal(v.failure!.where, 'Net (its own forward)');
+  assert.equal(v.failure!.error, 'ValueError: bad view');
+  assert.equal(text(v.failure!.explanation), 'The reshape in forward() does not fit.');
+  assert.equal(v.rows[0].failed, true);
 });
