@@ -1,8 +1,8 @@
 """Through a real debugpy: the anomaly watch pauses each broken sample at the right line with the
 right sentence; the healthy script runs to its end; anomaly breakpoint conditions work in pydevd.
 
-Each debuggee gets what the extension gives it: ``pybackend`` first on PYTHONPATH and the
-session's settings in ``TORCHDOCTOR_ANOMALY``. Sessions run a few at a time (each is mostly a
+Each debuggee gets what the extension gives it: ``pybackend`` first on PYTHONPATH,
+``TORCHDOCTOR_RUNTIME=1`` and the session's settings in ``TORCHDOCTOR_ANOMALY``. Sessions run a few at a time (each is mostly a
 torch import), then every test reads what its session saw.
 """
 
@@ -32,6 +32,7 @@ CONDITIONS = "__import__('torchdoctor.runtime.conditions', fromlist=['_'])."
 
 def debuggee_env(anomaly: Optional[Dict[str, Any]]) -> Dict[str, str]:
     env = injected_env()
+    env["TORCHDOCTOR_RUNTIME"] = "1"  # as the extension sets it: the views' collection runs beside the watch
     env["OMP_NUM_THREADS"] = "1"  # two shared cores: torch's thread pool would only contend
     if anomaly is not None:
         env["TORCHDOCTOR_ANOMALY"] = json.dumps(anomaly)
