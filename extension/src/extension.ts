@@ -8,6 +8,7 @@ import { Backend } from './backend';
 import { registerChecks } from './checks';
 import { affectsBackend } from './config';
 import { registerDebugging } from './debugging';
+import { registerModelViews } from './modelViews';
 import { onPythonExtensionInterpreterChange } from './interpreter';
 import { StatusBar } from './statusBar';
 
@@ -33,6 +34,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   registerDebugging(context, log);
+  registerModelViews(context, b, log);
   registerChecks(context, b, log);
   registerAnomalyBreakpoints(context);
 
