@@ -53,8 +53,9 @@ async function askArguments(kind: AnomalyConditionKind): Promise<Record<string, 
       return expression && threshold ? { expression, threshold } : undefined;
     }
     case 'lossSpike': {
-      const factor = await askNumber('Pause when the loss exceeds this many times its running median', '10');
-      return factor ? { factor } : undefined;
+      const loss = await ask('Loss variable', 'loss', 'the loss on this line; each evaluation records it');
+      const factor = loss && (await askNumber('Pause when the loss exceeds this many times its running median', '10'));
+      return loss && factor ? { loss, factor } : undefined;
     }
     case 'gradNorm': {
       const model = await ask('Model variable', 'model', 'the nn.Module whose gradients to measure');

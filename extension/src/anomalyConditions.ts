@@ -17,7 +17,7 @@ export function anomalyCondition(kind: AnomalyConditionKind, args: Record<string
     case 'exceeds':
       return `${CONDITIONS_MODULE}.exceeds(${pythonExpression(args.expression)}, ${pythonNumber(args.threshold)})`;
     case 'lossSpike':
-      return `${CONDITIONS_MODULE}.loss_spiked(${pythonNumber(args.factor)})`;
+      return `${CONDITIONS_MODULE}.loss_spiked(${pythonExpression(args.loss)}, ${pythonNumber(args.factor)})`;
     case 'gradNorm':
       return `${CONDITIONS_MODULE}.grad_norm_exceeds(${pythonExpression(args.model)}, ${pythonNumber(args.maxNorm)})`;
   }

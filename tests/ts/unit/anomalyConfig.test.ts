@@ -37,7 +37,7 @@ test('the anomaly line is found in a chunk of output', () => {
 test('each breakpoint kind gives a one-line Python condition calling the runtime helper', () => {
   assert.equal(anomalyCondition('nonfinite', {}), `${CONDITIONS_MODULE}.any_nonfinite()`);
   assert.equal(anomalyCondition('exceeds', { expression: 'loss', threshold: '100' }), `${CONDITIONS_MODULE}.exceeds(loss, 100)`);
-  assert.equal(anomalyCondition('lossSpike', { factor: '10' }), `${CONDITIONS_MODULE}.loss_spiked(10)`);
+  assert.equal(anomalyCondition('lossSpike', { loss: 'loss', factor: '10' }), `${CONDITIONS_MODULE}.loss_spiked(loss, 10)`);
   assert.equal(anomalyCondition('gradNorm', { model: 'model', maxNorm: '1e3' }), `${CONDITIONS_MODULE}.grad_norm_exceeds(model, 1000)`);
 });
 
