@@ -6,7 +6,9 @@ The extension, when the program is paused, evaluates through DAP (in the paused 
 
 and reads the file; the evaluate answer is only the short status string (payloads of hundreds of
 layers never travel as debugger value strings, which are truncated). ``dump(path, model)`` asks
-for one model (or the root containing that submodule) instead of the default choice. The backend
+for one model instead of the default choice: its own latest forward, else that of the model
+containing it (``"focus"`` then names it), else that of a part of it run on its own
+(``model.encoder(x)``), named from ``model``. The backend
 turns the file into view models (``torchDoctor/diagnoseSnapshot``). ``dump`` never raises: a
 failure is its return value (``"error: ..."``) and, when possible, a file with status "error".
 
@@ -46,7 +48,7 @@ Snapshot JSON, ``"version": 1`` (keys always present unless marked "?")::
         "latestPass": bool,        # the backward followed the pass listed in "calls"
         "note": str | null
       },
-      "error": null | {            # the forward raised (the "failed" call)
+      "error": null | {            # the forward raised (the "failed" call) and did not return
         "type": "RuntimeError", "message": str, "module": "fc1", "moduleType": "Linear",
         "callIndex": int, "explanation": str | null   # plain words (checks.shape_errors)
       },
@@ -164,9 +166,9 @@ def build(model: Any = None) -> Dict[str, Any]:
     chosen = _choose(collector.tracer.live_roots(), model)
     if isinstance(chosen, str):
         return _collector_info(_base("empty", chosen), collector)
-    state, root, focus, others = chosen
+    state, root, naming, focus, others = chosen
     with torch.no_grad():
-        return _collector_info(_describe(torch, collector, state, root, focus, others), collector)
+        return _collector_info(_describe(torch, collector, state, root, naming, focus, others), collector)
 
 
 # -- which pass ------------------------------------------------------------------------------
@@ -180,12 +182,16 @@ def _choose(states: list, model: Any):
     contained = {id(r) for _, r in roots for _, other in roots if other is not r and _contains(other, r)}
     outer = [(s, r) for s, r in roots if id(r) not in contained]
     focus = None
+    naming = None  # the module paths are named from (the root itself, unless said otherwise)
     if model is not None:
         hit = [(s, r) for s, r in roots if r is model]
         if not hit:
             hit = [(s, r) for s, r in outer if _contains(r, model)]
             if hit:
                 focus = _path_of(hit[0][1], model)
+        if not hit:  # parts of the model ran on their own (``model.encoder(x)``): the latest of them
+            hit = [(s, r) for s, r in roots if _contains(model, r)][-1:]
+            naming = model if hit else None
         if not hit:
             return f"no forward of {type(model).__name__} yet since the collection started"
         chosen = hit[0]
@@ -194,7 +200,7 @@ def _choose(states: list, model: Any):
         chosen = max(ranked, key=lambda x: (x[0], x[1]))[2]  # most parameters, then most recent
     others = [{"type": type(r).__name__, "params": _param_count(r), "passNumber": s.latest.number}
               for s, r in roots if r is not chosen[1]]
-    return chosen[0], chosen[1], focus, others
+    return chosen[0], chosen[1], naming if naming is not None else chosen[1], focus, others
 
 
 def _contains(parent: Any, child: Any) -> bool:
@@ -221,7 +227,8 @@ def _param_count(module: Any) -> int:
 # -- describing it ---------------------------------------------------------------------------
 
 
-def _describe(torch, collector, state, root, focus, others) -> Dict[str, Any]:
+def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[str, Any]:
+    """``pass_root`` ran the pass; ``root`` names the modules (an ancestor of it, or itself)."""
     from .collect_locations import locate_all
 
     the_pass = state.latest
@@ -231,7 +238,7 @@ def _describe(torch, collector, state, root, focus, others) -> Dict[str, Any]:
     locations = locate_all(root, named)
     calls, first_call = _calls(the_pass, state.sampled, path_of, own, total, locations)
     error = _error(the_pass, calls)
-    params, gradients = _parameters(collector, the_pass, root, first_call, locations)
+    params, gradients = _parameters(collector, the_pass, pass_root, root, first_call, locations)
     root_call = the_pass.calls[0] if the_pass.calls else None
     snapshot = _base("ok", "")
     snapshot["model"] = {
@@ -374,6 +381,10 @@ def _live_stats(t: Any) -> Tuple[Optional[dict], Optional[str]]:
 
 
 def _error(the_pass, calls) -> Optional[dict]:
+    """The failure of a forward that did not return (one caught inside the forward is no failure
+    of the pass, though its call stays "failed")."""
+    if the_pass.complete:
+        return None
     failed = [(c, row) for c, row in zip(the_pass.calls, calls) if c.status == "failed"]
     if not failed:
         return None
@@ -423,11 +434,11 @@ def _exception_type(name: Optional[str]) -> type:
     return found if isinstance(found, type) and issubclass(found, BaseException) else RuntimeError
 
 
-def _parameters(collector, the_pass, root, first_call, locations):
+def _parameters(collector, the_pass, pass_root, root, first_call, locations):
     from .collect_stats import value_check
 
     named = list(root.named_parameters())
-    state = collector.grads.state_for(root)
+    state = collector.grads.state_for(pass_root)
     record = state.latest if state is not None else None
     latest = _entries(record)
     earlier = _entries(state.sampled) if state is not None and state.sampled is not record else {}

@@ -1,0 +1,67 @@
+"""Shared pieces of the collection tests: the sample models, a collector fixture, snapshots."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[4]
+SAMPLES = REPO / "sample_workspace"
+if str(SAMPLES) not in sys.path:
+    sys.path.insert(0, str(SAMPLES))
+
+from torchdoctor.runtime import collect_install, snapshot  # noqa: E402
+
+
+@pytest.fixture
+def collector():
+    """The collection installed for one test, reducing every pass (budget 1.0)."""
+    installed = collect_install.install(1.0)
+    try:
+        yield installed
+    finally:
+        collect_install.uninstall()
+
+
+def snap(model=None, tmp_path=None) -> dict:
+    """``snapshot.dump`` through a real file when ``tmp_path`` is given, else ``build``."""
+    if tmp_path is None:
+        return snapshot.build(model)
+    path = tmp_path / "snapshot.json"
+    status = snapshot.dump(str(path), model)
+    data = json.loads(path.read_text())
+    data["_status"] = status
+    return data
+
+
+def calls_by(s: dict, key: str = "path") -> dict:
+    return {c[key]: c for c in s["calls"]}
+
+
+def tiny_cnn(seed: int = 0):
+    from models.cnn import TinyCNN
+
+    torch.manual_seed(seed)
+    return TinyCNN()
+
+
+def train_steps(model, steps: int = 2, batch: int = 8, zero_grad_after: bool = False, set_to_none: bool = True):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(batch, 3, 32, 32, generator=g)
+    y = torch.randint(0, 10, (batch,), generator=g)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    crit = torch.nn.CrossEntropyLoss()
+    loss = None
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=set_to_none)
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.step()
+    if zero_grad_after:
+        opt.zero_grad(set_to_none=set_to_none)
+    train_steps.kept = (opt, crit)  # the loss module stays alive, as in a real training script
+    return x, y, loss
