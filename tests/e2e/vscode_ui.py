@@ -117,6 +117,8 @@ def start_debugging(page: Page, configuration: str) -> None:
 def wait_until_paused(page: Page, timeout_ms: int = 60_000) -> None:
     """The debugger stopped: the call stack shows a paused frame and the Variables view fills."""
     page.locator(".debug-toolbar").wait_for(timeout=timeout_ms)
+    # VS Code opens the Run and Debug view only for a window's first session: show it.
+    run_command(page, "View: Show Run and Debug")
     page.locator(".debug-call-stack .monaco-list-row .stack-frame").first.wait_for(timeout=timeout_ms)
 
 
