@@ -8,12 +8,16 @@ backward, SGD step) on the CPU with the collection off and on, in one run:
 
 - blocks of steps alternate off / on / on / off ... (interleaved repetitions), each block timed
   as a whole; the ratio is the median over pairs of (on block / neighbouring off block), and the
-  medians of the per-step times are printed next to it;
+  medians of the per-step times are printed next to it. One collector is installed per batch
+  size and its hooks attached and detached around the blocks, so its time budget is in the
+  steady state of a long run (credit earned only while attached);
 - batch 32 (a usual CIFAR mini-batch) is the target; batch 8 is printed for information (the
   smaller the step, the more the fixed per-call cost of the hooks shows).
 
-Target (issue 5): step time with the collection on <= 1.10 x off, at batch 32. Reported
-PASS/MISS, never asserted: the exit status is 0 unless the bench crashes. Also printed: what one
+Target (issue 5): step time with the collection on <= 1.10 x off, at batch 32 (the median
+paired ratio). Reported PASS/MISS, never asserted: the exit status is 0 unless the bench
+crashes. On a small shared machine the ratio moves by a few hundredths from run to run; the
+ratio of the lower quartiles (contention only adds time) is printed beside it. Also printed: what one
 snapshot (``snapshot.build()``: exact statistics of every kept output and gradient) takes.
 
     .venv/bin/python bench/bench_collect.py [--repeats N] [--steps N] [--threads N]
@@ -68,15 +72,17 @@ def block(step: Callable[[], None], steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def measure(batch: int, repeats: int, steps: int) -> Tuple[float, float, float]:
-    """(median off s/step, median on s/step, median paired on/off ratio)."""
+def measure(batch: int, repeats: int, steps: int) -> Tuple[float, float, float, float]:
+    """(median off s/step, median on s/step, median paired on/off ratio, ratio of the 25th
+    percentiles: contention on a shared machine only ever adds time, so the lower quartiles say
+    what the collection itself costs)."""
     step = make_step(batch)
     for _ in range(30):  # warm up both paths
         step()
-    collect_install.install()
+    collector = collect_install.install()
     for _ in range(30):
         step()
-    collect_install.uninstall()
+    collector.detach()
     offs: List[float] = []
     ons: List[float] = []
     ratios: List[float] = []
@@ -88,21 +94,25 @@ def measure(batch: int, repeats: int, steps: int) -> Tuple[float, float, float]:
             times = {}
             for on in order:
                 if on:
-                    collect_install.install()
+                    collector.attach()
                 times[on] = block(step, steps)
                 if on:
-                    collect_install.uninstall()
+                    collector.detach()
             offs.append(times[False])
             ons.append(times[True])
             ratios.append(times[True] / times[False])
     finally:
         gc.enable()
-    return statistics.median(offs), statistics.median(ons), statistics.median(ratios)
+        collect_install.uninstall()
+    print(f"           sampled passes and backwards: {collector.budget.granted}, skipped: {collector.budget.refused}, "
+          f"reductions took {collector.budget.spent * 1e3:.1f} ms in all", flush=True)
+    quartile = lambda xs: statistics.quantiles(xs, n=4)[0]  # noqa: E731
+    return statistics.median(offs), statistics.median(ons), statistics.median(ratios), quartile(ons) / quartile(offs)
 
 
 def snapshot_cost(batch: int) -> float:
     step = make_step(batch)
-    collect_install.install()
+    collect_install.install(1.0)
     try:
         for _ in range(3):
             step()
@@ -124,8 +134,8 @@ def snapshot_cost(batch: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=31, help="interleaved off/on pairs per batch size")
-    parser.add_argument("--steps", type=int, default=20, help="training steps per timed block")
+    parser.add_argument("--repeats", type=int, default=41, help="interleaved off/on pairs per batch size")
+    parser.add_argument("--steps", type=int, default=10, help="training steps per timed block")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args()
     if args.threads:
@@ -134,9 +144,9 @@ def main() -> int:
           f"{args.repeats} interleaved pairs of {args.steps}-step blocks")
     verdict = None
     for batch in (TARGET_BATCH, 8):
-        off, on, ratio = measure(batch, args.repeats, args.steps)
+        off, on, ratio, low = measure(batch, args.repeats, args.steps)
         line = (f"batch {batch:3d}: off {off * 1e3:7.3f} ms/step, on {on * 1e3:7.3f} ms/step, "
-                f"ratio on/off {ratio:.3f} (+{(on - off) * 1e6:.0f} us/step)")
+                f"ratio on/off {ratio:.3f} (+{(on - off) * 1e6:.0f} us/step; lower quartiles {low:.3f})")
         if batch == TARGET_BATCH:
             verdict = "PASS" if ratio <= TARGET else "MISS"
             line += f"  target <= {TARGET:.2f}: {verdict}"

@@ -3,10 +3,11 @@
 Exact statistics of every module output and gradient at every step would cost more than the step
 itself on small models. So the reductions run on a pass (or a backward) only when the time they
 took so far stays under ``fraction`` of the wall time: credit grows by ``fraction`` x elapsed
-time, up to ``capacity`` seconds, and each sampled pass spends what its reductions took. The
-first pass is always sampled. A program paused in the debugger earns full credit meanwhile, so
-when stepping from stop to stop every pass is sampled; in a free-running loop the passes sampled
-are spread evenly, at the cost asked for.
+time, up to ``capacity`` seconds, and each sampled pass spends what its reductions took. Credit
+accrues from the start (building the model and loading data usually earn the first pass its
+reductions) and only while the collection is attached. A program paused in the debugger earns
+full credit meanwhile, so when stepping from stop to stop every pass is sampled; in a
+free-running loop the passes sampled are spread evenly, at the cost asked for.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ class TimeBudget:
         now = self.clock()
         self.credit = min(self.capacity, self.credit + (now - self.last) * self.fraction)
         self.last = now
-        if self.credit > 0.0 or self.granted == 0:
+        if self.credit > 0.0:
             self.granted += 1
             return True
         self.refused += 1
         return False
+
+    def restart(self) -> None:
+        """Earn nothing for the time until now (the collection was detached)."""
+        self.last = self.clock()
 
     def spend(self, seconds: float) -> None:
         self.credit -= seconds

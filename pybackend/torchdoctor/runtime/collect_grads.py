@@ -23,7 +23,7 @@ import time
 import weakref
 from typing import Any, List, Optional
 
-from .collect_reduce import grad_partials
+from .collect_reduce import GRAD_WIDTH, Rows, grad_partials
 
 
 class GradEntry:
@@ -37,7 +37,7 @@ class GradEntry:
         except Exception:
             self.version = -1
         self.count = 0  # elements, when reduced
-        self.partials: Optional[tuple] = None  # (sum|g|, ‖g‖, max|g|) 0-d tensors, if sampled
+        self.partials: Any = None  # (sum|g|, ‖g‖, max|g|): a row of the root's Rows, if sampled
 
 
 class GradRecord:
@@ -54,10 +54,11 @@ class GradRecord:
 
 
 class GradState:
-    __slots__ = ("root", "latest", "sampled", "params", "refresh")
+    __slots__ = ("root", "latest", "sampled", "params", "refresh", "rows")
 
-    def __init__(self, root_ref: Any) -> None:
+    def __init__(self, torch: Any, root_ref: Any) -> None:
         self.root = root_ref
+        self.rows = Rows(torch, GRAD_WIDTH)  # the sampled reductions, reused by each sampled backward
         self.latest: Optional[GradRecord] = None
         self.sampled: Optional[GradRecord] = None
         self.params: Optional[list] = None  # weakrefs to the root's parameters (walking them is slow)
@@ -110,7 +111,7 @@ class GradWatch:
         with self._lock:
             state = self.states.get(id(root))
             if state is None or state.root() is not root:
-                state = self.states[id(root)] = GradState(weakref.ref(root))
+                state = self.states[id(root)] = GradState(self._torch, weakref.ref(root))
         if state.params is None or state.refresh <= 0:
             state.params = [weakref.ref(p) for p in root.parameters()]
             state.refresh = PARAMS_REFRESH
@@ -139,7 +140,7 @@ class GradWatch:
                 grads = [(e, e.grad()) for e in entries]
                 grads = [(e, g) for e, g in grads if g is not None and g.layout == strided and g.numel() > 0]
                 with self._torch.no_grad():
-                    partials = grad_partials(self._torch, [g for _, g in grads])
+                    partials = grad_partials(self._torch, [g for _, g in grads], state.rows)
                 for (entry, g), part in zip(grads, partials):
                     entry.partials = part
                     entry.count = int(g.numel())

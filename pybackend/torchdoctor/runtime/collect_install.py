@@ -6,7 +6,8 @@ environment:
 
 - ``TORCHDOCTOR_COLLECT_BUDGET`` (default 0.03): the fraction of the program's wall time the
   hot-path reductions may take (:mod:`collect_budget`). ``1`` reduces every pass and backward;
-  ``0`` only the first. Shapes, dtypes and devices are noted at every call whatever it is.
+  ``0`` none (statistics then come only from outputs and gradients still alive at a pause).
+  Shapes, dtypes and devices are noted at every call whatever it is.
 
 Global hooks only (``torch.nn.modules.module.register_module_forward_pre_hook`` /
 ``register_module_forward_hook(always_call=True)``): no module of the program is touched.
@@ -43,6 +44,9 @@ class Collector:
         return list(self.tracer.errors)
 
     def attach(self) -> None:
+        if self._handles:
+            return
+        self.budget.restart()
         hooks = self.torch.nn.modules.module
         self._handles.append(hooks.register_module_forward_pre_hook(self.tracer.pre))
         self._handles.append(hooks.register_module_forward_hook(self.tracer.post, always_call=True))

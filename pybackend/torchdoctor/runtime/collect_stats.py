@@ -17,9 +17,12 @@ import math
 import sys
 from typing import Any, Dict, List, Optional
 
+from .blocks import iter_blocks
 from .cache import VALUE_STATS, IdentityCache
 from .fingerprint import fingerprint
 from .tensor_stats import value_stats
+
+BLOCK = 1 << 22  # elements per block of the zero counts: the bool scratch stays 4 MiB
 
 ACTIVATIONS = IdentityCache(maxsize=4096)
 
@@ -48,10 +51,10 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
                     "zeroCount": 0, "nan": 0, "posinf": 0, "neginf": 0, "nonFinite": 0,
                     "units": None, "deadUnitCount": None, "deadUnits": None}
         stats = VALUE_STATS.get_or_compute(t, fingerprint(t), lambda: value_stats(t))
-        nonzero = int(torch.count_nonzero(t).item())
+        nonzero = _nonzero(t)
         units = None
         if t.dim() >= 2 and t.shape[0] >= 2:
-            units = (count // int(t.shape[0]), int(torch.count_nonzero(t.ne(0).any(dim=0)).item()))
+            units = (count // int(t.shape[0]), _live_units(t))
     dead = {"units": None, "deadUnitCount": None, "deadUnits": None}
     if units is not None and units[0]:
         dead = {"units": units[0], "deadUnitCount": units[0] - units[1], "deadUnits": (units[0] - units[1]) / units[0]}
@@ -78,6 +81,21 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
     if t.dtype.is_complex:
         out["of"] = "abs"
     return out
+
+
+def _nonzero(t: Any) -> int:
+    """Non-zero elements, in bounded blocks (``count_nonzero`` branches per element on the CPU)."""
+    return int(sum(int(b.bool().sum().item()) for b in iter_blocks(t, BLOCK)))
+
+
+def _live_units(t: Any) -> int:
+    """Positions of a sample (all dims but dim 0) non-zero for at least one sample."""
+    torch = _torch()
+    rows = max(1, BLOCK // max(1, t[0].numel()))
+    alive = torch.zeros(t.shape[1:], dtype=torch.bool, device=t.device)
+    for chunk in t.split(rows, dim=0):
+        alive |= chunk.ne(0).any(dim=0)
+    return int(alive.sum().item())
 
 
 def _wide(torch: Any, t: Any) -> Any:

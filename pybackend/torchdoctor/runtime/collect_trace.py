@@ -33,7 +33,7 @@ import weakref
 from typing import Any, Dict, List, Optional
 
 from .collect_budget import TimeBudget
-from .collect_reduce import activation_partials, reducible, relu_like
+from .collect_reduce import ACTIVATION_WIDTH, Rows, activation_partials, reducible, relu_like
 from .collect_tensors import first_tensor, leaves
 
 MAX_CALLS = 4096  # per pass; further calls are counted, not noted
@@ -64,7 +64,7 @@ class Call:
         self.out_version = -1
         self.out_count = 0
         self.out_batch = 0
-        self.partials: Optional[tuple] = None  # sampled reductions of that output (0-d tensors)
+        self.partials: Any = None  # sampled reductions of that output: a row of the root's Rows
         self.error_type: Optional[str] = None
         self.error_message: Optional[str] = None
         self.in_ref: Any = None  # root call only: weakref.ref to the first input tensor (the batch)
@@ -74,9 +74,9 @@ class Call:
 class Pass:
     """One forward of one root module."""
 
-    __slots__ = ("root", "number", "calls", "dropped", "failed", "grad_enabled", "sampled", "__weakref__")
+    __slots__ = ("root", "number", "calls", "dropped", "failed", "grad_enabled", "sampled", "rows", "__weakref__")
 
-    def __init__(self, root_ref: Any, number: int, grad_enabled: bool, sampled: bool) -> None:
+    def __init__(self, root_ref: Any, number: int, grad_enabled: bool, sampled: bool, rows: Any = None) -> None:
         self.root = root_ref
         self.number = number  # passes of this root seen so far (1 = the first)
         self.calls: List[Call] = []
@@ -84,6 +84,7 @@ class Pass:
         self.failed = False
         self.grad_enabled = grad_enabled
         self.sampled = sampled  # outputs reduced on the hot path
+        self.rows = rows  # where they are written (the root's Rows, reused by its sampled passes)
 
     @property
     def complete(self) -> bool:
@@ -91,12 +92,13 @@ class Pass:
 
 
 class RootState:
-    __slots__ = ("latest", "sampled", "count")
+    __slots__ = ("latest", "sampled", "count", "rows")
 
-    def __init__(self) -> None:
+    def __init__(self, torch: Any) -> None:
         self.latest: Optional[Pass] = None
         self.sampled: Optional[Pass] = None
         self.count = 0
+        self.rows = Rows(torch, ACTIVATION_WIDTH)
 
 
 class Tracer:
@@ -188,10 +190,10 @@ class Tracer:
         with self._lock:
             state = self.roots.pop(key, None)
             if state is None or state.latest is None or state.latest.root() is not root:
-                state = RootState()  # new root (or a recycled id)
+                state = RootState(self._torch)  # new root (or a recycled id)
             self.roots[key] = state
             state.count += 1
-            new = Pass(weakref.ref(root), state.count, bool(self._grad_enabled()), sampled)
+            new = Pass(weakref.ref(root), state.count, bool(self._grad_enabled()), sampled, state.rows if sampled else None)
             state.latest = new
             if sampled:
                 state.sampled = new
@@ -229,7 +231,7 @@ class Tracer:
             if units is None:
                 units = self._relu_like[type(module)] = relu_like(type(module).__name__)
             with self._no_grad():
-                call.partials = activation_partials(self._torch, t, units)
+                call.partials = activation_partials(self._torch, t, units, current.rows.row(t.device, call.index))
             self.budget.spend(time.perf_counter() - start)
 
     def _close_failed(self, current: Pass, call: Call) -> None:

@@ -330,7 +330,7 @@ def _activation(call, the_pass, sampled) -> Tuple[Optional[dict], Optional[str],
     Exact when the output is still alive and unchanged ("live"); else the reductions of this
     pass ("forward") or of the latest sampled pass ("earlier", with ``fromPass``).
     """
-    from .collect_reduce import activation_from_partials
+    from .collect_reduce import activation_from_row
 
     if call.status != "ok":
         return None, {"running": "not returned yet", "failed": "its forward raised",
@@ -345,7 +345,7 @@ def _activation(call, the_pass, sampled) -> Tuple[Optional[dict], Optional[str],
             stats["source"] = "live"
             return stats, None, False
     if call.partials is not None:
-        stats = activation_from_partials(call.out_count, call.partials, call.out_batch)
+        stats = activation_from_row(call.out_count, call.partials.tolist(), call.out_batch)
         stats["source"] = "forward"
         return stats, None, changed
     if t is not None:
@@ -355,7 +355,7 @@ def _activation(call, the_pass, sampled) -> Tuple[Optional[dict], Optional[str],
         return stats, note, changed
     old = _same_call(sampled, call) if sampled is not None and sampled is not the_pass else None
     if old is not None and old.partials is not None:
-        stats = activation_from_partials(old.out_count, old.partials, old.out_batch)
+        stats = activation_from_row(old.out_count, old.partials.tolist(), old.out_batch)
         stats["source"] = "earlier"
         stats["fromPass"] = sampled.number
         return stats, None, False
@@ -513,7 +513,7 @@ def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Option
     Exact when the gradient of the last backward is still alive and unchanged ("live"); else
     the reductions of that backward ("backward") or of the latest sampled one ("earlier").
     """
-    from .collect_reduce import grad_from_partials
+    from .collect_reduce import grad_from_row
     from .collect_stats import grad_stats
 
     if source == "current":
@@ -534,7 +534,7 @@ def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Option
         stats["source"] = "live"
         return stats, None, False
     if entry.partials is not None:
-        stats = grad_from_partials(entry.count, entry.partials)
+        stats = grad_from_row(entry.count, entry.partials.tolist())
         stats["source"] = "backward"
         return stats, None, changed
     if g is not None:
@@ -543,7 +543,7 @@ def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Option
         return stats, None, True
     old = earlier.get(id(p))
     if old is not None and old.partials is not None:
-        stats = grad_from_partials(old.count, old.partials)
+        stats = grad_from_row(old.count, old.partials.tolist())
         stats["source"] = "earlier"
         stats["fromBackward"] = state.sampled.backward_number
         return stats, None, False
