@@ -161,6 +161,8 @@ class Tracer:
 
     def post(self, module: Any, args: Any, output: Any) -> None:
         try:
+            if self._compiling():
+                return  # dynamo traces hooks into the graph: they must be no-ops there
             stack = self._tls.__dict__.get("stack")
             if not stack:
                 return

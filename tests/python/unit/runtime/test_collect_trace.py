@@ -215,3 +215,18 @@ def test_uninstall_removes_the_hooks():
     assert (len(M._global_forward_pre_hooks), len(M._global_forward_hooks)) == before
     assert collect_install.current() is None
     assert snap()["status"] == "inactive"
+
+
+def test_torch_compile_still_works(collector):
+    import warnings
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that global hooks see the OptimizedModule too
+        compiled = torch.compile(model, backend="eager")
+        for _ in range(2):
+            compiled(torch.randn(3, 4)).sum().backward()
+    assert collector.errors == []
+    s = snap()
+    assert s["model"]["type"] == "OptimizedModule"  # the compiled graph runs without module hooks
+    assert all(p["grad"]["source"] == "live" for p in s["parameters"])
