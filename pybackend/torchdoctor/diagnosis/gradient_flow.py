@@ -134,12 +134,13 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
         verdicts.append(flag)
 
     # Gradients (only "missing" needs a backward to have happened: some parameter got one).
+    order = _Order(snapshot)
     source = text(grads.get("source"), "none")
     show_rows = source != "none" and any(r.has_grad for _, r in params)
     per_param: List[R.Flag] = []
     for _, row in params:
         found = [R.grad_nonfinite(row, clip), R.weights_nonfinite(row, clip), R.grad_exploding(row, th, clip),
-                 R.grad_vanishing(row, th, _dead_near(row.module, dead, snapshot)),
+                 R.grad_vanishing(row, th, _dead_near(row.module, dead, order)),
                  R.grad_missing(row) if show_rows else None]
         for f in found:
             if f:
@@ -173,28 +174,38 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     }
 
 
-def _dead_near(module: str, dead: Dict[str, Tuple[str, str]], snapshot: Dict[str, Any]) -> Optional[Tuple[str, str, str]]:
+class _Order:
+    """The calls of the pass, once: ``(path, type, a leaf with parameters)`` and first positions."""
+
+    def __init__(self, snapshot: Dict[str, Any]) -> None:
+        self.calls = [(text(c.get("path")), text(c.get("type")), bool(c.get("leaf")) and integer(c.get("ownParams"), 0) > 0)
+                      for c in objs(snapshot.get("calls"))]
+        self.first: Dict[str, int] = {}
+        for i, (path, _, _) in enumerate(self.calls):
+            self.first.setdefault(path, i)
+
+
+def _dead_near(module: str, dead: Dict[str, Tuple[str, str]], order: _Order) -> Optional[Tuple[str, str, str]]:
     """A dead ReLU that explains zero gradients in ``module``: ``(path, type, "after" | "before")``.
 
-    After: fed by ``module`` or by a later layer, it passes no gradient back. Before: the last
-    dead ReLU called before ``module``: its zero outputs give ``module``'s weights zero gradients.
+    After: fed by ``module`` or by a later layer, it passes no gradient back. Before: a dead ReLU
+    called before ``module`` with no layer with parameters in between: its zero outputs give
+    ``module``'s weights zero gradients.
     """
-    calls = [(text(c.get("path")), text(c.get("type"))) for c in objs(snapshot.get("calls"))]
-    order = [p for p, _ in calls]
-    if module not in order:
+    start = order.first.get(module)
+    if start is None or not dead:
         return None
-    start = order.index(module)
     if module in dead:
         return dead[module] + ("after",)
-    for feeder, relu in dead.items():
-        if feeder in order and order.index(feeder) > start:
-            return relu + ("after",)
+    later = [(order.first[f], relu) for f, relu in dead.items() if order.first.get(f, -1) > start]
+    if later:
+        return min(later)[1] + ("after",)
     relus = {relu[0] for relu in dead.values()}
-    for path, type_name in reversed(calls[:start]):
+    for path, type_name, has_params in reversed(order.calls[:start]):
         if path in relus:
             return (path, type_name, "before")
-        if path in dead or any(p == path for p in dead):
-            break  # a layer with parameters in between: its output is not all zeros
+        if has_params:
+            break
     return None
 
 
