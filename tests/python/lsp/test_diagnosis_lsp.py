@@ -152,3 +152,12 @@ async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient,
     elapsed = time.perf_counter() - start
     assert len(result["gradientFlow"]["rows"]) == 300 and len(result["shapeTrace"]["rows"]) == 451
     assert elapsed < 10, elapsed
+
+
+async def test_the_snapshot_as_text_gives_the_same_answer(client: LanguageClient, snapshots):
+    snap = {k: v for k, v in snapshots["dead"].items() if not k.startswith("_")}
+    as_object = await _diagnose(client, snap)
+    as_text = _plain(await client.protocol.send_request_async(protocol.DIAGNOSE_SNAPSHOT, {"snapshot": json.dumps(snap)}))
+    assert as_text == as_object
+    broken = _plain(await client.protocol.send_request_async(protocol.DIAGNOSE_SNAPSHOT, {"snapshot": "{not json"}))
+    assert broken["status"] == "invalid"
