@@ -26,7 +26,7 @@ def test_hover_and_variables_show_tensor_summaries(page: Page) -> None:
 
     vscode_ui.start_debugging(page, "Debug current file")
     vscode_ui.wait_until_paused(page)
-    vscode_ui.widen_side_bar(page, 720)  # room for the summaries in the screenshot
+    vscode_ui.set_side_bar_width(page, 720)  # room for the summaries in the screenshot
 
     # The Variables view: one line per tensor instead of a wall of numbers.
     variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
