@@ -11,7 +11,7 @@ Snapshot time: :func:`leaf_json` turns the notes into JSON.
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 MAX_LEAVES = 8  # per argument list / output: enough for (x, mask, ...) and LSTM's (out, (h, c))
 MAX_DEPTH = 3  # nesting followed into tuples, lists and dicts

@@ -7,7 +7,6 @@ import sys
 import textwrap
 
 import torch
-from torch import nn
 
 from collect_helpers import SAMPLES, collector, snap, tiny_cnn, train_steps  # noqa: F401
 from torchdoctor.runtime import collect_install, snapshot

@@ -101,8 +101,8 @@ def test_gradients_zeroed_in_place_are_marked_changed(collector):
 
 
 def test_unsampled_steps_fall_back_to_the_latest_sampled_ones():
-    collector = collect_install.install(0.0)
-    collector.budget.credit = 1e-12  # enough for one reduction: the first pass; nothing after
+    installed = collect_install.install(0.0)
+    installed.budget.credit = 1e-12  # enough for one reduction: the first pass; nothing after
     try:
         model = tiny_cnn()
         train_steps(model, steps=3, zero_grad_after=True)
