@@ -16,20 +16,25 @@ def run_command(page: Page, title: str, required: bool = True) -> None:
 
     ``required=False``: a command that is not offered right now (its precondition is false,
     e.g. "Remove All Breakpoints" with none) is skipped instead of failing the test.
+    The palette can be closed under us when the workbench moves focus (a debugger stop,
+    a view opening): then it is opened again, up to three times.
     """
-    page.keyboard.press("Control+Shift+P")
-    box = page.locator(".quick-input-widget input")
-    box.wait_for()
-    box.fill(f">{title}")
-    row = page.locator(".quick-input-list .monaco-list-row", has_text=title).first
-    try:
-        row.wait_for(timeout=30_000 if required else 3_000)
-    except Exception:
-        if required:
-            raise
-        page.keyboard.press("Escape")
-        return
-    row.click()
+    for attempt in range(3):
+        page.keyboard.press("Control+Shift+P")
+        box = page.locator(".quick-input-widget input")
+        box.wait_for()
+        box.fill(f">{title}")
+        row = page.locator(".quick-input-list .monaco-list-row", has_text=title).first
+        try:
+            row.wait_for(timeout=10_000 if required else 3_000)
+            row.click(timeout=5_000)
+            return
+        except Exception:
+            page.keyboard.press("Escape")
+            if not required:
+                return
+            if attempt == 2:
+                raise
 
 
 def open_file(page: Page, relative_path: str) -> None:
