@@ -7,9 +7,12 @@ sys.path and instantiates the classes registered with its extension ABCs:
   Variables, hover, watch, repl and clipboard with ``torchdoctor.summarize``;
 - ``TorchDoctorTensorResolver`` (a ``TypeResolveProvider``) lists the children of an expanded
   tensor: shape, dtype, device, stats, grad and a bounded slice of values, never properties that
-  allocate (``.T``) as pydevd's default ``dir()`` walk would;
-- ``TorchDoctorAnomalyActivation`` (a ``DebuggerEventHandler``) starts the anomaly watch when
-  the session set ``TORCHDOCTOR_ANOMALY`` (docs/anomaly.md).
+  allocate (``.T``) as pydevd's default ``dir()`` walk would.
+
+Importing the module (pydevd does so as it loads, before the program runs) also arranges the
+runtime's hooks for the program's ``import torch`` through their one entry point,
+``torchdoctor.runtime.activation.activate``: the views' collection and, when the session set
+``TORCHDOCTOR_ANOMALY``, the anomaly watch (docs/anomaly.md).
 
 Like debugpy's numpy plugin, this never imports the library it describes: a type is ours only if
 ``torch``/``numpy`` is already in ``sys.modules`` and the type derives from theirs. Importing this
@@ -17,10 +20,9 @@ module costs two small imports; the runtime (and through it torch) is touched on
 tensor, module, array or container of them is actually shown.
 """
 
-import os
 import sys
 
-from _pydevd_bundle.pydevd_extension_api import DebuggerEventHandler, StrPresentationProvider, TypeResolveProvider
+from _pydevd_bundle.pydevd_extension_api import StrPresentationProvider, TypeResolveProvider
 
 # Contexts in which the user asked for the value itself rather than a glance at it.
 _CLIPBOARD = "clipboard"
@@ -115,28 +117,9 @@ class TorchDoctorTensorResolver(object):
         return self.get_dictionary(obj).get(attribute)
 
 
-class TorchDoctorAnomalyActivation(object):
-    """Starts the anomaly watch when the session asked for it (``TORCHDOCTOR_ANOMALY`` set).
-
-    pydevd calls this once its modules are loaded, before the program runs. The watch itself
-    waits for the program's own ``import torch`` (see ``torchdoctor.runtime.anomaly_activation``).
-    """
-
-    def on_debugger_modules_loaded(self, **kwargs):
-        if not os.environ.get("TORCHDOCTOR_ANOMALY"):
-            return
-        try:
-            from torchdoctor.runtime import anomaly_activation
-
-            anomaly_activation.activate()
-        except Exception:
-            pass  # no watch is better than a debuggee that does not start
-
-
 if not sys.platform.startswith("java"):
     StrPresentationProvider.register(TorchDoctorStrProvider)
     TypeResolveProvider.register(TorchDoctorTensorResolver)
-    DebuggerEventHandler.register(TorchDoctorAnomalyActivation)
 
 
 def _activate_runtime():

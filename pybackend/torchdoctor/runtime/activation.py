@@ -6,8 +6,9 @@ starts). What gets installed depends on the debuggee's environment, which the ex
 - ``TORCHDOCTOR_RUNTIME=1`` (every Torch Doctor debug session): the collection behind the
   gradient-flow and shape-trace views (:mod:`collect_install`). ``TORCHDOCTOR_COLLECT=0`` (or
   ``off``) opts out.
-- ``TORCHDOCTOR_ANOMALY=<json>``: the anomaly watch, arranged by its own
-  :func:`anomaly_activation.activate` (called from here, so the plugin has one entry point).
+- ``TORCHDOCTOR_ANOMALY=<json>``: the anomaly watch. :func:`anomaly_activation.activate`
+  (called from here, after the collection) reads its settings and registers its installer with
+  :func:`when_torch_imported` like any other, so the plugin has one entry point and torch one hook.
 
 Installers run the moment torch has finished importing: at once if ``torch`` is already in
 ``sys.modules`` (attach), else from a one-shot finder on ``sys.meta_path`` that lends torch's
@@ -69,6 +70,17 @@ def when_torch_imported(name: str, callback: Callable[[Any], None]) -> bool:
             return True
     _run(name, callback, torch)
     return True
+
+
+def forget(name: str) -> None:
+    """Let ``name`` be arranged again, dropping its callback if it still waits for torch; our
+    finder leaves ``sys.meta_path`` once nothing waits (``anomaly_activation.reset``)."""
+    with _LOCK:
+        if name in _DONE:
+            _DONE.remove(name)
+        _PENDING[:] = [entry for entry in _PENDING if entry[0] != name]
+        if not _PENDING:
+            sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TorchImportFinder)]
 
 
 def problems() -> List[str]:
