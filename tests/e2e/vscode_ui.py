@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -130,7 +131,9 @@ def go_to_line(page: Page, line: int, column: int | None = None) -> None:
 def start_debugging(page: Page, configuration: str) -> None:
     """Start a launch.json configuration by name, as from the Run and Debug picker."""
     run_command(page, "Debug: Select and Start Debugging")
-    row = page.locator(".quick-input-list .monaco-list-row", has_text=configuration).first
+    # The exact name: "Debug current file" must not pick "Debug current file with anomaly watch".
+    name = page.locator(".label-name", has_text=re.compile(rf"^\s*{re.escape(configuration)}\s*$"))
+    row = page.locator(".quick-input-list .monaco-list-row", has=name).first
     row.wait_for()
     row.click()
 
