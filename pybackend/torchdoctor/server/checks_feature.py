@@ -28,6 +28,7 @@ from ..checks import jobs
 from ..checks import result as R
 from ..checks.discovery import Discovery, Position, SourceSyntaxError, discover
 from . import protocol
+from .params import plain
 from .settings import settings_for
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def register(server: LanguageServer) -> None:
     @server.feature(protocol.FIND_MODELS)
     def find_models(ls: LanguageServer, params: Any) -> dict:
         """The module classes of a file and the one containing ``position``."""
-        p = _plain(params) or {}
+        p = plain(params) or {}
         uri = p.get("uri", "")
         source = _source(ls, uri)
         if source is None:
@@ -95,7 +96,7 @@ def register(server: LanguageServer) -> None:
     @server.feature(protocol.RUN_CHECK)
     async def run_check(ls: LanguageServer, params: Any) -> dict:
         """Run one check with progress; the answer is the result view model."""
-        return await _run_check(ls, _plain(params) or {})
+        return await _run_check(ls, plain(params) or {})
 
 
 def _lenses(uri: str, model) -> list[types.CodeLens]:
@@ -112,17 +113,6 @@ def _lenses(uri: str, model) -> list[types.CodeLens]:
         )
         for check, title in LENS_TITLES
     ]
-
-
-def _plain(obj: Any) -> Any:
-    """pygls hands custom params over as namedtuples: back to dicts and lists."""
-    if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def _source(ls: LanguageServer, uri: str) -> Optional[str]:

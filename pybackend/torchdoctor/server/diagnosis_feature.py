@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..diagnosis import Thresholds, diagnose
 from . import protocol
+from .params import plain
 from .settings import settings_for
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def register(server: LanguageServer) -> None:
         snapshot = _field(params, "snapshot")
         if isinstance(snapshot, str):  # the snapshot as JSON text: skips pygls's namedtuples
             snapshot = _parse(snapshot)
-        snapshot = _plain(snapshot)
+        snapshot = plain(snapshot)
         result = diagnose(snapshot, thresholds)
         flow = result.get("gradientFlow") or {}
         log.info("diagnoseSnapshot: %s, %d gradient rows, %d verdicts", result["status"],
@@ -61,12 +62,3 @@ def _parse(text: str) -> Any:
         return None
 
 
-def _plain(obj: Any) -> Any:
-    """pygls hands custom params over as namedtuples: back to dicts and lists."""
-    if hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
