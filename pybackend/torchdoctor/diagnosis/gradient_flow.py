@@ -8,7 +8,8 @@
         "name": "fc1.weight", "module": "fc1", "type": "Linear",
         "meanAbs": float | null, "maxAbs": float | null, "norm": float | null,
         "nan": int | true, "inf": int | true,      # counts; true: present, not counted
-        "flags": [{"rule", "severity", "sentence", "suggestion"}],
+        "flags": [{"rule", "severity", "sentence", "suggestion"}],   # most severe first
+        "fold": [{"flag": int, "repeats": int}],   # the flags written under the row (presentation.py)
         "location": {"file", "line"} | null,
         "shape": [int], "numel": int, "requiresGrad": bool,
         "source": "live" | "backward" | "earlier" | "current" | null,   # see runtime/snapshot.py
@@ -21,7 +22,8 @@
         "path", "type", "occurrence", "mean", "std", "zeros", "deadUnits", "min", "max", "nonFinite",
         "source", "flags": [...], "location"
       }],
-      "thresholds": {"deadFraction": 0.5, ...}
+      "thresholds": {"deadFraction": 0.5, ...},
+      "counts": {"rows", "flagged", "error", "warning", "info"}   # rows by their most severe flag
     }
 
 The bars of the view are drawn on a log scale from ``meanAbs`` and ``maxAbs``.
@@ -33,6 +35,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import rules as R
+from .presentation import finish_gradient_flow
 from .snapshot_data import integer, location, num, obj, objs, text
 from .words import layer, mag, names
 
@@ -165,13 +168,13 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
 
     rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
     ordered = R.by_severity(verdicts)
-    return {
+    return finish_gradient_flow({
         "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
         "rows": rows,
         "verdicts": [f.to_json(with_module=True) for f in ordered],
         "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
         "thresholds": th.to_json(),
-    }
+    })
 
 
 class _Order:

@@ -19,7 +19,9 @@
       "failedModule": "fc1" | null,    # path of the failed call ("" is the model's own code)
       "error": "RuntimeError: mat1 and mat2 ...\n\n<plain words>" | null,
       "explanation": str | null,       # the plain words alone
-      "running": "fc1" | null          # innermost call not returned (paused inside it)
+      "running": "fc1" | null,         # innermost call not returned (paused inside it)
+      "counts": {"modules", "changes", "flagged"},
+      "uniform": "All tensors float32 on cpu." | ""   # see presentation.py
     }
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from .presentation import finish_shape_trace
 from .snapshot_data import first_tensor, integer, location, num, obj, objs, tensor_meta, text
 from .words import count, layer, shape
 
@@ -72,14 +75,14 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
     if error:
         head = f"{text(error.get('type'), 'Error')}: {text(error.get('message')).strip()}"
         message = head + (f"\n\n{explanation}" if explanation else "")
-    return {
+    return finish_shape_trace({
         "summary": _summary(snapshot, model_type, rows, failed, error, explanation, running),
         "rows": rows,
         "failedModule": (text(error.get("module")) if error else None) if error or failed else None,
         "error": message,
         "explanation": explanation,
         "running": running,
-    }
+    })
 
 
 def _activation(a: Dict[str, Any]) -> Dict[str, Any]:

@@ -216,9 +216,13 @@ class DiagnoseSnapshotParams:
 #              nan: int | true, inf: int | true,            (true: present, not counted)
 #              flags: [Flag], location: {file, line} | null,
 #              shape: [int], numel: int, requiresGrad: bool,
-#              source: "live" | "backward" | "earlier" | "current" | null, changed: bool, note: string | null}],
+#              source: "live" | "backward" | "earlier" | "current" | null, changed: bool, note: string | null,
+#              fold: [{flag: int, repeats: int}]}],   (flags most severe first; fold: the flags written
+#                                                under the row, indices into flags; a run of rows with the
+#                                                same rule and next step writes it once, `repeats` rows below)
 #                                                (model order; [] when there are no gradients yet)
 #      verdicts: [Flag & {module: string | null}],   (most severe first)
+#      counts: {rows, flagged, error, warning, info},  (flagged rows by their most severe flag)
 #      activations: [{path, type, occurrence, mean, std, zeros, deadUnits, min, max,
 #                     nonFinite: int | true, source, fromPass: int | null, flags: [Flag],
 #                     location}],               (leaf module calls, call order)
@@ -235,7 +239,11 @@ class DiagnoseSnapshotParams:
 #              activation: {mean, std, zeros, deadUnits, min, max, nonFinite, source} | null,
 #              flags: [Flag]}],
 #      failedModule: string | null,  error: string | null ("Type: message\n\nplain words"),
-#      explanation: string | null,  running: string | null (paused inside this call)}
+#      explanation: string | null,  running: string | null (paused inside this call),
+#      counts: {modules, changes, flagged},  (changes: calls changing dtype or device)
+#      uniform: string ("All tensors float32 on cpu." when nothing changes and the summary does not say it; else "")}
+#   Order, folding, counts and sentences are made in pybackend/torchdoctor/diagnosis/ (presentation.py);
+#   the extension validates them and draws.
 #   TensorMeta = {shape: [int] | null, dtype: string | null, device: string | null, type?: string}
 #   Flag = {rule, severity: "error" | "warning" | "info", sentence, suggestion}
 #   rule: grad-nonfinite | grad-exploding | grad-vanishing | grad-ratio | grad-missing |
