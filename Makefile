@@ -107,7 +107,7 @@ test-python: $(STAMPS)/venv
 
 test-ts: $(STAMPS)/npm
 	node extension/esbuild.mjs --tests
-	node --test out/tests/*.test.js
+	node --test out/tests/*/*.test.js
 
 test-e2e: setup
 	$(VPY) -m pytest tests/e2e

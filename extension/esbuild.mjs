@@ -2,7 +2,6 @@
 // `node extension/esbuild.mjs [--watch] [--tests] [--production]`
 import * as esbuild from 'esbuild';
 import { readdirSync } from 'fs';
-import { join } from 'path';
 
 const args = new Set(process.argv.slice(2));
 const production = args.has('--production');
@@ -24,11 +23,16 @@ const extension = {
   external: ['vscode'], // provided by VS Code at run time
 };
 
-// Unit tests cover the modules that do not import `vscode`; bundling one file per test.
+// Unit tests mirror the sources (tests/ts/unit/<folder>/<module>.test.ts for
+// extension/src/<folder>/<module>.ts); one bundle per test, in the same folders under out/tests/.
 const testDir = 'tests/ts/unit';
 const tests = {
   ...common,
-  entryPoints: readdirSync(testDir).filter((f) => f.endsWith('.test.ts')).map((f) => join(testDir, f)),
+  entryPoints: readdirSync(testDir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `${testDir}/${f}`),
+  outbase: testDir,
   outdir: 'out/tests',
   external: ['vscode'],
 };

@@ -3,14 +3,14 @@
  * The brain is the Python backend; this side draws what it says.
  */
 import * as vscode from 'vscode';
-import { registerAnomalyBreakpoints } from './anomalyBreakpoints';
-import { Backend } from './backend';
-import { registerChecks } from './checks';
-import { affectsBackend } from './config';
-import { registerDebugging } from './debugging';
-import { registerModelViews } from './modelViews';
-import { onPythonExtensionInterpreterChange } from './interpreter';
-import { StatusBar } from './statusBar';
+import { registerAnomalyBreakpoints } from './debug/anomalyBreakpoints';
+import { Backend } from './backend/backend';
+import { registerChecks } from './checks/checks';
+import { affectsBackend } from './backend/config';
+import { registerDebugging } from './debug/debugging';
+import { registerModelViews } from './views/modelViews';
+import { onPythonExtensionInterpreterChange } from './backend/interpreter';
+import { StatusBar } from './backend/statusBar';
 
 const RESTART_DEBOUNCE_MS = 1000;
 

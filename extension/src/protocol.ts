@@ -249,6 +249,12 @@ export interface GradientFlowRow {
   changed?: boolean;
   /** Why there is no gradient ("frozen (requires_grad=False)"). */
   note?: string | null;
+  /**
+   * The flags written out under the row (indices into `flags`, which come most severe first):
+   * a run of rows flagged by the same rule with the same next step writes it once, under its
+   * first row, `repeats` = how many rows below share it. Made by diagnosis/presentation.py.
+   */
+  fold?: { flag: number; repeats: number }[];
 }
 
 /** A verdict about the model: most severe first; module: the layer it names. */
@@ -281,6 +287,8 @@ export interface GradientFlowModel {
   activations?: ActivationRow[];
   /** The thresholds in force: deadFraction, vanishingGradient, explodingGradient, gradientRatio, collapsedStd, explodingActivation. */
   thresholds?: Record<string, number>;
+  /** Rows, flagged rows, and flagged rows by their most severe flag. */
+  counts?: { rows: number; flagged: number; error: number; warning: number; info: number };
 }
 
 /** A tensor's metadata; a non-tensor value has a null shape and its `type` ("NoneType"). */
@@ -337,6 +345,10 @@ export interface ShapeTraceModel {
   explanation?: string | null;
   /** Path of the innermost call not returned (the program is paused inside it), or null. */
   running?: string | null;
+  /** Module calls, calls that change dtype or device, calls with activation flags. */
+  counts?: { modules: number; changes: number; flagged: number };
+  /** "All tensors float32 on cpu." when nothing changes and the summary does not say so; "" otherwise. */
+  uniform?: string;
 }
 
 /**

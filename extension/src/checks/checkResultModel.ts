@@ -8,7 +8,7 @@
  * everything arrives with postMessage as a PageView, which the page writes with textContent.
  */
 import { randomBytes } from 'node:crypto';
-import type { CheckCurve, CheckExample, CheckResult, CheckTable, TableCell } from './protocol';
+import type { CheckCurve, CheckExample, CheckResult, CheckTable, TableCell } from '../protocol';
 
 // ---------------------------------------------------------------------------------------------
 // View model types (the page's contract; checkResult.js reads exactly these fields)

@@ -20,7 +20,7 @@ import { backendSettings, SECTION } from './config';
 import { resolveInterpreter } from './interpreter';
 import { describeSource, InterpreterChoice } from './interpreterChoice';
 import { interpretPreflight, isProblem, PreflightOutcome, PreflightProblem, PREFLIGHT_SCRIPT } from './preflightCheck';
-import { SERVER_INFO, ServerInfo } from './protocol';
+import { SERVER_INFO, ServerInfo } from '../protocol';
 import { RestartPolicy } from './restartPolicy';
 import { StatusBar } from './statusBar';
 

@@ -13,9 +13,9 @@
  * `refresh` and `openLocation` (only files that the current view names are opened).
  */
 import * as vscode from 'vscode';
-import type { Backend } from './backend';
-import { DEBUG_TYPE, MS_PYTHON_DEBUG_TYPE } from './debugConfiguration';
-import { isSimpleReference, SnapshotOutcome, SnapshotTaker } from './debugSnapshot';
+import type { Backend } from '../backend/backend';
+import { DEBUG_TYPE, MS_PYTHON_DEBUG_TYPE } from '../debug/debugConfiguration';
+import { isSimpleReference, SnapshotOutcome, SnapshotTaker } from '../debug/debugSnapshot';
 import {
   allowedTargets,
   Banner,
@@ -36,7 +36,7 @@ import {
   ViewKind,
   withBanner,
 } from './modelViewsModel';
-import { DIAGNOSE_SNAPSHOT, DiagnoseSnapshotParams, DiagnoseSnapshotResult } from './protocol';
+import { DIAGNOSE_SNAPSHOT, DiagnoseSnapshotParams, DiagnoseSnapshotResult } from '../protocol';
 
 export const SHOW_GRADIENT_FLOW_COMMAND = 'torchDoctor.showGradientFlow';
 export const SHOW_SHAPE_TRACE_COMMAND = 'torchDoctor.showShapeTrace';

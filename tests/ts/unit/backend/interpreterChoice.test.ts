@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { chooseInterpreter, DEFAULT_PYTHON, describeSource } from '../../../extension/src/interpreterChoice';
+import { chooseInterpreter, DEFAULT_PYTHON, describeSource } from '../../../../extension/src/backend/interpreterChoice';
 
 test('the setting wins over the Python extension', () => {
   assert.deepEqual(chooseInterpreter(' /opt/py/bin/python ', '/venv/bin/python'), {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'crypto';
 import * as vscode from 'vscode';
 import { WorkDoneProgress, WorkDoneProgressReport } from 'vscode-languageclient';
-import { Backend } from './backend';
+import { Backend } from '../backend/backend';
 import { CheckResultPanel } from './checkResultPanel';
 import {
   CheckKind,
@@ -17,7 +17,7 @@ import {
   RUN_CHECK_COMMAND,
   RunCheckArgs,
   RunCheckParams,
-} from './protocol';
+} from '../protocol';
 
 /** Palette / context-menu command id → check, with the title users read. */
 export const CHECK_COMMANDS: { command: string; check: CheckKind; title: string }[] = [

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { ANOMALY_ENV, anomalyEnv, anomalySentence, normalizeAnomaly } from '../../../extension/src/anomalyConfig';
-import { anomalyCondition, CONDITIONS_MODULE } from '../../../extension/src/anomalyConditions';
+import { ANOMALY_ENV, anomalyEnv, anomalySentence, normalizeAnomaly } from '../../../../extension/src/debug/anomalyConfig';
+import { anomalyCondition, CONDITIONS_MODULE } from '../../../../extension/src/debug/anomalyConditions';
 
 test('true, "break" and an object all turn the watch on', () => {
   assert.deepEqual(normalizeAnomaly(true), { mode: 'break' });

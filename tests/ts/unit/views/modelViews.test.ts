@@ -132,9 +132,9 @@ loader._load = function (request: string, ...rest: unknown[]) {
 };
 // Loaded after the hook, so its `require('vscode')` gets the fake.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const views = require('../../../extension/src/modelViews') as typeof import('../../../extension/src/modelViews');
+const views = require('../../../../extension/src/views/modelViews') as typeof import('../../../../extension/src/views/modelViews');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const protocol = require('../../../extension/src/protocol') as typeof import('../../../extension/src/protocol');
+const protocol = require('../../../../extension/src/protocol') as typeof import('../../../../extension/src/protocol');
 
 // ---------------------------------------------------------------------------------------------
 // A paused debuggee and a backend

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { injectRuntime, isInjected, RUNTIME_MARKER_ENV } from '../../../extension/src/runtimeInjection';
+import { injectRuntime, isInjected, RUNTIME_MARKER_ENV } from '../../../../extension/src/debug/runtimeInjection';
 
 const RT = '/ext/pybackend';
 

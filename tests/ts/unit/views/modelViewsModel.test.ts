@@ -26,8 +26,8 @@ import {
   withBanner,
   activationText,
   plainText,
-} from '../../../extension/src/modelViewsModel';
-import type { DiagnoseSnapshotResult, GradientFlowModel, GradientFlowRow, ShapeTraceModel, ShapeTraceRow, TensorMeta } from '../../../extension/src/protocol';
+} from '../../../../extension/src/views/modelViewsModel';
+import type { DiagnoseSnapshotResult, GradientFlowModel, GradientFlowRow, ShapeTraceModel, ShapeTraceRow, TensorMeta } from '../../../../extension/src/protocol';
 
 // Real torchDoctor/diagnoseSnapshot answers: the runtime's snapshot.dump() of small models, run
 // through pybackend/torchdoctor/diagnosis (fixtures/diagnose_fixtures.py; paths rewritten to /ws).

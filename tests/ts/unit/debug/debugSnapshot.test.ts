@@ -13,7 +13,7 @@ import {
   SnapshotSession,
   SnapshotTaker,
   unquotePythonStr,
-} from '../../../extension/src/debugSnapshot';
+} from '../../../../extension/src/debug/debugSnapshot';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'td-snapshot-test-'));
 after(() => rmSync(ROOT, { recursive: true, force: true }));

@@ -9,17 +9,17 @@
  * arrives with postMessage and the pages write it with textContent. The backend's payload is
  * checked field by field here, so a missing or mistyped field draws as "—", never throws.
  */
-import { baseName, contentSecurityPolicy, formatNumber, splitInlineCode, TextPart } from './checkResultModel';
+import { baseName, contentSecurityPolicy, formatNumber, splitInlineCode, TextPart } from '../checks/checkResultModel';
 import type {
   DiagnosisSeverity,
   GradientFlowModel,
   ModuleLocation,
   ShapeTraceModel,
   TensorMeta,
-} from './protocol';
+} from '../protocol';
 
-export { makeNonce } from './checkResultModel';
-export type { TextPart } from './checkResultModel';
+export { makeNonce } from '../checks/checkResultModel';
+export type { TextPart } from '../checks/checkResultModel';
 
 // ---------------------------------------------------------------------------------------------
 // View model types (the pages' contract; gradientFlow.js / shapeTrace.js read exactly these)

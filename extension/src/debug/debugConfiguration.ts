@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { resolveInterpreter } from './interpreter';
+import { resolveInterpreter } from '../backend/interpreter';
 import { anomalyEnv } from './anomalyConfig';
 import { injectRuntime, isInjected } from './runtimeInjection';
 

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { RestartPolicy } from '../../../extension/src/restartPolicy';
+import { RestartPolicy } from '../../../../extension/src/backend/restartPolicy';
 
 test('allows up to max restarts within the window, then refuses', () => {
   let t = 0;

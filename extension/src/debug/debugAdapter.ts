@@ -6,7 +6,7 @@
 import { execFile } from 'child_process';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { resolveInterpreter } from './interpreter';
+import { resolveInterpreter } from '../backend/interpreter';
 
 export class TorchDoctorAdapterFactory implements vscode.DebugAdapterDescriptorFactory {
   constructor(

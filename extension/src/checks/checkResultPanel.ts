@@ -32,7 +32,7 @@ import {
   RenderMessage,
   runningView,
 } from './checkResultModel';
-import type { CheckResult } from './protocol';
+import type { CheckResult } from '../protocol';
 
 export class CheckResultPanel implements vscode.Disposable {
   static readonly viewType = 'torchDoctor.checkResult';

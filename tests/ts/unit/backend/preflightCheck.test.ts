@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { interpretPreflight, isProblem, PREFLIGHT_SCRIPT } from '../../../extension/src/preflightCheck';
+import { interpretPreflight, isProblem, PREFLIGHT_SCRIPT } from '../../../../extension/src/backend/preflightCheck';
 
 const libs = '/ext/extension/bundled/libs';
 const report = (version: number[], lib = 'ok') =>

@@ -25,8 +25,8 @@ import {
   runningView,
   splitInlineCode,
   syntaxErrorPosition,
-} from '../../../extension/src/checkResultModel';
-import type { CheckResult } from '../../../extension/src/protocol';
+} from '../../../../extension/src/checks/checkResultModel';
+import type { CheckResult } from '../../../../extension/src/protocol';
 
 // Real `torchdoctor check ... --json` outputs (paths rewritten to /ws); bundled tests run from out/tests.
 const FIXTURES = [resolve(__dirname, '../../tests/ts/unit/fixtures'), resolve('tests/ts/unit/fixtures')];
