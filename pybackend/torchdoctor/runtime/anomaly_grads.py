@@ -50,6 +50,7 @@ def judge(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float
     return {"kind": kind, "index": index, "bad_params": len(found[kind]),
             "max_abs": magnitude(*table[index]),
             "nearest_max_abs": magnitude(*table[-1]),
+            "farthest_max_abs": magnitude(*table[0]),
             "largest_index": largest, "largest_max_abs": magnitude(*table[largest])}
 
 

@@ -116,8 +116,13 @@ def _exploding_grad(r: Report) -> str:
             f"above the threshold {fmt_num(r['threshold'])}")
     if r.get("bad_params", 1) > 1:
         text += f"; the first of {r['bad_params']} parameters past it, counting back from the loss"
-    near, far = r.get("nearest_max_abs"), r.get("largest")
-    if near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
+    near, far, first = r.get("nearest_max_abs"), r.get("largest"), r.get("farthest_max_abs")
+    if first is not None and first <= r["threshold"] and near is not None and near <= r["threshold"]:
+        # Healthy on both sides: the explosion is made in these layers, not grown through depth.
+        text += (f"; the gradients nearest the loss ({fmt_num(near)}) and nearest the input ({fmt_num(first)}) "
+                 f"are below it, so these layers make the explosion themselves: look at what their output "
+                 f"goes through (a division by a small norm or standard deviation, a custom backward)")
+    elif near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
         text += (f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
                  f"{fmt_num(far[1])} at `{far[0]}` (clip them with torch.nn.utils.clip_grad_norm_)")
     return text

@@ -392,7 +392,7 @@ class Watch:
         report.update(R.tensor_facts(grad))
         largest = grads[found["largest_index"]]
         report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
-        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs")})
+        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")})
         report["threshold"] = self.config.threshold
         report["loss"] = self._last_loss
         self._emit(report, frame)

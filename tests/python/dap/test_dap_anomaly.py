@@ -115,7 +115,7 @@ def test_each_broken_sample_pauses_at_the_right_line_with_the_sentence(sessions,
     case, seen = CASES[name], sessions[name]
     stopped, report = seen["stopped"], seen["report"]
     assert stopped["reason"] == "exception" and stopped["text"] == "TorchDoctorAnomaly"
-    assert stopped["description"].startswith(case.sentence), stopped["description"]
+    case.check(stopped["description"])
     assert stopped["description"] == report["sentence"]
     assert seen["frames"][0][1:] == (str(case.path(name)), Case.line(name))  # the user's line, on top
     assert all(path.startswith(str(BROKEN)) for _, path, _ in seen["frames"])  # no torch, no hook frames

@@ -60,7 +60,7 @@ def test_small_noise_around_a_plateau_is_not_oscillation():
     assert all("oscillating" not in r for r in rules)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(scale=st.floats(0.05, 50), floor=st.floats(0, 0.1), tau=st.floats(5, 20), noise=st.floats(0, 0.1),
        seed=st.integers(0, 10**6))
 def test_healthy_noisy_curves_raise_nothing(scale, floor, tau, noise, seed):

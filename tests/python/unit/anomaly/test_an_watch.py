@@ -169,6 +169,31 @@ def test_exploding_gradient_names_the_first_parameter_past_the_threshold():
     assert report["largest"][0].startswith("model.0.")
 
 
+def test_an_explosion_made_by_one_layer_is_not_called_growth_toward_the_input():
+    """A projection dividing by its own tiny length: only its gradient explodes; no clipping advice."""
+
+    class Normalised(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder, self.project, self.head = nn.Linear(4, 8), nn.Linear(8, 4), nn.Linear(4, 2)
+            nn.init.normal_(self.project.weight, std=1e-8)
+            nn.init.zeros_(self.project.bias)
+
+        def forward(self, x):
+            z = self.project(torch.relu(self.encoder(x)))
+            return self.head(z / z.norm(dim=1, keepdim=True))
+
+    torch.manual_seed(0)
+    model = Normalised()
+    with watching(checks=["backward"]) as seen:
+        model(torch.randn(16, 4)).logsumexp(dim=1).mean().backward()
+    [report] = seen.reports
+    assert report["kind"] == "exploding_grad" and report["param"] == "model.project.bias"
+    assert report["bad_params"] == 2 and report["max_abs"] > 10 * report["threshold"]
+    assert max(report["nearest_max_abs"], report["farthest_max_abs"]) < report["threshold"]
+    assert "make the explosion themselves" in report["sentence"] and "clip" not in report["sentence"]
+
+
 def test_missing_zero_grad_stops_at_the_optimizer_step():
     torch.manual_seed(0)
     model = MLP()

@@ -139,7 +139,7 @@ def test_sample_models_are_all_found():
     assert found["shape_mismatch.py"] == ["LeNetish"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.text(alphabet="classNet(nn.Module):\n pass=import torch as T", max_size=120))
 def test_any_text_either_parses_or_raises_the_syntax_error(text: str):
     try:

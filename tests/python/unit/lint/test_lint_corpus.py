@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from torchdoctor.lint import all_rules, lint_source
@@ -84,7 +84,7 @@ def _mutate(text: str, data) -> str:
     return "\n".join(lines)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(data=st.data())
 def test_mutated_corpus_files_never_break_the_linter(data):
     path = data.draw(st.sampled_from(CLEAN + BUGGY))
@@ -96,7 +96,7 @@ def test_mutated_corpus_files_never_break_the_linter(data):
         assert 0 <= finding.span.start_line < max(len(lines), 1)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.text(max_size=200))
 def test_arbitrary_text_never_raises(text):
     result = lint_source(text)
@@ -111,7 +111,7 @@ _IDENT = st.from_regex(r"[a-z][a-z0-9_]{2,10}", fullmatch=True).filter(
 )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(optimizer=_IDENT, criterion=_IDENT)
 def test_findings_follow_the_objects_not_their_names(optimizer, criterion):
     """TD001 and TD003 hold whatever the optimizer and the loss are called: the rules follow

@@ -15,7 +15,7 @@ from torchdoctor.runtime.moments import combine, repeat
 shapes = st.lists(st.integers(1, 7), min_size=0, max_size=4)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(shape=shapes, limit=st.integers(1, 50), transpose=st.booleans())
 def test_blocks_cover_every_element_once(shape, limit, transpose):
     x = torch.arange(math.prod(shape), dtype=torch.float64).reshape(shape)
@@ -43,7 +43,7 @@ def test_collapse_expanded_folds_stride_zero_dims():
     assert nmult == 5 and nview.shape == (1, 3)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(data=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=40), cut=st.integers(1, 10), k=st.integers(1, 4))
 def test_combine_matches_statistics(data, cut, k):
     rows = []

@@ -78,7 +78,7 @@ def view_of(t, how):
 specials = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from([math.nan, math.inf, -math.inf])), max_size=3)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(dtype=st.sampled_from(ALL), shape=st.lists(st.integers(1, 6), min_size=0, max_size=4), seed=st.integers(0, 2**16),
        scale=st.sampled_from([1e-3, 1.0, 100.0]), offset=st.sampled_from([0.0, 3.0, 1000.0]), special=specials,
        how=st.sampled_from(["none", "transpose", "step", "expand", "select"]), blocks=st.sampled_from([None, 1, 5]))
