@@ -1,81 +1,23 @@
+// @ts-check
 // Torch Doctor: the check-result page. Plain JS, no framework, nothing remote.
-// It draws the PageView that extension/src/checkResultModel.ts builds and the panel posts
+// It draws the PageView that extension/src/checks/checkResultModel.ts builds and the panel posts
 // ({type: 'render', view}); every string goes in with textContent or setAttribute, never as HTML.
-// The view is kept with setState, so the page redraws itself when the panel is shown again.
+// The DOM helpers are media/dom.js (loaded first). The view is kept with setState, so the page
+// redraws itself when the panel is shown again.
 (function () {
   'use strict';
 
   // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
   const app = document.getElementById('app');
-  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const { h, s, textParts, linkButton } = window.TorchDoctorDom;
   let chartRedraw = null;
 
   // ---------------------------------------------------------------------------------------
-  // DOM helpers
-
-  /** An element; props: class, text, on<event>, anything else is an attribute. */
-  function h(tag, props, children) {
-    const el = document.createElement(tag);
-    setProps(el, props);
-    append(el, children);
-    return el;
-  }
-
-  function s(tag, props, children) {
-    const el = document.createElementNS(SVG_NS, tag);
-    setProps(el, props);
-    append(el, children);
-    return el;
-  }
-
-  function setProps(el, props) {
-    if (!props) {
-      return;
-    }
-    for (const key of Object.keys(props)) {
-      const v = props[key];
-      if (v === null || v === undefined || v === false) {
-        continue;
-      }
-      if (key === 'class') {
-        el.setAttribute('class', v);
-      } else if (key === 'text') {
-        el.textContent = String(v);
-      } else if (key.startsWith('on') && typeof v === 'function') {
-        el.addEventListener(key.slice(2), v);
-      } else {
-        el.setAttribute(key, v === true ? '' : String(v));
-      }
-    }
-  }
-
-  function append(el, children) {
-    if (children === null || children === undefined || children === false) {
-      return;
-    }
-    if (Array.isArray(children)) {
-      for (const c of children) {
-        append(el, c);
-      }
-    } else if (typeof children === 'string') {
-      el.appendChild(document.createTextNode(children));
-    } else {
-      el.appendChild(children);
-    }
-  }
-
-  /** Prose with `code` parts. */
-  function textParts(parts) {
-    return (parts || []).map((p) => (p.code ? h('code', { text: p.text }) : document.createTextNode(p.text)));
-  }
+  // Controls
 
   function button(label, onclick, props) {
     return h('button', Object.assign({ type: 'button', class: 'btn', text: label, onclick: onclick }, props || {}));
-  }
-
-  function linkButton(label, onclick, props) {
-    return h('button', Object.assign({ type: 'button', class: 'link', text: label, onclick: onclick }, props || {}));
   }
 
   function openTarget(target) {

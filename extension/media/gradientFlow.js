@@ -1,4 +1,5 @@
-// Torch Doctor: the gradient-flow page. Draws a GradientFlowPage (modelViewsModel.ts):
+// @ts-check
+// Torch Doctor: the gradient-flow page. Draws a GradientFlowPage (extension/src/views/gradientFlowPage.ts):
 // a summary, the model-level verdicts, then one row per parameter in model order with mean |g|
 // and max |g| as bars on a shared log axis; flagged rows carry their verdicts under them.
 (function () {
@@ -15,12 +16,8 @@
     inf: 'Inf',
   };
 
-  /** Chips over the verdicts (the backend's list of findings), by severity. */
-  function countChips(verdicts) {
-    const c = { error: 0, warning: 0, info: 0 };
-    for (const v of verdicts) {
-      c[v.tone] = (c[v.tone] || 0) + 1;
-    }
+  /** Chips over the verdicts (the backend's list of findings), by severity, as the backend counted them. */
+  function countChips(c) {
     const chips = [];
     const add = (n, tone, icon, one, many) => {
       if (n) {
@@ -232,7 +229,7 @@
 
   function renderData(view, app) {
     app.appendChild(
-      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line' }, P.textParts(view.summary)), countChips(view.verdicts)]),
+      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line' }, P.textParts(view.summary)), countChips(view.verdictCounts)]),
     );
     const verdicts = verdictList(view);
     if (verdicts) {

@@ -1,14 +1,16 @@
+// @ts-check
 // Torch Doctor: what the gradient-flow and shape-trace pages share. Plain JS, nothing remote.
-// Loaded first; the page's own script (gradientFlow.js / shapeTrace.js) then calls
-// TorchDoctorPage.start(renderData). Views arrive as {type: 'render', view} (built by
-// extension/src/modelViewsModel.ts); every string goes in with textContent or setAttribute,
-// never as HTML. The view and the page's own UI state are kept with setState.
+// Loaded after media/dom.js (the DOM helpers); the page's own script (gradientFlow.js /
+// shapeTrace.js) then calls TorchDoctorPage.start(renderData). Views arrive as
+// {type: 'render', view} (built in extension/src/views/); every string goes in with
+// textContent or setAttribute, never as HTML. The view and the page's UI state are kept with
+// setState.
 (function () {
   'use strict';
 
   // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
-  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const { h, s, srOnly, textParts, baseName, linkButton } = window.TorchDoctorDom;
   const saved = vscode.getState() || {};
   let current = saved.view || null;
   let ui = saved.ui || {};
@@ -16,62 +18,7 @@
   let scrollTimer = null;
 
   // ---------------------------------------------------------------------------------------
-  // DOM helpers
-
-  /** An element; props: class, text, on<event>, anything else is an attribute. */
-  function h(tag, props, children) {
-    const el = document.createElement(tag);
-    setProps(el, props);
-    append(el, children);
-    return el;
-  }
-
-  function s(tag, props, children) {
-    const el = document.createElementNS(SVG_NS, tag);
-    setProps(el, props);
-    append(el, children);
-    return el;
-  }
-
-  function setProps(el, props) {
-    if (!props) {
-      return;
-    }
-    for (const key of Object.keys(props)) {
-      const v = props[key];
-      if (v === null || v === undefined || v === false) {
-        continue;
-      }
-      if (key === 'class') {
-        el.setAttribute('class', v);
-      } else if (key === 'text') {
-        el.textContent = String(v);
-      } else if (key.startsWith('on') && typeof v === 'function') {
-        el.addEventListener(key.slice(2), v);
-      } else {
-        el.setAttribute(key, v === true ? '' : String(v));
-      }
-    }
-  }
-
-  function append(el, children) {
-    if (children === null || children === undefined || children === false) {
-      return;
-    }
-    if (Array.isArray(children)) {
-      for (const c of children) {
-        append(el, c);
-      }
-    } else if (typeof children === 'string') {
-      el.appendChild(document.createTextNode(children));
-    } else {
-      el.appendChild(children);
-    }
-  }
-
-  function srOnly(text) {
-    return h('span', { class: 'sr-only', text: text });
-  }
+  // Findings
 
   /** A severity glyph with its word for screen readers (never colour alone). */
   function toneIcon(tone, icon, label) {
@@ -81,11 +28,6 @@
     ]);
   }
 
-  /** Prose with `code` parts (TextPart[]: {text, code}). */
-  function textParts(parts) {
-    return (parts || []).map((p) => (p.code ? h('code', { text: p.text }) : document.createTextNode(p.text)));
-  }
-
   /** One finding: glyph, sentence, "Next step: ..." and an optional extra (a link, a note). */
   function flagLine(f, extra) {
     return h('div', { class: 'flag tone-' + f.tone, 'data-rule': f.rule || null }, [
@@ -93,7 +35,7 @@
       h('div', { class: 'flag-text' }, [
         h('span', { class: 'flag-sentence' }, textParts(f.sentence)),
         f.suggestion && f.suggestion.length
-          ? h('span', { class: 'flag-suggestion' }, [h('span', { class: 'next', text: 'Next step: ' })].concat(textParts(f.suggestion)))
+          ? h('span', { class: 'flag-suggestion' }, [/** @type {Node} */ (h('span', { class: 'next', text: 'Next step: ' }))].concat(textParts(f.suggestion)))
           : null,
         extra || null,
       ]),
@@ -104,15 +46,6 @@
     if (target && typeof target.file === 'string') {
       vscode.postMessage({ type: 'openLocation', file: target.file, line: target.line });
     }
-  }
-
-  function baseName(file) {
-    const parts = String(file).split(/[\\/]/);
-    return parts[parts.length - 1] || file;
-  }
-
-  function linkButton(label, onclick, props) {
-    return h('button', Object.assign({ type: 'button', class: 'link', text: label, onclick: onclick }, props || {}));
   }
 
   // ---------------------------------------------------------------------------------------
@@ -288,13 +221,15 @@
 
   /** Draw the current view again; the row (or control) that had the focus gets it back. */
   function rerender() {
-    const active = document.activeElement;
+    const active = /** @type {HTMLElement | null} */ (document.activeElement);
     const key = active && active.dataset ? active.dataset.key : undefined;
     const id = active && active !== document.body ? active.id : '';
     render(current);
+    /** @type {HTMLElement | null} */
     let again = null;
     if (key !== undefined) {
-      again = Array.from(document.querySelectorAll('[data-key]')).find((el) => el.dataset.key === key) || null;
+      const rows = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-key]'));
+      again = Array.from(rows).find((el) => el.dataset.key === key) || null;
     } else if (id) {
       again = document.getElementById(id);
     }

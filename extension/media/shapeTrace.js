@@ -1,5 +1,6 @@
-// Torch Doctor: the shape-trace page. Draws a ShapeTracePage (modelViewsModel.ts): the
-// module tree of the last forward (indented by depth) with input → output shapes, parameter
+// @ts-check
+// Torch Doctor: the shape-trace page. Draws a ShapeTracePage (extension/src/views/shapeTracePage.ts):
+// the module tree of the last forward (indented by depth) with input → output shapes, parameter
 // counts, dtype/device changes, and the module where a shape error was raised.
 (function () {
   'use strict';
@@ -26,7 +27,7 @@
           : null,
         f.row !== null
           ? P.linkButton('Show in the trace', () => {
-              const row = document.querySelector('tr[data-index="' + f.row + '"]');
+              const row = /** @type {HTMLElement | null} */ (document.querySelector('tr[data-index="' + f.row + '"]'));
               if (row) {
                 row.scrollIntoView({ block: 'center' });
                 row.focus();

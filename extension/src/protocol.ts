@@ -289,6 +289,8 @@ export interface GradientFlowModel {
   thresholds?: Record<string, number>;
   /** Rows, flagged rows, and flagged rows by their most severe flag. */
   counts?: { rows: number; flagged: number; error: number; warning: number; info: number };
+  /** The verdicts by severity (the chips over them). */
+  verdictCounts?: { error: number; warning: number; info: number };
 }
 
 /** A tensor's metadata; a non-tensor value has a null shape and its `type` ("NoneType"). */

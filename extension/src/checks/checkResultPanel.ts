@@ -6,33 +6,22 @@
  * gives one panel per (check, class): running the same check on the same class again reuses
  * (and reveals) its panel, another check or class opens a new one beside it.
  *
- * The page (extension/media/checkResult.{js,css}) gets no data in its HTML: every view arrives
- * with postMessage as a PageView built by checkResultModel.ts and is written with textContent.
- * The page keeps the last view with setState, so hiding the panel loses nothing; it says
- * `ready` when it loads and the panel answers with the latest view.
+ * The page (extension/media/checkResult.{js,css}, after media/dom.js and page.css) gets no
+ * data in its HTML: every view arrives with postMessage as a PageView built by
+ * checkResultModel.ts and is written with textContent. The page keeps the last view with
+ * setState, so hiding the panel loses nothing; it says `ready` when it loads and the panel
+ * (webview/panelHost.ts) answers with the latest view.
  *
  * Messages from the page: openLocation {file, line?, column?, symbols?} (only files of the
  * current result), exportCsv (LR finder), copySnippet, rerun (→ CheckResultPanel.onDidRequestRerun).
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import {
-  allowedFiles,
-  buildResultView,
-  CheckRunTarget,
-  csvFileName,
-  findSymbolLine,
-  lrFinderCsv,
-  makeNonce,
-  messageView,
-  PageMessage,
-  PageView,
-  parsePageMessage,
-  renderHtml,
-  RenderMessage,
-  runningView,
-} from './checkResultModel';
 import type { CheckResult } from '../protocol';
+import { WebviewPanelHost } from '../webview/panelHost';
+import { buildResultView, csvFileName, lrFinderCsv, messageView, parsePageMessage, runningView } from './checkResultModel';
+import type { CheckRunTarget, PageMessage, PageView } from './checkResultTypes';
+import { allowedFiles, findSymbolLine } from './traceback';
 
 export class CheckResultPanel implements vscode.Disposable {
   static readonly viewType = 'torchDoctor.checkResult';
@@ -51,65 +40,55 @@ export class CheckResultPanel implements vscode.Disposable {
   static show(context: vscode.ExtensionContext, title: string, key: string = title): CheckResultPanel {
     const existing = CheckResultPanel.panels.get(key);
     if (existing) {
-      existing.panel.title = title;
-      existing.panel.reveal(undefined, true);
+      existing.host.panel.title = title;
+      existing.host.reveal();
       return existing;
     }
-    const media = vscode.Uri.joinPath(context.extensionUri, 'extension', 'media');
-    const panel = vscode.window.createWebviewPanel(
-      CheckResultPanel.viewType,
-      title,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, enableFindWidget: true, localResourceRoots: [media] },
-    );
-    const created = new CheckResultPanel(panel, media, key);
+    const created = new CheckResultPanel(context.extensionUri, title, key);
     CheckResultPanel.panels.set(key, created);
     return created;
   }
 
-  private readonly disposeEmitter = new vscode.EventEmitter<void>();
+  private readonly host: WebviewPanelHost<PageView, PageMessage>;
   /** The user closed the panel (or dispose() was called). */
-  readonly onDidDispose: vscode.Event<void> = this.disposeEmitter.event;
-
-  private readonly subscriptions: vscode.Disposable[] = [];
-  private latest: PageView | undefined;
+  readonly onDidDispose: vscode.Event<void>;
   private result: CheckResult | undefined;
   private target: CheckRunTarget | undefined;
-  private disposed = false;
 
   private constructor(
-    private readonly panel: vscode.WebviewPanel,
-    media: vscode.Uri,
+    extensionUri: vscode.Uri,
+    title: string,
     private readonly key: string,
   ) {
-    const webview = panel.webview;
-    webview.html = renderHtml({
-      cspSource: webview.cspSource,
-      nonce: makeNonce(),
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'checkResult.js')).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'checkResult.css')).toString(),
+    this.host = new WebviewPanelHost<PageView, PageMessage>({
+      viewType: CheckResultPanel.viewType,
+      title,
+      extensionUri,
+      scripts: ['checkResult.js'],
+      styles: ['checkResult.css'],
+      pageTitle: 'Torch Doctor check result',
+      live: true,
+      parse: parsePageMessage,
+      handle: (msg) => this.handle(msg),
+      onError: (err: unknown) =>
+        void vscode.window.showErrorMessage(`Torch Doctor: ${err instanceof Error ? err.message : String(err)}`),
     });
-    this.subscriptions.push(
-      panel.onDidDispose(() => this.cleanUp()),
-      webview.onDidReceiveMessage((raw: unknown) => {
-        const msg = parsePageMessage(raw);
-        if (msg) {
-          void this.handle(msg).catch((err: unknown) =>
-            vscode.window.showErrorMessage(`Torch Doctor: ${err instanceof Error ? err.message : String(err)}`),
-          );
-        }
-      }),
-    );
+    this.onDidDispose = this.host.onDidDispose;
+    this.host.onDidDispose(() => {
+      if (CheckResultPanel.panels.get(this.key) === this) {
+        CheckResultPanel.panels.delete(this.key);
+      }
+    });
   }
 
   /** The underlying webview panel (tests, and callers that need its view column). */
   get webviewPanel(): vscode.WebviewPanel {
-    return this.panel;
+    return this.host.panel;
   }
 
   /** The view the page shows now. */
   get view(): PageView | undefined {
-    return this.latest;
+    return this.host.view;
   }
 
   /** A check was started: show its header and a "running…" state. */
@@ -133,26 +112,15 @@ export class CheckResultPanel implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.panel.dispose(); // fires onDidDispose → cleanUp
+    this.host.dispose();
   }
 
   private render(view: PageView): void {
-    this.latest = view;
-    this.post();
-  }
-
-  private post(): void {
-    if (!this.disposed && this.latest) {
-      const message: RenderMessage = { type: 'render', view: this.latest };
-      void this.panel.webview.postMessage(message);
-    }
+    this.host.render(view);
   }
 
   private async handle(msg: PageMessage): Promise<void> {
     switch (msg.type) {
-      case 'ready':
-        this.post(); // a (re)loaded page: give it the latest view
-        return;
       case 'openLocation':
         return this.openLocation(msg.file, msg.line, msg.column, msg.symbols);
       case 'exportCsv':
@@ -178,29 +146,18 @@ export class CheckResultPanel implements vscode.Disposable {
     if (!allowed.has(file)) {
       return; // the page only offers the result's own files; anything else is ignored
     }
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    let line0 = line !== null ? line - 1 : null;
-    if (line0 === null) {
-      const text = doc.getText();
-      for (const symbol of symbols) {
-        line0 = findSymbolLine(text, symbol);
-        if (line0 !== null) {
-          break;
+    await this.host.openFile(file, (doc) => {
+      let line0 = line !== null ? line - 1 : null;
+      if (line0 === null) {
+        const text = doc.getText();
+        for (const symbol of symbols) {
+          line0 = findSymbolLine(text, symbol);
+          if (line0 !== null) {
+            break;
+          }
         }
       }
-    }
-    const lineIndex = Math.min(Math.max(line0 ?? 0, 0), Math.max(doc.lineCount - 1, 0));
-    const textLine = doc.lineAt(lineIndex);
-    const character =
-      column !== null ? Math.min(column - 1, textLine.text.length) : textLine.firstNonWhitespaceCharacterIndex;
-    const pos = new vscode.Position(lineIndex, character);
-    const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
-    const viewColumn =
-      shown?.viewColumn ?? (this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One);
-    await vscode.window.showTextDocument(doc, {
-      viewColumn,
-      selection: new vscode.Range(pos, pos),
-      preserveFocus: false,
+      return { line: line0 ?? 0, character: column !== null ? column - 1 : null };
     });
   }
 
@@ -239,20 +196,5 @@ export class CheckResultPanel implements vscode.Disposable {
     void vscode.window.showInformationMessage(
       `Torch Doctor: snippet copied; paste it into ${path.basename(this.result!.file)}${fill}.`,
     );
-  }
-
-  private cleanUp(): void {
-    if (this.disposed) {
-      return;
-    }
-    this.disposed = true;
-    if (CheckResultPanel.panels.get(this.key) === this) {
-      CheckResultPanel.panels.delete(this.key);
-    }
-    this.disposeEmitter.fire();
-    for (const d of this.subscriptions) {
-      d.dispose();
-    }
-    this.disposeEmitter.dispose();
   }
 }

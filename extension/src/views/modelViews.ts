@@ -8,7 +8,8 @@
  * that says so; when the session ends, with "the last data is shown". With no data the page
  * says why: no session, not paused, no model, no runtime, backend not ready, or the error.
  *
- * The pages (extension/media/{modelViewPage,gradientFlow,shapeTrace}.{js,css}) get their data
+ * The pages (extension/media/{dom,modelViewPage,gradientFlow,shapeTrace}.js, page.css and theirs;
+ * one panel each: modelViewPanel.ts) get their data
  * by postMessage only, keep it with setState and say `ready` when they (re)load; they ask for
  * `refresh` and `openLocation` (only files that the current view names are opened).
  */
@@ -16,26 +17,11 @@ import * as vscode from 'vscode';
 import type { Backend } from '../backend/backend';
 import { DEBUG_TYPE, MS_PYTHON_DEBUG_TYPE } from '../debug/debugConfiguration';
 import { isSimpleReference, SnapshotOutcome, SnapshotTaker } from '../debug/debugSnapshot';
-import {
-  allowedTargets,
-  Banner,
-  BANNERS,
-  gradientFlowPage,
-  makeNonce,
-  messagePage,
-  MessageState,
-  ModelPageMessage,
-  ModelPageView,
-  parseModelPageMessage,
-  RenderMessage,
-  renderModelViewHtml,
-  shapeTracePage,
-  snapshotFacts,
-  stopSubtitle,
-  VIEW_TITLES,
-  ViewKind,
-  withBanner,
-} from './modelViewsModel';
+import { gradientFlowPage } from './gradientFlowPage';
+import { ModelViewPanel } from './modelViewPanel';
+import { shapeTracePage } from './shapeTracePage';
+import { BANNERS, messagePage, snapshotFacts, stopSubtitle, withBanner } from './statePages';
+import type { Banner, MessageState, ModelPageView, ViewKind } from './viewTypes';
 import { DIAGNOSE_SNAPSHOT, DiagnoseSnapshotParams, DiagnoseSnapshotResult } from '../protocol';
 
 export const SHOW_GRADIENT_FLOW_COMMAND = 'torchDoctor.showGradientFlow';
@@ -128,7 +114,7 @@ class ModelViewsController implements vscode.DebugAdapterTrackerFactory, vscode.
     if (panel) {
       panel.reveal();
     } else {
-      panel = new ModelViewPanel(kind, this.context, this.log, () => this.requestRefresh(0));
+      panel = new ModelViewPanel(kind, this.context.extensionUri, this.log, () => this.requestRefresh(0));
       this.panels.set(kind, panel);
       panel.onDidDispose(() => {
         if (this.panels.get(kind) === panel) {
@@ -279,17 +265,7 @@ class ModelViewsController implements vscode.DebugAdapterTrackerFactory, vscode.
       return;
     }
     const subtitle = stopSubtitle(state.session.name, state.reason, state.stoppedAt ?? new Date());
-    // Data gets an "Updating…" banner (the page shows it only if the update is slow); a state
-    // page is replaced by "loading" only when the snapshot takes a while, so stepping through
-    // "No model has run a forward pass yet" does not flash.
-    this.showBanner(BANNERS.refreshing, null, subtitle);
-    const slow = setTimeout(() => this.showBanner(BANNERS.refreshing, 'loading', subtitle), LOADING_PAGE_DELAY_MS);
-    let outcome: SnapshotOutcome;
-    try {
-      outcome = await this.taker.take(state.session, state.threadId, state.model);
-    } finally {
-      clearTimeout(slow);
-    }
+    const outcome = await this.snapshot(state, subtitle);
     if (this.disposed) {
       return;
     }
@@ -307,36 +283,60 @@ class ModelViewsController implements vscode.DebugAdapterTrackerFactory, vscode.
     this.log.info(
       `Model views: snapshot of "${state.session.name}" (${Math.round(outcome.bytes / 1024)} KB): ${outcome.status}`,
     );
-    const facts = snapshotFacts(outcome.snapshot);
-    const dataSubtitle = stopSubtitle(state.session.name, state.reason, state.stoppedAt ?? new Date(), facts);
+    const result = await this.diagnose(outcome.text, subtitle);
+    if (result && !this.disposed) {
+      const facts = snapshotFacts(outcome.snapshot);
+      this.draw(state, result, stopSubtitle(state.session.name, state.reason, state.stoppedAt ?? new Date(), facts));
+    }
+  }
+
+  /**
+   * One snapshot of the paused debuggee. Data gets an "Updating…" banner (the page shows it
+   * only if the update is slow); a state page is replaced by "loading" only when the snapshot
+   * takes a while, so stepping through "No model has run a forward pass yet" does not flash.
+   */
+  private async snapshot(state: SessionState, subtitle: string): Promise<SnapshotOutcome> {
+    this.showBanner(BANNERS.refreshing, null, subtitle);
+    const slow = setTimeout(() => this.showBanner(BANNERS.refreshing, 'loading', subtitle), LOADING_PAGE_DELAY_MS);
+    try {
+      return await this.taker.take(state.session, state.threadId, state.model);
+    } finally {
+      clearTimeout(slow);
+    }
+  }
+
+  /** The backend's view models of a snapshot; undefined (a page says why) when there are none. */
+  private async diagnose(text: string, subtitle: string): Promise<DiagnoseSnapshotResult | undefined> {
     const client = this.backend.languageClient;
     if (!client) {
       this.showMessage('backend', subtitle);
-      return;
+      return undefined;
     }
     let result: DiagnoseSnapshotResult;
     try {
       // As text: the backend parses it once (pygls would turn every object of the params into a namedtuple).
-      const params: DiagnoseSnapshotParams = { snapshot: outcome.text };
+      const params: DiagnoseSnapshotParams = { snapshot: text };
       result = await client.sendRequest<DiagnoseSnapshotResult>(DIAGNOSE_SNAPSHOT, params);
     } catch (err) {
       this.log.error(`Model views: ${DIAGNOSE_SNAPSHOT} failed: ${errorText(err)}`);
       this.showMessage('error', subtitle, `The backend could not diagnose the snapshot: ${errorText(err)}`);
-      return;
-    }
-    if (this.disposed) {
-      return;
+      return undefined;
     }
     if (result && typeof result.status === 'string' && result.status !== 'ok') {
       // The backend could not read it (another snapshot version) or found it empty.
       const st: MessageState = result.status === 'empty' ? 'no-model' : result.status === 'inactive' ? 'no-runtime' : 'error';
       const said = typeof result.message === 'string' ? result.message : '';
       this.showMessage(st, subtitle, st === 'error' ? `The backend could not diagnose the snapshot: ${said || result.status}` : '', said);
-      return;
+      return undefined;
     }
+    return result;
+  }
+
+  /** Both pages of a diagnosed snapshot, in every open panel. */
+  private draw(state: SessionState, result: DiagnoseSnapshotResult, subtitle: string): void {
     // A stop or a resume that came in the meantime wins: its own refresh follows.
     const resumed = !isStopped(state);
-    const ctx = { subtitle: dataSubtitle, banner: resumed ? BANNERS.running : null };
+    const ctx = { subtitle, banner: resumed ? BANNERS.running : null };
     const pages: Record<ViewKind, ModelPageView> = {
       gradientFlow: gradientFlowPage(result?.gradientFlow, ctx),
       shapeTrace: shapeTracePage(result?.shapeTrace, ctx),
@@ -388,116 +388,6 @@ class ModelViewsController implements vscode.DebugAdapterTrackerFactory, vscode.
     }
     this.panels.clear();
     this.taker.dispose();
-  }
-}
-
-/** One webview panel (gradient flow or shape trace), reused while it is open. */
-class ModelViewPanel implements vscode.Disposable {
-  private readonly panel: vscode.WebviewPanel;
-  private readonly subscriptions: vscode.Disposable[] = [];
-  private readonly disposeEmitter = new vscode.EventEmitter<void>();
-  readonly onDidDispose = this.disposeEmitter.event;
-  private latest: ModelPageView | undefined;
-  private disposed = false;
-
-  constructor(
-    readonly kind: ViewKind,
-    context: vscode.ExtensionContext,
-    private readonly log: vscode.LogOutputChannel,
-    private readonly onRefresh: () => void,
-  ) {
-    const media = vscode.Uri.joinPath(context.extensionUri, 'extension', 'media');
-    this.panel = vscode.window.createWebviewPanel(
-      `torchDoctor.${kind}`,
-      VIEW_TITLES[kind],
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, enableFindWidget: true, localResourceRoots: [media] },
-    );
-    const webview = this.panel.webview;
-    const uri = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(media, name)).toString();
-    webview.html = renderModelViewHtml({
-      cspSource: webview.cspSource,
-      nonce: makeNonce(),
-      scriptUris: [uri('modelViewPage.js'), uri(`${kind}.js`)],
-      styleUris: [uri('modelViewPage.css'), uri(`${kind}.css`)],
-      title: VIEW_TITLES[kind],
-    });
-    this.subscriptions.push(
-      this.panel.onDidDispose(() => this.cleanUp()),
-      webview.onDidReceiveMessage((raw: unknown) => {
-        const msg = parseModelPageMessage(raw);
-        if (msg) {
-          this.handle(msg).catch((err: unknown) => {
-            this.log.warn(`Model views: ${errorText(err)}`);
-            void vscode.window.showErrorMessage(`Torch Doctor: ${errorText(err)}`);
-          });
-        }
-      }),
-    );
-  }
-
-  get view(): ModelPageView | undefined {
-    return this.latest;
-  }
-
-  reveal(): void {
-    this.panel.reveal(undefined, true);
-  }
-
-  render(view: ModelPageView): void {
-    this.latest = view;
-    this.post();
-  }
-
-  private post(): void {
-    if (!this.disposed && this.latest) {
-      const message: RenderMessage = { type: 'render', view: this.latest };
-      void this.panel.webview.postMessage(message);
-    }
-  }
-
-  private async handle(msg: ModelPageMessage): Promise<void> {
-    switch (msg.type) {
-      case 'ready':
-        this.post();
-        return;
-      case 'refresh':
-        this.onRefresh();
-        return;
-      case 'openLocation':
-        return this.openLocation(msg.file, msg.line);
-    }
-  }
-
-  /** Open a module's defining line; only files named by the view on show. */
-  private async openLocation(file: string, line: number): Promise<void> {
-    if (!allowedTargets(this.latest).has(file)) {
-      return;
-    }
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    const lineIndex = Math.min(Math.max(line - 1, 0), Math.max(doc.lineCount - 1, 0));
-    const pos = new vscode.Position(lineIndex, doc.lineAt(lineIndex).firstNonWhitespaceCharacterIndex);
-    const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
-    const viewColumn =
-      shown?.viewColumn ??
-      (this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One);
-    await vscode.window.showTextDocument(doc, { viewColumn, selection: new vscode.Range(pos, pos), preserveFocus: false });
-  }
-
-  dispose(): void {
-    this.panel.dispose();
-  }
-
-  private cleanUp(): void {
-    if (this.disposed) {
-      return;
-    }
-    this.disposed = true;
-    this.disposeEmitter.fire();
-    for (const d of this.subscriptions) {
-      d.dispose();
-    }
-    this.disposeEmitter.dispose();
   }
 }
 

@@ -23,7 +23,8 @@
         "source", "flags": [...], "location"
       }],
       "thresholds": {"deadFraction": 0.5, ...},
-      "counts": {"rows", "flagged", "error", "warning", "info"}   # rows by their most severe flag
+      "counts": {"rows", "flagged", "error", "warning", "info"},  # rows by their most severe flag
+      "verdictCounts": {"error", "warning", "info"}               # the verdicts by severity
     }
 
 The bars of the view are drawn on a log scale from ``meanAbs`` and ``maxAbs``.

@@ -3,7 +3,7 @@
 The view models of ``gradient_flow.build`` and ``shape_trace.build`` get their last fields here:
 
 - gradient flow: ``counts`` ``{rows, flagged, error, warning, info}`` (rows by their most severe
-  flag) and, per row, ``fold``: the flags written out under the row. A run of consecutive rows
+  flag), ``verdictCounts`` ``{error, warning, info}`` (the chips over the verdicts) and, per row, ``fold``: the flags written out under the row. A run of consecutive rows
   flagged by the same rule with the same next step (40 layers with vanishing gradients) writes
   its sentence once, under its first row: ``{"flag": index into the row's flags, "repeats": how
   many rows below share it}``; the rows below list only their icon.
@@ -67,13 +67,23 @@ def gradient_counts(rows: Sequence[Dict[str, Any]]) -> Dict[str, int]:
     return counts
 
 
+def verdict_counts(verdicts: Sequence[Dict[str, Any]]) -> Dict[str, int]:
+    """The verdicts (with a sentence) by severity; an unknown one reads as a warning."""
+    counts = {s: 0 for s in SEVERITIES}
+    for v in verdicts:
+        if str(v.get("sentence", "")).strip():
+            counts[_worst([v])] += 1
+    return counts
+
+
 def finish_gradient_flow(model: Dict[str, Any]) -> Dict[str, Any]:
-    """Add ``counts`` and each row's ``fold`` (in place; returned for chaining)."""
+    """Add ``counts``, ``verdictCounts`` and each row's ``fold`` (in place; returned for chaining)."""
     rows = model.get("rows") or []
     folds = fold_repeated([r.get("flags") or [] for r in rows])
     for i, row in enumerate(rows):  # no zip(strict=...): the backend runs on Python 3.9
         row["fold"] = folds[i]
     model["counts"] = gradient_counts(rows)
+    model["verdictCounts"] = verdict_counts(model.get("verdicts") or [])
     return model
 
 

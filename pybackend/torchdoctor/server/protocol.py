@@ -223,6 +223,7 @@ class DiagnoseSnapshotParams:
 #                                                (model order; [] when there are no gradients yet)
 #      verdicts: [Flag & {module: string | null}],   (most severe first)
 #      counts: {rows, flagged, error, warning, info},  (flagged rows by their most severe flag)
+#      verdictCounts: {error, warning, info},           (the verdicts by severity)
 #      activations: [{path, type, occurrence, mean, std, zeros, deadUnits, min, max,
 #                     nonFinite: int | true, source, fromPass: int | null, flags: [Flag],
 #                     location}],               (leaf module calls, call order)

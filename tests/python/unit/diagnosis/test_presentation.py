@@ -21,6 +21,7 @@ from torchdoctor.diagnosis.presentation import (
     gradient_counts,
     shape_counts,
     uniform_note,
+    verdict_counts,
 )
 
 DEAD = {"rule": "dead-units", "severity": "warning", "sentence": "73% of the units after conv2 are zero.",
@@ -60,6 +61,11 @@ def test_gradient_counts_count_rows_by_their_most_severe_flag():
     both = [{"flags": [vanish("a"), DEAD]}, {"flags": [{**DEAD, "severity": "info"}]}, {"flags": [{**DEAD, "sentence": " "}]}]
     assert gradient_counts(both) == {"rows": 3, "flagged": 2, "error": 1, "warning": 0, "info": 1}
     assert gradient_counts([{"flags": [{**DEAD, "severity": "fatal"}]}])["warning"] == 1, "unknown reads as a warning"
+
+
+def test_verdict_counts_are_the_chips_over_the_verdicts():
+    verdicts = [vanish("a"), DEAD, {**DEAD, "severity": "info"}, {**DEAD, "sentence": ""}, {**DEAD, "severity": "?"}]
+    assert verdict_counts(verdicts) == {"error": 1, "warning": 2, "info": 1}
 
 
 def test_finish_gradient_flow_adds_counts_and_each_rows_fold():

@@ -1,47 +1,17 @@
+// CheckResult → the check-result page (extension/src/checks/checkResultModel.ts), from real results.
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { test } from 'node:test';
-import {
-  allowedFiles,
-  buildResultView,
-  contentSecurityPolicy,
-  csvFileName,
-  curveView,
-  findSymbolLine,
-  formatCell,
-  formatDuration,
-  formatNumber,
-  formatPow10,
-  linearAxis,
-  logAxis,
-  lrFinderCsv,
-  makeNonce,
-  messageView,
-  parsePageMessage,
-  parseTraceback,
-  renderHtml,
-  robustTop,
-  runningView,
-  splitInlineCode,
-  syntaxErrorPosition,
-} from '../../../../extension/src/checks/checkResultModel';
+import { buildResultView, csvFileName, formatDuration, lrFinderCsv, messageView, parsePageMessage, runningView } from '../../../../extension/src/checks/checkResultModel';
+import { curveView } from '../../../../extension/src/checks/curveView';
+import { formatCell } from '../../../../extension/src/checks/resultTable';
+import { allowedFiles, syntaxErrorPosition } from '../../../../extension/src/checks/traceback';
 import type { CheckResult } from '../../../../extension/src/protocol';
+import { formatNumber } from '../../../../extension/src/webview/format';
+import { readFixture } from '../support/fixtures';
 
 // Real `torchdoctor check ... --json` outputs (paths rewritten to /ws); bundled tests run from out/tests.
-const FIXTURES = [resolve(__dirname, '../../tests/ts/unit/fixtures'), resolve('tests/ts/unit/fixtures')];
-
 function fixture(name: string): CheckResult {
-  for (const dir of FIXTURES) {
-    try {
-      return JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as CheckResult;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        throw err;
-      }
-    }
-  }
-  throw new Error(`fixture ${name} not found`);
+  return readFixture<CheckResult>(`${name}.json`);
 }
 
 const ALL = [
@@ -64,8 +34,6 @@ const ALL = [
   'error-no-torch',
   'cancelled',
 ];
-
-// --- every real result becomes a view -------------------------------------------------------
 
 test('every fixture builds a view with the verdict, header and headline', () => {
   for (const name of ALL) {
@@ -281,8 +249,6 @@ test('no torch, timeout, import error and cancel have a readable kind and no cha
   assert.equal(c.footer, '');
 });
 
-// --- LR finder CSV ---------------------------------------------------------------------------
-
 test('LR finder CSV: header, one row per lr, both losses, full precision', () => {
   const r = fixture('lr-find-pass');
   const csv = lrFinderCsv(r)!;
@@ -318,8 +284,6 @@ test('CSV file name: <className>-lr-finder.csv, safe characters only', () => {
   assert.equal(csvFileName('a/b:c'), 'a_b_c-lr-finder.csv');
 });
 
-// --- formatting ------------------------------------------------------------------------------
-
 test('numbers, cells and durations read like a person wrote them', () => {
   assert.equal(formatNumber(14210), '14,210');
   assert.equal(formatNumber(0), '0');
@@ -340,82 +304,6 @@ test('numbers, cells and durations read like a person wrote them', () => {
   assert.equal(formatDuration(null), '');
 });
 
-test('inline code: backticks become code parts, unbalanced ones stay text', () => {
-  assert.deepEqual(splitInlineCode('The gradient of `act.beta` is wrong'), [
-    { text: 'The gradient of ', code: false },
-    { text: 'act.beta', code: true },
-    { text: ' is wrong', code: false },
-  ]);
-  assert.deepEqual(splitInlineCode('a ` b'), [{ text: 'a ` b', code: false }]);
-  assert.deepEqual(splitInlineCode('<img src=x onerror=alert(1)>'), [{ text: '<img src=x onerror=alert(1)>', code: false }]);
-  assert.deepEqual(splitInlineCode(''), []);
-});
-
-test('axes: nice linear ticks, decade log ticks with readable labels', () => {
-  const y = linearAxis('loss', 0, 1.5638, 5, true);
-  assert.equal(y.min, 0);
-  assert.equal(y.max, 2);
-  assert.deepEqual(
-    y.ticks.map((t) => t.label),
-    ['0', '0.5', '1', '1.5', '2'],
-  );
-  const x = linearAxis('step', 0, 126, 6, false);
-  assert.equal(x.max, 126, 'an x axis keeps the data range');
-  assert.deepEqual(
-    x.ticks.map((t) => t.label),
-    ['0', '25', '50', '75', '100', '125'],
-  );
-  const tiny = linearAxis('d', 1e-4, 5e-4, 4, true);
-  assert.deepEqual(
-    tiny.ticks.map((t) => t.label),
-    ['1e-4', '2e-4', '3e-4', '4e-4', '5e-4'],
-  );
-  const flat = linearAxis('loss', 2, 2, 5, true);
-  assert.ok(flat.min < 2 && flat.max > 2, 'a flat line gets a range around it');
-  const lx = logAxis('lr', 3e-6, 0.2);
-  assert.deepEqual(
-    lx.ticks.map((t) => t.label),
-    ['1e-6', '1e-5', '1e-4', '1e-3', '1e-2', '0.1', '1'],
-  );
-  assert.equal(formatPow10(2), '100');
-  assert.equal(formatPow10(3), '1e3');
-  const wide = logAxis('lr', 1e-12, 1e12);
-  assert.ok(wide.ticks.length <= 13, 'many decades: every other one labelled');
-});
-
-test('a spike does not flatten the curve: the top is cut and the note says how many values', () => {
-  const values = Array.from({ length: 50 }, (_, i) => 1 - i / 100);
-  values.push(1e6);
-  assert.deepEqual(robustTop([1, 2, 3]), { top: 3, clipped: false });
-  const top = robustTop(values);
-  assert.equal(top.clipped, true);
-  assert.ok(top.top < 2);
-  const c = curveView({
-    xLabel: 'learning rate',
-    yLabel: 'loss',
-    xScale: 'log',
-    series: [{ name: 'loss', points: values.map((y, i) => [10 ** (-7 + i / 8), y] as [number, number]) }],
-    marks: [],
-  })!;
-  assert.equal(c.series[0].clipped, 1);
-  assert.match(c.note, /^1 value above .* is cut off at the top/);
-});
-
-test('a log axis drops x <= 0 and counts it as not drawn', () => {
-  const c = curveView({
-    xLabel: 'lr',
-    yLabel: 'loss',
-    xScale: 'log',
-    series: [{ name: 'loss', points: [[0, 1], [1e-3, 0.5], [1e-2, 0.4]] }],
-    marks: [{ x: 0, label: 'bad' }],
-  })!;
-  assert.equal(c.series[0].points.length, 2);
-  assert.equal(c.series[0].missing, 1);
-  assert.deepEqual(c.marks, []);
-});
-
-// --- running / message views -----------------------------------------------------------------
-
 test('running and message views carry the header; a message without a run cannot re-run', () => {
   const args = { className: 'TinyMLP', check: 'lr-find', file: '/ws/models/mlp.py' };
   const r = runningView(args);
@@ -429,84 +317,6 @@ test('running and message views carry the header; a message without a run cannot
     [false, true],
   );
   assert.equal(messageView('The backend is not running.', null).canRerun, false);
-});
-
-// --- source lookup ---------------------------------------------------------------------------
-
-const SOURCE = `import torch
-from torch import nn
-
-
-class SwishFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, beta):
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None
-
-
-class SwishNet(nn.Module):
-    scale: float = 1.0
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(10, 64)
-        self.act: nn.Module = LearnableSwish()
-        # self.fc2 is below
-        self.fc2 = nn.Linear(64, 3)
-
-    def forward(self, x):
-        if self.fc1 == None:
-            pass
-        return self.fc2(self.act(self.fc1(x)))
-
-
-def fc1():
-    pass
-`;
-
-test('findSymbolLine: a class, its layers, a method, a class attribute; the class when a member is missing', () => {
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet' }), 14);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet', member: 'fc1' }), 19);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet', member: 'act' }), 20);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet', member: 'fc2' }), 22);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet', member: 'scale' }), 15);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishFn', member: 'backward' }), 10);
-  assert.equal(findSymbolLine(SOURCE, { className: 'SwishNet', member: 'nothere' }), 14);
-  assert.equal(findSymbolLine(SOURCE, { className: 'Outer.SwishNet' }), 14);
-  assert.equal(findSymbolLine(SOURCE, { className: 'Missing' }), null);
-  assert.equal(findSymbolLine(SOURCE, { className: 'Swish' }), null, 'whole names only');
-});
-
-// --- the page shell and its messages ---------------------------------------------------------
-
-test('HTML shell: the CSP, a nonce on the one script, no data and no remote resources', () => {
-  const nonce = makeNonce();
-  assert.match(nonce, /^[A-Za-z0-9+/]{24}$/);
-  assert.notEqual(nonce, makeNonce());
-  const src = 'https://file+.vscode-resource.vscode-cdn.net';
-  const html = renderHtml({
-    cspSource: src,
-    nonce,
-    scriptUri: `${src}/ext/extension/media/checkResult.js`,
-    styleUri: `${src}/ext/extension/media/checkResult.css`,
-  });
-  assert.equal(
-    contentSecurityPolicy(src, nonce),
-    `default-src 'none'; style-src ${src}; script-src 'nonce-${nonce}'; img-src ${src} data:`,
-  );
-  assert.ok(html.includes(`content="default-src 'none'; style-src ${src}; script-src 'nonce-${nonce}'; img-src ${src} data:"`));
-  const scripts = html.match(/<script\b[^>]*>/g) ?? [];
-  assert.equal(scripts.length, 1);
-  assert.ok(scripts[0].includes(`nonce="${nonce}"`));
-  assert.ok(!/style=/.test(html), 'no inline styles (the CSP forbids them)');
-  for (const url of html.match(/(?:src|href)="([^"]+)"/g) ?? []) {
-    assert.ok(url.includes(src), `only webview resources: ${url}`);
-  }
-  const hostile = renderHtml({ cspSource: src, nonce: '"><script>', scriptUri: 'a"b', styleUri: 'c' });
-  assert.ok(!hostile.includes('"><script>'));
 });
 
 test('messages from the page are checked field by field', () => {
@@ -529,12 +339,4 @@ test('messages from the page are checked field by field', () => {
   assert.equal(parsePageMessage({ type: 'eval', code: '1' }), undefined);
   assert.equal(parsePageMessage(null), undefined);
   assert.equal(parsePageMessage('ready'), undefined);
-});
-
-test('parseTraceback ignores text that is not a frame', () => {
-  assert.deepEqual(parseTraceback(''), []);
-  assert.deepEqual(
-    parseTraceback('Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nValueError: x').map((f) => f.user),
-    [false],
-  );
 });
