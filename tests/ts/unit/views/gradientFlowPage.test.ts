@@ -1,71 +1,12 @@
 // The gradient-flow page (extension/src/views/gradientFlowPage.ts), hand-made and real payloads.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import type { DiagnoseSnapshotResult, GradientFlowModel, GradientFlowRow } from '../../../../extension/src/protocol';
+import type { GradientFlowModel, GradientFlowRow } from '../../../../extension/src/protocol';
 import { foldedDetails, gradientFlowPage } from '../../../../extension/src/views/gradientFlowPage';
 import { flagView } from '../../../../extension/src/views/payload';
 import { shapeTracePage } from '../../../../extension/src/views/shapeTracePage';
 import type { GradientFlowPage, MessagePage, ShapeTracePage } from '../../../../extension/src/views/viewTypes';
-import type { TextPart } from '../../../../extension/src/webview/format';
-import { readFixture } from '../support/fixtures';
-
-// Real torchDoctor/diagnoseSnapshot answers: the runtime's snapshot.dump() of small models, run
-// through pybackend/torchdoctor/diagnosis (fixtures/diagnose_fixtures.py; paths rewritten to /ws).
-function fixture(name: string): DiagnoseSnapshotResult {
-  return readFixture<DiagnoseSnapshotResult>(`diagnose-${name}.json`);
-}
-
-const FILE = '/ws/models/cnn.py';
-const CTX = { subtitle: '“Train” · paused (breakpoint) at 10:00:00' };
-
-/** A row; a statistic may be given as "nan"/"inf" too (an older payload spelled them so). */
-function grow(name: string, meanAbs: number | string | null, maxAbs: number | string | null, extra: Partial<GradientFlowRow> = {}): GradientFlowRow {
-  return {
-    name,
-    module: name.replace(/\.(weight|bias)$/, ''),
-    type: 'Linear',
-    meanAbs: meanAbs as number | null,
-    maxAbs: maxAbs as number | null,
-    norm: typeof maxAbs === 'number' ? maxAbs * 2 : null,
-    nan: false,
-    inf: false,
-    flags: [],
-    location: { file: FILE, line: 10 },
-    ...extra,
-  };
-}
-
-const DEAD = { rule: 'dead-units', severity: 'warning' as const, sentence: '73% of the units after conv2 are zero.', suggestion: 'Use LeakyReLU.' };
-const VANISH = (n: string) => ({ rule: 'vanishing', severity: 'error' as const, sentence: `${n} mean |g| under 1e-7.`, suggestion: 'Add normalisation.' });
-
-function gradientModel(): GradientFlowModel {
-  return {
-    summary: 'Gradients flow; conv2 is dead.',
-    rows: [
-      grow('conv1.weight', 2e-3, 4e-2),
-      grow('conv2.weight', 0, 0, { flags: [DEAD], location: { file: FILE, line: 13 } }),
-      grow('fc.weight', 3e-9, 1e-8, { flags: [VANISH('fc.weight')], location: { file: '/ws/models/head.py', line: 4 } }),
-      grow('fc.bias', null, null, { location: null }),
-      grow('bad.weight', 'nan', 'inf', { nan: 12, inf: true }),
-    ],
-    verdicts: [
-      { rule: 'ratio', severity: 'warning', sentence: 'First/last ratio 700×.', suggestion: 'Clip gradients.', module: 'fc' },
-      { rule: 'none', severity: 'info', sentence: 'fc.bias got no gradient.', suggestion: '', module: null },
-      { rule: 'x', severity: 'error', sentence: '', suggestion: 'dropped: no sentence', module: null },
-    ],
-    // As the backend counts them (diagnosis/presentation.py; tests/python/unit/diagnosis/test_presentation.py).
-    counts: { rows: 5, flagged: 2, error: 1, warning: 1, info: 0 },
-  };
-}
-
-function text(parts: TextPart[]): string {
-  return parts.map((p) => p.text).join('');
-}
-
-function page<T>(v: T | MessagePage, kind: string): T {
-  assert.equal((v as { kind: string }).kind, kind, JSON.stringify(v).slice(0, 300));
-  return v as T;
-}
+import { CTX, DEAD, fixture, gradientModel, grow, page, text, VANISH } from '../support/viewPayloads';
 
 test('gradientFlowPage: one row per parameter in order, bars on one axis, flags and counts', () => {
   const v = page<GradientFlowPage>(gradientFlowPage(gradientModel(), CTX), 'gradientFlow');
@@ -273,3 +214,4 @@ test("verdictCounts: the backend's chips over the verdicts, checked", () => {
   const junk = { ...gradientModel(), verdictCounts: { error: -1, warning: 'x', info: 2.5 } } as unknown as GradientFlowModel;
   assert.deepEqual(page<GradientFlowPage>(gradientFlowPage(junk, CTX), 'gradientFlow').verdictCounts, { error: 0, warning: 0, info: 0 });
 });
+

@@ -1,36 +1,11 @@
 // The shape-trace page (extension/src/views/shapeTracePage.ts), hand-made and real payloads.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import type { DiagnoseSnapshotResult, ShapeTraceModel, ShapeTraceRow, TensorMeta } from '../../../../extension/src/protocol';
+import type { ShapeTraceModel } from '../../../../extension/src/protocol';
 import { gradientFlowPage } from '../../../../extension/src/views/gradientFlowPage';
 import { shapeTracePage, tensorShapeText } from '../../../../extension/src/views/shapeTracePage';
 import type { MessagePage, ShapeTracePage } from '../../../../extension/src/views/viewTypes';
-import type { TextPart } from '../../../../extension/src/webview/format';
-import { readFixture } from '../support/fixtures';
-
-// Real torchDoctor/diagnoseSnapshot answers: the runtime's snapshot.dump() of small models, run
-// through pybackend/torchdoctor/diagnosis (fixtures/diagnose_fixtures.py; paths rewritten to /ws).
-function fixture(name: string): DiagnoseSnapshotResult {
-  return readFixture<DiagnoseSnapshotResult>(`diagnose-${name}.json`);
-}
-
-const FILE = '/ws/models/cnn.py';
-const CTX = { subtitle: '“Train” · paused (breakpoint) at 10:00:00' };
-
-function text(parts: TextPart[]): string {
-  return parts.map((p) => p.text).join('');
-}
-
-function page<T>(v: T | MessagePage, kind: string): T {
-  assert.equal((v as { kind: string }).kind, kind, JSON.stringify(v).slice(0, 300));
-  return v as T;
-}
-
-const t = (shape: number[] | null, dtype = 'float32', device = 'cpu'): TensorMeta => ({ shape, dtype, device });
-
-function srow(path: string, type: string, depth: number, inputs: TensorMeta[], outputs: TensorMeta[], params: number, extra: Partial<ShapeTraceRow> = {}): ShapeTraceRow {
-  return { path, type, depth, inputs, outputs, params, dtypeChange: false, deviceChange: false, failed: false, location: { file: FILE, line: 5 + depth }, ...extra };
-}
+import { CTX, FILE, fixture, page, srow, t, text } from '../support/viewPayloads';
 
 test('shapeText: tuples without thousands separators; a 1-d shape keeps its comma', () => {
   assert.equal(tensorShapeText(t([64, 1152])), '(64, 1152)');
@@ -201,3 +176,4 @@ test('shapeText names a non-tensor by its type; the model that raised in its own
   assert.equal(text(v.failure!.explanation), 'The reshape in forward() does not fit.');
   assert.equal(v.rows[0].failed, true);
 });
+
