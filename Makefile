@@ -130,3 +130,7 @@ bench: $(STAMPS)/venv
 
 clean:
 	rm -rf dist out $(BUNDLED) $(STAMPS) tests/e2e/artifacts
+
+# tsc on the extension and the webview scripts (checkJs), then ESLint (eslint.config.mjs).
+lint-ts: $(STAMPS)/npm
+	npm run -s lint

@@ -7,7 +7,6 @@
 (function () {
   'use strict';
 
-  // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
   const app = document.getElementById('app');
   const { h, s, textParts, linkButton } = window.TorchDoctorDom;

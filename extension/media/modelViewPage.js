@@ -8,7 +8,6 @@
 (function () {
   'use strict';
 
-  // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
   const { h, s, srOnly, textParts, baseName, linkButton } = window.TorchDoctorDom;
   const saved = vscode.getState() || {};

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { RestartPolicy } from '../../../../extension/src/backend/restartPolicy';
 
 test('allows up to max restarts within the window, then refuses', () => {
-  let t = 0;
+  const t = 0;
   const policy = new RestartPolicy(3, 1000, () => t);
   assert.equal(policy.recordCrash(), true);
   assert.equal(policy.recordCrash(), true);
