@@ -49,11 +49,25 @@ def run(args: argparse.Namespace) -> int:
             print(f"torchdoctor lint: no such file or directory: {path}", file=sys.stderr)
         return 2
     results = [(str(path), _lint_file(path, disabled)) for path in _python_files(args.paths)]
-    if args.format == "json":
-        print(json.dumps(_as_json(results), indent=2))
-    else:
-        print(_as_text(results))
+    text = json.dumps(_as_json(results), indent=2) if args.format == "json" else _as_text(results)
+    _write(text)
     return 1 if any(findings for _, findings in results) else 0
+
+
+def _write(text: str) -> None:
+    """Print ``text``; a reader that stops early (``torchdoctor lint . | head``) is not an error.
+
+    Python would print a ``BrokenPipeError`` traceback, and a second one when it flushes
+    stdout at exit; point stdout at /dev/null so that final flush has nowhere to fail."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's capture)
+            pass
 
 
 def _parse_disabled(values: Sequence[str]) -> Tuple[List[str], List[str]]:
@@ -102,7 +116,8 @@ def _as_text(results) -> str:
         for f in findings:
             count += 1
             fixable += f.fix is not None
-            lines.append(f"{path}:{f.line}:{f.span.start_col + 1}: {f.rule_id} {f.severity}: {f.message}")
+            message = " ".join(f.message.split())  # one line per finding, whatever the message quotes
+            lines.append(f"{path}:{f.line}:{f.span.start_col + 1}: {f.rule_id} {f.severity}: {message}")
     files = len(results)
     if count:
         fix_note = f", {fixable} with a quick fix in the editor" if fixable else ""

@@ -11,8 +11,10 @@ import ast
 import contextlib
 import gc
 import logging
+import re
+import sys
 import warnings
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 from .context import LintContext
 from .ignore import is_ignored, parse_ignores
@@ -81,10 +83,41 @@ def _parse(text: str, path: Optional[str]):
             warnings.simplefilter("ignore")  # invalid escape sequences etc. are not our business
             return ast.parse(text, filename=path or "<unknown>")
     except SyntaxError as exc:
-        return _syntax_finding(text, exc.msg or "invalid syntax", exc.lineno, exc.offset)
+        msg = exc.msg or "invalid syntax"
+        newer = _newer_syntax(SourceText(text).line((exc.lineno or 1) - 1), msg)
+        if newer is not None:
+            (major, minor), what = newer
+            here = sys.version_info
+            msg += (f" (your interpreter is {here[0]}.{here[1]}; this file uses syntax from Python "
+                    f"{major}.{minor} or newer: {what})")
+        return _syntax_finding(text, msg, exc.lineno, exc.offset)
     except (ValueError, RecursionError, MemoryError) as exc:
         # ValueError: source with NUL bytes; RecursionError: absurdly nested expressions.
         return _syntax_finding(text, f"cannot parse: {exc}", 1, 1)
+
+
+# Syntax an older interpreter rejects, recognised on the line its parser stops at:
+# (first version that accepts it, pattern, what to call it).
+_NEWER_SYNTAX = (
+    ((3, 12), re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*(\[.*\])?\s*="), "a `type` alias statement"),
+    ((3, 12), re.compile(r"^\s*(async\s+)?def\s+\w+\s*\["), "a generic function `def f[T](...)`"),
+    ((3, 12), re.compile(r"^\s*class\s+\w+\s*\["), "a generic class `class C[T]`"),
+    ((3, 11), re.compile(r"^\s*except\s*\*"), "`except*`"),
+    ((3, 10), re.compile(r"^\s*match\s+\S.*:\s*(#.*)?$"), "a `match` statement"),
+)
+_FSTRING = re.compile(r"(?<![\w\"'])[rRbB]?[fF][rR]?[\"']")
+
+
+def _newer_syntax(line: str, msg: str) -> Optional[Tuple[Tuple[int, int], str]]:
+    """When the parser of *this* interpreter fails on syntax a newer Python accepts, which
+    version and construct: the user then knows to point the extension at that Python."""
+    here = sys.version_info[:2]
+    for version, pattern, what in _NEWER_SYNTAX:
+        if here < version and pattern.search(line):
+            return version, what
+    if here < (3, 12) and _FSTRING.search(line) and (msg.startswith("f-string") or "line continuation" in msg):
+        return (3, 12), "an f-string that reuses its quotes or holds a backslash (PEP 701)"
+    return None
 
 
 def _syntax_finding(text: str, msg: str, lineno: Optional[int], offset: Optional[int]) -> Finding:
