@@ -24,6 +24,8 @@ declare global {
   function acquireVsCodeApi(): VsCodeApi;
   interface Window {
     TorchDoctorDom: TorchDoctorDom;
+    /** The check-result chart (chart.js). */
+    TorchDoctorChart: { drawChart(curve: any, width: number): SVGElement; seriesClass(sr: any, i: number): string };
     /** The model-view frame (modelViewPage.js) the gradient-flow and shape-trace pages draw into. */
     TorchDoctorPage: any;
   }

@@ -141,58 +141,78 @@
     ]);
   }
 
+  function tableHead(axisCell) {
+    return h('thead', {}, [
+      h('tr', {}, [
+        h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Flag')),
+        h('th', { scope: 'col', class: 'col-name', text: 'Parameter' }),
+        axisCell,
+        h('th', { scope: 'col', class: 'num', text: 'mean |g|' }),
+        h('th', { scope: 'col', class: 'num col-max', text: 'max |g|' }),
+        h('th', { scope: 'col', class: 'num col-norm', text: 'norm' }),
+      ]),
+    ]);
+  }
+
+  /** One parameter's row: flag glyph, name with badges, the bars, the numbers. */
+  function gradientRow(r, view) {
+    const cls = ['row', r.tone ? 'flagged tone-' + r.tone : '', r.target ? 'has-target' : '', r.nonFinite ? 'nonfinite' : ''];
+    return h(
+      'tr',
+      {
+        class: cls.join(' ').trim(),
+        'data-key': 'g:' + r.name,
+        'data-index': String(r.index),
+        'aria-label': r.label,
+        title: r.target ? r.target.file + ':' + r.target.line + ' (Enter)' : null,
+      },
+      [
+        h('td', { class: 'col-flag' }, r.tone ? P.toneIcon(r.tone, r.flags[0].icon, r.flags[0].label) : null),
+        h(
+          'td',
+          { class: 'col-name' },
+          h('div', { class: 'name-wrap', title: r.name + (r.type ? ' (' + r.type + ')' : '') }, [
+            r.nonFinite
+              ? h('span', { class: 'badge-nonfinite' }, [h('span', { 'aria-hidden': 'true', text: '✖ ' }), r.nonFinite])
+              : null,
+            h('span', { class: 'param-name', text: r.name }),
+            r.type ? h('span', { class: 'param-type', text: r.type }) : null,
+            r.changed ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
+          ]),
+        ),
+        h('td', { class: 'col-bars' }, track(r, view)),
+        h('td', { class: 'num val kind-' + r.mean.kind, text: r.mean.text }),
+        h('td', { class: 'num val col-max kind-' + r.max.kind, text: r.max.text }),
+        h('td', { class: 'num val col-norm', text: r.norm }),
+      ],
+    );
+  }
+
+  /** The flags written under a row (folded by the backend: a run says its sentence once). */
+  function flagRow(r) {
+    const lines = r.details.map((d) =>
+      P.flagLine(
+        d.flag,
+        d.repeats
+          ? h('span', { class: 'repeats', text: 'The same for the next ' + (d.repeats === 1 ? 'row' : d.repeats + ' rows') + ' (' + d.flag.icon + ').' })
+          : null,
+      ),
+    );
+    return h('tr', { class: 'flag-row tone-' + r.tone, 'data-for': String(r.index) }, [h('td', { class: 'col-flag' }), h('td', { colspan: '5' }, lines)]);
+  }
+
   function renderTable(view, container) {
     const axis = view.axis;
     const decades = axis.hi - axis.lo;
     const table = h('table', { class: decades > 20 ? 'grid dense' : 'grid', id: 'gradient-table' });
     table.style.setProperty('--decades', String(decades));
     const axisCell = h('th', { scope: 'col', class: 'col-bars' }, [h('span', { class: 'sr-only', text: 'Gradient magnitude, log scale' }), axisHeader(axis)]);
-    table.appendChild(
-      h('thead', {}, [
-        h('tr', {}, [
-          h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Flag')),
-          h('th', { scope: 'col', class: 'col-name', text: 'Parameter' }),
-          axisCell,
-          h('th', { scope: 'col', class: 'num', text: 'mean |g|' }),
-          h('th', { scope: 'col', class: 'num col-max', text: 'max |g|' }),
-          h('th', { scope: 'col', class: 'num col-norm', text: 'norm' }),
-        ]),
-      ]),
-    );
+    table.appendChild(tableHead(axisCell));
     const tbody = h('tbody');
     const rows = [];
     const flaggedOnly = !!P.ui().flaggedOnly && view.counts.flagged > 0;
     for (const r of view.rows) {
-      const cls = ['row', r.tone ? 'flagged tone-' + r.tone : '', r.target ? 'has-target' : '', r.nonFinite ? 'nonfinite' : ''];
-      const tr = h(
-        'tr',
-        {
-          class: cls.join(' ').trim(),
-          'data-key': 'g:' + r.name,
-          'data-index': String(r.index),
-          'aria-label': r.label,
-          title: r.target ? r.target.file + ':' + r.target.line + ' (Enter)' : null,
-        },
-        [
-          h('td', { class: 'col-flag' }, r.tone ? P.toneIcon(r.tone, r.flags[0].icon, r.flags[0].label) : null),
-          h(
-            'td',
-            { class: 'col-name' },
-            h('div', { class: 'name-wrap', title: r.name + (r.type ? ' (' + r.type + ')' : '') }, [
-              r.nonFinite
-                ? h('span', { class: 'badge-nonfinite' }, [h('span', { 'aria-hidden': 'true', text: '✖ ' }), r.nonFinite])
-                : null,
-              h('span', { class: 'param-name', text: r.name }),
-              r.type ? h('span', { class: 'param-type', text: r.type }) : null,
-              r.changed ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
-            ]),
-          ),
-          h('td', { class: 'col-bars' }, track(r, view)),
-          h('td', { class: 'num val kind-' + r.mean.kind, text: r.mean.text }),
-          h('td', { class: 'num val col-max kind-' + r.max.kind, text: r.max.text }),
-          h('td', { class: 'num val col-norm', text: r.norm }),
-        ],
-      );
+      const tr = gradientRow(r, view);
       if (r.target) {
         tr._target = r.target;
       }
@@ -200,17 +220,7 @@
       rows.push(tr);
       tbody.appendChild(tr);
       if (r.details.length) {
-        const lines = r.details.map((d) =>
-          P.flagLine(
-            d.flag,
-            d.repeats
-              ? h('span', { class: 'repeats', text: 'The same for the next ' + (d.repeats === 1 ? 'row' : d.repeats + ' rows') + ' (' + d.flag.icon + ').' })
-              : null,
-          ),
-        );
-        tbody.appendChild(
-          h('tr', { class: 'flag-row tone-' + r.tone, 'data-for': String(r.index) }, [h('td', { class: 'col-flag' }), h('td', { colspan: '5' }, lines)]),
-        );
+        tbody.appendChild(flagRow(r));
       } else if (r.tone) {
         tr.classList.add('folded');
       }

@@ -65,81 +65,97 @@
     return null;
   }
 
+  function tableHead(hasActivation) {
+    return h('thead', {}, [
+      h('tr', {}, [
+        h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Status')),
+        h('th', { scope: 'col', class: 'col-module', text: 'Module' }),
+        h('th', { scope: 'col', class: 'col-shape', text: 'Input' }),
+        h('th', { scope: 'col', class: 'col-arrow', 'aria-hidden': 'true' }),
+        h('th', { scope: 'col', class: 'col-shape', text: 'Output' }),
+        h('th', { scope: 'col', class: 'num', text: 'Params' }),
+        hasActivation ? h('th', { scope: 'col', class: 'col-act', text: 'Output values' }) : null,
+      ]),
+    ]);
+  }
+
+  /** One module call: status glyph, name indented by depth, input → output, params, values. */
+  function moduleRow(r, hasActivation) {
+    const changed = !!(r.dtypeNote || r.deviceNote);
+    const cls = [
+      'row',
+      r.failed ? 'failed' : '',
+      changed ? 'changed' : '',
+      r.paused ? 'paused' : '',
+      r.tone && !r.failed ? 'flagged tone-' + r.tone : '',
+      r.target ? 'has-target' : '',
+      'depth-' + Math.min(r.depth, 9),
+    ];
+    const nameCell = h('td', { class: 'col-module' }, [
+      h('span', { class: 'mod-name', text: r.name }),
+      r.type ? h('span', { class: 'mod-type', text: r.type }) : null,
+    ]);
+    nameCell.style.setProperty('--depth', String(r.depth));
+    return h(
+      'tr',
+      {
+        class: cls.join(' ').trim(),
+        'data-key': 's:' + r.path + ':' + r.index,
+        'data-index': String(r.index),
+        'data-path': r.path,
+        'aria-label': r.label,
+        title: (r.path || '(model)') + (r.target ? ' — ' + r.target.file + ':' + r.target.line + ' (Enter)' : ''),
+      },
+      [
+        h('td', { class: 'col-flag' }, statusIcon(r)),
+        nameCell,
+        h('td', { class: 'col-shape shape', text: r.input }),
+        h('td', { class: 'col-arrow', 'aria-hidden': 'true', text: '→' }),
+        h('td', { class: 'col-shape col-output' + (r.failed ? ' raised' : '') + (r.unfinished ? ' unfinished' : '') }, [
+          h('span', { class: 'shape', text: r.failed ? '✖ raised' : r.output }),
+          changeBadges(r),
+        ]),
+        h('td', { class: 'num', text: r.params }),
+        hasActivation ? h('td', { class: 'col-act', text: r.activation }) : null,
+      ],
+    );
+  }
+
+  /** Under a row: its activation findings, and the error where the forward raised. */
+  function rowsUnder(r, view, cols) {
+    const out = [];
+    if (r.flags.length) {
+      const lines = h('td', { colspan: String(cols - 1), class: 'flag-cell' }, r.flags.map((f) => P.flagLine(f)));
+      lines.style.setProperty('--depth', String(r.depth));
+      out.push(h('tr', { class: 'flag-row tone-' + r.tone }, [h('td', { class: 'col-flag' }), lines]));
+    }
+    if (r.failed && view.failure) {
+      const msg = h('td', { colspan: String(cols - 1), class: 'failed-text' }, [
+        h('span', { class: 'failed-label', text: 'Raised: ' }),
+        h('code', { text: view.failure.error.split('\n')[0] }),
+      ]);
+      msg.style.setProperty('--depth', String(r.depth));
+      out.push(h('tr', { class: 'failed-row' }, [h('td', { class: 'col-flag' }), msg]));
+    }
+    return out;
+  }
+
   function renderTable(view, app) {
     const hasActivation = view.rows.some((r) => r.activation);
     const table = h('table', { class: 'grid tree', id: 'shape-table' });
-    table.appendChild(
-      h('thead', {}, [
-        h('tr', {}, [
-          h('th', { scope: 'col', class: 'col-flag' }, P.srOnly('Status')),
-          h('th', { scope: 'col', class: 'col-module', text: 'Module' }),
-          h('th', { scope: 'col', class: 'col-shape', text: 'Input' }),
-          h('th', { scope: 'col', class: 'col-arrow', 'aria-hidden': 'true' }),
-          h('th', { scope: 'col', class: 'col-shape', text: 'Output' }),
-          h('th', { scope: 'col', class: 'num', text: 'Params' }),
-          hasActivation ? h('th', { scope: 'col', class: 'col-act', text: 'Output values' }) : null,
-        ]),
-      ]),
-    );
+    table.appendChild(tableHead(hasActivation));
     const tbody = h('tbody');
     const rows = [];
     const cols = hasActivation ? 7 : 6;
     for (const r of view.rows) {
-      const changed = !!(r.dtypeNote || r.deviceNote);
-      const cls = [
-        'row',
-        r.failed ? 'failed' : '',
-        changed ? 'changed' : '',
-        r.paused ? 'paused' : '',
-        r.tone && !r.failed ? 'flagged tone-' + r.tone : '',
-        r.target ? 'has-target' : '',
-        'depth-' + Math.min(r.depth, 9),
-      ];
-      const nameCell = h('td', { class: 'col-module' }, [
-        h('span', { class: 'mod-name', text: r.name }),
-        r.type ? h('span', { class: 'mod-type', text: r.type }) : null,
-      ]);
-      nameCell.style.setProperty('--depth', String(r.depth));
-      const tr = h(
-        'tr',
-        {
-          class: cls.join(' ').trim(),
-          'data-key': 's:' + r.path + ':' + r.index,
-          'data-index': String(r.index),
-          'data-path': r.path,
-          'aria-label': r.label,
-          title: (r.path || '(model)') + (r.target ? ' — ' + r.target.file + ':' + r.target.line + ' (Enter)' : ''),
-        },
-        [
-          h('td', { class: 'col-flag' }, statusIcon(r)),
-          nameCell,
-          h('td', { class: 'col-shape shape', text: r.input }),
-          h('td', { class: 'col-arrow', 'aria-hidden': 'true', text: '→' }),
-          h('td', { class: 'col-shape col-output' + (r.failed ? ' raised' : '') + (r.unfinished ? ' unfinished' : '') }, [
-            h('span', { class: 'shape', text: r.failed ? '✖ raised' : r.output }),
-            changeBadges(r),
-          ]),
-          h('td', { class: 'num', text: r.params }),
-          hasActivation ? h('td', { class: 'col-act', text: r.activation }) : null,
-        ],
-      );
+      const tr = moduleRow(r, hasActivation);
       if (r.target) {
         tr._target = r.target;
       }
       rows.push(tr);
       tbody.appendChild(tr);
-      if (r.flags.length) {
-        const lines = h('td', { colspan: String(cols - 1), class: 'flag-cell' }, r.flags.map((f) => P.flagLine(f)));
-        lines.style.setProperty('--depth', String(r.depth));
-        tbody.appendChild(h('tr', { class: 'flag-row tone-' + r.tone }, [h('td', { class: 'col-flag' }), lines]));
-      }
-      if (r.failed && view.failure) {
-        const msg = h('td', { colspan: String(cols - 1), class: 'failed-text' }, [
-          h('span', { class: 'failed-label', text: 'Raised: ' }),
-          h('code', { text: view.failure.error.split('\n')[0] }),
-        ]);
-        msg.style.setProperty('--depth', String(r.depth));
-        tbody.appendChild(h('tr', { class: 'failed-row' }, [h('td', { class: 'col-flag' }), msg]));
+      for (const extra of rowsUnder(r, view, cols)) {
+        tbody.appendChild(extra);
       }
     }
     table.appendChild(tbody);

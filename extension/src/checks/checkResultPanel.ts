@@ -6,7 +6,7 @@
  * gives one panel per (check, class): running the same check on the same class again reuses
  * (and reveals) its panel, another check or class opens a new one beside it.
  *
- * The page (extension/media/checkResult.{js,css}, after media/dom.js and page.css) gets no
+ * The page (extension/media/checkResult.{js,css}, after media/dom.js, chart.js, page.css) gets no
  * data in its HTML: every view arrives with postMessage as a PageView built by
  * checkResultModel.ts and is written with textContent. The page keeps the last view with
  * setState, so hiding the panel loses nothing; it says `ready` when it loads and the panel
@@ -64,7 +64,7 @@ export class CheckResultPanel implements vscode.Disposable {
       viewType: CheckResultPanel.viewType,
       title,
       extensionUri,
-      scripts: ['checkResult.js'],
+      scripts: ['chart.js', 'checkResult.js'],
       styles: ['checkResult.css'],
       pageTitle: 'Torch Doctor check result',
       live: true,

@@ -314,81 +314,90 @@ export class SnapshotTaker {
     }
     const file = path.join(await this.directory(), `snapshot-${randomUUID()}.json`);
     try {
-      let body: { result?: unknown } | undefined;
-      try {
-        const answer = await withTimeout(
-          session.customRequest('evaluate', {
-            expression: dumpExpression(file, model),
-            frameId: frame.frameId,
-            context: 'repl',
-          }),
-          this.options.timeoutMs ?? DUMP_TIMEOUT_MS,
-        );
-        if (answer === TIMED_OUT) {
-          const s = Math.round((this.options.timeoutMs ?? DUMP_TIMEOUT_MS) / 1000);
-          return {
-            ok: false,
-            problem: 'timeout',
-            message: `The program did not answer within ${s} s while writing the snapshot.`,
-            detail: '',
-          };
-        }
-        body = answer as { result?: unknown } | undefined;
-      } catch (err) {
-        return { ok: false, ...classifyEvaluateError(errorText(err)) };
-      }
-      const statusLine = unquotePythonStr(typeof body?.result === 'string' ? body.result : '');
-      let size: number;
-      try {
-        size = (await fsp.stat(file)).size;
-      } catch {
-        const said = snapshotStatus(null, statusLine);
-        if (said.status !== 'ok' && said.status !== 'unknown') {
-          return problemForStatus(said.status, said.message, statusLine);
-        }
-        return {
-          ok: false,
-          problem: 'no-file',
-          message:
-            `The runtime answered "${statusLine}" but no snapshot file appeared here. ` +
-            'Is the program running on another machine or in a container? The views need it on this one.',
-          detail: file,
-        };
-      }
-      const limit = this.options.maxBytes ?? MAX_SNAPSHOT_BYTES;
-      if (size > limit) {
-        return {
-          ok: false,
-          problem: 'too-large',
-          message: `The snapshot is ${formatMb(size)}, over the ${formatMb(limit)} limit; it was not read.`,
-          detail: statusLine,
-        };
-      }
-      let snapshot: unknown;
-      let text: string;
-      try {
-        text = await fsp.readFile(file, 'utf8');
-        snapshot = JSON.parse(text);
-      } catch (err) {
-        return {
-          ok: false,
-          problem: 'unreadable',
-          message: `The snapshot file could not be read as JSON: ${errorText(err)}`,
-          detail: statusLine,
-        };
-      }
-      if (snapshot === null || typeof snapshot !== 'object' || Array.isArray(snapshot)) {
-        return { ok: false, problem: 'unreadable', message: 'The snapshot file does not hold a JSON object.', detail: statusLine };
-      }
-      const said = snapshotStatus(snapshot, statusLine);
-      if (said.status !== 'ok') {
-        return problemForStatus(said.status, said.message, statusLine);
-      }
-      const status = statusLine;
-      return { ok: true, snapshot, text, status, threadId: frame.threadId, frameId: frame.frameId, bytes: size };
+      const said = await this.evaluateDump(session, frame.frameId, file, model);
+      return typeof said === 'string' ? await this.readSnapshot(file, said, frame) : said;
     } finally {
       await fsp.rm(file, { force: true }).catch(() => undefined);
     }
+  }
+
+  /** Ask the paused program to write the snapshot to `file`: the runtime's status line, or why not. */
+  private async evaluateDump(
+    session: SnapshotSession,
+    frameId: number,
+    file: string,
+    model?: string,
+  ): Promise<string | SnapshotOutcome> {
+    let answer: unknown;
+    try {
+      answer = await withTimeout(
+        session.customRequest('evaluate', { expression: dumpExpression(file, model), frameId, context: 'repl' }),
+        this.options.timeoutMs ?? DUMP_TIMEOUT_MS,
+      );
+    } catch (err) {
+      return { ok: false, ...classifyEvaluateError(errorText(err)) };
+    }
+    if (answer === TIMED_OUT) {
+      const s = Math.round((this.options.timeoutMs ?? DUMP_TIMEOUT_MS) / 1000);
+      return {
+        ok: false,
+        problem: 'timeout',
+        message: `The program did not answer within ${s} s while writing the snapshot.`,
+        detail: '',
+      };
+    }
+    const body = answer as { result?: unknown } | undefined;
+    return unquotePythonStr(typeof body?.result === 'string' ? body.result : '');
+  }
+
+  /** The snapshot file the runtime wrote, checked: there, under the size limit, a JSON object, "ok". */
+  private async readSnapshot(
+    file: string,
+    statusLine: string,
+    frame: { threadId: number; frameId: number },
+  ): Promise<SnapshotOutcome> {
+    let size: number;
+    try {
+      size = (await fsp.stat(file)).size;
+    } catch {
+      const said = snapshotStatus(null, statusLine);
+      if (said.status !== 'ok' && said.status !== 'unknown') {
+        return problemForStatus(said.status, said.message, statusLine);
+      }
+      return {
+        ok: false,
+        problem: 'no-file',
+        message:
+          `The runtime answered "${statusLine}" but no snapshot file appeared here. ` +
+          'Is the program running on another machine or in a container? The views need it on this one.',
+        detail: file,
+      };
+    }
+    const limit = this.options.maxBytes ?? MAX_SNAPSHOT_BYTES;
+    if (size > limit) {
+      return {
+        ok: false,
+        problem: 'too-large',
+        message: `The snapshot is ${formatMb(size)}, over the ${formatMb(limit)} limit; it was not read.`,
+        detail: statusLine,
+      };
+    }
+    let snapshot: unknown;
+    let text: string;
+    try {
+      text = await fsp.readFile(file, 'utf8');
+      snapshot = JSON.parse(text);
+    } catch (err) {
+      return { ok: false, problem: 'unreadable', message: `The snapshot file could not be read as JSON: ${errorText(err)}`, detail: statusLine };
+    }
+    if (snapshot === null || typeof snapshot !== 'object' || Array.isArray(snapshot)) {
+      return { ok: false, problem: 'unreadable', message: 'The snapshot file does not hold a JSON object.', detail: statusLine };
+    }
+    const said = snapshotStatus(snapshot, statusLine);
+    if (said.status !== 'ok') {
+      return problemForStatus(said.status, said.message, statusLine);
+    }
+    return { ok: true, snapshot, text, status: statusLine, threadId: frame.threadId, frameId: frame.frameId, bytes: size };
   }
 
   dispose(): void {
