@@ -190,10 +190,10 @@ export interface FindModelsResult {
 // --- Gradient flow and shape trace while paused (issue 5): torchDoctor/diagnoseSnapshot ---
 //
 // Flow: at each stop the extension evaluates torchdoctor.runtime.snapshot.dump(path) in the
-// paused debuggee (extension/src/debugSnapshot.ts), reads the JSON file it wrote (schema in
+// paused debuggee (extension/src/debug/debugSnapshot.ts), reads the JSON file it wrote (schema in
 // pybackend/torchdoctor/runtime/snapshot.py), and sends it here; the backend applies the
 // diagnosis rules (pybackend/torchdoctor/diagnosis/) and answers the view models the two
-// webviews draw (extension/src/modelViews.ts). Floats are finite or null (JSON has no NaN):
+// webviews draw (extension/src/views/). Floats are finite or null (JSON has no NaN):
 // counts say when values were not finite.
 
 /**

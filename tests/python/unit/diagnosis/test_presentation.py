@@ -1,6 +1,6 @@
 """What the views count, fold and say (diagnosis/presentation.py): the extension only draws these.
 
-These were computed in extension/src/modelViewsModel.ts before (its tests: "flags and counts",
+These were computed in extension/src/modelViewsModel.ts before (now extension/src/views/) (its tests: "flags and counts",
 "a run of rows flagged by one rule writes its verdict once", "flags without a rule are never
 folded", the shape trace's changes and "All tensors ... on ..."); the same cases are here.
 """

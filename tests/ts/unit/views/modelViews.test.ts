@@ -1,4 +1,4 @@
-// The model views' controller (extension/src/modelViews.ts) against a fake `vscode` module and
+// The model views' controller (extension/src/views/modelViews.ts) against a fake `vscode` module and
 // a fake paused debugpy: stops → one snapshot → the backend → both panels; running, ended,
 // no session, backend not ready; clicks only open files of the view.
 import { strict as assert } from 'node:assert';
