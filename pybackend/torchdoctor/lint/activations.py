@@ -10,7 +10,7 @@ assignments, ``self.fc`` back to ``__init__``, a model call back to its class's 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Optional
 
 from .context import LintContext
@@ -56,6 +56,8 @@ class Activation:
 
     kind: str
     node: ast.AST
+    # The file ``node`` is in, when another file of the project (a model class imported from it).
+    origin: Optional[LintContext] = None
 
 
 class ActivationAnalysis:
@@ -129,9 +131,13 @@ class ActivationAnalysis:
                 return self.layer_output(built.args[-1], depth + 1)
             return None
         local = ctx.local_class(cls)
-        if local is not None and ctx.is_module_class(local):
+        home = ctx.context_for(local) if local is not None else ctx
+        if local is None or not home.is_module_class(local):
+            return None
+        if home is ctx:
             return self.forward_output(local, depth)
-        return None
+        found = home.shared("activations", lambda: ActivationAnalysis(home)).forward_output(local, depth)
+        return replace(found, origin=home) if found is not None and found.origin is None else found
 
     def _self_class(self, callee: ast.AST) -> Optional[ast.ClassDef]:
         """``self(x)`` inside a method calls the enclosing class's ``forward``."""

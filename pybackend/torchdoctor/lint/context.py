@@ -27,6 +27,9 @@ _WRAPPERS = frozenset(
 )
 _MAX_DEPTH = 12
 _MISSING = object()
+# Qualified names of libraries: never looked up in the user's project.
+_LIBRARIES = ("torch.", "torchvision.", "torchaudio.", "transformers.", "timm.", "lightning.", "pytorch_lightning.",
+              "sklearn.", "numpy.", "pandas.", "tensorflow.", "jax.", "flax.", "accelerate.", "peft.", "datasets.")
 
 _OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -64,10 +67,17 @@ _FLAGS = _flags()
 class LintContext:
     """Shared, read-only facts about one module, for the rules."""
 
-    def __init__(self, tree: ast.Module, source: SourceText, path: Optional[str] = None) -> None:
+    def __init__(self, tree: ast.Module, source: SourceText, path: Optional[str] = None, project=None) -> None:
         self.tree = tree
         self.source = source
         self.path = path
+        if project is None:
+            from .project import PROJECT as project
+        self.project = project
+        # classes found in other files of the project -> the context of the file defining them
+        self._foreign: Dict[ast.ClassDef, "LintContext"] = {}
+        self._sites: Dict[ast.AST, List[ast.Call]] = {}
+        self._resolving: set = set()
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []
         self.loops: List[ast.stmt] = []
@@ -319,11 +329,80 @@ class LintContext:
                     return expr
             else:
                 return expr
+            if bound is not None and bound.kind == "param" and bound.value is None:
+                expr = self.argument_for(bound)
+                if expr is None:
+                    return None
+                depth += 1
+                continue
             if bound is None or bound.value is None:
                 return None
             expr = bound.value
             depth += 1
         return None
+
+    # -- across function calls --------------------------------------------------------
+
+    def argument_for(self, param: Binding) -> Optional[ast.AST]:
+        """What the callers in this file pass for a parameter: ``train(model, ...)`` called as
+        ``train(Net(), ...)`` makes ``model`` a Net. Only when every caller agrees on the class
+        (or there is one caller); a default value counts when no caller passes the argument."""
+        func = param.stmt
+        key = (func, param.name)
+        if not isinstance(func, FUNCTIONS) or key in self._resolving:
+            return None  # a recursive call passes the parameter on: no new information
+        self._resolving.add(key)
+        try:
+            args = [self._argument_at(site, func, param.name) for site in self.callers_of(func)]
+            args = [a for a in args if a is not _MISSING]
+            if not args:
+                return None
+            if len(args) == 1:
+                return args[0]
+            classes = {self.class_of(a) if a is not None else None for a in args}
+            return args[0] if len(classes) == 1 and None not in classes else None
+        finally:
+            self._resolving.discard(key)
+
+    def callers_of(self, func) -> List[ast.Call]:
+        """Calls in this file that run ``func``: by name, as ``self.method(...)``, and for an
+        ``__init__`` the calls that build its class."""
+        sites = self._sites.get(func)
+        if sites is None:
+            self._sites[func] = []  # recursion guard
+            sites = self.call_sites(func)
+            owner = self.enclosing_class(func)
+            if func.name == "__init__" and owner is not None:
+                sites = sites + [c for c in self.calls if isinstance(c.func, ast.Name) and c.func.id == owner.name
+                                 and self.callee_class(c) == "local:" + owner.name]
+            self._sites[func] = sites
+        return sites
+
+    def _argument_at(self, site: ast.Call, func, name: str):
+        """The expression ``site`` passes for parameter ``name`` of ``func`` (``_MISSING`` when
+        it cannot be told, e.g. ``*args``), or the parameter's default, or None."""
+        params = list(getattr(func.args, "posonlyargs", [])) + list(func.args.args)
+        names = [p.arg for p in params]
+        is_method = self.enclosing_class(func) is not None and names and names[0] in ("self", "cls")
+        if is_method:
+            names = names[1:]
+        for kw in site.keywords:
+            if kw.arg == name:
+                return kw.value
+            if kw.arg is None:
+                return _MISSING  # ``**kwargs``: cannot tell
+        if name in names:
+            index = names.index(name)
+            if any(isinstance(a, ast.Starred) for a in site.args[: index + 1]):
+                return _MISSING
+            if index < len(site.args):
+                return site.args[index]
+            defaults = func.args.defaults
+            offset = len(params) - len(defaults)
+            position = index + (1 if is_method else 0)
+            if position >= offset:
+                return defaults[position - offset]
+        return _MISSING
 
     def construction_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[ast.Call]:
         """The call that built the object ``expr`` refers to, through names, ``self.x``,
@@ -368,9 +447,34 @@ class LintContext:
         return None
 
     def local_class(self, class_name: Optional[str]) -> Optional[ast.ClassDef]:
-        if class_name and class_name.startswith("local:"):
+        """The definition of a class of this project: ``local:Net`` in this file, or an import
+        from another file of the project (``model.GPT``, ``.model.GPT``). Analyse a class found
+        in another file with ``context_for(cls)``, which knows that file's imports."""
+        if not class_name:
+            return None
+        if class_name.startswith("local:"):
             return self.classes.get(class_name[len("local:"):])
-        return None
+        if class_name.startswith(_LIBRARIES):
+            return None
+        found = self.project.find_class(class_name, self.path)
+        if found is None:
+            return None
+        ctx, cls = found
+        self._foreign[cls] = ctx
+        return cls
+
+    def context_for(self, node: ast.AST) -> "LintContext":
+        """The context of the file ``node`` comes from (a class found by ``local_class``)."""
+        return self._foreign.get(node, self)
+
+    def is_project_class(self, class_name: Optional[str]) -> bool:
+        """Whether ``class_name`` names a class of the user's own code: defined here, imported
+        relatively, or from a module that is a file of the project (not an installed library)."""
+        if not class_name or class_name.startswith(_LIBRARIES):
+            return False
+        if class_name.startswith(("local:", ".")):
+            return True
+        return self.project.has_module(class_name.rpartition(".")[0], self.path)
 
     def base_names(self, cls: ast.ClassDef) -> List[str]:
         """Qualified names of a class's bases, local bases as ``local:Name``, transitively."""

@@ -48,7 +48,7 @@ def _built_matters(ctx: LintContext, built: ast.Call, depth: int) -> bool:
     local = ctx.local_class(cls)
     if local is None:
         return True
-    return _class_matters(ctx, local, depth)
+    return _class_matters(ctx.context_for(local), local, depth)
 
 
 def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:

@@ -61,12 +61,16 @@ class ImportMap:
                 self.aliases[top] = top
 
     def _add_import_from(self, node: ast.ImportFrom) -> None:
-        if node.level or not node.module:
-            return  # relative imports name the user's own modules
+        # Relative imports name the user's own modules: kept with their leading dots
+        # (``from .model import GPT`` -> ``.model.GPT``) for the project index, never a torch name.
+        module = "." * (node.level or 0) + (node.module or "")
+        if not module:
+            return
         for alias in node.names:
             if alias.name == "*":
                 continue
-            self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            joiner = "" if module.endswith(".") else "."
+            self.aliases[alias.asname or alias.name] = f"{module}{joiner}{alias.name}"
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
         """``F.softmax`` -> ``torch.nn.functional.softmax``; None for anything not imported."""

@@ -258,10 +258,14 @@ def is_model(ctx: LintContext, expr: ast.AST) -> bool:
     if cls is not None:
         local = ctx.local_class(cls)
         if local is not None:
-            return ctx.is_module_class(local)
+            return ctx.context_for(local).is_module_class(local)
         if cls.endswith("Loss") or cls.startswith("torch.nn.functional."):
             return False  # criteria are modules too, but not the network being trained
-        return cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm."))
+        if cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm.")):
+            return True
+        if not ctx.is_project_class(cls):
+            return False
+        # A class of the user's project whose file we cannot read: judge by the name, as below.
     if isinstance(expr, ast.Name):
         if ctx.imports.is_module_alias(expr.id):
             return False  # an imported function such as ``build_model``

@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import logging
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -28,6 +30,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 from ..lint import Finding, all_rules, get_rule, lint_source
 from ..lint.ignore import ignore_edit
 from ..lint.model import Span, TextEdit
+from ..lint.project import PROJECT
 from ..lint.source import split_lines
 from .settings import Settings, settings_for
 
@@ -94,7 +97,20 @@ class LintService:
         for document in list(self.server.workspace.text_documents.values()):
             self.schedule(document.uri, 0)
 
+    def relint_importers(self, uri: str) -> None:
+        """Lint again, after the debounce, the open documents that import ``uri``'s module:
+        a model changed in ``model.py`` changes what ``train.py``'s rules see."""
+        path = to_fs_path(uri) or uri
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem == "__init__":
+            stem = os.path.basename(os.path.dirname(path))
+        pattern = re.compile(rf"^\s*(from|import)\s+[\w.]*\b{re.escape(stem)}\b", re.MULTILINE)
+        for document in list(self.server.workspace.text_documents.values()):
+            if document.uri != uri and pattern.search(document.source):
+                self.schedule(document.uri, DEBOUNCE_SECONDS)
+
     def close(self, uri: str) -> None:
+        PROJECT.set_text(to_fs_path(uri) or uri, None)  # the file on disk again
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
@@ -130,6 +146,7 @@ class LintService:
             return None
         version, text = document.version, document.source
         path = to_fs_path(uri) or uri
+        PROJECT.set_text(path, text)  # other files importing this one see the unsaved text
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(None, lint_source, text, path, tuple(self.disabled_rules))
         if result.syntax_error is not None:
@@ -279,6 +296,7 @@ def register(server: LanguageServer) -> LintService:
     def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         """Lint after a pause in typing; each change restarts the wait."""
         service.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+        service.relint_importers(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:

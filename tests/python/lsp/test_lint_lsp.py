@@ -246,3 +246,24 @@ async def test_ranges_are_in_utf16_units(client: LanguageClient):
     utf16_col = len(line[: line.index("weights_only")].encode("utf-16-le")) // 2
     assert diag.range.start == types.Position(line=1, character=utf16_col)
 
+
+
+async def test_an_unsaved_change_to_the_model_file_relints_the_training_script(client: LanguageClient, tmp_path):
+    """train.py imports Classifier from model.py: the rules see model.py as the editor holds it,
+    and editing model.py re-publishes train.py (no save needed)."""
+    plain = "from torch import nn\n\n\nclass Classifier(nn.Module):\n    def __init__(self):\n" \
+            "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n" \
+            "        return self.fc(x)\n"
+    softmax = plain.replace("return self.fc(x)", "return self.fc(x).softmax(dim=1)")
+    (tmp_path / "model.py").write_text(plain, encoding="utf-8")
+    train = ("from torch import nn\nfrom model import Classifier\n\n\ndef train(model, loader, criterion):\n"
+             "    for x, y in loader:\n        loss = criterion(model(x), y)\n        loss.backward()\n\n\n"
+             "train(Classifier(), [], nn.CrossEntropyLoss())\n")
+    train_uri, model_uri = (tmp_path / "train.py").as_uri(), (tmp_path / "model.py").as_uri()
+    open_doc(client, train, uri=train_uri)
+    await published(client, lambda p: p.version == 1 and not p.diagnostics, uri=train_uri)
+    open_doc(client, plain, uri=model_uri)
+    change_doc(client, softmax, 2, uri=model_uri)
+    relinted = await published(client, lambda p: bool(p.diagnostics), uri=train_uri)
+    assert codes(relinted) == [("TD003", 6)]  # 0-based: the loss line
+    assert "model.py line 10" in relinted.diagnostics[0].message

@@ -9,6 +9,7 @@ saturates, or optimises the wrong objective.
 from __future__ import annotations
 
 import ast
+import os
 from typing import Optional
 
 from .. import torchapi
@@ -135,6 +136,9 @@ def _origin(ctx: LintContext, given: ast.AST, act: Activation) -> str:
     words = _KIND_WORDS[act.kind]
     if act.node is given:
         return "already " + words if act.kind != LOGITS else words
+    if act.origin is not None and act.origin is not ctx:
+        where = f"{os.path.basename(act.origin.path or '?')} line {act.node.lineno}"
+        return f"{words} (from `{_short(act.origin.text(act.node))}`, {where})"
     return f"{words} (from `{_short(ctx.text(act.node))}`, line {act.node.lineno})"
 
 

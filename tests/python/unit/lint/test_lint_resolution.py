@@ -30,7 +30,7 @@ def expr_at(ctx, source_text):
     ("from torch.nn.modules.loss import NLLLoss", "NLLLoss", "torch.nn.NLLLoss"),
     ("from torch.cuda.amp import GradScaler", "GradScaler", "torch.amp.GradScaler"),
     ("import torch as T", "T.optim.Adam", "torch.optim.Adam"),
-    ("from . import nn", "nn.Linear", None),
+    ("from . import nn", "nn.Linear", ".nn.Linear"),  # the project's own nn module, never torch.nn
 ])
 def test_qualified_names_through_aliases(imports, expr, expected):
     ctx = context(f"{imports}\nvalue = {expr}\n")

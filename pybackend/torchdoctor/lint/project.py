@@ -1,0 +1,153 @@
+"""The user's project, as far as the rules need it: classes imported from other files.
+
+A real project keeps the model in ``model.py`` and the loop in ``train.py``; a rule looking at
+``model = GPT(config)`` in ``train.py`` must see ``GPT``'s definition to know whether it has
+dropout (TD008), ends in a softmax (TD003) or is a module at all (TD009). This index finds the
+file an import names, relative to the importing file (its folder and the folders above it, as
+``python train.py`` and ``python -m pkg.train`` would), parses it once and keeps it until the file
+changes (by modification time and size), or until the editor says its unsaved text changed
+(``set_text``).
+
+Weighed against astroid and jedi, which infer far more (return types, instance attributes) but
+are not in the extension's bundle and cost far more per file (measured in docs/rules.md, "How
+the rules see a project"). What the rules ask is narrow — "which class is this name, and what is
+in its body" — so a purpose-built, lazy, cached lookup is enough.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import LintContext
+
+_MAX_PARENTS = 4  # folders above the importing file searched for a top-level package
+_MAX_REEXPORTS = 4  # ``from .model import GPT`` chains through package ``__init__`` files
+_MAX_BYTES = 2_000_000  # a generated file this large is not where a model class lives
+_MAX_FILES = 512  # parsed files kept; the oldest is dropped beyond this
+
+
+class ProjectIndex:
+    """Parsed project files by path, each with its own ``LintContext``; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._files: Dict[str, Tuple[object, Optional["LintContext"]]] = {}
+        self._texts: Dict[str, str] = {}
+
+    # -- what the editor knows ---------------------------------------------------------
+
+    def set_text(self, path: str, text: Optional[str]) -> None:
+        """The editor's unsaved text of ``path`` (None: read the file on disk again)."""
+        key = os.path.abspath(path)
+        with self._lock:
+            if text is None:
+                self._texts.pop(key, None)
+            else:
+                self._texts[key] = text
+            self._files.pop(key, None)
+
+    # -- lookups -----------------------------------------------------------------------
+
+    def find_class(self, qualname: str, importer: Optional[str]) -> Optional[Tuple["LintContext", ast.ClassDef]]:
+        """The class ``qualname`` (``model.GPT``, ``.model.GPT`` for a relative import) names
+        when imported from the file ``importer``, with the context of the file defining it."""
+        if not importer or "." not in qualname.lstrip("."):
+            return None
+        return self._find(qualname, os.path.abspath(importer), 0)
+
+    def _find(self, qualname: str, importer: str, depth: int):
+        if depth > _MAX_REEXPORTS:
+            return None
+        module, _, name = qualname.rpartition(".")
+        for path in _candidate_files(module, importer):
+            ctx = self.context(path)
+            if ctx is None:
+                continue
+            cls = ctx.classes.get(name)
+            if cls is not None:
+                return ctx, cls
+            reexported = ctx.imports.aliases.get(name)  # ``from .model import GPT`` in __init__.py
+            if reexported:
+                return self._find(reexported, path, depth + 1)
+            return None
+        return None
+
+    def has_module(self, module: str, importer: Optional[str]) -> bool:
+        """Whether ``import module`` from ``importer`` finds a file of the project."""
+        return bool(importer and module) and next(_candidate_files(module, os.path.abspath(importer)), None) is not None
+
+    def context(self, path: str) -> Optional["LintContext"]:
+        """The parsed file at ``path`` (None when it cannot be read or parsed)."""
+        key = os.path.abspath(path)
+        stamp = self._stamp(key)
+        if stamp is None:
+            return None
+        with self._lock:
+            cached = self._files.get(key)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        ctx = self._parse(key)
+        with self._lock:
+            if len(self._files) >= _MAX_FILES:
+                self._files.pop(next(iter(self._files)))
+            self._files[key] = (stamp, ctx)
+        return ctx
+
+    def _stamp(self, key: str):
+        text = self._texts.get(key)
+        if text is not None:
+            return ("text", hash(text))
+        try:
+            st = os.stat(key)
+        except OSError:
+            return None
+        if st.st_size > _MAX_BYTES:
+            return None
+        return ("disk", st.st_mtime_ns, st.st_size)
+
+    def _parse(self, key: str) -> Optional["LintContext"]:
+        from .context import LintContext
+        from .source import SourceText
+
+        text = self._texts.get(key)
+        try:
+            if text is None:
+                text = Path(key).read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(text, filename=key)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return LintContext(tree, SourceText(text), key, project=self)
+
+
+def _candidate_files(module: str, importer: str):
+    """Files that ``import module`` could mean from ``importer``, nearest first."""
+    level = len(module) - len(module.lstrip("."))
+    parts = [p for p in module.lstrip(".").split(".") if p]
+    here = os.path.dirname(importer)
+    if level:  # ``from ..pkg.model import X``: relative to the importer's package
+        base = here
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        bases = [base]
+    else:
+        bases, base = [], here
+        for _ in range(_MAX_PARENTS + 1):
+            bases.append(base)
+            parent = os.path.dirname(base)
+            if parent == base:
+                break
+            base = parent
+    for base in bases:
+        stem = os.path.join(base, *parts) if parts else base
+        for path in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if os.path.isfile(path) and os.path.abspath(path) != importer:
+                yield path
+
+
+PROJECT = ProjectIndex()
+"""The index every lint shares (the language server and the command line)."""
