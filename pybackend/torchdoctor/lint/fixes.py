@@ -44,6 +44,29 @@ def add_keyword(source: SourceText, call: ast.Call, text: str, title: str) -> Op
     return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
 
 
+def add_dict_entry(source: SourceText, display: ast.Dict, key: str, value: str, title: str) -> Optional[Fix]:
+    """Append ``'key': value`` to the dict display ``display`` (quoted like its first key)."""
+    text = source.segment(display)
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    quote = "'"
+    first = next((k for k in display.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)), None)
+    if first is not None and source.segment(first)[:1] in ("'", '"'):
+        quote = source.segment(first)[0]
+    entry = f"{quote}{key}{quote}: {value}"
+    inner = text[1:-1]
+    stripped = inner.rstrip()
+    if not stripped:
+        new_text = entry
+    elif stripped.endswith(","):
+        new_text = " " + entry
+    else:
+        new_text = ", " + entry
+    span = source.span(display)
+    at = _position_after(span, text, 1 + len(stripped))
+    return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
+
+
 def replace_node(source: SourceText, node: ast.AST, new_text: str, title: str) -> Fix:
     return Fix(title, (TextEdit(source.span(node), new_text),))
 

@@ -4,22 +4,34 @@
 then arrives in the same order every epoch: batches are dominated by one class at a time and
 the model chases whatever it saw last. It still trains, just worse; users have reported this
 bug in many projects (see docs/rules.md for links).
+
+A loader is a training loader when it is named for training (``train_loader``, built from
+``train_ds``) or, whatever its name, when a loop that computes gradients iterates it. Options
+passed through ``**train_kwargs`` are read from the dict literal and its ``.update({...})``
+calls; one that adds ``shuffle`` only under an ``if`` (pytorch/examples' ``if use_accel:``) is
+reported as shuffling only on that branch. Test files, ``test_*`` functions and one-batch
+``Subset`` fixtures are not training loaders.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from pathlib import PurePath
+from typing import Dict, List, Optional, Set, Tuple
 
 from .. import torchapi
 from ..context import LintContext, terminal_name
-from ..fixes import add_keyword
-from ..model import WARNING
+from ..fixes import add_dict_entry, add_keyword
+from ..model import WARNING, Fix
 from ..registry import Reporter, rule
+from ..training import analysis
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"val|test|eval|dev|holdout|predict|infer", re.IGNORECASE)
 _ORDER_KWARGS = frozenset({"shuffle", "sampler", "batch_sampler"})
+_ACCELERATOR = re.compile(r"cuda|accel|gpu|device|mps|xpu", re.IGNORECASE)
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
 
 
 @rule(
@@ -37,33 +49,260 @@ quiet.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
+    if is_test_file(ctx.path):
+        return
     for call in ctx.calls:
         if ctx.callee_class(call) != torchapi.DATALOADER:
             continue
-        if any(k.arg in _ORDER_KWARGS or k.arg is None for k in call.keywords) or len(call.args) >= 3:
+        if any(k.arg in _ORDER_KWARGS for k in call.keywords) or len(call.args) >= 3:
             continue
-        names = [_assigned_name(ctx, call)]
-        if call.args:
-            names.append(terminal_name(call.args[0]) or ctx.text(call.args[0]))
-        names = [n for n in names if n]
-        if any(_NOT_TRAIN.search(n) for n in names) or not any(_TRAIN.search(n) for n in names):
-            continue  # ``val_loader = DataLoader(train_ds)`` is an evaluation loader
-        if call.args and _is_iterable_dataset(ctx, call.args[0]):
+        options = _star_options(ctx, call)
+        if options is None:
+            continue  # ``**kwargs`` we cannot read: it may well shuffle
+        always, branch, literal = options
+        if always:
             continue
-        report.report(
-            call,
-            f"`{ctx.text(call.func)}` for the training data does not shuffle (the default is `shuffle=False`): "
-            f"every epoch sees the samples in stored order.",
-            fix=add_keyword(ctx.source, call, "shuffle=True", "Pass `shuffle=True`"),
-        )
+        if not _is_training_loader(ctx, call) or _in_test_function(ctx, call):
+            continue
+        if call.args and (_is_iterable_dataset(ctx, call.args[0]) or _is_one_batch(ctx, call)):
+            continue
+        report.report(call, _message(ctx, call, branch), fix=_fix(ctx, call, literal))
 
 
-def _assigned_name(ctx: LintContext, call: ast.Call) -> str:
+def is_test_file(path: Optional[str]) -> bool:
+    """``test_*.py``, ``*_test.py``, ``conftest.py``, or a file at most three folders below a
+    ``tests/`` folder: fixtures, not training runs. (Only the nearest folders count: a whole
+    project checked out under some ``~/tests/`` directory is still linted.)"""
+    if not path:
+        return False
+    parts = PurePath(path.replace("\\", "/")).parts
+    name = parts[-1] if parts else ""
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    return any(part.lower() in _TEST_DIRS for part in parts[-4:-1])
+
+
+def _in_test_function(ctx: LintContext, call: ast.Call) -> bool:
+    """Inside a ``test_*`` function of a file that imports pytest or unittest."""
+    func = ctx.enclosing_function(call)
+    while func is not None:
+        if func.name.startswith("test_") and _imports_test_framework(ctx):
+            return True
+        func = ctx.enclosing_function(func)
+    return False
+
+
+def _imports_test_framework(ctx: LintContext) -> bool:
+    return any(v.split(".")[0] in ("pytest", "unittest") for v in ctx.imports.aliases.values())
+
+
+# -- is it for training? ------------------------------------------------------------------
+
+def _is_training_loader(ctx: LintContext, call: ast.Call) -> bool:
+    target = _assigned_target(ctx, call)
+    names = [terminal_name(target)] if target is not None else []
+    if call.args:
+        names.append(terminal_name(call.args[0]) or ctx.text(call.args[0]))
+    names = [n for n in names if n]
+    if any(_NOT_TRAIN.search(n) for n in names):
+        return False  # ``val_loader = DataLoader(train_ds)`` is an evaluation loader
+    if any(_TRAIN.search(n) for n in names):
+        return True
+    return target is not None and _iterated_by_training_loop(ctx, target)
+
+
+def _assigned_target(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
     stmt = ctx.statement_of(call)
     if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
-        return terminal_name(stmt.targets[0])
-    return ""
+        target = stmt.targets[0]
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            return target
+    return None
 
+
+def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
+    """A loop that computes gradients iterates the loader: here, through ``self.loader`` in a
+    method, or in a function of this file the loader is passed to (``train(model, loader)``)."""
+    training = analysis(ctx)
+    for loop in ctx.loops:
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            continue
+        it = torchapi.unwrap_iterable(ctx, loop.iter)
+        if not _same_object(ctx, it, target):
+            continue
+        if training.backwards(loop) or training._calls_local(loop, lambda f: bool(training.backwards(f))):
+            return True
+    if isinstance(target, ast.Name):
+        for site in ctx.calls:
+            func = ctx.local_function_called(site)
+            if func is None:
+                continue
+            param = _parameter_receiving(site, func, target.id)
+            if param is None:
+                continue
+            for loop in _loops_in(ctx, func):
+                it = torchapi.unwrap_iterable(ctx, loop.iter)
+                if isinstance(it, ast.Name) and it.id == param and training.backwards(loop):
+                    return True
+    return False
+
+
+def _loops_in(ctx: LintContext, func) -> List[ast.stmt]:
+    start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
+    return [l for l in ctx.loops if isinstance(l, (ast.For, ast.AsyncFor)) and start < (l.lineno, l.col_offset) < end]
+
+
+def _same_object(ctx: LintContext, expr: ast.AST, target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        if not isinstance(expr, ast.Name) or expr.id != target.id:
+            return False
+        bound = ctx.binding(expr)
+        return bound is not None and isinstance(bound.stmt, ast.Assign) and target in bound.stmt.targets
+    if isinstance(target, ast.Attribute) and isinstance(expr, ast.Attribute):
+        return ctx.text(expr) == ctx.text(target) and _class_of_method(ctx, expr) is _class_of_method(ctx, target)
+    return False
+
+
+def _class_of_method(ctx: LintContext, node: ast.AST) -> Optional[ast.ClassDef]:
+    func = ctx.enclosing_function(node)
+    return ctx.enclosing_class(func) if func is not None else None
+
+
+def _parameter_receiving(site: ast.Call, func, name: str) -> Optional[str]:
+    params = [a.arg for a in list(getattr(func.args, "posonlyargs", [])) + list(func.args.args)]
+    if isinstance(site.func, ast.Attribute) and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    for index, arg in enumerate(site.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if isinstance(arg, ast.Name) and arg.id == name and index < len(params):
+            return params[index]
+    for kw in site.keywords:
+        if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id == name:
+            return kw.arg
+    return None
+
+
+# -- what ``**kwargs`` holds -----------------------------------------------------------------
+
+def _star_options(ctx: LintContext, call: ast.Call):
+    """``(always, branch, literal)`` for the ``**name`` arguments of ``call``: ``always`` when
+    they certainly pass an order option, ``branch`` the ``if`` under which one is added only
+    conditionally, ``literal`` the dict display a fix can extend. None when a ``**`` argument
+    cannot be read (a parameter, a function's result)."""
+    always, branch, literal = False, None, None
+    for kw in call.keywords:
+        if kw.arg is not None:
+            continue
+        found = _dict_options(ctx, kw.value, call)
+        if found is None:
+            return None
+        keys, conditional, display = found
+        always = always or bool(keys & _ORDER_KWARGS)
+        branch = branch or next((node for key, node in conditional.items() if key in _ORDER_KWARGS), None)
+        literal = literal or display
+    return always, branch, literal
+
+
+def _dict_keys(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[Tuple[Set[str], Optional[ast.Dict]]]:
+    """The string keys of a dict display or ``dict(a=...)`` (followed through names)."""
+    value = ctx.value_of(expr) if isinstance(expr, ast.Name) else expr
+    if isinstance(value, ast.Dict):
+        keys: Set[str] = set()
+        for key, item in zip(value.keys, value.values):
+            if key is None:  # ``{**base, ...}``
+                inner = _dict_keys(ctx, item, depth + 1) if depth < 3 else None
+                if inner is None:
+                    return None
+                keys |= inner[0]
+            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                keys.add(key.value)
+            else:
+                return None
+        return keys, value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
+        if any(k.arg is None for k in value.keywords):
+            return None
+        return {k.arg for k in value.keywords}, None
+    return None
+
+
+def _dict_options(ctx: LintContext, expr: ast.AST, call: ast.Call):
+    """``(keys always present, {key: if-node adding it conditionally}, dict display)``."""
+    if not isinstance(expr, ast.Name):
+        found = _dict_keys(ctx, expr)
+        return None if found is None else (found[0], {}, None)
+    bound = ctx.binding(expr)
+    if bound is None or bound.kind != "assign":
+        return None
+    found = _dict_keys(ctx, bound.value)
+    if found is None:
+        return None
+    keys, display = found
+    conditional: Dict[str, ast.AST] = {}
+    scope = ctx.scope_of(call)
+    start, end = bound.pos, (call.lineno, call.col_offset)
+    for node in ctx.own_nodes(scope, ast.Call, ast.Assign):
+        at = (node.lineno, node.col_offset)
+        if not start <= at < end:
+            continue
+        added = _added_keys(ctx, node, expr.id)
+        if added is None:
+            continue
+        if added is False:
+            return None  # an update we cannot read
+        branch = _branch_between(ctx, node, call, scope)
+        for key in added:
+            if branch is None:
+                keys.add(key)
+            else:
+                conditional.setdefault(key, branch)
+    return keys, conditional, display
+
+
+def _added_keys(ctx: LintContext, node: ast.AST, name: str):
+    """Keys ``node`` adds to dict ``name``: a set, None when it does not touch it, False when
+    it does in a way we cannot read."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name):
+            return None
+        if func.attr == "setdefault":
+            arg = node.args[0] if node.args else None
+            return {arg.value} if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else False
+        if func.attr != "update":
+            return None
+        keys = {k.arg for k in node.keywords if k.arg}
+        if any(k.arg is None for k in node.keywords):
+            return False
+        for arg in node.args:
+            found = _dict_keys(ctx, arg)
+            if found is None:
+                return False
+            keys |= found[0]
+        return keys
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
+                key = target.slice
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    return {key.value}
+                return False
+    return None
+
+
+def _branch_between(ctx: LintContext, node: ast.AST, call: ast.Call, scope: ast.AST) -> Optional[ast.AST]:
+    """The innermost ``if`` (or loop, ``try``) around ``node`` that does not also hold ``call``."""
+    around_call = set(ctx.ancestors(call))
+    for anc in ctx.ancestors(node):
+        if anc is scope or anc in around_call:
+            return None
+        if isinstance(anc, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try)):
+            return anc
+    return None
+
+
+# -- exceptions ---------------------------------------------------------------------------
 
 def _is_iterable_dataset(ctx: LintContext, dataset: ast.AST) -> bool:
     """Iterable-style datasets cannot be shuffled by the loader (it would raise)."""
@@ -72,3 +311,56 @@ def _is_iterable_dataset(ctx: LintContext, dataset: ast.AST) -> bool:
         return any("IterableDataset" in base for base in ctx.base_names(cls))
     name = terminal_name(dataset).lower()
     return "iter" in name or "stream" in name
+
+
+def _is_one_batch(ctx: LintContext, call: ast.Call) -> bool:
+    """``DataLoader(Subset(ds, range(1)), batch_size=1)``: a single batch has no order."""
+    subset = ctx.value_of(call.args[0])
+    if not (isinstance(subset, ast.Call) and terminal_name(subset.func) == "Subset" and len(subset.args) >= 2):
+        return False
+    size = _length(subset.args[1])
+    if size is None:
+        return False
+    batch = torchapi.keyword(call, "batch_size")
+    batch_value = batch.value if batch is not None else (call.args[1] if len(call.args) > 1 else ast.Constant(1))
+    return isinstance(batch_value, ast.Constant) and isinstance(batch_value.value, int) and size <= batch_value.value
+
+
+def _length(indices: ast.AST) -> Optional[int]:
+    if isinstance(indices, (ast.List, ast.Tuple)):
+        return len(indices.elts)
+    if isinstance(indices, ast.Call) and isinstance(indices.func, ast.Name) and indices.func.id == "list" and indices.args:
+        return _length(indices.args[0])
+    if isinstance(indices, ast.Call) and isinstance(indices.func, ast.Name) and indices.func.id == "range":
+        bounds = indices.args
+        if bounds and all(isinstance(b, ast.Constant) and isinstance(b.value, int) for b in bounds):
+            values = [b.value for b in bounds]
+            return len(range(*values))
+    return None
+
+
+# -- report --------------------------------------------------------------------------------
+
+def _message(ctx: LintContext, call: ast.Call, branch: Optional[ast.AST]) -> str:
+    loader = f"`{ctx.text(call.func)}` for the training data"
+    if branch is None:
+        return (f"{loader} does not shuffle (the default is `shuffle=False`): every epoch sees the samples "
+                f"in stored order.")
+    head = ctx.source.first_line_span(branch)
+    header = ctx.source.line(head.start_line)[head.start_col:head.end_col].strip()
+    test = getattr(branch, "test", None)
+    accelerator = test is not None and _ACCELERATOR.search(ctx.text(test))
+    depends = "the accelerator branch" if accelerator else "a branch"
+    otherwise = "on the CPU" if accelerator else "when it is not taken"
+    return (f"{loader} shuffles only under `{header}` (line {branch.lineno}): shuffling depends on {depends}, "
+            f"and {otherwise} every epoch sees the samples in stored order (the default is `shuffle=False`).")
+
+
+def _fix(ctx: LintContext, call: ast.Call, literal: Optional[ast.Dict]) -> Optional[Fix]:
+    if any(k.arg is None for k in call.keywords):
+        # ``shuffle=True`` next to ``**kwargs`` that may hold ``shuffle`` raises a TypeError:
+        # add it to the dict instead (a later ``.update`` still overrides it).
+        if literal is None:
+            return None
+        return add_dict_entry(ctx.source, literal, "shuffle", "True", "Add `'shuffle': True` to the options")
+    return add_keyword(ctx.source, call, "shuffle=True", "Pass `shuffle=True`")
