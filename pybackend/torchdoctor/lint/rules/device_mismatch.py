@@ -47,14 +47,14 @@ inputs with `device=device`, or move each batch: `x = x.to(device)`.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for move in _moves(ctx):
-        scope = ctx.scope_of(move.call)
+    moves = _moves(ctx)
+    if not moves:
+        return
+    by_text = _calls_by_callee_text(ctx)
+    through_params = _calls_through_parameters(ctx)
+    for move in moves:
         seen = set()
-        for call in ctx.own_calls(scope):
-            if (call.lineno, call.col_offset) <= (move.call.lineno, move.call.col_offset):
-                continue
-            if ctx.text(call.func) != move.model_key or not _same_object(ctx, call, move):
-                continue
+        for call in _uses(ctx, move, by_text.get(move.model_key, []) + through_params):
             for arg in list(call.args) + [k.value for k in call.keywords]:
                 origin = _cpu_origin(ctx, arg)
                 if origin is None or id(arg) in seen:
@@ -67,6 +67,75 @@ def check(ctx: LintContext, report: Reporter) -> None:
                     f"`{ctx.text(arg)}` is {what}: the forward pass mixes devices.",
                     fix=_fix(ctx, factory, move),
                 )
+
+
+def _calls_by_callee_text(ctx: LintContext):
+    """Calls of a name or attribute chain, by its text: one pass, so each move looks only at
+    the calls spelled like its model (the rule stays linear in the file's length)."""
+    found = {}
+    for call in ctx.calls:
+        if isinstance(call.func, (ast.Name, ast.Attribute)):
+            found.setdefault(ctx.text(call.func), []).append(call)
+    return found
+
+
+def _calls_through_parameters(ctx: LintContext) -> List[ast.Call]:
+    """Calls of a function parameter (``net(x)`` inside ``train(net, loader)``)."""
+    found = []
+    for call in ctx.calls:
+        if isinstance(call.func, ast.Name):
+            bound = ctx.binding(call.func)
+            if bound is not None and bound.kind == "param":
+                found.append(call)
+    return found
+
+
+def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.Call]:
+    """Calls of the moved model after the move: in its own scope, and in functions that reach
+    it through the module's name, ``self.x``, or a parameter their callers pass it to."""
+    scope = ctx.scope_of(move.call)
+    moved_at = (move.call.lineno, move.call.col_offset)
+    target = _moved_binding(ctx, move)
+    uses, taken = [], set()
+    for call in candidates:
+        if id(call) in taken:
+            continue
+        if ctx.scope_of(call) is scope:
+            if (call.lineno, call.col_offset) <= moved_at or ctx.text(call.func) != move.model_key:
+                continue
+            if not _same_object(ctx, call, move):
+                continue
+        elif target is None or _binding_of(ctx, call.func) is not target:
+            continue
+        taken.add(id(call))
+        uses.append(call)
+    return uses
+
+
+def _moved_binding(ctx: LintContext, move: Move):
+    """The statement that binds the moved object: the assignment (``model = Net().to(d)``,
+    ``self.model = ...``) or, for ``model.to(d)``, the binding the move applies to."""
+    if not move.in_place:
+        return move.stmt
+    return _binding_of(ctx, move.call.func.value)
+
+
+def _binding_of(ctx: LintContext, expr: ast.AST, depth: int = 0):
+    """The statement that gave ``expr`` its object, through parameters to what callers pass."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Name):
+        bound = ctx.binding(expr)
+    elif isinstance(expr, ast.Attribute):
+        bound = ctx.self_attr_binding(expr)
+    else:
+        return None
+    if bound is None:
+        return None
+    if bound.kind == "param":
+        passed = ctx.argument_for(bound)
+        return _binding_of(ctx, passed, depth + 1) if isinstance(passed, (ast.Name, ast.Attribute)) else None
+    return bound.stmt
 
 
 def _moves(ctx: LintContext) -> List[Move]:
@@ -155,11 +224,24 @@ def _cpu_origin(ctx: LintContext, arg: ast.AST):
     base = arg.value if isinstance(arg, ast.Subscript) else arg
     if not isinstance(base, ast.Name):
         return None
-    bound = ctx.binding(base)
-    if bound is None:
+    return _origin_of_name(ctx, base, base is arg, 0)
+
+
+def _origin_of_name(ctx: LintContext, name: ast.Name, whole: bool, depth: int):
+    """Where the tensor a name holds was made: a factory (when the name is used whole), or a
+    batch of a DataLoader, directly (``for x, y in loader``) or through ``real = data[0]`` /
+    ``x, y = batch``, whose loader may be a module-level one or a parameter of the function."""
+    bound = ctx.binding(name)
+    if bound is None or depth > 4:
         return None
-    if bound.kind == "assign" and isinstance(bound.value, ast.Call) and base is arg:
+    if bound.kind == "assign" and isinstance(bound.value, ast.Call) and whole:
         return _factory_origin(ctx, bound.value)
+    if bound.kind == "assign" and isinstance(bound.value, (ast.Subscript, ast.Name)):
+        inner = bound.value.value if isinstance(bound.value, ast.Subscript) else bound.value
+        if isinstance(inner, ast.Name):
+            return _origin_of_name(ctx, inner, False, depth + 1)
+    if bound.kind == "unpack" and isinstance(bound.source, ast.Name):
+        return _origin_of_name(ctx, bound.source, False, depth + 1)
     if bound.kind == "for" and bound.source is not None:
         loader = torchapi.unwrap_iterable(ctx, bound.source)
         built = ctx.construction_of(loader)

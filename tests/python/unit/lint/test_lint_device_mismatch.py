@@ -1,0 +1,120 @@
+"""TD014 across scopes: the model moved in one place, its CPU inputs made in another (the shapes
+of pytorch/examples' dcgan and mnist, a Trainer class), and the cases that must stay silent."""
+
+from __future__ import annotations
+
+import time
+
+from lint_helpers import hits
+
+HEADER = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+"""
+
+
+def td014(body: str):
+    return hits(HEADER + body, "TD014")
+
+
+def test_a_module_level_loader_and_model_used_inside_a_function():
+    assert td014("""
+netD = nn.Linear(4, 1).to(device)
+loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+
+
+def train():
+    for i, data in enumerate(loader, 0):
+        real = data[0]
+        out = netD(real)
+""") == [("TD014", 14)]  # netD(real)
+
+
+def test_the_model_passed_to_train_and_batches_unpacked_from_the_loader_parameter():
+    assert td014("""
+def train(model, loader, optimizer):
+    for batch in loader:
+        x, y = batch
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+
+
+def main():
+    model = nn.Linear(4, 1).to(device)
+    train(model, DataLoader(list(range(8)), shuffle=True), None)
+""") == [("TD014", 10)]  # model(x)
+
+
+def test_a_trainer_moving_its_model_in_init():
+    assert td014("""
+class Trainer:
+    def __init__(self, loader):
+        self.model = nn.Linear(4, 1).to(device)
+        self.loader = loader
+
+    def fit(self):
+        for x, y in self.loader:
+            self.model(x)
+
+
+Trainer(DataLoader(list(range(8)), shuffle=True)).fit()
+""") == [("TD014", 14)]  # self.model(x)
+
+
+def test_batches_moved_before_the_forward_are_fine():
+    assert td014("""
+netD = nn.Linear(4, 1).to(device)
+loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+
+
+def train(model):
+    for data in loader:
+        real = data[0].to(device)
+        model(real)
+        x, y = data
+        x = x.to(device)
+        netD(x)
+
+
+train(netD)
+""") == []
+
+
+def test_a_model_that_is_not_the_moved_one_is_not_reported():
+    assert td014("""
+netD = nn.Linear(4, 1).to(device)
+loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+
+
+def probe(model):
+    for data in loader:
+        model(data[0])
+
+
+probe(nn.Linear(4, 1))
+""") == []
+
+
+def test_linear_in_the_length_of_a_long_script():
+    """Each block moves a model and feeds it: 4x the blocks must cost about 4x, not 16x."""
+    block = """
+model{i} = nn.Linear(4, 1).to(device)
+x{i} = torch.randn(2, 4)
+y{i} = model{i}(x{i})
+"""
+
+    def cost(blocks: int) -> float:
+        text = "".join(block.format(i=i) for i in range(blocks))
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            found = td014(text)
+            best = min(best, time.perf_counter() - start)
+        assert len(found) == blocks
+        return best
+
+    small, large = cost(150), cost(600)
+    assert large < 10 * small, (small, large)  # quadratic would be ~16x; linear ~4x
