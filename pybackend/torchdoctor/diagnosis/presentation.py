@@ -3,10 +3,11 @@
 The view models of ``gradient_flow.build`` and ``shape_trace.build`` get their last fields here:
 
 - gradient flow: ``counts`` ``{rows, flagged, error, warning, info}`` (rows by their most severe
-  flag), ``verdictCounts`` ``{error, warning, info}`` (the chips over the verdicts) and, per row, ``fold``: the flags written out under the row. A run of consecutive rows
-  flagged by the same rule with the same next step (40 layers with vanishing gradients) writes
-  its sentence once, under its first row: ``{"flag": index into the row's flags, "repeats": how
-  many rows below share it}``; the rows below list only their icon.
+  flag), ``verdictCounts`` ``{error, warning, info}`` (the chips over the verdicts) and, per
+  row, ``fold``: the flags written out under the row. A run of consecutive rows flagged by the
+  same rule with the same next step (40 layers with vanishing gradients) writes its sentence
+  once, under its first row: ``{"flag": index into the row's flags, "repeats": how many rows
+  below share it}``; the rows below list only their icon.
 - shape trace: ``counts`` ``{modules, changes, flagged}`` and ``uniform``: "All tensors float32
   on cpu." when no call changes dtype or device and the summary does not say so already.
 
