@@ -121,6 +121,51 @@ class TrainingAnalysis:
         return everything, keys
 
 
+    def cleared(self, node: ast.AST, depth: int = 0, seen: Optional[Set[ast.AST]] = None) -> "Cleared":
+        """Like ``clears``, but keeps ``model.zero_grad()`` apart: its receivers are listed in
+        ``modules`` instead of counting as clearing every optimizer, so a rule can ask whether
+        that model's parameters are the ones a given optimizer steps."""
+        seen = seen if seen is not None else set()
+        result = Cleared()
+        for sub in self.ctx.own_nodes(node, ast.Call, ast.Assign, ast.AnnAssign):
+            cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
+            if not cleared:
+                continue
+            if receiver is not None:
+                result.optimizers.add(self.ctx.text(receiver))
+            elif _is_module_zero_grad(sub):
+                result.modules.add(self.ctx.text(sub.func.value))
+            else:
+                result.everything = True
+        if depth < _FOLLOW_DEPTH:
+            for call in self.own_calls(node):
+                target = self.ctx.local_function_called(call)
+                if target is not None and target not in seen:
+                    seen.add(target)
+                    sub = self.cleared(target, depth + 1, seen)
+                    handed = _passes_optimizer(call) and bool(sub.optimizers or sub.modules)
+                    result.everything = result.everything or sub.everything or handed
+                    result.optimizers |= sub.optimizers
+                    result.modules |= sub.modules
+        return result
+
+
+@dataclass
+class Cleared:
+    """What the code of a unit clears: everything (``p.grad = None``, a helper handed the
+    optimizer), these optimizers (``opt.zero_grad()``), these modules' parameters
+    (``model.zero_grad()``)."""
+
+    everything: bool = False
+    optimizers: Set[str] = field(default_factory=set)
+    modules: Set[str] = field(default_factory=set)
+
+
+def _is_module_zero_grad(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "zero_grad"
+            and isinstance(node.func.value, (ast.Name, ast.Attribute)))
+
+
 def _passes_optimizer(call: ast.Call) -> bool:
     """A helper that clears a parameter it was given (``reset(opt)``) clears the caller's
     optimizer whatever the names: treat it as clearing everything it was handed."""

@@ -42,17 +42,22 @@ silently stalls or lags one batch behind. The order is `zero_grad()`, forward, l
 def check(ctx: LintContext, report: Reporter) -> None:
     training = analysis(ctx)
     for unit in training.units:
-        backward_positions = [(c.lineno, c.col_offset) for c in training.backwards(unit.node)]
-        if not backward_positions:
+        backwards = sorted(training.backwards(unit.node), key=_pos)
+        if not backwards:
             continue
+        steps = sorted(unit.steps, key=lambda s: _pos(s.call))
         checked = set()
-        for step in sorted(unit.steps, key=lambda s: (s.call.lineno, s.call.col_offset)):
+        for step in steps:
             if step.key in checked:
                 continue
             checked.add(step.key)
-            at = (step.call.lineno, step.call.col_offset)
-            before = [p for p in backward_positions if p < at]
-            after = [c for c in training.backwards(unit.node) if (c.lineno, c.col_offset) > at]
+            at = _pos(step.call)
+            # Each optimizer on its own: a GAN's discriminator backward (before its own step)
+            # does not feed the generator's step, so only backward calls since another
+            # optimizer's last step count.
+            since = max((_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at), default=(0, 0))
+            before = [b for b in backwards if since < _pos(b) < at]
+            after = [b for b in backwards if _pos(b) > at]
             if before or not after or _conditional(ctx, step.call, unit.node):
                 continue
             report.report(
@@ -60,3 +65,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"`{ctx.text(step.call)}` runs before `{ctx.text(after[0])}` (line {after[0].lineno}): "
                 f"it applies stale or zero gradients, and this iteration's gradients are never used.",
             )
+
+
+def _pos(node: ast.AST):
+    return (node.lineno, node.col_offset)

@@ -7,7 +7,7 @@ the sum of every gradient since the start, and the loss wanders instead of falli
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, Set
 
 from ..context import LintContext
 from ..fixes import insert_line_after
@@ -33,17 +33,81 @@ def check(ctx: LintContext, report: Reporter) -> None:
     for unit in training.units:
         if not _runs_repeatedly(ctx, unit):
             continue
-        everything, keys = training.clears(unit.node)
-        if everything:
+        cleared = training.cleared(unit.node)
+        if cleared.everything:
             continue
         if not unit.is_loop and _caller_loops_clear(ctx, training, unit):
             continue
         reported = set()
         for step in unit.steps:
-            if step.key in keys or step.key in reported:
+            if step.key in cleared.optimizers or step.key in reported:
+                continue
+            if any(_clears_its_parameters(ctx, step, module) for module in cleared.modules):
+                continue
+            if _distributed(ctx, step):
                 continue
             reported.add(step.key)
             report.report(step.call, _message(step, unit), fix=_fix(ctx, step))
+
+
+def _clears_its_parameters(ctx: LintContext, step: Step, module: str) -> bool:
+    """``netD.zero_grad()`` clears ``optimizerG`` only if ``optimizerG`` was built from
+    ``netD``'s parameters. When we cannot see what the optimizer was built from, assume it."""
+    owners = _parameter_owners(ctx, ctx.construction_of(step.optimizer))
+    if not owners:
+        return True
+    return any(owner == module or owner.startswith(module + ".") for owner in owners)
+
+
+def _parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[str]:
+    """The receivers of ``.parameters()`` in an optimizer's arguments (``Adam(netG.parameters())``,
+    ``SGD([{"params": enc.parameters()}, ...])``, ``params = list(model.parameters())``)."""
+    if construction is None:
+        return set()
+    owners: Set[str] = set()
+    for arg in list(construction.args) + [k.value for k in construction.keywords]:
+        value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
+        for sub in ast.walk(value) if value is not None else ():
+            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in ("parameters", "named_parameters")):
+                owners.add(ctx.text(sub.func.value))
+    return owners
+
+
+_DIST_CONTEXT = "torch.distributed.autograd.context"
+_DIST_OPTIMIZER = "torch.distributed.optim.DistributedOptimizer"
+
+
+def _distributed(ctx: LintContext, step: Step) -> bool:
+    """Distributed autograd keeps each iteration's gradients in its own
+    ``dist_autograd.context()``: there is nothing to clear (and ``DistributedOptimizer`` has no
+    ``zero_grad``)."""
+    if ctx.class_of(step.optimizer) == _DIST_OPTIMIZER:
+        return True
+    for anc in ctx.ancestors(step.call):
+        if isinstance(anc, (ast.With, ast.AsyncWith)):
+            for item in anc.items:
+                expr = item.context_expr
+                if isinstance(expr, ast.Call) and ctx.qualname(expr.func) == _DIST_CONTEXT:
+                    return True
+    return False
+
+
+def _has_zero_grad(ctx: LintContext, optimizer: ast.expr) -> bool:
+    """Whether inserting ``optimizer.zero_grad()`` cannot raise: a torch optimizer, a class of
+    this file that derives from one or defines ``zero_grad``, or one we cannot see (every
+    optimizer class in common use has the method). Never ``DistributedOptimizer``."""
+    cls = ctx.class_of(optimizer)
+    if cls is None or cls.startswith("torch.optim."):
+        return True
+    if cls == _DIST_OPTIMIZER:
+        return False
+    local = ctx.local_class(cls)
+    if local is not None:
+        if ctx.method(local, "zero_grad") is not None:
+            return True
+        return any(base.rsplit(".", 1)[-1].endswith("Optimizer") for base in ctx.base_names(local))
+    return "Optimizer" in cls.rsplit(".", 1)[-1] and "Distributed" not in cls
 
 
 def _runs_repeatedly(ctx: LintContext, unit: Unit) -> bool:
@@ -77,6 +141,8 @@ def _message(step: Step, unit: Unit) -> str:
 
 
 def _fix(ctx: LintContext, step: Step) -> Optional[Fix]:
+    if not _has_zero_grad(ctx, step.optimizer):
+        return None  # a fix that raises AttributeError is worse than none
     stmt = ctx.statement_of(step.call)
     if not (isinstance(stmt, ast.Expr) and stmt.value is step.call):
         return None
