@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
+from typing import List, Optional, Set
 
 from .. import torchapi
 from ..context import LintContext
@@ -46,6 +46,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
             acc, loss = found
             if not _defined_outside(ctx, acc, loop) or _backpropagated(ctx, acc, loop):
                 continue
+            if _within_one_step(ctx, loop):
+                continue
             if _under_no_grad(ctx, node):
                 continue
             report.report(
@@ -62,22 +64,34 @@ def _directly_in(ctx: LintContext, node: ast.AST, loop: ast.AST) -> bool:
     return bool(loops) and loops[0] is loop
 
 
+def _is_ref(expr: ast.AST) -> bool:
+    """A name or ``self.attr``: what an accumulator can be."""
+    return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name))
+
+
+def _same(ctx: LintContext, a: ast.AST, b: ast.AST) -> bool:
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    return isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute) and ctx.text(a) == ctx.text(b)
+
+
 def _accumulation(ctx: LintContext, node: ast.AST):
     """``(accumulator, loss expression)`` for ``acc += loss``, ``acc = acc + loss`` and
-    ``acc_list.append(loss)``, where the added value holds a live loss tensor."""
-    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+    ``acc_list.append(loss)`` (also on ``self.attr``), where the added value holds a live loss
+    tensor."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _is_ref(node.target):
         loss = _live_loss(ctx, node.value)
         return (node.target, loss) if loss is not None else None
     if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name)
+        and _is_ref(node.targets[0])
         and isinstance(node.value, ast.BinOp)
         and isinstance(node.value.op, ast.Add)
     ):
         acc = node.targets[0]
         left, right = node.value.left, node.value.right
-        if isinstance(left, ast.Name) and left.id == acc.id:
+        if _is_ref(left) and _same(ctx, left, acc):
             loss = _live_loss(ctx, right)
             return (acc, loss) if loss is not None else None
     if (
@@ -85,7 +99,7 @@ def _accumulation(ctx: LintContext, node: ast.AST):
         and isinstance(node.value, ast.Call)
         and isinstance(node.value.func, ast.Attribute)
         and node.value.func.attr == "append"
-        and isinstance(node.value.func.value, ast.Name)
+        and _is_ref(node.value.func.value)
         and len(node.value.args) == 1
     ):
         loss = _live_loss(ctx, node.value.args[0])
@@ -97,53 +111,140 @@ def _live_loss(ctx: LintContext, expr: ast.AST) -> Optional[ast.AST]:
     """The part of ``expr`` that is a loss tensor still attached to its graph, if any."""
     if isinstance(expr, ast.BinOp):
         return _live_loss(ctx, expr.left) or _live_loss(ctx, expr.right)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return _live_loss(ctx, expr.operand)
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in _RELEASES:
             return None
         if isinstance(expr.func, ast.Name) and expr.func.id in _NUMBER_CALLS:
             return None
         return expr if torchapi.is_loss_value(ctx, expr) else None
-    if isinstance(expr, ast.Name):
+    if _is_ref(expr):
         value = ctx.value_of(expr)
         if isinstance(value, ast.Call) and torchapi.is_loss_value(ctx, value):
             return expr
-        if _is_backpropagated_name(ctx, expr):
+        if _is_backpropagated_ref(ctx, expr):
             return expr
     return None
 
 
-def _is_backpropagated_name(ctx: LintContext, name: ast.Name) -> bool:
-    """A name that has ``.backward()`` called on it in the same function is a loss."""
-    scope = ctx.scope_of(name)
+def _backward_subjects(call: ast.Call) -> List[ast.AST]:
+    """What a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``self.manual_backward(loss)``,
+    ``torch.autograd.backward(loss)``. (A tensor's own ``backward(gradient)`` argument is listed
+    too; it does no harm.)"""
+    func = call.func
+    subjects: List[ast.AST] = list(call.args[:1])
+    if isinstance(func, ast.Attribute) and func.attr == "backward":
+        receiver = func.value
+        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+               and receiver.func.attr == "scale" and receiver.args):
+            receiver = receiver.args[0]
+        subjects.append(receiver)
+    return subjects
+
+
+def _is_backpropagated_ref(ctx: LintContext, ref: ast.AST) -> bool:
+    """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a loss."""
+    scope = ctx.scope_of(ref)
     for call in analysis(ctx).backwards(scope):
-        receiver = getattr(call.func, "value", None)
-        if isinstance(receiver, ast.Name) and receiver.id == name.id:
+        for subject in _backward_subjects(call):
+            if _is_ref(subject) and _same(ctx, subject, ref):
+                return True
+    return False
+
+
+def _defined_outside(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
+    """The accumulator was bound before the loop and is not reset on every iteration inside it.
+
+    A reset under an ``if`` inside the loop (``if i % log_interval == 0: total = 0``) still
+    lets the graphs of many batches pile up between two resets."""
+    start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
+    if isinstance(acc, ast.Attribute):
+        resets = [n for n in ctx.own_nodes(loop, ast.Assign)
+                  if any(_is_ref(t) and _same(ctx, t, acc) for t in n.targets) and not _is_self_add(ctx, n, acc)]
+        return not any(_every_iteration(ctx, n, loop) for n in resets)
+    bindings = ctx.bindings.all_bindings(ctx.scope_of(loop), acc.id)
+    before = [b for b in bindings if b.pos <= start]
+    inside = [b for b in bindings if start < b.pos <= end and b.kind == "assign" and not _is_self_add(ctx, b.stmt, acc)
+              and _every_iteration(ctx, b.stmt, loop)]
+    return bool(before) and not inside
+
+
+def _every_iteration(ctx: LintContext, stmt: ast.AST, loop: ast.AST) -> bool:
+    """``stmt`` runs on every pass of ``loop`` (no ``if`` / ``try`` / nested loop between)."""
+    for anc in ctx.ancestors(stmt):
+        if anc is loop:
+            return True
+        if isinstance(anc, (ast.If, ast.Try, ast.For, ast.AsyncFor, ast.While, ast.IfExp)):
+            return False
+    return True
+
+
+def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: ast.AST) -> bool:
+    value = getattr(stmt, "value", None)
+    return isinstance(value, ast.BinOp) and _is_ref(value.left) and _same(ctx, value.left, acc)
+
+
+_DERIVE_DEPTH = 3
+
+
+def _backpropagated(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
+    """The accumulated tensor is itself differentiated: ``loss_sum.backward()``, or the backward
+    of a value built from it (``total = content + style_sum``; ``torch.stack(losses).sum()``).
+    Summing loss terms for one step is how losses are built, not a leak."""
+    scope = ctx.scope_of(loop)
+    derived = _derived_names(ctx, acc, scope)
+    for call in analysis(ctx).backwards(scope):
+        for sub in ast.walk(call):
+            if isinstance(sub, ast.Name) and sub.id in derived:
+                return True
+            if isinstance(acc, ast.Attribute) and isinstance(sub, ast.Attribute) and _same(ctx, sub, acc):
+                return True
+    return False
+
+
+def _derived_names(ctx: LintContext, acc: ast.AST, scope: ast.AST) -> Set[str]:
+    """``acc`` (when a name) and the names assigned, in ``scope``, from expressions mentioning
+    it or a name derived from it (a few assignments deep)."""
+    derived: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
+    attr = ctx.text(acc) if isinstance(acc, ast.Attribute) else None
+    assigns = [n for n in ctx.own_nodes(scope, ast.Assign, ast.AnnAssign) if getattr(n, "value", None) is not None]
+    for _ in range(_DERIVE_DEPTH):
+        grown = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in derived]
+            if not names or not _mentions(ctx, node.value, derived, attr):
+                continue
+            derived.update(names)
+            grown = True
+        if not grown:
+            break
+    return derived
+
+
+def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[str]) -> bool:
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Name) and sub.id in names:
+            return True
+        if attr is not None and isinstance(sub, ast.Attribute) and ctx.text(sub) == attr:
             return True
     return False
 
 
-def _defined_outside(ctx: LintContext, acc: ast.Name, loop: ast.AST) -> bool:
-    """The accumulator was bound before the loop and is not reset inside it."""
-    bindings = ctx.bindings.all_bindings(ctx.scope_of(loop), acc.id)
-    start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
-    before = [b for b in bindings if b.pos <= start]
-    inside = [b for b in bindings if start < b.pos <= end and b.kind == "assign" and not _is_self_add(b.stmt, acc.id)]
-    return bool(before) and not inside
-
-
-def _is_self_add(stmt: ast.AST, name: str) -> bool:
-    value = getattr(stmt, "value", None)
-    return isinstance(value, ast.BinOp) and isinstance(value.left, ast.Name) and value.left.id == name
-
-
-def _backpropagated(ctx: LintContext, acc: ast.Name, loop: ast.AST) -> bool:
-    """``loss_sum.backward()`` (or backward of anything mentioning it) means the graph is wanted."""
-    scope = ctx.scope_of(loop)
-    for call in analysis(ctx).backwards(scope):
-        for sub in ast.walk(call):
-            if isinstance(sub, ast.Name) and sub.id == acc.id:
-                return True
-    return False
+def _within_one_step(ctx: LintContext, loop: ast.AST) -> bool:
+    """A micro-batch loop of gradient accumulation: it steps no optimizer, and one is stepped
+    right after it (in the same function or enclosing loop). What it collects lives until
+    that step only, a bounded handful of graphs, not the whole run's."""
+    calls = ctx.own_calls(loop)
+    if any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls):
+        return False
+    outer = ctx.enclosing_loops(loop)
+    holder = outer[0] if outer else ctx.scope_of(loop)
+    end = (loop.end_lineno, loop.end_col_offset)
+    return any(torchapi.stepped_optimizer(ctx, c) is not None and (c.lineno, c.col_offset) > end
+               for c in ctx.own_calls(holder))
 
 
 def _under_no_grad(ctx: LintContext, node: ast.AST) -> bool:
@@ -157,18 +258,18 @@ def _release_text(ctx: LintContext, loss: ast.AST, method: str) -> str:
     return f"{text}.{method}()"
 
 
-def _fix(ctx: LintContext, acc: ast.Name, loss: ast.AST, loop: ast.AST) -> Optional[Fix]:
+def _fix(ctx: LintContext, acc: ast.AST, loss: ast.AST, loop: ast.AST) -> Optional[Fix]:
     """``.item()`` unless the accumulator is used as a tensor later (``total.item()``)."""
     method = "detach" if _used_as_tensor(ctx, acc, loop) else "item"
     return replace_node(ctx.source, loss, _release_text(ctx, loss, method), f"Accumulate `{_release_text(ctx, loss, method)}`")
 
 
-def _used_as_tensor(ctx: LintContext, acc: ast.Name, loop: ast.AST) -> bool:
+def _used_as_tensor(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
     """The accumulator is later used as a tensor: ``total.item()``, ``torch.stack(losses)``.
     A text search over the enclosing function is enough to choose between two safe fixes."""
     scope = ctx.scope_of(loop)
     text = ctx.source.text if scope is ctx.tree else ctx.text(scope)
-    name = re.escape(acc.id)
+    name = re.escape(ctx.text(acc))
     method = re.search(rf"\b{name}\.(?!append\b)\w+", text)
     stacked = re.search(rf"\.(stack|cat|sum|mean)\(\s*{name}\b", text)
     return bool(method or stacked)

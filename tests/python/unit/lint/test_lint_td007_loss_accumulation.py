@@ -75,3 +75,144 @@ def test_accumulating_under_no_grad_is_fine():
 def test_message_names_both_variables():
     (finding,) = findings(BASE.format(line="total += loss"))
     assert "`total`" in finding.message and "`loss`" in finding.message
+
+
+# -- precision and recall on real-code shapes (issue 13) -------------------------------------
+
+def test_loss_terms_summed_over_layers_then_backpropagated_are_fine():
+    # the style-transfer shape: a sum over feature maps inside one step, then one backward
+    text = code("""
+        import torch
+        mse = torch.nn.MSELoss()
+        for images, _ in loader:
+            opt.zero_grad()
+            feats = extractor(net(images))
+            content = mse(feats[1], target_feats[1])
+            style = 0.0
+            for f, g in zip(feats, target_grams):
+                style += mse(gram(f), g)
+            style *= style_weight
+            total = content + style
+            total.backward()
+            opt.step()
+    """)
+    assert hits(text, "TD007") == []
+
+
+def test_losses_collected_then_stacked_and_backpropagated_are_fine():
+    # the actor-critic shape: one loss per time step, stacked after the episode
+    text = code("""
+        import torch
+        import torch.nn.functional as F
+        def finish_episode(saved, returns):
+            actor_terms, critic_terms = [], []
+            for (log_prob, value), ret in zip(saved, returns):
+                actor_terms.append(-log_prob * (ret - value.item()))
+                critic_terms.append(F.smooth_l1_loss(value, torch.tensor([ret])))
+            optimizer.zero_grad()
+            loss = torch.stack(actor_terms).sum() + torch.stack(critic_terms).sum()
+            loss.backward()
+            optimizer.step()
+    """)
+    assert hits(text, "TD007") == []
+
+
+def test_an_accumulator_reset_only_when_logging_still_piles_up_graphs():
+    # the word-language-model shape: reset every log_interval batches
+    text = code("""
+        import torch.nn as nn
+        criterion = nn.NLLLoss()
+        def train_epoch(model, batches, optimizer, log_interval=200):
+            total_loss = 0.0
+            for i, (data, targets) in enumerate(batches):
+                optimizer.zero_grad()
+                output = model(data)
+                loss = criterion(output, targets)
+                loss.backward()
+                optimizer.step()
+                total_loss += loss
+                if i % log_interval == 0 and i > 0:
+                    print(total_loss / log_interval)
+                    total_loss = 0
+    """)
+    assert hits(text, "TD007") == [("TD007", 11)]
+
+
+def test_losses_appended_with_amp_scaled_backward():
+    text = code("""
+        import torch
+        losses = []
+        for x, y in loader:
+            optimizer.zero_grad()
+            with torch.autocast("cuda"):
+                loss = compute_loss(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            losses.append(loss)
+    """)
+    assert hits(text, "TD007") == [("TD007", 10)]
+    assert fixed(text, "TD007").splitlines()[9].strip() == "losses.append(loss.item())"
+
+
+def test_accelerator_backward_marks_the_loss():
+    text = code("""
+        history = []
+        for batch in loader:
+            loss = model(**batch).loss
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+            history.append(loss)
+    """)
+    assert hits(text, "TD007") == [("TD007", 7)]
+
+
+def test_self_attributes_as_accumulator_and_loss():
+    text = code("""
+        class Trainer:
+            def __init__(self):
+                self.losses = []
+            def fit(self, loader):
+                for x, y in loader:
+                    self.opt.zero_grad()
+                    self.loss = self.criterion(self.net(x), y)
+                    self.loss.backward()
+                    self.opt.step()
+                    self.losses.append(self.loss)
+    """)
+    assert hits(text, "TD007") == [("TD007", 10)]
+    assert fixed(text, "TD007").splitlines()[9].strip() == "self.losses.append(self.loss.item())"
+
+
+def test_self_attribute_reset_every_iteration_is_fine():
+    text = code("""
+        class Trainer:
+            def fit(self, loader):
+                for x, y in loader:
+                    self.terms = []
+                    loss = self.criterion(self.net(x), y)
+                    loss.backward()
+                    self.terms.append(loss)
+    """)
+    assert hits(text, "TD007") == []
+
+
+def test_micro_batches_summed_within_one_optimizer_step_are_fine():
+    # the learning-rate-finder shape: accumulate over micro-batches, then one step
+    text = code("""
+        def train_batch(self, batches, steps):
+            total = None
+            self.optimizer.zero_grad()
+            for _ in range(steps):
+                x, y = next(batches)
+                loss = self.criterion(self.model(x), y) / steps
+                loss.backward()
+                if total is None:
+                    total = loss
+                else:
+                    total += loss
+            self.optimizer.step()
+            return total.item()
+    """)
+    assert hits(text, "TD007") == []
