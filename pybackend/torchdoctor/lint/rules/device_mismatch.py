@@ -173,9 +173,21 @@ def _is_cpu(ctx: LintContext, expr: ast.AST) -> bool:
     if isinstance(expr, ast.Call) and ctx.qualname(expr.func) == "torch.device" and expr.args:
         return _is_cpu(ctx, expr.args[0])
     if isinstance(expr, ast.Name):
-        value = ctx.value_of(expr)
-        return value is not None and value is not expr and _is_cpu(ctx, value)
+        # CPU only when every assignment of the name is: ``device = accelerator if use_cuda else
+        # cpu`` written as two branches binds it twice, and the last one is not the only one.
+        values = _all_values(ctx, expr)
+        return bool(values) and all(v is not None and v is not expr and _is_cpu(ctx, v) for v in values)
     return False
+
+
+def _all_values(ctx: LintContext, name: ast.Name) -> List[Optional[ast.AST]]:
+    """The values of every binding of ``name`` in the scope that defines it."""
+    for scope in ctx.scope_chain(name):
+        found = ctx.bindings.scopes.get(scope)
+        bindings = found.names.get(name.id) if found is not None else None
+        if bindings:
+            return [b.value for b in bindings]
+    return []
 
 
 def _model_key(ctx: LintContext, call: ast.Call):

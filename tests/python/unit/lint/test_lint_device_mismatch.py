@@ -118,3 +118,33 @@ y{i} = model{i}(x{i})
 
     small, large = cost(150), cost(600)
     assert large < 10 * small, (small, large)  # quadratic would be ~16x; linear ~4x
+
+
+def test_a_device_chosen_in_two_branches_is_not_taken_for_the_cpu():
+    """pytorch/examples' shape: ``device = accelerator`` in one branch, ``cpu`` in the other."""
+    assert hits("""
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+
+def train(model, device, loader):
+    for data, target in loader:
+        model(data)
+
+
+def main(use_accel):
+    if use_accel:
+        device = torch.accelerator.current_accelerator()
+    else:
+        device = torch.device("cpu")
+    model = nn.Linear(4, 1).to(device)
+    train(model, device, DataLoader(list(range(8)), shuffle=True))
+""", "TD014") == [("TD014", 8)]
+    assert hits("""
+import torch
+from torch import nn
+device = torch.device("cpu")
+model = nn.Linear(4, 1).to(device)
+model(torch.randn(2, 4))
+""", "TD014") == []  # only ever the CPU: nothing mixes
