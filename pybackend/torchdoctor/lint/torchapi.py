@@ -251,10 +251,16 @@ _MODEL_NAME = re.compile(r"model|net|classifier|encoder|decoder|generator|discri
                          re.IGNORECASE)
 
 
+# Calls that return an object saved earlier: its class is not visible in the call.
+_UNPICKLERS = frozenset({"torch.load", "torch.jit.load", "pickle.load", "copy.deepcopy"})
+
+
 def is_model(ctx: LintContext, expr: ast.AST) -> bool:
     """Whether ``expr`` refers to a network: a torch module or local ``nn.Module`` subclass
     built here, or (when built elsewhere) a variable named like one."""
     cls = ctx.class_of(expr)
+    if cls in _UNPICKLERS:
+        cls = None  # ``model = torch.load(f)``: whatever was saved; judge by the name below
     if cls is not None:
         local = ctx.local_class(cls)
         if local is not None:

@@ -165,7 +165,8 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     """``.eval()`` runs before the loop (in its function, or at every call site of its
     evaluation function), or an eval-mode context manager surrounds it."""
     scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
-    if _switches_before(ctx, scope, found.loop, "eval") or _in_eval_context(ctx, found.loop):
+    model = found.model_call.func
+    if _switches_before(ctx, scope, found.loop, "eval", model) or _in_eval_context(ctx, found.loop):
         return True
     if _loaded_in_eval_mode(ctx, found.model_call.func) and not _switches_before(ctx, scope, found.loop, "train"):
         return True
@@ -178,20 +179,28 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     )
 
 
-def _switches_before(ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str) -> bool:
+def _switches_before(ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str,
+                     model: Optional[ast.AST] = None) -> bool:
     """Some switch to ``mode`` (``x.eval()`` / ``x.train()``) in ``scope`` runs before or inside
-    ``point``, directly or in a helper defined in this file."""
+    ``point``, directly or in a helper defined in this file. With ``model``, a direct switch
+    counts only on that model or another network (``criterion.eval()`` does not put the model
+    in eval mode: detr's evaluate() calls both)."""
     end = (point.end_lineno, point.end_col_offset)
     training = analysis(ctx)
     for call in training.own_calls(scope):
         if (call.lineno, call.col_offset) > end:
             break
-        if switch_of(call) == mode:
+        if switch_of(call) == mode and (model is None or _switches_model(ctx, call, model)):
             return True
         helper = ctx.local_function_called(call)
         if helper is not None and any(switch_of(c) == mode for c in training.own_calls(helper)):
             return True
     return False
+
+
+def _switches_model(ctx: LintContext, call: ast.Call, model: ast.AST) -> bool:
+    receiver = call.func.value
+    return ctx.text(receiver) == ctx.text(model) or torchapi.is_model(ctx, receiver)
 
 
 def _loaded_in_eval_mode(ctx: LintContext, model: ast.AST) -> bool:

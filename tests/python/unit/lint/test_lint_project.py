@@ -241,3 +241,44 @@ def test_a_recursive_helper_that_passes_its_parameter_on_terminates():
         walk(nn.Linear(2, 2), 0)
     """)
     assert lint_source(text).internal_errors == []
+
+
+def test_switching_the_criterion_to_eval_does_not_put_the_model_in_eval_mode():
+    """detr's evaluate() calls ``model.eval()`` and ``criterion.eval()``: without the first,
+    the second must not hide TD008."""
+    text = textwrap.dedent("""
+        import torch
+
+
+        @torch.no_grad()
+        def evaluate(model, criterion, data_loader):
+            criterion.eval()
+            for samples, targets in data_loader:
+                outputs = model(samples)
+                criterion(outputs, targets)
+    """)
+    assert [f.rule_id for f in lint_source(text).all] == ["TD008"]
+    assert [f.rule_id for f in lint_source(text.replace("criterion.eval()", "model.eval()")).all] == []
+
+
+def test_a_model_reloaded_with_torch_load_is_still_a_model():
+    """word_language_model: ``model = model.RNNModel(...)`` then, after training,
+    ``model = torch.load(f)``; evaluate() sees the module-level name."""
+    text = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        model = nn.LSTM(4, 4, dropout=0.5)
+
+
+        def evaluate(val_data):
+            with torch.no_grad():
+                for batch in val_data:
+                    model(batch)
+
+
+        with open("model.pt", "rb") as f:
+            model = torch.load(f, weights_only=False)
+        evaluate([])
+    """)
+    assert [f.rule_id for f in lint_source(text).all if f.rule_id != "TD015"] == ["TD008"]
