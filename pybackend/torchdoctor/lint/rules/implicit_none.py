@@ -8,11 +8,12 @@ or is silently skipped by an ``if x:`` check. This is the bug of seed 004.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from ..context import LintContext
 from ..flow import block_completes
-from ..model import Span, WARNING
+from ..model import INFORMATION, Span, WARNING
 from ..registry import Reporter, rule
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
@@ -40,23 +41,193 @@ def check(ctx: LintContext, report: Reporter) -> None:
     if not _uses_torch(ctx):
         return
     for func in ctx.functions:
-        if func.name in _SKIPPED or _is_stub(func) or _declares_none(ctx, func):
+        if func.name in _SKIPPED or _is_hook(ctx, func) or _is_stub(func) or _declares_none(ctx, func):
             continue
         if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
             continue  # generators end with StopIteration, not None
-        returns = [n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value)]
-        if not returns or not any(_may_be_tensor(r.value) for r in returns):
+        returns = [n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value) and not _returns_none(ctx, n.value)]
+        tensor_returns = [r for r in returns if _may_be_tensor(r.value)]
+        if not tensor_returns:
             continue
         if not block_completes(ctx, func.body):
             continue
-        example = next(r for r in returns if _may_be_tensor(r.value))
-        last = func.body[-1]
-        report.report(
-            _name_span(ctx, func),
-            f"`{func.name}()` returns `{_short(ctx.text(example.value))}` (line {example.lineno}) but can also reach "
-            f"its end (line {last.end_lineno or last.lineno}) and return None: callers get None on that path. "
-            f"Return a fallback or raise.",
-        )
+        example = tensor_returns[0]
+        sites = [site for site in ctx.call_sites(func) if not _inside(ctx, site, func)]
+        use, checked = _first_unchecked_use(ctx, sites)
+        what = f"`{func.name}()` returns `{_short(ctx.text(example.value))}` (line {example.lineno}) {_fall_off(ctx, func)}"
+        if use is not None:
+            report.report(
+                _name_span(ctx, func),
+                f"{what}; `{_short(ctx.text(use))}` (line {use.lineno}) uses the result as a tensor without "
+                f"checking for None. Return a fallback or raise.",
+            )
+        elif not checked and _top_level(ctx, func) and _plausibly_tensor(ctx, example.value):
+            report.report(
+                _name_span(ctx, func),
+                f"{what}. No caller in this file uses the result as a tensor; if one elsewhere does, return a "
+                f"fallback or raise (or write `return None` to say None is meant).",
+                severity=INFORMATION,
+            )
+
+
+# Lightning hooks whose ``None`` result means "nothing to add" or "skip this batch".
+_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
+                    "training_step_end", "validation_step_end", "test_step_end", "lr_scheduler_step",
+                    "configure_callbacks", "configure_gradient_clipping"})
+
+
+def _is_hook(ctx: LintContext, func) -> bool:
+    if ctx.enclosing_class(func) is None:
+        return False
+    name = func.name
+    return name in _HOOKS or name.startswith("on_") or name.endswith("_epoch_end")
+
+
+def _returns_none(ctx: LintContext, value: ast.AST) -> bool:
+    """``return helper(x)`` where ``helper`` (a function of this file) never returns a value."""
+    if not isinstance(value, ast.Call):
+        return False
+    target = ctx.local_function_called(value)
+    if target is None or ctx.own_nodes(target, ast.Yield, ast.YieldFrom):
+        return False
+    returns = ctx.own_nodes(target, ast.Return)
+    if target.returns is not None and ctx.text(target.returns) != "None":
+        return False
+    return not _is_stub(target) and all(_is_none(r.value) for r in returns)
+
+
+def _fall_off(ctx: LintContext, func) -> str:
+    """How control reaches the end: name the condition when the last statement is a bare ``if``."""
+    last = func.body[-1]
+    if isinstance(last, ast.If) and not last.orelse:
+        return f"but, when `if {_short(ctx.text(last.test))}` is false, ends without a `return` and gives None"
+    return "on some paths and ends without a `return` (giving None) on others"
+
+
+def _top_level(ctx: LintContext, func) -> bool:
+    """A module-level function. Methods and nested functions are reached through objects and
+    tables this file does not show (dispatchers whose None means "not handled"): without a
+    caller in sight, they are left alone."""
+    return ctx.enclosing_class(func) is None and ctx.enclosing_function(func) is None
+
+
+def _inside(ctx: LintContext, node: ast.AST, func) -> bool:
+    return any(anc is func for anc in ctx.ancestors(node))
+
+
+_CHECKS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _first_unchecked_use(ctx: LintContext, sites):
+    """``(expression, None)``: the first place a caller of this file uses the result as a
+    tensor (attribute, subscript, arithmetic, call) before any None check; (None, checked)."""
+    checked = False
+    for site in sites:
+        parent = ctx.parents.get(site)
+        if _tensor_use(ctx, site, parent):
+            return _widen(ctx, parent), False
+        if _is_none_check(ctx, site, parent):
+            checked = True
+            continue
+        stmt = ctx.statement_of(site)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and getattr(stmt, "value", None) is site:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                use = _use_of_name(ctx, targets[0], stmt)
+                if use is _CHECKED:
+                    checked = True
+                elif use is not None:
+                    return use, False
+    return None, checked
+
+
+_CHECKED = object()
+
+
+def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
+    """The first later use of ``target`` in its scope: ``_CHECKED`` when it is a None check
+    (``x is None``, ``if x:``, ``x or y``), the using expression when it is a tensor use, None
+    when neither (passed on, returned)."""
+    scope = ctx.scope_of(stmt)
+    after = (stmt.end_lineno, stmt.end_col_offset)
+    names = []
+    for node in ast.walk(scope if scope is not ctx.tree else ctx.tree):
+        if (isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load)
+                and (node.lineno, node.col_offset) >= after and ctx.scope_of(node) is scope):
+            names.append(node)
+    for name in sorted(names, key=lambda n: (n.lineno, n.col_offset)):
+        parent = ctx.parents.get(name)
+        if _is_none_check(ctx, name, parent):
+            return _CHECKED
+        if _tensor_use(ctx, name, parent):
+            return _widen(ctx, parent)
+        if isinstance(ctx.statement_of(name), (ast.Assign, ast.AnnAssign)) and name is getattr(ctx.statement_of(name), "value", None):
+            return None  # aliased: lost track
+    return None
+
+
+def _widen(ctx: LintContext, use: ast.AST) -> ast.AST:
+    """``emb.unsqueeze`` -> ``emb.unsqueeze(0)`` for the message."""
+    parent = ctx.parents.get(use)
+    if isinstance(use, ast.Attribute) and isinstance(parent, ast.Call) and parent.func is use:
+        return parent
+    return use
+
+
+def _is_none_check(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    if isinstance(parent, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
+        return True
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.BoolOp):
+        return True
+    if isinstance(parent, _CHECKS) and getattr(parent, "test", None) is node:
+        return True
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "bool", "hasattr", "callable", "getattr"):
+        return True
+    return False
+
+
+def _tensor_use(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """``x.attr``, ``x[i]``, ``x + y``, ``-x``, ``x(...)``, ``torch.cat([x, ...])``-style arguments."""
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return not parent.attr.startswith("__")  # ``None.__repr__()`` works
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return True
+    if isinstance(parent, ast.BinOp):
+        return True
+    if isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return True
+    if isinstance(parent, (ast.List, ast.Tuple)):  # ``torch.cat([x, y])``
+        node, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.Call) and node in parent.args:
+        qual = ctx.qualname(parent.func) or ""
+        return qual.startswith("torch.") and qual not in ("torch.save", "torch.is_tensor")
+    return False
+
+
+# Receivers whose attributes are configuration or bookkeeping, not tensors (``dataset.coco``,
+# ``args.lr``, ``self.config.x``).
+_NOT_TENSOR_HOLDERS = re.compile(r"^(data(set)?|ds|cfg|conf(ig)?|args|opts?|options|hparams|params|meta(data)?|info|"
+                                 r"settings|env|logger|writer|path|file|tokenizer|processor)$", re.IGNORECASE)
+
+
+def _plausibly_tensor(ctx: LintContext, value: ast.AST) -> bool:
+    """Without a caller to go by, say something only for values that may be tensors: not the
+    attribute of a dataset or configuration object."""
+    if isinstance(value, ast.Attribute):
+        root = value.value
+        while isinstance(root, ast.Attribute):
+            if _NOT_TENSOR_HOLDERS.match(root.attr):
+                return False
+            root = root.value
+        if isinstance(root, ast.Name) and _NOT_TENSOR_HOLDERS.match(root.id):
+            return False
+        if isinstance(value.value, ast.Attribute) and _NOT_TENSOR_HOLDERS.match(value.value.attr):
+            return False
+    return True
 
 
 def _declares_none(ctx: LintContext, func) -> bool:
