@@ -102,6 +102,7 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
     training = analysis(ctx)
     found: List[EvalLoop] = []
     taken = set()
+    in_test_file = is_test_file(ctx.path)
     for loop in ctx.loops:  # source order: outer loops come before the loops they contain
         outer = ctx.enclosing_loops(loop)
         if any(o in taken for o in outer):
@@ -109,7 +110,7 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
         owner = ctx.enclosing_function(loop)
         if owner is not None and _is_framework_hook(ctx, owner):
             continue
-        in_eval_function = _is_eval_function(owner) and not outer
+        in_eval_function = _is_eval_function(owner, in_test_file) and not outer
         if not (in_eval_function or _iterates_eval_data(ctx, loop)):
             continue
         if training.backwards(loop) or any(torchapi.stepped_optimizer(ctx, c) for c in training.own_calls(loop)):
@@ -119,18 +120,30 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
         if call is None:
             continue
         taken.add(loop)
-        found.append(EvalLoop(loop, call, owner if _is_eval_function(owner) else None))
+        found.append(EvalLoop(loop, call, owner if _is_eval_function(owner, in_test_file) else None))
     return found
 
 
-def _is_eval_function(func: Optional[ast.AST]) -> bool:
+def is_test_file(path: Optional[str]) -> bool:
+    """A file pytest collects (``test_*.py``, ``*_test.py``, ``conftest.py``, under ``tests/``)."""
+    if not path:
+        return False
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(p in ("tests", "test") for p in parts[:-1]))
+
+
+def _is_eval_function(func: Optional[ast.AST], in_test_file: bool = False) -> bool:
     if func is None:
         return False
     words = [w for w in func.name.lower().split("_") if w]
     if not words:
         return False
-    if words[0] == "test" and len(words) > 1:
-        return False  # pytest's test_* functions are tests of code, not evaluation loops
+    if words[0] == "test" and len(words) > 1 and (in_test_file or not func.args.args):
+        # pytest's test_* functions (in a test file, or taking no arguments: fixtures come as
+        # arguments, but a notebook's ``test_model(net, loader)`` evaluates a model).
+        return False
     return words[0] in _EVAL_FIRST_WORDS or any(w in _EVAL_ANY_WORDS for w in words)
 
 

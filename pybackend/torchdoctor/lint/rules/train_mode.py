@@ -40,6 +40,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
         found = _eval_without_train(ctx, loop)
         if found is not None:
             qualifying.append((loop, found))
+        else:
+            _report_eval_before(ctx, loop, report)
     around_others = {id(outer) for loop, _ in qualifying for outer in ctx.enclosing_loops(loop)}
     for loop, (site, model) in qualifying:
         if id(loop) in around_others:
@@ -66,13 +68,57 @@ def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.C
         return None
     for call in calls:
         if switch_of(call) == "eval":
-            if torchapi.is_model(ctx, call.func.value) and _is_trained(ctx, call.func.value):
-                return call, call.func.value
+            model = call.func.value
+            if torchapi.is_model(ctx, model) and _is_trained(ctx, model) and not _fresh_each_iteration(ctx, model, loop):
+                return call, model
             continue
         helper = ctx.local_function_called(call)
         if helper is not None and _any_switch(ctx, training.own_calls(helper), "eval", 1):
-            return call, _argument_for_switched_param(ctx, call, helper)
+            model = _argument_for_switched_param(ctx, call, helper)
+            if model is not None and _fresh_each_iteration(ctx, model, loop):
+                continue
+            return call, model
     return None
+
+
+def _fresh_each_iteration(ctx: LintContext, model: ast.AST, loop: ast.AST) -> bool:
+    """The model is built anew inside the loop (``for trial: model = Net(); train(model);
+    evaluate(model)``): the eval mode of the last one does not reach the next."""
+    if not isinstance(model, ast.Name):
+        return False
+    bound = ctx.binding(model)
+    return (bound is not None and bound.kind == "assign" and isinstance(bound.value, ast.Call)
+            and loop in ctx.enclosing_loops(bound.stmt))
+
+
+def _report_eval_before(ctx: LintContext, loop: ast.AST, report: Reporter) -> None:
+    """``model.eval()`` before a training loop that never calls ``.train()``: every step of the
+    run trains in eval mode. Only for an outermost loop of its function, and only when the
+    switched object is the trained model and its mode matters."""
+    if ctx.enclosing_loops(loop) or not _trains(ctx, loop):
+        return
+    training = analysis(ctx)
+    if _any_switch(ctx, training.own_calls(loop), "train", 0):
+        return
+    scope = ctx.enclosing_function(loop) or ctx.tree
+    start = (loop.lineno, loop.col_offset)
+    last = None
+    for call in training.own_calls(scope):
+        if (call.lineno, call.col_offset) >= start:
+            break
+        mode = switch_of(call)
+        if mode == "train":
+            last = None
+        elif mode == "eval" and torchapi.is_model(ctx, call.func.value) and _is_trained(ctx, call.func.value):
+            last = call
+    if last is None or not mode_matters(ctx, last.func.value):
+        return
+    label = ctx.text(last.func.value)
+    report.report(
+        last,
+        f"`{ctx.text(last)}` puts `{label}` in eval mode before the training loop at line {loop.lineno}, and "
+        f"nothing calls `{label}.train()`: the whole run trains with dropout off and batch-norm statistics frozen.",
+    )
 
 
 def _trains(ctx: LintContext, loop: ast.AST) -> bool:

@@ -1,0 +1,92 @@
+"""TD010 beyond the loop body: ``eval()`` before a training loop that never calls ``train()``,
+a model built fresh every trial; TD009 for a notebook's ``test_model(net, loader)``."""
+
+from __future__ import annotations
+
+from lint_helpers import code, hits
+from torchdoctor.lint import lint_source
+
+EVAL_BEFORE = """
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.eval()  # left over from checking the initial loss
+for step in range(100):
+    optimizer.zero_grad()
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_eval_before_a_training_loop_that_never_calls_train():
+    assert hits(EVAL_BEFORE, "TD010") == [("TD010", 6)]
+    [finding] = [f for f in lint_source(code(EVAL_BEFORE)).all if f.rule_id == "TD010"]
+    assert "before the training loop at line 7" in finding.message and "\n" not in finding.message
+
+
+def test_eval_then_train_before_the_loop_is_fine():
+    assert hits(EVAL_BEFORE.replace("model.eval()  #", "model.eval(); model.train()  #"), "TD010") == []
+
+
+def test_eval_before_the_loop_of_a_model_without_dropout_or_batch_norm_changes_nothing():
+    assert hits(EVAL_BEFORE.replace("nn.Dropout(0.5), ", ""), "TD010") == []
+
+
+def test_a_model_built_fresh_every_trial_is_not_left_in_eval_mode():
+    text = """
+import torch
+from torch import nn
+
+
+def train(model, steps):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(steps):
+        optimizer.zero_grad()
+        model(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+
+
+def evaluate(model):
+    model.eval()
+    with torch.no_grad():
+        return model(torch.randn(8, 4)).sum()
+
+
+for trial in range(5):
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+    train(net, 10)
+    evaluate(net)
+"""
+    assert hits(text, "TD010") == []
+    reused = text.replace("for trial in range(5):\n    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))",
+                          "net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))\nfor trial in range(5):")
+    assert hits(reused, "TD010") == [("TD010", 22)]  # the same net: later trials train in eval mode
+
+
+NOTEBOOK_TEST = """
+import torch
+from torch import nn
+
+
+def test_model(net, loader):
+    correct = 0
+    for images, labels in loader:
+        correct += (net(images).argmax(1) == labels).sum().item()
+    return correct
+
+
+net = nn.Linear(4, 2)
+test_model(net, [])
+"""
+
+
+def test_a_notebooks_test_model_function_is_an_evaluation_loop():
+    assert hits(NOTEBOOK_TEST, "TD009") == [("TD009", 8)]
+
+
+def test_the_same_function_in_a_pytest_file_is_a_test_of_code():
+    result = lint_source(code(NOTEBOOK_TEST), "/project/tests/test_training.py")
+    assert [f.rule_id for f in result.all if f.rule_id == "TD009"] == []
