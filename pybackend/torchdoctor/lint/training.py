@@ -166,6 +166,22 @@ def _is_module_zero_grad(node: ast.AST) -> bool:
             and isinstance(node.func.value, (ast.Name, ast.Attribute)))
 
 
+def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[str]:
+    """The receivers of ``.parameters()`` in an optimizer's arguments (``Adam(netG.parameters())``,
+    ``SGD([{"params": enc.parameters()}, ...])``, ``params = list(model.parameters())``), as
+    source text; empty when the construction is unknown or names no module."""
+    if construction is None:
+        return set()
+    owners: Set[str] = set()
+    for arg in list(construction.args) + [k.value for k in construction.keywords]:
+        value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
+        for sub in ast.walk(value) if value is not None else ():
+            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in ("parameters", "named_parameters")):
+                owners.add(ctx.text(sub.func.value))
+    return owners
+
+
 def _passes_optimizer(call: ast.Call) -> bool:
     """A helper that clears a parameter it was given (``reset(opt)``) clears the caller's
     optimizer whatever the names: treat it as clearing everything it was handed."""

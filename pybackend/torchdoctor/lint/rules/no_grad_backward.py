@@ -1,49 +1,188 @@
-"""TD013: ``loss.backward()`` inside ``torch.no_grad()`` / ``torch.inference_mode()``.
+"""TD013: gradients lost to ``torch.no_grad()`` / ``torch.inference_mode()``.
 
-Code in a no-grad block records no autograd graph. A loss computed there has nothing to
-backpropagate through (it fails, or, when part of it came from outside, only that part
-learns); a ``backward()`` placed there is almost always a training step pasted into an
-evaluation block.
+Code in a no-grad block records no autograd graph. Two shapes lose gradients:
+
+- the loss is computed inside the block and backpropagated there: nothing computed in the
+  block gets a gradient (an error);
+- the trained model's forward pass runs inside the block and the loss built from its output
+  is backpropagated outside: the optimizer steps that model's parameters, which never get a
+  gradient (an error when the optimizer is built from that model's parameters).
+
+A ``backward()`` (and ``step()``) inside the block for a loss computed *before* it is
+harmless: ``backward`` works whatever the grad mode, so gradients are identical. It is only
+mentioned (information), as a sign the block holds more than evaluation.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Iterator, List, Optional, Tuple
 
 from .. import torchapi
 from ..context import LintContext
-from ..model import ERROR
+from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
+from ..training import analysis, parameter_owners
+
+_FOLLOW = 4  # assignments followed back from a loss to the model call it came from
 
 
 @rule(
     "TD013",
     "backward-in-no-grad",
-    "backward() called inside torch.no_grad() / inference_mode()",
+    "backward() of a loss computed under torch.no_grad() / inference_mode()",
     ERROR,
     """
 Inside `with torch.no_grad():` (or `torch.inference_mode()`, or a function decorated with
 either) PyTorch records no graph. A loss computed there cannot be backpropagated: either
 `backward()` fails with "element 0 of tensors does not require grad", or, when only part of
 the computation happened outside the block, only that part gets gradients and the rest of the
-model silently stops learning. Move the forward pass, the loss and `backward()` out of the
-no-grad block; keep only evaluation inside it.
+model silently stops learning. The same happens when the trained model's forward pass runs
+under `no_grad` and the loss is backpropagated after the block. Keep the forward pass, the
+loss and `backward()` out of no-grad blocks; keep only evaluation (and frozen feature
+extractors whose parameters no optimizer steps) inside them.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
     for call in ctx.calls:
         if not torchapi.is_backward(ctx, call):
             continue
-        if torchapi.grad_mode_at(ctx, call) != torchapi.NO_GRAD:
-            continue
-        block = _no_grad_block(ctx, call)
-        where = f" (line {block.lineno})" if block is not None else ""
+        if torchapi.grad_mode_at(ctx, call) == torchapi.NO_GRAD:
+            _backward_inside(ctx, report, call)
+        else:
+            _forward_inside(ctx, report, call)
+
+
+def _backward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
+    block = _no_grad_block(ctx, call)
+    where = f" (line {block.lineno})" if block is not None else ""
+    made = _where_loss_was_made(ctx, call, block)
+    if made == "before":
         report.report(
             call,
-            f"`{ctx.text(call)}` runs with gradients disabled{where}: the computation in that block records no "
-            f"graph, so nothing computed there gets gradients. Move the training step out of the no-grad block.",
+            f"`{ctx.text(call)}` runs with gradients disabled{where}, but its loss was computed before the block, "
+            f"so the gradients are the same as outside it; moving the training step out of the no-grad block only "
+            f"makes the intent clear.",
+            severity=INFORMATION,
         )
+        return
+    report.report(
+        call,
+        f"`{ctx.text(call)}` runs with gradients disabled{where}: the computation in that block records no "
+        f"graph, so nothing computed there gets gradients. Move the training step out of the no-grad block.",
+        severity=ERROR if made == "inside" else WARNING,
+    )
+
+
+def _where_loss_was_made(ctx: LintContext, call: ast.Call, block: Optional[ast.AST]) -> str:
+    """``inside`` the no-grad block (or inline in the call), ``before`` it, or ``unknown``."""
+    subject = _subject(call)
+    if subject is None:
+        return "unknown"
+    if not isinstance(subject, ast.Name):
+        return "inside"  # ``crit(model(x), y).backward()``: computed right there
+    bound = ctx.binding(subject)
+    if bound is None or bound.kind not in ("assign", "aug", "unpack"):
+        return "unknown"
+    holder = block if isinstance(block, (ast.With, ast.AsyncWith)) else ctx.enclosing_function(call)
+    if holder is None:
+        return "unknown"
+    if any(anc is holder for anc in ctx.ancestors(bound.stmt)):
+        return "inside"
+    if isinstance(holder, (ast.With, ast.AsyncWith)) and (bound.stmt.lineno, bound.stmt.col_offset) < (holder.lineno, holder.col_offset):
+        return "before"
+    return "unknown"
+
+
+def _subject(call: ast.Call) -> Optional[ast.AST]:
+    """The loss a backward call differentiates (``scaler.scale(loss)`` unwrapped)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "backward" and not call.args:
+        receiver = func.value
+        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+               and receiver.func.attr == "scale" and receiver.args):
+            receiver = receiver.args[0]
+        return receiver
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return None
+
+
+def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
+    """The loss backpropagated here came from a model call made under ``no_grad``, and an
+    optimizer of this scope steps that model's parameters: they never get a gradient."""
+    subject = _subject(call)
+    if subject is None:
+        return
+    stepped = _stepped_owners(ctx, call)
+    if not stepped:
+        return
+    for model_call, block in _no_grad_model_calls(ctx, subject):
+        model = ctx.text(model_call.func)
+        owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
+        if owner is None:
+            continue
+        report.report(
+            model_call,
+            f"`{_short(ctx.text(model_call))}` runs under `{_header(ctx, block)}` (line {block.lineno}), but its "
+            f"output feeds `{ctx.text(call)}` (line {call.lineno}) and the optimizer steps `{owner}`'s parameters: "
+            f"they get no gradient from it. Run the forward pass outside the no-grad block.",
+            severity=ERROR,
+        )
+        return
+
+
+def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
+    """Modules whose parameters the optimizers stepped in ``backward``'s scope were built from."""
+    scope = ctx.scope_of(backward)
+    owners: List[str] = []
+    for call in analysis(ctx).own_calls(scope):
+        optimizer = torchapi.stepped_optimizer(ctx, call)
+        if optimizer is not None:
+            owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
+    return owners
+
+
+def _no_grad_model_calls(ctx: LintContext, subject: ast.AST) -> Iterator[Tuple[ast.Call, ast.AST]]:
+    """Model calls under a no-grad ``with`` that ``subject``'s value is built from, following
+    plain assignments back a few steps."""
+    seen = set()
+    frontier = [subject]
+    for _ in range(_FOLLOW):
+        following = []
+        for expr in frontier:
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.Call) and torchapi.is_model(ctx, sub.func):
+                    block = _no_grad_with(ctx, sub)
+                    if block is not None:
+                        yield sub, block
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    bound = ctx.binding(sub)
+                    if bound is None or bound.stmt in seen or bound.kind not in ("assign", "unpack"):
+                        continue
+                    seen.add(bound.stmt)
+                    value = bound.value if bound.value is not None else bound.source
+                    if value is not None:
+                        following.append(value)
+        frontier = following
+        if not frontier:
+            return
+
+
+def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
+    """The no-grad ``with`` around ``node`` in its function (not decorators: a decorated
+    function is an evaluation helper whose result nobody backpropagates through)."""
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (ast.With, ast.AsyncWith)):
+            for item in anc.items:
+                mode = torchapi.grad_mode_of(ctx, item.context_expr)
+                if mode == torchapi.NO_GRAD:
+                    return anc
+                if mode == torchapi.ENABLE_GRAD:
+                    return None
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+    return None
 
 
 def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
@@ -59,3 +198,11 @@ def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
     return None
 
 
+def _header(ctx: LintContext, block: ast.AST) -> str:
+    span = ctx.source.first_line_span(block)
+    return ctx.source.line(span.start_line)[span.start_col:span.end_col].strip()
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

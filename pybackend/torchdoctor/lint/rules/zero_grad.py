@@ -7,13 +7,13 @@ the sum of every gradient since the start, and the loss wanders instead of falli
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional
 
 from ..context import LintContext
 from ..fixes import insert_line_after
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
-from ..training import Step, Unit, analysis
+from ..training import Step, Unit, analysis, parameter_owners
 
 
 @rule(
@@ -53,25 +53,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
 def _clears_its_parameters(ctx: LintContext, step: Step, module: str) -> bool:
     """``netD.zero_grad()`` clears ``optimizerG`` only if ``optimizerG`` was built from
     ``netD``'s parameters. When we cannot see what the optimizer was built from, assume it."""
-    owners = _parameter_owners(ctx, ctx.construction_of(step.optimizer))
+    owners = parameter_owners(ctx, ctx.construction_of(step.optimizer))
     if not owners:
         return True
     return any(owner == module or owner.startswith(module + ".") for owner in owners)
-
-
-def _parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[str]:
-    """The receivers of ``.parameters()`` in an optimizer's arguments (``Adam(netG.parameters())``,
-    ``SGD([{"params": enc.parameters()}, ...])``, ``params = list(model.parameters())``)."""
-    if construction is None:
-        return set()
-    owners: Set[str] = set()
-    for arg in list(construction.args) + [k.value for k in construction.keywords]:
-        value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
-        for sub in ast.walk(value) if value is not None else ():
-            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                    and sub.func.attr in ("parameters", "named_parameters")):
-                owners.add(ctx.text(sub.func.value))
-    return owners
 
 
 _DIST_CONTEXT = "torch.distributed.autograd.context"
