@@ -172,6 +172,9 @@ def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[
     source text; empty when the construction is unknown or names no module."""
     if construction is None:
         return set()
+    func = construction.func
+    if isinstance(func, ast.Attribute) and func.attr in ("configure_optimizers", "configure_optimizer"):
+        return {ctx.text(func.value)}  # ``model.configure_optimizers(...)`` builds from its own parameters
     owners: Set[str] = set()
     for arg in list(construction.args) + [k.value for k in construction.keywords]:
         value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg

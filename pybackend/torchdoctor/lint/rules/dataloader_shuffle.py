@@ -207,6 +207,12 @@ def _star_options(ctx: LintContext, call: ast.Call):
 def _dict_keys(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[Tuple[Set[str], Optional[ast.Dict]]]:
     """The string keys of a dict display or ``dict(a=...)`` (followed through names)."""
     value = ctx.value_of(expr) if isinstance(expr, ast.Name) else expr
+    if isinstance(value, ast.IfExp) and depth < 3:
+        # ``{...} if use_cuda else {}``: only the keys both branches pass are certain
+        body, orelse = _dict_keys(ctx, value.body, depth + 1), _dict_keys(ctx, value.orelse, depth + 1)
+        if body is None or orelse is None:
+            return None
+        return body[0] & orelse[0], None
     if isinstance(value, ast.Dict):
         keys: Set[str] = set()
         for key, item in zip(value.keys, value.values):

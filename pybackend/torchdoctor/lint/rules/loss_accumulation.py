@@ -107,12 +107,12 @@ def _accumulation(ctx: LintContext, node: ast.AST):
     return None
 
 
-def _live_loss(ctx: LintContext, expr: ast.AST) -> Optional[ast.AST]:
+def _live_loss(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[ast.AST]:
     """The part of ``expr`` that is a loss tensor still attached to its graph, if any."""
     if isinstance(expr, ast.BinOp):
-        return _live_loss(ctx, expr.left) or _live_loss(ctx, expr.right)
+        return _live_loss(ctx, expr.left, depth) or _live_loss(ctx, expr.right, depth)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        return _live_loss(ctx, expr.operand)
+        return _live_loss(ctx, expr.operand, depth)
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in _RELEASES:
             return None
@@ -122,6 +122,9 @@ def _live_loss(ctx: LintContext, expr: ast.AST) -> Optional[ast.AST]:
     if _is_ref(expr):
         value = ctx.value_of(expr)
         if isinstance(value, ast.Call) and torchapi.is_loss_value(ctx, value):
+            return expr
+        # ``content = weight * mse(a, b)``: a weighted loss is still a loss
+        if isinstance(value, ast.BinOp) and depth < 2 and _live_loss(ctx, value, depth + 1) is not None:
             return expr
         if _is_backpropagated_ref(ctx, expr):
             return expr

@@ -216,3 +216,18 @@ def test_micro_batches_summed_within_one_optimizer_step_are_fine():
             return total.item()
     """)
     assert hits(text, "TD007") == []
+
+
+def test_a_weighted_loss_logged_without_item_is_reported():
+    text = code("""
+        import torch
+        mse = torch.nn.MSELoss()
+        agg_content = 0.0
+        for x, _ in loader:
+            opt.zero_grad()
+            content = weight * mse(net(x), x)
+            content.backward()
+            opt.step()
+            agg_content += content
+    """)
+    assert hits(text, "TD007") == [("TD007", 9)]

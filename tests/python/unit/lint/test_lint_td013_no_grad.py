@@ -106,3 +106,8 @@ def test_grad_re_enabled_or_forward_outside(inner):
                            "    with torch.no_grad():\n        pass\n    " + inner.replace("\n", "\n    ")
                            if "enable" in inner else "    " + inner)
     assert hits(text, "TD013") == []
+
+
+def test_an_optimizer_the_model_configures_steps_the_models_parameters():
+    text = FORWARD.replace("torch.optim.Adam(model.parameters(), lr=1e-3)", "model.configure_optimizers(0.1, 6e-4)")
+    assert [f.severity for f in findings(text, "TD013")] == ["error"]

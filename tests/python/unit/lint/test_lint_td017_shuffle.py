@@ -180,3 +180,15 @@ def test_kwargs_that_never_shuffle_are_reported_with_the_plain_message():
 def test_only_the_nearest_folders_make_a_test_file():
     assert findings(FIXTURE, "TD017", path="tests/unit/data/loaders.py") == []
     assert [f.line for f in findings(FIXTURE, "TD017", path="/home/me/tests/projects/cifar/src/train.py")] == [4]
+
+
+def test_kwargs_chosen_by_a_conditional_expression_are_read():
+    text = """
+        import torch
+        kwargs = {'num_workers': 1, 'pin_memory': True} if use_cuda else {}
+        train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, **kwargs)
+        other = {'shuffle': True} if use_cuda else {'shuffle': True, 'num_workers': 0}
+        train_loader2 = torch.utils.data.DataLoader(train_set, batch_size=64, **other)
+    """
+    (finding,) = findings(text, "TD017")
+    assert finding.line == 3 and finding.fix is None  # shuffle=True next to **kwargs could clash
