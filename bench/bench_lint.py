@@ -13,6 +13,11 @@ Every number is a ratio to a baseline measured in the same run, on the same file
    is how long the squiggles take to settle after they stop typing: the 300 ms debounce
    plus the lint. ``TYPING_BUDGET`` keeps that total within half a second.
 
+3. Scaling: a long module-level script (an exported notebook: model, loader and loops at top
+   level, repeated) of 4k, 8k, 16k and 32k lines. Each doubling should cost about twice as
+   much (linear); the ratio to compile() should stay flat. The 32k-line script is compared
+   with a one-second budget.
+
     .venv/bin/python bench/bench_lint.py [PATH...] [--repeat 5] [--lines 5000]
 
 Numbers are the best of ``--repeat`` runs (the least disturbed by other processes).
@@ -119,6 +124,53 @@ _HEADER = (
 )
 
 
+_SCRIPT_BLOCK = '''
+model{i} = nn.Sequential(nn.Linear({d}, 32), nn.Dropout(0.1), nn.Linear(32, 4)).to(device)
+optimizer{i} = torch.optim.SGD(model{i}.parameters(), lr=0.01)
+loader{i} = DataLoader(TensorDataset(torch.randn(64, {d}), torch.randint(0, 4, (64,))), batch_size=8, shuffle=True)
+for epoch in range(2):
+    model{i}.train()
+    for x, y in loader{i}:
+        x, y = x.to(device), y.to(device)
+        optimizer{i}.zero_grad()
+        loss = nn.functional.cross_entropy(model{i}(x), y)
+        loss.backward()
+        optimizer{i}.step()
+    model{i}.eval()
+    with torch.no_grad():
+        probe = model{i}(torch.randn(2, {d}))
+'''
+SCRIPT_BUDGET = 1.0  # seconds for a 32k-line script
+
+
+def generated_script(lines: int) -> str:
+    """A long top-level script (every block moves a model, feeds it, evaluates it)."""
+    parts = [_HEADER + "device = torch.device('cuda')\n"]
+    count, i = 6, 0
+    while count < lines:
+        text = _SCRIPT_BLOCK.format(i=i, d=8 + i % 24)
+        parts.append(text)
+        count += text.count("\n")
+        i += 1
+    return "".join(parts)
+
+
+def scaling(repeat: int) -> None:
+    sizes = (4000, 8000, 16000, 32000)
+    times = []
+    for size in sizes:
+        text = generated_script(size)
+        t_compile, t_lint = best_of_each(max(1, repeat // 2), lambda: compile(text, "<script>", "exec", dont_inherit=True),
+                                         lambda: lint_source(text, "<script>"))
+        times.append(t_lint)
+        print(f"  {size:>6} lines: lint {t_lint / t_compile:.1f}x compile()")
+    growth = [b / a for a, b in zip(times, times[1:])]
+    shape = "linear" if max(growth) < 3.0 else "SUPERLINEAR"
+    print(f"  each doubling costs {', '.join(f'{g:.2f}x' for g in growth)} (linear: 2x): {shape}")
+    verdict = "within" if times[-1] <= SCRIPT_BUDGET else "OVER"
+    print(f"  32k lines: {verdict} the {SCRIPT_BUDGET:.0f} s budget ({times[-1] / SCRIPT_BUDGET:.2f}x the budget)")
+
+
 def generated_module(lines: int) -> str:
     """A realistic training module of at least ``lines`` lines (unique names per block)."""
     parts, count, i = [_HEADER], _HEADER.count("\n"), 0
@@ -211,6 +263,8 @@ def main(argv=None) -> int:
           f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms vs {t_big_compile * 1000:.0f} ms)")
     print(f"  {verdict} the {TYPING_BUDGET * 1000:.0f} ms typing budget after the 300 ms debounce "
           f"({t_big_lint / TYPING_BUDGET:.2f}x the budget)")
+    print("scaling: a long top-level script")
+    scaling(args.repeat)
     return 0
 
 

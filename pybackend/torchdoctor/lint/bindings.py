@@ -39,9 +39,19 @@ class _Scope:
     node: ast.AST
     names: Dict[str, List[Binding]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
+    _positions: Dict[str, List[Pos]] = field(default_factory=dict)
 
     def add(self, binding: Binding) -> None:
         self.names.setdefault(binding.name, []).append(binding)
+        self._positions.pop(binding.name, None)
+
+    def positions(self, name: str) -> List[Pos]:
+        """Where each binding of ``name`` starts, sorted (kept: a name rebound in every block of
+        a long script would otherwise cost a list per lookup, quadratic in the file)."""
+        found = self._positions.get(name)
+        if found is None:
+            found = self._positions[name] = [b.pos for b in self.names[name]]
+        return found
 
 
 def _end(node: ast.AST) -> Pos:
@@ -89,6 +99,7 @@ class Bindings:
         for scope in self.scopes.values():
             for bindings in scope.names.values():
                 bindings.sort(key=lambda b: b.pos)
+            scope._positions.clear()
 
     def _scope_for(self, owner: ast.AST) -> _Scope:
         scope = self.scopes.get(owner)
@@ -187,7 +198,7 @@ class Bindings:
             if not bindings:
                 continue
             if depth == 0:
-                index = bisect.bisect_right([b.pos for b in bindings], at)
+                index = bisect.bisect_right(scope.positions(name), at)
                 return bindings[index - 1] if index else bindings[-1]
             return bindings[-1]
         return None

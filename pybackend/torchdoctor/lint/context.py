@@ -78,6 +78,8 @@ class LintContext:
         self._foreign: Dict[ast.ClassDef, "LintContext"] = {}
         self._sites: Dict[ast.AST, List[ast.Call]] = {}
         self._resolving: set = set()
+        self._arguments: Dict[tuple, Optional[ast.AST]] = {}
+        self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []
         self.loops: List[ast.stmt] = []
@@ -349,20 +351,27 @@ class LintContext:
         (or there is one caller); a default value counts when no caller passes the argument."""
         func = param.stmt
         key = (func, param.name)
+        if key in self._arguments:
+            return self._arguments[key]
         if not isinstance(func, FUNCTIONS) or key in self._resolving:
             return None  # a recursive call passes the parameter on: no new information
         self._resolving.add(key)
         try:
-            args = [self._argument_at(site, func, param.name) for site in self.callers_of(func)]
-            args = [a for a in args if a is not _MISSING]
-            if not args:
-                return None
-            if len(args) == 1:
-                return args[0]
-            classes = {self.class_of(a) if a is not None else None for a in args}
-            return args[0] if len(classes) == 1 and None not in classes else None
+            found = self._agreed_argument(func, param.name)
         finally:
             self._resolving.discard(key)
+        self._arguments[key] = found
+        return found
+
+    def _agreed_argument(self, func, name: str) -> Optional[ast.AST]:
+        args = [self._argument_at(site, func, name) for site in self.callers_of(func)]
+        args = [a for a in args if a is not _MISSING]
+        if not args:
+            return None
+        if len(args) == 1:
+            return args[0]
+        classes = {self.class_of(a) if a is not None else None for a in args}
+        return args[0] if len(classes) == 1 and None not in classes else None
 
     def callers_of(self, func) -> List[ast.Call]:
         """Calls in this file that run ``func``: by name, as ``self.method(...)``, and for an
@@ -535,17 +544,23 @@ class LintContext:
 
     def call_sites(self, func) -> List[ast.Call]:
         """Calls in this file that run ``func`` (by the rules of ``local_function_called``)."""
-        return [c for c in self.calls if _names_function(c, func) and self.local_function_called(c) is func]
+        return [c for c in self.calls_named(func.name) if self.local_function_called(c) is func]
+
+    def calls_named(self, name: str) -> List[ast.Call]:
+        """Calls whose callee is ``name`` or ``something.name``, in source order (indexed once,
+        so looking up the callers of every function stays linear in the file)."""
+        index = self._calls_by_name
+        if index is None:
+            index = self._calls_by_name = {}
+            for call in self.calls:
+                target = call.func
+                key = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+                if key is not None:
+                    index.setdefault(key, []).append(call)
+        return index.get(name, [])
 
     def text(self, node: ast.AST) -> str:
         return self.source.segment(node)
-
-
-def _names_function(call: ast.Call, func) -> bool:
-    target = call.func
-    if isinstance(target, ast.Name):
-        return target.id == func.name
-    return isinstance(target, ast.Attribute) and target.attr == func.name
 
 
 def terminal_name(expr: Optional[ast.AST]) -> str:

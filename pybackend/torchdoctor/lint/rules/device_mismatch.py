@@ -51,10 +51,12 @@ def check(ctx: LintContext, report: Reporter) -> None:
     if not moves:
         return
     by_text = _calls_by_callee_text(ctx)
-    through_params = _calls_through_parameters(ctx)
+    by_binding = _calls_by_binding(ctx, _calls_through_parameters(ctx) + [c for m in moves for c in by_text.get(m.model_key, [])])
     for move in moves:
         seen = set()
-        for call in _uses(ctx, move, by_text.get(move.model_key, []) + through_params):
+        target = _moved_binding(ctx, move)
+        candidates = by_text.get(move.model_key, []) + by_binding.get(id(target), [])
+        for call in _uses(ctx, move, candidates):
             for arg in list(call.args) + [k.value for k in call.keywords]:
                 origin = _cpu_origin(ctx, arg)
                 if origin is None or id(arg) in seen:
@@ -87,6 +89,20 @@ def _calls_through_parameters(ctx: LintContext) -> List[ast.Call]:
             bound = ctx.binding(call.func)
             if bound is not None and bound.kind == "param":
                 found.append(call)
+    return found
+
+
+def _calls_by_binding(ctx: LintContext, calls: List[ast.Call]):
+    """The candidate calls by the statement that bound their callee (``_binding_of``), each
+    resolved once whatever the number of moves."""
+    found, done = {}, set()
+    for call in calls:
+        if id(call) in done:
+            continue
+        done.add(id(call))
+        bound = _binding_of(ctx, call.func)
+        if bound is not None:
+            found.setdefault(id(bound), []).append(call)
     return found
 
 

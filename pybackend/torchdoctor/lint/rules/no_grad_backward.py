@@ -135,12 +135,15 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
 def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     """Modules whose parameters the optimizers stepped in ``backward``'s scope were built from."""
     scope = ctx.scope_of(backward)
-    owners: List[str] = []
-    for call in analysis(ctx).own_calls(scope):
-        optimizer = torchapi.stepped_optimizer(ctx, call)
-        if optimizer is not None:
-            owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
-    return owners
+    cache = ctx.shared("stepped_owners", dict)  # one scan per scope, not per backward (linear)
+    if scope not in cache:
+        owners: List[str] = []
+        for call in analysis(ctx).own_calls(scope):
+            optimizer = torchapi.stepped_optimizer(ctx, call)
+            if optimizer is not None:
+                owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
+        cache[scope] = owners
+    return cache[scope]
 
 
 def _no_grad_model_calls(ctx: LintContext, subject: ast.AST) -> Iterator[Tuple[ast.Call, ast.AST]]:
