@@ -42,8 +42,8 @@ sys.path.insert(0, str(REPO / "sample_workspace"))
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from torchdoctor.runtime import anomaly_watch  # noqa: E402
-from torchdoctor.runtime.anomaly_config import from_mapping  # noqa: E402
+from torchdoctor.runtime.anomaly import watch as anomaly_watch  # noqa: E402
+from torchdoctor.runtime.anomaly.config import from_mapping  # noqa: E402
 
 TARGET = 1.15
 MODES = ("off", "watch", "detect_anomaly")

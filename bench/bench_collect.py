@@ -1,6 +1,6 @@
 """What does the views' collection cost a training step? Sample CNN on the CPU, on vs off.
 
-The collection (``torchdoctor.runtime.collect_install``) is on by default in every Torch Doctor
+The collection (``torchdoctor.runtime.collect.install``) is on by default in every Torch Doctor
 debug session: global forward hooks note every module call of the latest pass and keep its
 outputs, a backward watch notes the gradients. This bench times a full training step of the
 sample ``TinyCNN`` (``sample_workspace/models/cnn.py``: zero_grad, forward, cross-entropy,
@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO / "sample_workspace"))
 import torch  # noqa: E402
 
 from models.cnn import TinyCNN  # noqa: E402
-from torchdoctor.runtime import collect_install, snapshot  # noqa: E402
+from torchdoctor.runtime.collect import install as collect_install  # noqa: E402
+from torchdoctor.runtime.collect import snapshot  # noqa: E402
 
 TARGET = 1.10
 TARGET_BATCH = 32
@@ -116,8 +117,8 @@ def snapshot_cost(batch: int) -> float:
     try:
         for _ in range(3):
             step()
-        from torchdoctor.runtime.collect_stats import ACTIVATIONS
-        from torchdoctor.runtime.cache import VALUE_STATS
+        from torchdoctor.runtime.collect.stats import ACTIVATIONS
+        from torchdoctor.runtime.stats.cache import VALUE_STATS
 
         times = []
         for _ in range(5):

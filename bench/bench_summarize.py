@@ -40,8 +40,8 @@ sys.path.insert(0, str(REPO / "pybackend"))
 
 import torch  # noqa: E402
 
-from torchdoctor.runtime.cache import VALUE_STATS  # noqa: E402
-from torchdoctor.runtime.summary import summarize  # noqa: E402
+from torchdoctor.runtime.stats.cache import VALUE_STATS  # noqa: E402
+from torchdoctor.runtime.summary.api import summarize  # noqa: E402
 
 SIZES = (10**4, 10**6, 10**7, 10**8)
 # Interleaved repetitions per size: fewer where one lovely-tensors call takes seconds.

@@ -96,7 +96,7 @@ def session(program: Path, line: int, names: list, with_plugin: bool, repeat: in
     out = {"cold": [], "sum": [], "aminmax": []}
     with DAPClient(adapter_env=env) as dap:
         stop = dap.launch_and_stop(str(program), [line], env={"PYTHONPATH": env.get("PYTHONPATH", "")}, timeout=600)
-        clear = "__import__('torchdoctor.runtime.cache', fromlist=['VALUE_STATS']).VALUE_STATS.clear()"
+        clear = "__import__('torchdoctor.runtime.stats.cache', fromlist=['VALUE_STATS']).VALUE_STATS.clear()"
         for _ in range(repeat):
             if with_plugin:
                 dap.evaluate(clear, stop.frame_id, "repl")

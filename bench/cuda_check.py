@@ -171,7 +171,7 @@ def big_tensor(torch, device):
 
 
 def check_no_host_copy(torch, device, summarize):
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = big_tensor(torch, device)
     VALUE_STATS.clear()
@@ -190,7 +190,7 @@ def check_profiler_memcpy(torch, device, summarize):
     if device != "cuda":
         return "skipped on the CPU dry run"
     from torch.profiler import ProfilerActivity, profile
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = big_tensor(torch, device)
     VALUE_STATS.clear()
@@ -212,7 +212,7 @@ def check_profiler_memcpy(torch, device, summarize):
 def check_bounded_memory(torch, device, summarize):
     if device != "cuda":
         return "skipped on the CPU dry run"
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = big_tensor(torch, device)
     h = t.half()
@@ -229,7 +229,7 @@ def check_bounded_memory(torch, device, summarize):
 
 
 def check_cache(torch, device, summarize):
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = torch.randn(1 << 24, device=device)
     first = summarize(t)
@@ -277,7 +277,7 @@ def check_no_cuda_init(torch, device):
 
 
 def timing(torch, device, summarize):
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = big_tensor(torch, device)
     t[12345] = 0.0

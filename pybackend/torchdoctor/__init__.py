@@ -1,12 +1,18 @@
 """Torch Doctor: find the PyTorch training bugs that never crash.
 
-The package has four parts, each with one job:
+The package has five parts, each with one job, and one shared module:
 
 - ``torchdoctor.server``: the pygls language server the VS Code extension talks to
-  (never imports torch);
-- ``torchdoctor.lint``: static analysis of training code;
+  (never imports torch or the runtime);
+- ``torchdoctor.lint``: static analysis of training code (never imports torch);
+- ``torchdoctor.diagnosis``: runtime snapshots turned into the views' verdicts (never imports torch);
 - ``torchdoctor.checks``: model checks run in worker subprocesses;
-- ``torchdoctor.runtime``: what runs inside the user's program under the debugger.
+- ``torchdoctor.runtime``: what runs inside the user's program under the debugger (imports nothing
+  from server, checks, lint or diagnosis);
+- ``torchdoctor.spelling``: how numbers, sizes, shapes and dtypes are written (stdlib only).
+
+``cli.py`` (with ``doctor.py`` and ``anomaly_cli.py``) is the ``torchdoctor`` command. Each
+package's docstring says what it may import; tests/python/unit/test_import_rules.py checks it.
 """
 
 __version__ = "0.1.0"
@@ -16,7 +22,7 @@ def __getattr__(name):
     # Lazy, so ``import torchdoctor`` stays instant and torch-free (the backend never needs the
     # runtime, and the debuggee imports it only when the debugger first shows a tensor).
     if name in ("summarize", "stats"):
-        from .runtime import summary
+        from .runtime.summary import api
 
-        return getattr(summary, name)
+        return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

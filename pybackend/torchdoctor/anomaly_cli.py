@@ -23,7 +23,7 @@ import sys
 import traceback
 from typing import Any, Dict, List
 
-from .runtime.anomaly_config import BREAK, LOG, from_mapping, parse
+from .runtime.anomaly.config import BREAK, LOG, from_mapping, parse
 
 
 class AnomalyStop(BaseException):
@@ -62,13 +62,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     for problem in config.problems:
         print(f"torchdoctor run: {problem}", file=sys.stderr)
-    from .runtime import anomaly_activation, anomaly_watch
+    from .runtime.anomaly import startup, watch
 
-    anomaly_watch.clear_reports()
-    anomaly_activation.reset()
-    anomaly_activation.activate(config=config, on_break=_stop)
+    watch.clear_reports()
+    startup.reset()
+    startup.activate(config=config, on_break=_stop)
     status = _run_script(args.script, args.args)
-    found = anomaly_watch.reports()
+    found = watch.reports()
     if args.json:
         _write_json(args.json, found)
     if found and config.mode == LOG:
@@ -101,7 +101,7 @@ def _run_script(path: str, argv: List[str]) -> int:
         runpy.run_path(path, run_name="__main__")
         return 0
     except AnomalyStop as stop:
-        from .runtime.anomaly_render import render_report
+        from .runtime.anomaly.render import render_report
 
         sys.stdout.flush()
         print(render_report(stop.report, with_sentence=False), file=sys.stderr)  # the sentence is out already
@@ -114,10 +114,10 @@ def _run_script(path: str, argv: List[str]) -> int:
         traceback.print_exc()
         return 1
     finally:
-        from .runtime import anomaly_activation, anomaly_watch
+        from .runtime.anomaly import startup, watch
 
-        anomaly_watch.uninstall()
-        anomaly_activation.reset()
+        watch.uninstall()
+        startup.reset()
 
 
 def _exit_status(code: Any) -> int:

@@ -1,13 +1,17 @@
-"""Short, plain-text spellings of numbers, sizes, shapes and dtypes for one-line summaries.
+"""How Torch Doctor writes numbers, sizes, shapes and dtypes, everywhere it writes them.
 
-Pure stdlib: it sees only Python numbers and strings, never a tensor, so it is safe to import
-anywhere. No ANSI colour, ever: the text lands in VS Code hovers and the Variables view.
+One spelling for the runtime's summaries and anomaly sentences, the diagnosis verdicts and the
+checks' results: ``0.139``, ``10000``, ``1.92e6``, ``3.2e-8`` (:func:`fmt_num`), never
+``2.5e+05`` or ``1e-08``. Pure stdlib: it sees only Python numbers and strings, never a tensor,
+so the runtime, the checks' workers and the torch-free backend (server, diagnosis) all import
+it. May import: the standard library only. No ANSI colour, ever: the text lands in VS Code
+hovers, the Variables view and the webviews.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 # torch and numpy spell dtypes at length; a hover has no room for "torch.float32".
 _DTYPE_SHORT = {
@@ -111,12 +115,22 @@ def fmt_count(count: int) -> str:
     for factor, suffix in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
         if count >= factor:
             return f"{count / factor:.3g}{suffix}"
-    return str(count)
+    return str(int(count))
 
 
 def fmt_shape(shape: Iterable[int]) -> str:
     """``(64, 3, 32, 32)`` -> ``[64, 3, 32, 32]``; a 0-d shape is ``[]``; ragged sizes are ``*``."""
     return "[" + ", ".join("*" if d is None else str(int(d)) for d in shape) + "]"
+
+
+def fmt_dims(dims: Any) -> str:
+    """A shape in a sentence, as Python prints a tuple: ``(8, 3, 32, 32)``; ``?`` when unknown.
+
+    (A summary line writes the shape as part of the type instead: ``tensor[8, 3, 32, 32]``,
+    :func:`fmt_shape`.)"""
+    if not isinstance(dims, (list, tuple)):
+        return "?"
+    return "(" + ", ".join(str(d) for d in dims) + ")"
 
 
 def clip(text: str, limit: int = 120) -> str:

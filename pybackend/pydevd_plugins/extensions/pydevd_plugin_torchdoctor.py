@@ -11,7 +11,7 @@ sys.path and instantiates the classes registered with its extension ABCs:
 
 Importing the module (pydevd does so as it loads, before the program runs) also arranges the
 runtime's hooks for the program's ``import torch`` through their one entry point,
-``torchdoctor.runtime.activation.activate``: the views' collection and, when the session set
+``torchdoctor.runtime.startup.activate``: the views' collection and, when the session set
 ``TORCHDOCTOR_ANOMALY``, the anomaly watch (docs/anomaly.md).
 
 Like debugpy's numpy plugin, this never imports the library it describes: a type is ours only if
@@ -36,9 +36,9 @@ def _runtime():
     """The runtime modules, or None if torchdoctor is not importable (then we stay out of the way)."""
     if not _RUNTIME:
         try:
-            from torchdoctor.runtime import children, kinds, summary
+            from torchdoctor.runtime.summary import api, children, kinds
 
-            _RUNTIME.append((summary, children, kinds))
+            _RUNTIME.append((api, children, kinds))
         except Exception:
             _RUNTIME.append(None)  # do not retry the import for every variable shown
     return _RUNTIME[0]
@@ -123,12 +123,12 @@ if not sys.platform.startswith("java"):
 
 
 def _activate_runtime():
-    """Arrange the runtime's hooks for when the program imports torch (``runtime/activation.py``:
+    """Arrange the runtime's hooks for when the program imports torch (``runtime/startup.py``:
     the views' collection, the anomaly watch), as the debuggee's environment asks. Never raises."""
     try:
-        from torchdoctor.runtime import activation
+        from torchdoctor.runtime import startup
 
-        activation.activate()
+        startup.activate()
     except Exception:
         pass
 

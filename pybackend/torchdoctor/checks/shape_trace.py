@@ -3,7 +3,7 @@
 Each row: module name, type, depth, input shapes -> output shapes, parameter
 count, dtype and device of the output. When the forward raises, the table stops
 at the module that was running, and the error is said in plain words
-(``shape_errors``). A batch dimension that changes on its way to a Linear or
+(``runtime/collect/shape_errors.py``). A batch dimension that changes on its way to a Linear or
 Conv layer (a ``view(-1, N)`` with the wrong N folds features into the batch)
 is a warning even when nothing raises.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import result as R
-from .shape_errors import Failure, explain
+from ..runtime.collect.shape_errors import Failure, explain
 
 COLUMNS = ["module", "type", "depth", "input", "output", "params", "dtype", "device"]
 

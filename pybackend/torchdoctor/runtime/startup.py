@@ -4,9 +4,9 @@ The pydevd plugin calls :func:`activate` once, when debugpy loads it (before the
 starts). What gets installed depends on the debuggee's environment, which the extension sets:
 
 - ``TORCHDOCTOR_RUNTIME=1`` (every Torch Doctor debug session): the collection behind the
-  gradient-flow and shape-trace views (:mod:`collect_install`). ``TORCHDOCTOR_COLLECT=0`` (or
+  gradient-flow and shape-trace views (:mod:`collect.install`). ``TORCHDOCTOR_COLLECT=0`` (or
   ``off``) opts out.
-- ``TORCHDOCTOR_ANOMALY=<json>``: the anomaly watch. :func:`anomaly_activation.activate`
+- ``TORCHDOCTOR_ANOMALY=<json>``: the anomaly watch. :func:`anomaly.startup.activate`
   (called from here, after the collection) reads its settings and registers its installer with
   :func:`when_torch_imported` like any other, so the plugin has one entry point and torch one hook.
 
@@ -47,9 +47,9 @@ def activate(environ: Optional[Mapping[str, str]] = None) -> List[str]:
     except Exception as exc:
         _problem(f"the collection could not be arranged: {type(exc).__name__}: {exc}")
     try:
-        from . import anomaly_activation
+        from .anomaly import startup as anomaly_startup
 
-        if anomaly_activation.activate(env):
+        if anomaly_startup.activate(env):
             arranged.append("anomaly")
     except Exception as exc:  # an older or newer runtime without the watch: not our business here
         _problem(f"the anomaly watch could not be arranged: {type(exc).__name__}: {exc}")
@@ -74,7 +74,7 @@ def when_torch_imported(name: str, callback: Callable[[Any], None]) -> bool:
 
 def forget(name: str) -> None:
     """Let ``name`` be arranged again, dropping its callback if it still waits for torch; our
-    finder leaves ``sys.meta_path`` once nothing waits (``anomaly_activation.reset``)."""
+    finder leaves ``sys.meta_path`` once nothing waits (``anomaly.startup.reset``)."""
     with _LOCK:
         if name in _DONE:
             _DONE.remove(name)
@@ -98,7 +98,7 @@ def reset() -> None:
 
 
 def _install_collection(torch: Any) -> None:
-    from . import collect_install
+    from .collect import install as collect_install
 
     collect_install.install()
 

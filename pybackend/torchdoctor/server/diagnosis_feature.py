@@ -1,6 +1,6 @@
 """Gradient flow and shape trace: ``torchDoctor/diagnoseSnapshot``.
 
-The extension sends the snapshot the paused debuggee wrote (``runtime/snapshot.py``); this
+The extension sends the snapshot the paused debuggee wrote (``runtime/collect/snapshot.py``); this
 applies seed 002's rules with the thresholds of the ``torchDoctor.diagnosis.*`` settings and
 answers both view models (``diagnosis/``). Payloads are documented in ``protocol.py``. No torch
 here; a snapshot that is not one is an answer that says so, never an error.

@@ -172,7 +172,7 @@ class FindModelsResult:
 #
 # Flow: at each stop the extension evaluates, in the paused frame of the debuggee,
 #   __import__('torchdoctor.runtime.snapshot', fromlist=['_']).dump("<private temp file>")
-# which writes the runtime's collection as JSON (schema: torchdoctor/runtime/snapshot.py,
+# which writes the runtime's collection as JSON (schema: torchdoctor/runtime/collect/snapshot.py,
 # "version": 1) and answers a short status string ("ok 8 modules 6 params", "empty: no model
 # seen yet: ...", "inactive: no data: ..."). The extension reads the file and sends it here;
 # the backend applies seed 002's rules (torchdoctor/diagnosis/) and answers the view models.

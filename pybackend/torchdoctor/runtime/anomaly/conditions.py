@@ -4,10 +4,10 @@ The command writes an ordinary VS Code conditional breakpoint whose condition ca
 (the module is on the debuggee's ``PYTHONPATH``; a condition is an expression, hence
 ``__import__``)::
 
-    __import__('torchdoctor.runtime.conditions', fromlist=['_']).any_nonfinite()
-    __import__('torchdoctor.runtime.conditions', fromlist=['_']).exceeds(loss, 100)
-    __import__('torchdoctor.runtime.conditions', fromlist=['_']).loss_spiked(loss, 10)
-    __import__('torchdoctor.runtime.conditions', fromlist=['_']).grad_norm_exceeds(model, 1000)
+    __import__('torchdoctor.runtime.anomaly.conditions', fromlist=['_']).any_nonfinite()
+    __import__('torchdoctor.runtime.anomaly.conditions', fromlist=['_']).exceeds(loss, 100)
+    __import__('torchdoctor.runtime.anomaly.conditions', fromlist=['_']).loss_spiked(loss, 10)
+    __import__('torchdoctor.runtime.anomaly.conditions', fromlist=['_']).grad_norm_exceeds(model, 1000)
 
 Each returns a bool and never raises: a failure returns False and is kept for
 :func:`last_error` (a condition that raised would stop the debugger with pydevd's own error).
@@ -104,7 +104,7 @@ def _failed(name: str, exc: BaseException) -> bool:
 
 def _call_site() -> Tuple[str, int]:
     """The user's line whose breakpoint condition is running (pydevd's frames skipped)."""
-    from .anomaly_frames import user_frame
+    from .frames import user_frame
 
     frame = user_frame(sys._getframe(2))
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("?", 0)
@@ -124,7 +124,7 @@ def _tensors_in(values) -> Any:
 
 
 def _any_bad(tensors: List[Any]) -> bool:
-    from .anomaly_detect import checkable
+    from .detect import checkable
 
     fresh = []
     for t in tensors:
@@ -145,7 +145,7 @@ def _any_bad(tensors: List[Any]) -> bool:
 
 
 def _extremes(tensors: List[Any]) -> List[Tuple[float, float]]:
-    from .anomaly_grads import extremes_of
+    from .grads import extremes_of
 
     torch = sys.modules["torch"]
     with torch.no_grad():

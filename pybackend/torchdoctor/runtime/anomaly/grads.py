@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .anomaly_detect import EXPLOSION, NONFINITE, extremes_device, magnitude, verdict
+from .detect import EXPLOSION, NONFINITE, extremes_device, magnitude, verdict
 
 
 

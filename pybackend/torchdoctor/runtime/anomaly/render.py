@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .anomaly_pause import LINE_PREFIX
+from .pause import LINE_PREFIX
 
 
 def render_report(report: Dict[str, Any], with_sentence: bool = True) -> str:

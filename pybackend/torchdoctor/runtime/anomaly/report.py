@@ -25,9 +25,9 @@ from __future__ import annotations
 from types import FrameType
 from typing import Any, Dict, List, Optional
 
-from .anomaly_detect import NONFINITE, bad_counts, checkable, extremes, iter_tensors, magnitude, verdict
-from .anomaly_frames import user_stack, variable_name
-from .summary import stats, summarize
+from .detect import NONFINITE, bad_counts, checkable, extremes, iter_tensors, magnitude, verdict
+from .frames import user_stack, variable_name
+from ..summary.api import stats, summarize
 
 Report = Dict[str, Any]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict
 
-from .formatting import fmt_num
+from ...spelling import fmt_num
 
 Report = Dict[str, Any]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
-from .anomaly_detect import checkable
-from .anomaly_grads import extremes_of
+from .detect import checkable
+from .grads import extremes_of
 
 STEPPED, FRESH, STALE = "stepped", "fresh", "stale"
 PROBE = 8

@@ -1,8 +1,8 @@
 """Turning the watch on inside the user's program, with no change to their code.
 
-:func:`activation.activate` (the pydevd plugin's one entry point) and ``torchdoctor run`` call
+:func:`runtime.startup.activate` (the pydevd plugin's one entry point) and ``torchdoctor run`` call
 :func:`activate`. If ``TORCHDOCTOR_ANOMALY`` is unset, nothing happens. Otherwise the watch is
-registered with :func:`activation.when_torch_imported`, the runtime's one "when torch is
+registered with :func:`runtime.startup.when_torch_imported`, the runtime's one "when torch is
 imported" registry: installed now if torch is already in ``sys.modules`` (attach), else right
 after the program's own ``import torch`` has run torch's ``__init__`` (after any installer
 registered before it, such as the collection). A program that never imports torch never gets it
@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from typing import Callable, Mapping, Optional
 
-from . import activation
-from .anomaly_config import OFF, AnomalyConfig, from_env
+from .. import startup as runtime_startup
+from .config import OFF, AnomalyConfig, from_env
 
-NAME = "anomaly"  # our name in activation's registry
+NAME = "anomaly"  # our name in runtime.startup's registry
 _STATE: dict = {"activated": False, "problems": []}
 
 
@@ -30,7 +30,7 @@ def activate(environ: Optional[Mapping[str, str]] = None, on_break: Optional[Cal
             return False
         _STATE["activated"] = True
         _STATE["problems"] = list(config.problems)
-        return activation.when_torch_imported(NAME, lambda torch: _install(config, on_break))
+        return runtime_startup.when_torch_imported(NAME, lambda torch: _install(config, on_break))
     except Exception as exc:
         _STATE["problems"].append(f"activation failed: {type(exc).__name__}: {exc}")
         return False
@@ -44,13 +44,13 @@ def problems() -> list:
 def reset() -> None:
     """Forget an activation, and our wait for torch if any (tests, ``torchdoctor run``)."""
     _STATE["activated"] = False
-    activation.forget(NAME)
+    runtime_startup.forget(NAME)
 
 
 def _install(config: AnomalyConfig, on_break: Optional[Callable]) -> None:
     try:
-        from . import anomaly_watch
+        from . import watch
 
-        anomaly_watch.install(config, on_break=on_break)
+        watch.install(config, on_break=on_break)
     except Exception as exc:
         _STATE["problems"].append(f"the anomaly watch could not start: {type(exc).__name__}: {exc}")

@@ -30,18 +30,18 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
-from . import anomaly_report as R
-from .anomaly_config import BREAK, LOG, OFF, AnomalyConfig
-from .anomaly_detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
-from .anomaly_device import MAX_PENDING, DeviceBatch
-from .anomaly_frames import outermost_module, user_frame
-from .anomaly_grads import judge, zero_grads
-from .anomaly_names import ModuleNames
-from .anomaly_passthrough import bounds_function
-from .anomaly_pause import announce, debugger_attached, pause
-from .anomaly_sentences import sentence
-from .anomaly_stale import StaleGradTracker
-from .jsonable import jsonable
+from . import report as R
+from .config import BREAK, LOG, OFF, AnomalyConfig
+from .detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
+from .device import MAX_PENDING, DeviceBatch
+from .frames import outermost_module, user_frame
+from .grads import judge, zero_grads
+from .names import ModuleNames
+from .passthrough import bounds_function
+from .pause import announce, debugger_attached, pause
+from .sentences import sentence
+from .stale import StaleGradTracker
+from ..summary.jsonable import jsonable
 from .loss_forensics import describe, find_origin
 from .loss_health import LossHealth
 
@@ -297,7 +297,7 @@ class Watch:
             self._emit(report, frame)
 
     def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
-        from .formatting import fmt_num
+        from ...spelling import fmt_num
 
         report["loss_text"] = fmt_num(report["loss"])
         report["modules_clean"] = self.config.watches("forward") and self._bad_output_step != self.step

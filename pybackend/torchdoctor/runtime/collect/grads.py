@@ -23,7 +23,7 @@ import time
 import weakref
 from typing import Any, List, Optional
 
-from .collect_reduce import GRAD_WIDTH, Rows, grad_partials
+from .reduce import GRAD_WIDTH, Rows, grad_partials
 
 
 class GradEntry:

@@ -20,9 +20,9 @@ import sys
 import threading
 from typing import Any, Optional
 
-from .collect_budget import DEFAULT_FRACTION, TimeBudget
-from .collect_grads import GradWatch
-from .collect_trace import Tracer
+from .budget import DEFAULT_FRACTION, TimeBudget
+from .grads import GradWatch
+from .trace import Tracer
 
 BUDGET_ENV = "TORCHDOCTOR_COLLECT_BUDGET"
 

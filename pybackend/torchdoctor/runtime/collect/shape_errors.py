@@ -1,4 +1,4 @@
-"""Say in plain words why a forward raised (worker side).
+"""Say in plain words why a forward raised: the shape trace check (worker) and the views' snapshot (debuggee) both use it.
 
 Input: the exception, the module that was running when it was raised (the
 innermost one the shape trace saw enter and not leave), the shapes it received,

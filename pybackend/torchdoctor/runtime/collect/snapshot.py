@@ -2,7 +2,7 @@
 
 The extension, when the program is paused, evaluates through DAP (in the paused frame)::
 
-    __import__("torchdoctor.runtime.snapshot", fromlist=["dump"]).dump("/private/tmp/dir/snapshot.json")
+    __import__("torchdoctor.runtime.collect.snapshot", fromlist=["dump"]).dump("/private/tmp/dir/snapshot.json")
 
 and reads the file; the evaluate answer is only the short status string (payloads of hundreds of
 layers never travel as debugger value strings, which are truncated). ``dump(path, model)`` asks
@@ -50,7 +50,7 @@ Snapshot JSON, ``"version": 1`` (keys always present unless marked "?")::
       },
       "error": null | {            # the forward raised (the "failed" call) and did not return
         "type": "RuntimeError", "message": str, "module": "fc1", "moduleType": "Linear",
-        "callIndex": int, "explanation": str | null   # plain words (checks.shape_errors)
+        "callIndex": int, "explanation": str | null   # plain words (collect/shape_errors.py)
       },
       "collector": {"budget": float, "sampledPasses": int, "skippedPasses": int, "errors": [str]}
                                    # budget: fraction of wall time the hot-path reductions may take
@@ -124,7 +124,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from .collect_trace import version_of
+from .trace import version_of
 
 SCHEMA = "torchdoctor.snapshot"
 VERSION = 1
@@ -156,12 +156,12 @@ def status_line(snapshot: Dict[str, Any]) -> str:
 
 def build(model: Any = None) -> Dict[str, Any]:
     """The snapshot as a dict (see the module docstring)."""
-    from . import collect_install
+    from . import install
 
-    collector = collect_install.current()
+    collector = install.current()
     if collector is None:
         return _base("inactive", "the collection is not running in this program: start it with a Torch Doctor "
-                                 "debug configuration (or call torchdoctor.runtime.collect_install.install())")
+                                 "debug configuration (or call torchdoctor.runtime.collect.install.install())")
     torch = sys.modules["torch"]
     chosen = _choose(collector.tracer.live_roots(), model)
     if isinstance(chosen, str):
@@ -229,7 +229,7 @@ def _param_count(module: Any) -> int:
 
 def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[str, Any]:
     """``pass_root`` ran the pass; ``root`` names the modules (an ancestor of it, or itself)."""
-    from .collect_locations import locate_all
+    from .locations import locate_all
 
     the_pass = state.latest
     named = dict(root.named_modules())
@@ -286,7 +286,7 @@ def _param_counts(named: Dict[str, Any]) -> Tuple[Dict[str, int], Dict[str, int]
 
 
 def _calls(the_pass, sampled, path_of, own, total, locations):
-    from .collect_tensors import leaf_json
+    from .tensors import leaf_json
 
     rows: List[Dict[str, Any]] = []
     seen: Dict[str, int] = {}
@@ -330,7 +330,7 @@ def _activation(call, the_pass, sampled) -> Tuple[Optional[dict], Optional[str],
     Exact when the output is still alive and unchanged ("live"); else the reductions of this
     pass ("forward") or of the latest sampled pass ("earlier", with ``fromPass``).
     """
-    from .collect_reduce import activation_from_row
+    from .reduce import activation_from_row
 
     if call.status != "ok":
         return None, {"running": "not returned yet", "failed": "its forward raised",
@@ -372,7 +372,7 @@ def _same_call(sampled, call):
 
 
 def _live_stats(t: Any) -> Tuple[Optional[dict], Optional[str]]:
-    from .collect_stats import activation_stats
+    from .stats import activation_stats
 
     try:
         return dict(activation_stats(t)), None
@@ -402,7 +402,7 @@ def _error(the_pass, calls) -> Optional[dict]:
 def _explain(call, row, calls) -> Optional[str]:
     """Plain words for the failure, by the shape trace check's own explainer."""
     try:
-        from ..checks.shape_errors import Failure, explain
+        from .shape_errors import Failure, explain
 
         exc_type = _exception_type(call.error_type)
         try:
@@ -435,7 +435,7 @@ def _exception_type(name: Optional[str]) -> type:
 
 
 def _parameters(collector, the_pass, pass_root, root, first_call, locations):
-    from .collect_stats import value_check
+    from .stats import value_check
 
     named = list(root.named_parameters())
     state = collector.grads.state_for(pass_root)
@@ -513,8 +513,8 @@ def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Option
     Exact when the gradient of the last backward is still alive and unchanged ("live"); else
     the reductions of that backward ("backward") or of the latest sampled one ("earlier").
     """
-    from .collect_reduce import grad_from_row
-    from .collect_stats import grad_stats
+    from .reduce import grad_from_row
+    from .stats import grad_stats
 
     if source == "current":
         if p.grad is None:

@@ -17,10 +17,10 @@ import math
 import sys
 from typing import Any, Dict, List, Optional
 
-from .blocks import iter_blocks
-from .cache import VALUE_STATS, IdentityCache
-from .fingerprint import fingerprint
-from .tensor_stats import value_stats
+from ..stats.blocks import iter_blocks
+from ..stats.cache import VALUE_STATS, IdentityCache
+from ..stats.fingerprint import fingerprint
+from ..stats.tensor_stats import value_stats
 
 BLOCK = 1 << 22  # elements per block of the zero counts: the bool scratch stays 4 MiB
 

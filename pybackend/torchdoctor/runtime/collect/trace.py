@@ -32,9 +32,9 @@ import time
 import weakref
 from typing import Any, Dict, List, Optional
 
-from .collect_budget import TimeBudget
-from .collect_reduce import ACTIVATION_WIDTH, Rows, activation_partials, reducible, relu_like
-from .collect_tensors import first_tensor, leaves
+from .budget import TimeBudget
+from .reduce import ACTIVATION_WIDTH, Rows, activation_partials, reducible, relu_like
+from .tensors import first_tensor, leaves
 
 MAX_CALLS = 4096  # per pass; further calls are counted, not noted
 MAX_ROOTS = 8

@@ -10,7 +10,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any, Dict, Optional
 
-from .formatting import clip
+from ...spelling import clip
 from .jsonable import jsonable
 from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, classify
 from .render import render

@@ -11,9 +11,9 @@ import math
 import sys
 from typing import Any, Dict, List, Tuple
 
-from .blocks import collapse_expanded, iter_blocks
-from .formatting import short_dtype
-from .moments import combine, repeat
+from ..stats.blocks import collapse_expanded, iter_blocks
+from ...spelling import short_dtype
+from ..stats.moments import combine, repeat
 
 BLOCK = 1 << 20
 SMALL_VALUES = 8

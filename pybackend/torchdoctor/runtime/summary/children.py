@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any, List, Optional, Tuple
 
-from .formatting import fmt_bytes, fmt_shape
-from .summary import stats
+from ...spelling import fmt_bytes, fmt_shape
+from .api import stats
 
 Child = Tuple[str, Any, Optional[str]]
 
@@ -88,7 +88,7 @@ def bounded_index(shape: Tuple[int, ...]) -> Tuple[int, ...]:
 
 
 def _host(torch, t: Any) -> Any:
-    from .tensor_stats import host_values
+    from ..stats.tensor_stats import host_values
 
     digits = _DISPLAY_DIGITS.get(str(t.dtype).replace("torch.", ""))
     values = host_values(t)

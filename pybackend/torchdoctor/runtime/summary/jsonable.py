@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .formatting import fmt_num, fmt_scalar
+from ...spelling import fmt_num, fmt_scalar
 
 
 def jsonable(value: Any) -> Any:

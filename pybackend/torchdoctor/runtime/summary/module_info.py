@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
-from .cache import VALUE_STATS
-from .fingerprint import fingerprint
-from .formatting import short_dtype
-from .tensor_stats import value_stats
+from ..stats.cache import VALUE_STATS
+from ..stats.fingerprint import fingerprint
+from ...spelling import short_dtype
+from ..stats.tensor_stats import value_stats
 
 # Above this many parameter elements, a first hover would take seconds: skip the value check.
 CHECK_LIMIT = 200_000_000

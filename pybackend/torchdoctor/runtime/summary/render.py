@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from .formatting import fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape
+from ...spelling import fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape
 
 WARN = "⚠"
 

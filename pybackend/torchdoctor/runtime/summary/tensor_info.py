@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional
 
-from .blocks import collapse_expanded
-from .cache import VALUE_STATS
-from .fingerprint import fingerprint
-from .formatting import short_dtype
-from .tensor_stats import UnsupportedDtype, host_values, value_stats
+from ..stats.blocks import collapse_expanded
+from ..stats.cache import VALUE_STATS
+from ..stats.fingerprint import fingerprint
+from ...spelling import short_dtype
+from ..stats.tensor_stats import UnsupportedDtype, host_values, value_stats
 
 # Tensors this small also show their values in the one-line summary.
 SMALL_VALUES = 8
