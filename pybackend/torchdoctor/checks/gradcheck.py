@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import result as R
+from ..spelling import fmt_num
 
 OK_BELOW = 1e-5
 FAIL_ABOVE = 1e-3
@@ -188,7 +189,7 @@ def _torch_gradcheck(model, name, p, inputs, targets, ex, eps) -> bool | None:
 
 
 def _pick(out):
-    from .example_input import pick_output
+    from .example import pick_output
 
     return pick_output(out)
 
@@ -225,7 +226,7 @@ COLUMNS = ["parameter", "shape", "checked", "kinks skipped", "max rel diff", "st
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
-    from .example_input import has_trainable_parameters, nothing_to_train
+    from .preconditions import has_trainable_parameters, nothing_to_train
 
     if not has_trainable_parameters(ex.model):
         return nothing_to_train(ex.model, result, "no gradient to check")
@@ -282,15 +283,15 @@ def _words(checks: list, worst: ParamCheck) -> tuple[str, list]:
     n = sum(c.checked for c in checks)
     if worst.status == "OK":
         return (
-            f"Analytical and numerical gradients agree on {n} sampled elements of {len(checks)} parameters (max rel_diff {worst.max_rel_diff:.1e} < 1e-5).",
+            f"Analytical and numerical gradients agree on {n} sampled elements of {len(checks)} parameters (max rel_diff {fmt_num(worst.max_rel_diff, 2)} < 1e-5).",
             ["The backward pass computes the gradient of the forward: no custom backward bug here."]
             + _kink_note(checks),
         )
     bad = [c for c in checks if c.status == worst.status]
     where = f" Its gradient comes from the backward of {worst.source}: look there first." if worst.source else ""
     head = (
-        f"The gradient of `{worst.name}` is {'wrong' if worst.status == 'FAIL' else 'suspicious'}: max rel_diff {worst.max_rel_diff:.1e} "
-        f"{'> 1e-3' if worst.status == 'FAIL' else 'between 1e-5 and 1e-3'} (analytical {worst.analytical:.6g} vs numerical {worst.numerical:.6g} at index {tuple(worst.worst_index)})."
+        f"The gradient of `{worst.name}` is {'wrong' if worst.status == 'FAIL' else 'suspicious'}: max rel_diff {fmt_num(worst.max_rel_diff, 2)} "
+        f"{'> 1e-3' if worst.status == 'FAIL' else 'between 1e-5 and 1e-3'} (analytical {fmt_num(worst.analytical, 6)} vs numerical {fmt_num(worst.numerical, 6)} at index {tuple(worst.worst_index)})."
     )
     sentences = [f"Seed 002: rel_diff > 1e-3 is almost certainly a bug in the backward pass.{where}"]
     if len(bad) > 1:

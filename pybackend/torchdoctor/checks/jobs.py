@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..spelling import fmt_num
 from . import result as R
 
 DEFAULT_TIMEOUT = 120.0
@@ -248,7 +249,7 @@ def _crash(spec: JobSpec, python: str, code: Optional[int], tail) -> dict:
 
 
 def _timeout(spec: JobSpec, python: str, started: float) -> dict:
-    seconds = f"{spec.timeout:g}"
+    seconds = fmt_num(spec.timeout, 6)
     result = _err(
         spec,
         R.ERR_TIMEOUT,

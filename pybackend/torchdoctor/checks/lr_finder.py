@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import result as R
+from ..spelling import fmt_num
 
 START_LR = 1e-7
 END_LR = 10.0
@@ -114,7 +115,7 @@ def _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverg
         loss.backward()
         optimizer.step()
         if report and i % 5 == 0:
-            report(i / num_iter, f"lr {lr:.1e}: loss {value:.4g}")
+            report(i / num_iter, f"lr {fmt_num(lr, 2)}: loss {fmt_num(value, 4)}")
     return sweep
 
 
@@ -153,7 +154,7 @@ def make_optimizer(name: str, params):
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
-    from .example_input import has_trainable_parameters, nothing_to_train
+    from .preconditions import has_trainable_parameters, nothing_to_train
 
     if not has_trainable_parameters(ex.model):
         return nothing_to_train(ex.model, result, "no optimizer to sweep the learning rate of")
@@ -189,9 +190,9 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
 def _curve(sweep: Sweep, sug: dict) -> dict:
     marks = []
     if sug["steepest"] is not None:
-        marks.append({"x": sug["steepest"], "label": f"steepest {sug['steepest']:.1e}"})
+        marks.append({"x": sug["steepest"], "label": f"steepest {fmt_num(sug['steepest'], 2)}"})
     if sug["minimumDiv10"] is not None:
-        marks.append({"x": sug["minimumDiv10"], "label": f"min/10 {sug['minimumDiv10']:.1e}"})
+        marks.append({"x": sug["minimumDiv10"], "label": f"min/10 {fmt_num(sug['minimumDiv10'], 2)}"})
     return {
         "xLabel": "learning rate",
         "yLabel": "loss",
@@ -206,7 +207,7 @@ def _curve(sweep: Sweep, sug: dict) -> dict:
 
 def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
     end = {"diverged": "the smoothed loss passed 4x its best", "nan": "the loss became NaN/Inf", "end of sweep": "the sweep reached its end"}[sweep.stopped]
-    last_lr = f"{sweep.lrs[-1]:.1e}" if sweep.lrs else "the first step"
+    last_lr = fmt_num(sweep.lrs[-1], 2) if sweep.lrs else "the first step"
     if sug["minimum"] is None:
         result["verdict"] = R.WARN
         result["headline"] = f"The loss diverged after {len(sweep.lrs)} steps (at lr {last_lr}): too few points to suggest a learning rate."
@@ -216,14 +217,14 @@ def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
         result["verdict"] = R.WARN
         result["headline"] = f"The loss never fell during the sweep (1e-7 to {last_lr}); {end}."
         result["sentences"] = [
-            f"Lowest smoothed loss at lr {sug['minimum']:.1e}; 10x below it: {sug['minimumDiv10']:.1e}.",
+            f"Lowest smoothed loss at lr {fmt_num(sug['minimum'], 2)}; 10x below it: {fmt_num(sug['minimumDiv10'], 2)}.",
             "A loss that does not fall at any learning rate points to a bug, not a tuning problem: run the Overfit test.",
         ]
         return
     result["verdict"] = R.PASS
-    result["headline"] = f"Suggested learning rate: {sug['steepest']:.1e} (steepest descent) or {sug['minimumDiv10']:.1e} (10x below the minimum)."
+    result["headline"] = f"Suggested learning rate: {fmt_num(sug['steepest'], 2)} (steepest descent) or {fmt_num(sug['minimumDiv10'], 2)} (10x below the minimum)."
     result["sentences"] = [
-        f"The smoothed loss falls fastest at lr {sug['steepest']:.1e} and is lowest at {sug['minimum']:.1e}; the sweep stopped at {last_lr} because {end}.",
+        f"The smoothed loss falls fastest at lr {fmt_num(sug['steepest'], 2)} and is lowest at {fmt_num(sug['minimum'], 2)}; the sweep stopped at {last_lr} because {end}.",
         "Smith (2017): pick a rate about 10x below where the loss is lowest, or where it falls fastest; the two usually agree within a factor of a few.",
     ]
     if sweep.stopped == "end of sweep" and sug["minimum"] == sweep.lrs[-1]:

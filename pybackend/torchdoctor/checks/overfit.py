@@ -20,7 +20,8 @@ import math
 from typing import Callable
 
 from . import result as R
-from .example_input import unregistered_layers
+from .preconditions import unregistered_layers
+from ..spelling import fmt_num
 
 STEPS = 200
 LR = 1e-3
@@ -79,13 +80,13 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
             stuck = _first_step_evidence(named)
         optimizer.step()
         if step % 10 == 0:
-            report(step / steps, f"step {step}/{steps}: loss {value:.4g}")
+            report(step / steps, f"step {step}/{steps}: loss {fmt_num(value, 4)}")
     result["curve"] = _curve(losses, accs)
     result["details"] = _details(losses, accs, steps, lr, ex)
     ok = passed(losses[-1], losses[0], accs[-1])
     result["verdict"] = R.PASS if ok else R.FAIL
     if ok:
-        result["headline"] = f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {losses[0]:.4g} -> {losses[-1]:.4g}" + (
+        result["headline"] = f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {fmt_num(losses[0], 4)} -> {fmt_num(losses[-1], 4)}" + (
             f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
         )
         result["sentences"] = ["The model, the loss and the backward pass can learn: go on to the LR finder or to full training."]
@@ -143,7 +144,7 @@ def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
     """Headline and the causes the evidence points to, most specific first."""
     first, last = losses[0], losses[-1]
     name = type(model).__name__
-    head = f"{name} did not memorise one batch of {len(ex.targets) if ex.targets is not None else '?'} samples in {steps} steps (loss {first:.4g} -> {last:.4g}"
+    head = f"{name} did not memorise one batch of {len(ex.targets) if ex.targets is not None else '?'} samples in {steps} steps (loss {fmt_num(first, 4)} -> {fmt_num(last, 4)}"
     head += f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
     why: list[str] = unregistered_layers(model)
     if not math.isfinite(last):
@@ -207,16 +208,16 @@ def _misaligned(ex) -> list[str]:
 def _by_curve(first: float, last: float, best: float, steps: int) -> str:
     if last > first * 1.05:
         return (
-            f"The loss rose from {first:.4g} to {last:.4g}: a broken loss (a sign error, maximising instead of minimising) "
+            f"The loss rose from {fmt_num(first, 4)} to {fmt_num(last, 4)}: a broken loss (a sign error, maximising instead of minimising) "
             "or a learning rate too high for this model."
         )
     if best > first * 0.99:
         return (
-            f"The loss did not move ({first:.4g} -> {last:.4g}): the gradients do not reach the parameters in a useful way "
+            f"The loss did not move ({fmt_num(first, 4)} -> {fmt_num(last, 4)}): the gradients do not reach the parameters in a useful way "
             "(dead ReLUs, vanishing gradients, an output that ignores the input) or the loss does not match the output."
         )
     return (
-        f"The loss falls ({first:.4g} -> {last:.4g}, {1 - last / first:.0%} lower) but not near zero in {steps} steps: the model may be "
+        f"The loss falls ({fmt_num(first, 4)} -> {fmt_num(last, 4)}, {1 - last / first:.0%} lower) but not near zero in {steps} steps: the model may be "
         "too small to memorise the batch, or it learns too slowly (try more steps or a larger lr with the LR finder). "
         "If this is your real batch, check that labels and inputs are aligned."
     )

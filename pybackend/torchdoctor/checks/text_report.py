@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..spelling import fmt_num
+
 _BLOCKS = "▁▂▃▄▅▆▇█"
 SPARK_WIDTH = 48
 
@@ -66,7 +68,7 @@ def _curve(curve: dict) -> list[str]:
             continue
         ys = [p[1] for p in pts]
         first, last = pts[0], pts[-1]
-        x = (lambda v: f"{v:.1e}") if curve.get("xScale") == "log" else (lambda v: f"{v:g}")
+        x = (lambda v: fmt_num(v, 2)) if curve.get("xScale") == "log" else (lambda v: fmt_num(v, 6))
         out.append(
             f"  {series['name']:<9} {sparkline(ys)}  {_num(first[1])} at {curve['xLabel']} {x(first[0])} -> {_num(last[1])} at {x(last[0])}"
         )
@@ -76,7 +78,7 @@ def _curve(curve: dict) -> list[str]:
 
 
 def _num(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, (int, float)) else "NaN"
+    return fmt_num(v, 4) if isinstance(v, (int, float)) else "NaN"
 
 
 def _table(table: dict) -> list[str]:
@@ -100,7 +102,7 @@ def _table(table: dict) -> list[str]:
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:.2e}" if value and (abs(value) < 1e-3 or abs(value) >= 1e5) else f"{value:.4g}"
+        return fmt_num(value, 4)
     if isinstance(value, list):
         return "(" + ", ".join(str(v) for v in value) + ")"
     return str(value)

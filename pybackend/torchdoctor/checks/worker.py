@@ -83,7 +83,7 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
     # One thread by default: the checks run batches of 8, where more threads only add
     # spin-waiting on a busy machine and make timings and float sums less reproducible.
     torch.set_num_threads(int(options.get("threads", 1)))
-    from . import example_input as E
+    from . import example as E
 
     result = R.new_result(args.check, args.class_name, file)
     try:

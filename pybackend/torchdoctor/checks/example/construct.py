@@ -1,0 +1,69 @@
+"""Constructing the model class with no arguments, or saying why it cannot be."""
+
+from __future__ import annotations
+
+import inspect
+
+from .. import result as R
+from ..discovery import EXAMPLE_FUNCTION
+from .core import EXAMPLE_FILE, ExampleError
+from .load import user_traceback
+from .snippet import example_snippet
+
+
+def construct(cls):
+    required = _required_init_params(cls)
+    if required:
+        raise ExampleError(
+            R.ERR_NEEDS_EXAMPLE,
+            f"{cls.__name__}.__init__ needs arguments ({', '.join(required)}): Torch Doctor cannot guess them. "
+            f"Add a {EXAMPLE_FUNCTION}() function to the file (or to a sibling {EXAMPLE_FILE}) that builds the model and one batch.",
+            snippet=example_snippet(cls.__name__, required, forward_params(cls)),
+        )
+    try:
+        return cls()
+    except Exception as exc:
+        raise ExampleError(
+            construct_kind(exc),
+            _construct_message(cls.__name__, exc),
+            detail=user_traceback(exc),
+            snippet=example_snippet(cls.__name__, [], forward_params(cls)),
+        ) from None
+
+
+def construct_kind(exc: Exception) -> str:
+    """``ERR_NEEDS_CUDA`` when building the model failed for want of a GPU, else ``ERR_CONSTRUCT``."""
+    import torch
+
+    return R.ERR_NEEDS_CUDA if "cuda" in str(exc).lower() and not torch.cuda.is_available() else R.ERR_CONSTRUCT
+
+
+def _construct_message(name: str, exc: Exception) -> str:
+    if construct_kind(exc) == R.ERR_NEEDS_CUDA:
+        return (
+            f"{name}() needs CUDA, and the torch of this interpreter sees no GPU ({type(exc).__name__}: {exc}). "
+            f"Write a {EXAMPLE_FUNCTION}() that builds the model on the CPU, or point torchDoctor.python at an interpreter with a GPU."
+        )
+    return f"{name}() raised {type(exc).__name__}: {exc}"
+
+
+def _required_init_params(cls) -> list[str]:
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+
+
+def forward_params(cls) -> list[str]:
+    """The names of ``cls.forward``'s positional arguments (``["x"]`` when unknown), for a snippet."""
+    try:
+        sig = inspect.signature(cls.forward)
+    except (TypeError, ValueError):
+        return ["x"]
+    names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[1:] or ["x"]
