@@ -2,7 +2,7 @@
 
 Runs in the backend (the language server): pure Python, never imports torch. Input: the JSON
 object ``torchdoctor.runtime.snapshot.dump()`` wrote in the paused program (schema in
-``runtime/snapshot.py``). Output: :func:`diagnose` -> ``{"gradientFlow": ..., "shapeTrace": ...}``.
+``runtime/collect/snapshot.py``). Output: :func:`diagnose` -> ``{"gradientFlow": ..., "shapeTrace": ...}``.
 
 - :mod:`rules`: each rule of seed 002 (dead units, vanishing/exploding gradients, first/last
   gradient ratio, collapsed/exploding activations, NaN/Inf) with its threshold in

@@ -12,7 +12,7 @@
         "fold": [{"flag": int, "repeats": int}],   # the flags written under the row (presentation.py)
         "location": {"file", "line"} | null,
         "shape": [int], "numel": int, "requiresGrad": bool,
-        "source": "live" | "backward" | "earlier" | "current" | null,   # see runtime/snapshot.py
+        "source": "live" | "backward" | "earlier" | "current" | null,   # see runtime/collect/snapshot.py
         "changed": bool, "note": str | null
       }],
       "verdicts": [{"rule", "severity", "sentence", "suggestion", "module": str | null}],

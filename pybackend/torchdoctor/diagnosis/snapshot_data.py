@@ -2,7 +2,7 @@
 
 Every accessor tolerates missing keys and wrong types (a value of the wrong kind reads as
 absent), so a snapshot from a newer or older runtime degrades instead of failing. The schema
-is documented in ``torchdoctor/runtime/snapshot.py``; this module reads ``version`` 1.
+is documented in ``torchdoctor/runtime/collect/snapshot.py``; this module reads ``version`` 1.
 """
 
 from __future__ import annotations

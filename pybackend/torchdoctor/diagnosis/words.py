@@ -1,21 +1,17 @@
-"""Numbers, shapes and names as the verdicts write them."""
+"""Names, percentages and suggested values as the verdicts write them.
+
+Numbers, counts and shapes are spelled by ``torchdoctor.spelling``, as everywhere else
+(``mag``, ``count`` and ``shape`` are its functions under the names the rules use).
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
-
-def mag(value: Optional[float]) -> str:
-    """``3.2e-08``, ``0.0042``, ``12.5``, ``1.4e+03``; ``0`` for zero; ``?`` for unknown."""
-    if value is None:
-        return "?"
-    if value == 0:
-        return "0"
-    a = abs(value)
-    if 1e-3 <= a < 1e3:
-        return f"{value:.3g}"
-    return f"{value:.2g}"
+from ..spelling import fmt_count as count  # noqa: F401  (re-exported for the rules)
+from ..spelling import fmt_dims as shape  # noqa: F401
+from ..spelling import fmt_num as mag  # noqa: F401
 
 
 def pct(fraction: Optional[float]) -> str:
@@ -27,21 +23,6 @@ def pct(fraction: Optional[float]) -> str:
     if 99.5 <= p < 100.0:
         return f"{p:.1f}%"
     return f"{p:.0f}%"
-
-
-def count(n: float) -> str:
-    """``5.54K``, ``1.2M``, ``812``."""
-    n = float(n)
-    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g}{unit}"
-    return f"{int(n)}"
-
-
-def shape(dims: Any) -> str:
-    if not isinstance(dims, list):
-        return "?"
-    return "(" + ", ".join(str(d) for d in dims) + ")"
 
 
 def layer(path: str, type_name: str = "") -> str:

@@ -1,4 +1,4 @@
-"""Hand-made snapshots (schema of runtime/snapshot.py, version 1) for the diagnosis tests."""
+"""Hand-made snapshots (schema of runtime/collect/snapshot.py, version 1) for the diagnosis tests."""
 
 from __future__ import annotations
 

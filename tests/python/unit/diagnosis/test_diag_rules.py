@@ -125,7 +125,7 @@ def test_dead_units_count_units_not_zeros():
 
 def test_collapsed_and_exploding_activations():
     flag = R.collapsed(act("bn", "BatchNorm1d", std=1e-8, mean=5.0, count=100), TH)
-    assert flag.rule == R.ACT_COLLAPSED and "std = 1e-08" in flag.sentence and "(5)" in flag.sentence
+    assert flag.rule == R.ACT_COLLAPSED and "std = 1e-8" in flag.sentence and "(5)" in flag.sentence
     assert R.collapsed(act("bn", "BatchNorm1d", std=1e-5, count=100), TH) is None
     assert R.collapsed(act("bn", "BatchNorm1d", std=0.0, count=1), TH) is None
     big = R.exploding_activation(act("fc1", "Linear", mean=-45.2), TH)
@@ -156,7 +156,7 @@ def test_clip_advice_uses_the_healthy_norm():
 
 def test_words():
     assert [nice(v) for v in (1.7, 0.03, 7.6, 140.0)] == [2.0, 0.02, 10.0, 100.0]
-    assert mag(3.2e-8) == "3.2e-08" and mag(0.0) == "0" and mag(12.5) == "12.5" and mag(None) == "?"
+    assert mag(3.2e-8) == "3.2e-8" and mag(0.0) == "0" and mag(12.5) == "12.5" and mag(None) == "?"
     assert pct(1.0) == "100%" and pct(0.995) == "99.5%" and pct(0.5) == "50%"
 
 
