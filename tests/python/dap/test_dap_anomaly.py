@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 import pytest
 
-from dap_client import DAPClient
-from dap_env import SAMPLES, injected_env, marked_line
+from support.dap_client import DAPClient
+from support.dap_env import SAMPLES, injected_env, marked_line
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "anomaly"))
-from broken_cases import BROKEN, CASES, Case  # noqa: E402  (shared with the CLI tests)
+from support.broken_cases import BROKEN, CASES, Case  # shared with the CLI tests
 
 pytestmark = pytest.mark.timeout(300)
 
 LINE_PREFIX = "[torchdoctor] anomaly: "
-REPORT = "__import__('torchdoctor.runtime.anomaly_watch', fromlist=['_']).last_report()"
+REPORT = "__import__('torchdoctor.runtime.anomaly.watch', fromlist=['_']).last_report()"
 CONDITIONS = "__import__('torchdoctor.runtime.conditions', fromlist=['_'])."
 
 

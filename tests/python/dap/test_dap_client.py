@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from dap_client import DAPClient, DAPError
+from support.dap_client import DAPClient, DAPError
 
 pytestmark = pytest.mark.timeout(120)
 

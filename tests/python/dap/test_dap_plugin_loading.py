@@ -15,7 +15,7 @@ from pathlib import Path
 
 import debugpy
 
-from dap_env import PYBACKEND
+from support.dap_env import PYBACKEND
 
 PYDEVD = Path(debugpy.__file__).parent / "_vendored" / "pydevd"
 

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from dap_client import DAPClient
-from dap_env import SAMPLES, injected_env, marked_line
+from support.dap_client import DAPClient
+from support.dap_env import SAMPLES, injected_env, marked_line
 from torchdoctor.diagnosis import diagnose
 
 pytestmark = pytest.mark.timeout(180)

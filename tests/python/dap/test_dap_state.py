@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from dap_env import SAMPLES, injected_env, marked_line
-from dap_client import DAPClient
+from support.dap_env import SAMPLES, injected_env, marked_line
+from support.dap_client import DAPClient
 
 pytestmark = pytest.mark.timeout(120)
 

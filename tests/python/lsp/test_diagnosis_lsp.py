@@ -35,7 +35,8 @@ def _plain(obj):
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory) -> dict:
     """Real snapshots: a dead-ReLU MLP after backward, a shape error, an empty collection."""
-    from torchdoctor.runtime import collect_install, snapshot
+    from torchdoctor.runtime.collect import install as collect_install
+    from torchdoctor.runtime.collect import snapshot
 
     out = {}
     folder = tmp_path_factory.mktemp("snapshots")
@@ -137,7 +138,8 @@ async def test_thresholds_come_from_settings(client: LanguageClient, snapshots):
 
 
 async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient, tmp_path):
-    from torchdoctor.runtime import collect_install, snapshot
+    from torchdoctor.runtime.collect import install as collect_install
+    from torchdoctor.runtime.collect import snapshot
 
     collect_install.install(1.0)
     try:

@@ -1,6 +1,6 @@
 """Shared pieces for the anomaly tests: a watch for the length of a ``with``, small training loops.
 
-A plain module (not a conftest), imported as ``from anomaly_helpers import ...``.
+A plain module (not a conftest), imported as ``from support.anomaly import ...``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any, Dict, Iterator, List, Optional
 import torch
 from torch import nn
 
-from torchdoctor.runtime import anomaly_watch
-from torchdoctor.runtime.anomaly_config import from_mapping
+from torchdoctor.runtime.anomaly import watch as anomaly_watch
+from torchdoctor.runtime.anomaly.config import from_mapping
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[3]
 PYBACKEND = REPO / "pybackend"
 SAMPLES = REPO / "sample_workspace"
 BROKEN = SAMPLES / "broken"

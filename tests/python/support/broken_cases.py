@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Mapping, Tuple
 
-BROKEN = Path(__file__).resolve().parents[4] / "sample_workspace" / "broken"
+BROKEN = Path(__file__).resolve().parents[3] / "sample_workspace" / "broken"
 MARKER = "# stopped here"
 NUM = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"  # how the runtime's fmt_num spells a number
 

@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 MODELS = ROOT / "sample_workspace" / "models"
 PYTHON = sys.executable
 
@@ -25,7 +25,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 def example(path: Path, class_name: str, options: dict | None = None, targets: bool = True):
     """The Example a worker would build (in this process: the tests import torch)."""
-    from torchdoctor.checks import example_input as E
+    from torchdoctor.checks import example as E
 
     options = options or {}
     module = E.load_user_module(str(path))

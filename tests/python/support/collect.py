@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "sample_workspace"
 if str(SAMPLES) not in sys.path:
     sys.path.insert(0, str(SAMPLES))
 
-from torchdoctor.runtime import collect_install, snapshot  # noqa: E402
+from torchdoctor.runtime.collect import install as collect_install  # noqa: E402
+
+from torchdoctor.runtime.collect import snapshot  # noqa: E402
 
 
 @pytest.fixture

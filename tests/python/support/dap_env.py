@@ -1,7 +1,6 @@
 """Shared pieces for DAP tests and benches: where the backend lives, how the extension injects it.
 
-A plain module (not a conftest) so ``from dap_env import ...`` never picks up another directory's
-conftest.
+A plain module (not a conftest), imported as ``from support.dap_env import ...``.
 """
 
 from __future__ import annotations

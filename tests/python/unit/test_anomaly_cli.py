@@ -16,8 +16,8 @@ import textwrap
 
 import pytest
 
-from anomaly_helpers import PYBACKEND, SAMPLES, run_cli
-from broken_cases import BROKEN, CASES, Case
+from support.anomaly import PYBACKEND, SAMPLES, run_cli
+from support.broken_cases import BROKEN, CASES, Case
 
 DRIVER = textwrap.dedent("""
     import contextlib, io, json, sys

@@ -2,7 +2,7 @@
 
 import pytest
 
-from torchdoctor.runtime.formatting import clip, fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape, short_dtype
+from torchdoctor.spelling import clip, fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape, short_dtype
 
 
 @pytest.mark.parametrize("value, text", [

@@ -1,10 +1,10 @@
-"""Fixtures for the checks tests; helpers live in checks_helpers."""
+"""Fixtures for the checks tests; helpers live in support/checks.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks_helpers import no_torch_python as _no_torch_python
+from support.checks import no_torch_python as _no_torch_python
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checks_helpers import MODELS, ROOT, write
+from support.checks import MODELS, ROOT, write
 from torchdoctor.cli import main
 
 

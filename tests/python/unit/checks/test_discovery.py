@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks_helpers import MODELS, code
+from support.checks import MODELS, code
 from torchdoctor.checks.discovery import Position, SourceSyntaxError, discover
 
 

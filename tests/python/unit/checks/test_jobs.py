@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checks_helpers import MODELS, PYTHON, write
+from support.checks import MODELS, PYTHON, write
 from torchdoctor.checks import jobs
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from checks_helpers import MODELS, example, new_result, quiet
+from support.checks import MODELS, example, new_result, quiet
 from torchdoctor.checks import lr_finder as L
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from checks_helpers import MODELS, example, new_result, quiet, write
-from torchdoctor.checks import example_input as E
+from support.checks import MODELS, example, new_result, quiet, write
+from torchdoctor.checks import example as E
 from torchdoctor.checks import overfit
 
 

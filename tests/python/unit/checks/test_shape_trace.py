@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from checks_helpers import MODELS, example, new_result, quiet, write
+from support.checks import MODELS, example, new_result, quiet, write
 from torchdoctor.checks import shape_trace as S
 
 

@@ -1,4 +1,4 @@
-"""runtime/activation.py in fresh interpreters: the collection arrives with ``import torch``."""
+"""runtime/startup.py in fresh interpreters: the collection arrives with ``import torch``."""
 
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ PYBACKEND = Path(__file__).resolve().parents[4] / "pybackend"
 
 PROBE = r'''
 import json, os, sys
-from torchdoctor.runtime import activation
+from torchdoctor.runtime import startup as activation
 arranged = activation.activate(json.loads(sys.argv[1]))
 before = "torch" in sys.modules
 finders = [type(f).__name__ for f in sys.meta_path]
 import torch
-from torchdoctor.runtime import collect_install, snapshot
+from torchdoctor.runtime.collect import install as collect_install
+from torchdoctor.runtime.collect import snapshot
 from torch.nn.modules import module as M
 model = torch.nn.Linear(3, 2)
 model(torch.randn(4, 3)).sum().backward()
 collector = collect_install.current()
 watch = None
 if "anomaly" in arranged:
-    from torchdoctor.runtime import anomaly_watch
+    from torchdoctor.runtime.anomaly import watch as anomaly_watch
     watch = anomaly_watch.current()
 hooks = list(M._global_forward_hooks.values())
 print(json.dumps({

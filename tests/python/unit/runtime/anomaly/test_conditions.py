@@ -7,8 +7,8 @@ import importlib
 import torch
 from torch import nn
 
-tdc = importlib.import_module("torchdoctor.runtime.conditions")
-CONDITION = "__import__('torchdoctor.runtime.conditions', fromlist=['_']).{}"
+tdc = importlib.import_module("torchdoctor.runtime.anomaly.conditions")
+CONDITION = "__import__('torchdoctor.runtime.anomaly.conditions', fromlist=['_']).{}"
 
 
 def test_any_nonfinite_reads_the_callers_locals():

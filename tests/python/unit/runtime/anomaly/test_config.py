@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given, strategies as st
 
-from torchdoctor.runtime.anomaly_config import (BREAK, CHECKS, DEFAULT_LOSS_ACTIONS, ENV_VAR, LOG, OFF, AnomalyConfig,
+from torchdoctor.runtime.anomaly.config import (BREAK, CHECKS, DEFAULT_LOSS_ACTIONS, ENV_VAR, LOG, OFF, AnomalyConfig,
                                                 from_env, from_mapping, parse)
 
 

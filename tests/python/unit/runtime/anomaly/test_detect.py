@@ -8,7 +8,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from torchdoctor.runtime.anomaly_detect import (EXPLOSION, MAX_TENSORS, NONFINITE, ZERO, bad_counts, checkable, extremes,
+from torchdoctor.runtime.anomaly.detect import (EXPLOSION, MAX_TENSORS, NONFINITE, ZERO, bad_counts, checkable, extremes,
                                                 iter_tensors, verdict)
 
 NAN, INF = float("nan"), float("inf")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchdoctor.runtime.loss_forensics import describe, find_origin
+from torchdoctor.runtime.anomaly.loss_forensics import describe, find_origin
 
 
 def test_log_of_zero_in_a_hand_written_bce():

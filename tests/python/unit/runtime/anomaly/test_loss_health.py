@@ -7,7 +7,7 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from torchdoctor.runtime.loss_health import SPIKE_MIN_HISTORY, LossHealth
+from torchdoctor.runtime.anomaly.loss_health import SPIKE_MIN_HISTORY, LossHealth
 
 
 def feed(values, factor=10.0):

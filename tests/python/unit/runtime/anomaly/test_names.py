@@ -6,7 +6,7 @@ import gc
 
 from torch import nn
 
-from torchdoctor.runtime.anomaly_names import ModuleNames
+from torchdoctor.runtime.anomaly.names import ModuleNames
 
 
 def model():

@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from anomaly_helpers import data, train, watching
-from torchdoctor.runtime.anomaly_detect import SPLIT_AT, extremes
-from torchdoctor.runtime.anomaly_passthrough import bounds_function
+from support.anomaly import data, train, watching
+from torchdoctor.runtime.anomaly.detect import SPLIT_AT, extremes
+from torchdoctor.runtime.anomaly.passthrough import bounds_function
 
 MODULES = [nn.ReLU(), nn.ReLU6(), nn.LeakyReLU(0.1), nn.LeakyReLU(-0.5), nn.Hardtanh(-2, 3), nn.Tanh(), nn.Sigmoid()]
 

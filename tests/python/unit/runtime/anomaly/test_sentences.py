@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from torchdoctor.runtime.anomaly_render import render_report
-from torchdoctor.runtime.anomaly_sentences import sentence
+from torchdoctor.runtime.anomaly.render import render_report
+from torchdoctor.runtime.anomaly.sentences import sentence
 
 MODULE = {"step": 412, "module": "encoder.layers.3.attn.proj", "module_type": "Linear",
           "qualname": "model.encoder.layers.3.attn.proj"}

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from torchdoctor.runtime.anomaly_stale import StaleGradTracker
+from torchdoctor.runtime.anomaly.stale import StaleGradTracker
 
 
 def step(model, optimizer, tracker, zero=True, set_to_none=True, backwards=1):

@@ -11,17 +11,18 @@ import textwrap
 
 import pytest
 
-from anomaly_helpers import PYBACKEND
-from torchdoctor.runtime import anomaly_activation, anomaly_watch
+from support.anomaly import PYBACKEND
+from torchdoctor.runtime.anomaly import startup as anomaly_activation
+from torchdoctor.runtime.anomaly import watch as anomaly_watch
 
 PROGRAM = textwrap.dedent("""
     import json, sys
-    from torchdoctor.runtime import anomaly_activation
+    from torchdoctor.runtime.anomaly import startup as anomaly_activation
     active = anomaly_activation.activate()
     report = {"active": active, "torch_before": "torch" in sys.modules}
     if "--torch" in sys.argv:
         import torch
-        from torchdoctor.runtime import anomaly_watch
+        from torchdoctor.runtime.anomaly import watch as anomaly_watch
         watch = anomaly_watch.current()
         report["installed"] = watch is not None
         report["loader_restored"] = type(torch.__spec__.loader).__name__
@@ -94,7 +95,7 @@ def test_the_pydevd_plugin_activates_it():
             handler.on_debugger_modules_loaded(debugger_version="test")
         before = "torch" in sys.modules
         import torch
-        from torchdoctor.runtime import anomaly_watch
+        from torchdoctor.runtime.anomaly import watch as anomaly_watch
         print(json.dumps({"before": before, "installed": anomaly_watch.current() is not None}))
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYBACKEND), str(pydevd_dir)]), OMP_NUM_THREADS="1",

@@ -11,9 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-import anomaly_helpers as H
-from anomaly_helpers import MLP, data, train, watching
-from torchdoctor.runtime import anomaly_watch
+from support import anomaly as H
+from support.anomaly import MLP, data, train, watching
+from torchdoctor.runtime.anomaly import watch as anomaly_watch
 
 
 def line_of(marker: str, path: str = H.__file__) -> str:

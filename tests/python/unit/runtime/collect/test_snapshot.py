@@ -8,9 +8,10 @@ import textwrap
 
 import torch
 
-from collect_helpers import SAMPLES, collector, snap, tiny_cnn, train_steps  # noqa: F401
-from torchdoctor.runtime import collect_install, snapshot
-from torchdoctor.runtime.collect_locations import assignment_location, class_location
+from support.collect import SAMPLES, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from torchdoctor.runtime.collect import install as collect_install
+from torchdoctor.runtime.collect import snapshot
+from torchdoctor.runtime.collect.locations import assignment_location, class_location
 
 
 def _line(path, text):

@@ -12,8 +12,9 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from collect_helpers import collector, snap, tiny_cnn, train_steps  # noqa: F401
-from torchdoctor.runtime import collect_install, snapshot
+from support.collect import collector, snap, tiny_cnn, train_steps  # noqa: F401
+from torchdoctor.runtime.collect import install as collect_install
+from torchdoctor.runtime.collect import snapshot
 
 
 def _rng():

@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from collect_helpers import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
-from torchdoctor.runtime import collect_install
-from torchdoctor.runtime.collect_stats import activation_stats, grad_stats
+from support.collect import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from torchdoctor.runtime.collect import install as collect_install
+from torchdoctor.runtime.collect.stats import activation_stats, grad_stats
 
 
 def direct(t: torch.Tensor) -> dict:

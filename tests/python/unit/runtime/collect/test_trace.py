@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from collect_helpers import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
-from torchdoctor.runtime import collect_trace
+from support.collect import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from torchdoctor.runtime.collect import trace as collect_trace
 
 
 def test_tiny_cnn_calls_match_a_direct_computation(collector, tmp_path):
@@ -206,7 +206,7 @@ def test_a_forward_in_another_thread_is_traced(collector):
 
 def test_uninstall_removes_the_hooks():
     from torch.nn.modules import module as M
-    from torchdoctor.runtime import collect_install
+    from torchdoctor.runtime.collect import install as collect_install
 
     before = (len(M._global_forward_pre_hooks), len(M._global_forward_hooks))
     collect_install.install()

@@ -6,9 +6,9 @@ import weakref
 import pytest
 import torch
 
-from torchdoctor.runtime import tensor_stats
-from torchdoctor.runtime.cache import VALUE_STATS, IdentityCache
-from torchdoctor.runtime.summary import stats, summarize
+from torchdoctor.runtime.stats import tensor_stats
+from torchdoctor.runtime.stats.cache import VALUE_STATS, IdentityCache
+from torchdoctor.runtime.summary.api import stats, summarize
 
 
 class CountingComputations:
@@ -22,7 +22,7 @@ class CountingComputations:
             self.count += 1
             return real(*args, **kwargs)
 
-        import torchdoctor.runtime.tensor_info as tensor_info
+        import torchdoctor.runtime.summary.tensor_info as tensor_info
 
         monkeypatch.setattr(tensor_info, "value_stats", counted)
 

@@ -9,9 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt_reference import assert_matches, reference
-from torchdoctor.runtime import tensor_stats
-from torchdoctor.runtime.summary import stats
+from support.stats_reference import assert_matches, reference
+from torchdoctor.runtime.stats import tensor_stats
+from torchdoctor.runtime.summary.api import stats
 
 pytestmark = pytest.mark.filterwarnings("error")
 

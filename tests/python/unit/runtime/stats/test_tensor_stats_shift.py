@@ -6,9 +6,9 @@ import warnings
 import pytest
 import torch
 
-from rt_reference import assert_matches, reference
-from torchdoctor.runtime import tensor_stats
-from torchdoctor.runtime.summary import stats, summarize
+from support.stats_reference import assert_matches, reference
+from torchdoctor.runtime.stats import tensor_stats
+from torchdoctor.runtime.summary.api import stats, summarize
 
 pytestmark = pytest.mark.filterwarnings("error")
 

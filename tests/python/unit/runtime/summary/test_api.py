@@ -3,14 +3,14 @@
 import json
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
 import torchdoctor
-from torchdoctor.runtime.summary import stats, summarize, summarize_if_ours
+from support.paths import PYBACKEND
+from torchdoctor.runtime.summary.api import stats, summarize, summarize_if_ours
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -141,7 +141,7 @@ def test_close_extremes_get_enough_digits():
 
 
 def test_container_walks_are_bounded():
-    from torchdoctor.runtime import container_info
+    from torchdoctor.runtime.summary import container_info
 
     deep = [[[0] * 1000 for _ in range(1000)]]  # a million ints: looked at 2000 at most
     assert stats(deep)["kind"] == "other"
@@ -161,7 +161,7 @@ def test_numpy_only_program_never_imports_torch(tmp_path):
     code = ("import sys, numpy, torchdoctor; "
             "print(torchdoctor.summarize(numpy.arange(6.0).reshape(2, 3))); "
             "print(torchdoctor.summarize([numpy.zeros(2)])); print('torch' in sys.modules)")
-    backend = Path(__file__).resolve().parents[4] / "pybackend"
+    backend = PYBACKEND
     env = dict(os.environ, PYTHONPATH=str(backend))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.splitlines() == ["ndarray[2, 3] f64 48 B μ=2.5 σ=1.87 [0, 5] x=[0, 1, 2, 3, 4, 5]",

@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from torchdoctor.runtime.children import MAX_VALUES, bounded_index, tensor_children
+from torchdoctor.runtime.summary.children import MAX_VALUES, bounded_index, tensor_children
 
 pytestmark = pytest.mark.filterwarnings("error")
 

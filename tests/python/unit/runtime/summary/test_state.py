@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from torchdoctor.runtime.children import tensor_children
-from torchdoctor.runtime.summary import stats, summarize
+from torchdoctor.runtime.summary.children import tensor_children
+from torchdoctor.runtime.summary.api import stats, summarize
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -159,7 +159,7 @@ def test_user_defaults_do_not_leak_in():
     """A program's default device/dtype and determinism settings change nothing in a summary."""
     t = torch.tensor([1.0, 2.0, math.nan])
     expected = summarize(t)
-    from torchdoctor.runtime.cache import VALUE_STATS
+    from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     VALUE_STATS.clear()
     old_dtype = torch.get_default_dtype()
