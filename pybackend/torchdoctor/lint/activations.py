@@ -76,10 +76,22 @@ class ActivationAnalysis:
             return self.output_of(expr.value, depth + 1)
         if isinstance(expr, (ast.Name, ast.Attribute)):
             value = self.ctx.value_of(expr)
+            if value is None and isinstance(expr, ast.Name):
+                return self._unpacked_output(expr, depth)
             if value is None or value is expr:
                 return None
             return self.output_of(value, depth + 1)
         return None
+
+    def _unpacked_output(self, name: ast.Name, depth: int) -> Optional[Activation]:
+        """``logits, hidden = model(x)``: element ``i`` of what the model's forward returns."""
+        bound = self.ctx.binding(name)
+        if bound is None or bound.kind != "unpack" or bound.index is None or not isinstance(bound.source, ast.Call):
+            return None
+        func = bound.source.func
+        if self.ctx.qualname(func) is not None:
+            return None  # a library function: its tuple is not a model's output
+        return self._module_output(func, depth + 1, bound.index)
 
     def _call_output(self, call: ast.Call, depth: int) -> Optional[Activation]:
         ctx = self.ctx
@@ -109,15 +121,26 @@ class ActivationAnalysis:
             return Activation(LOG_SOFTMAX, call)
         return None
 
-    def _module_output(self, callee: ast.AST, depth: int) -> Optional[Activation]:
-        """What calling the module ``callee`` returns, if we can see how it was built."""
+    def _module_output(self, callee: ast.AST, depth: int, element: Optional[int] = None) -> Optional[Activation]:
+        """What calling the module ``callee`` returns (element ``element`` of a returned tuple),
+        if we can see how it was built."""
         ctx = self.ctx
         own_class = self._self_class(callee)
         if own_class is not None:
-            return self.forward_output(own_class, depth)
+            return self.forward_output(own_class, depth, element)
         built = ctx.construction_of(callee)
         if built is None:
             return None
+        if element is not None:
+            local = ctx.local_class(ctx.callee_class(built))
+            if local is None:
+                return None
+            home = ctx.context_for(local)
+            if home is ctx:
+                return self.forward_output(local, depth, element)
+            analysis = home.shared("activations", lambda: ActivationAnalysis(home))
+            found = analysis.forward_output(local, depth, element)
+            return replace(found, origin=home) if found is not None and found.origin is None else found
         return self.layer_output(built, depth)
 
     def layer_output(self, built: ast.Call, depth: int = 0) -> Optional[Activation]:
@@ -151,9 +174,10 @@ class ActivationAnalysis:
             return owner
         return None
 
-    def forward_output(self, cls: ast.ClassDef, depth: int = 0) -> Optional[Activation]:
-        """The activation every ``return`` of ``cls.forward`` agrees on, or None."""
-        key = cls.name
+    def forward_output(self, cls: ast.ClassDef, depth: int = 0, element: Optional[int] = None) -> Optional[Activation]:
+        """The activation every ``return`` of ``cls.forward`` agrees on (of element ``element``
+        when the forward returns a tuple, such as ``(log_probs, hidden)``), or None."""
+        key = cls.name if element is None else f"{cls.name}[{element}]"
         if key in self._forward_cache:
             return self._forward_cache[key]
         self._forward_cache[key] = None  # guards recursion through self-referencing models
@@ -161,8 +185,16 @@ class ActivationAnalysis:
         result = None
         if forward is not None:
             returns = self.ctx.own_nodes(forward, ast.Return)
-            kinds = [self.output_of(r.value, depth + 1) for r in returns]
+            values = [r.value if element is None else _element(r.value, element) for r in returns]
+            kinds = [self.output_of(v, depth + 1) if v is not None else None for v in values]
             if kinds and all(k is not None for k in kinds) and len({k.kind for k in kinds}) == 1:
                 result = kinds[0]
         self._forward_cache[key] = result
         return result
+
+
+def _element(value: Optional[ast.AST], index: int) -> Optional[ast.AST]:
+    """Element ``index`` of a returned tuple literal (``return F.log_softmax(x), hidden``)."""
+    if isinstance(value, ast.Tuple) and index < len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return value.elts[index]
+    return None

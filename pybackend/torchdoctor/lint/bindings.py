@@ -32,6 +32,8 @@ class Binding:
     stmt: ast.AST
     # For ``for`` and ``unpack`` bindings: the iterated / unpacked expression.
     source: Optional[ast.expr] = None
+    # For ``unpack`` bindings of a flat tuple target (``logits, loss = model(x)``): the position.
+    index: Optional[int] = None
 
 
 @dataclass
@@ -162,10 +164,10 @@ class Bindings:
         if node.name:
             self._scope.add(Binding(node.name, _start(node), None, "other", node))
 
-    def _bind_target(self, target, value, stmt, kind, source=None, pos=None) -> None:
+    def _bind_target(self, target, value, stmt, kind, source=None, pos=None, index=None) -> None:
         pos = pos or _end(stmt)
         if isinstance(target, ast.Name):
-            self._scope.add(Binding(target.id, pos, value, kind, stmt, source))
+            self._scope.add(Binding(target.id, pos, value, kind, stmt, source, index))
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, None, stmt, "unpack", source, pos)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -174,12 +176,14 @@ class Bindings:
                 and len(value.elts) == len(target.elts)
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
             )
+            flat = not any(isinstance(e, ast.Starred) for e in target.elts)
             for index, elt in enumerate(target.elts):
                 if pairwise:
                     self._bind_target(elt, value.elts[index], stmt, kind, source, pos)
                 else:
                     sub_kind = kind if kind in ("for", "with") else "unpack"
-                    self._bind_target(elt, None, stmt, sub_kind, source if source is not None else value, pos)
+                    position = index if flat and sub_kind == "unpack" and source is None else None
+                    self._bind_target(elt, None, stmt, sub_kind, source if source is not None else value, pos, position)
 
     # -- queries --------------------------------------------------------------------
 

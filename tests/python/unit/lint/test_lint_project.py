@@ -282,3 +282,44 @@ def test_a_model_reloaded_with_torch_load_is_still_a_model():
         evaluate([])
     """)
     assert [f.rule_id for f in lint_source(text).all if f.rule_id != "TD015"] == ["TD008"]
+
+
+def test_an_element_of_a_returned_tuple_reaches_the_criterion(tmp_path):
+    """A recurrent model returning ``(log_softmax(decoded), hidden)``, unpacked by the loop."""
+    root = project(tmp_path, {
+        "model.py": """
+            import torch.nn.functional as F
+            from torch import nn
+
+
+            class RNNModel(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn, self.decoder = nn.LSTM(8, 8), nn.Linear(8, 20)
+
+                def forward(self, x, hidden):
+                    output, hidden = self.rnn(x, hidden)
+                    return F.log_softmax(self.decoder(output), dim=-1), hidden
+        """,
+        "train.py": """
+            from torch import nn
+            from model import RNNModel
+
+            model = RNNModel()
+            criterion = nn.CrossEntropyLoss()
+
+
+            def train(batches, hidden):
+                for data, targets in batches:
+                    output, hidden = model(data, hidden)
+                    loss = criterion(output, targets)
+                    loss.backward()
+        """,
+    })
+    found = [f for f in lint(root / "train.py") if f[0] == "TD003"]
+    assert [(rule, line) for rule, line, _ in found] == [("TD003", 11)]
+    assert "log-softmax" in found[0][2] and "model.py line 12" in found[0][2]
+    hidden_only = (root / "train.py").read_text().replace("loss = criterion(output, targets)",
+                                                          "loss = criterion(hidden, targets)")
+    (root / "train.py").write_text(hidden_only)
+    assert not any(f[0] == "TD003" for f in lint(root / "train.py"))  # element 1 is not the log-probabilities
