@@ -26,11 +26,11 @@ from __future__ import annotations
 import importlib
 import math
 import sys
-import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 from . import report as R
+from .backward import autograd_backward, tensor_backward
 from .config import BREAK, LOG, OFF, AnomalyConfig
 from .detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
 from .device import MAX_PENDING, DeviceBatch
@@ -50,7 +50,6 @@ MAX_ERRORS = 20
 
 _WATCH: Optional["Watch"] = None
 _REPORTS: List[Dict[str, Any]] = []
-_TLS = threading.local()  # backward nesting: Tensor.backward calls torch.autograd.backward
 
 
 def install(config: AnomalyConfig, on_break: Optional[Callable[[Dict[str, Any]], None]] = None,
@@ -136,8 +135,8 @@ class Watch:
         optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
         self._handles.append(optimizer.register_optimizer_step_post_hook(self._step_post_hook))
-        self._patch(torch.Tensor, "backward", _tensor_backward)
-        self._patch(torch.autograd, "backward", _autograd_backward)
+        self._patch(torch.Tensor, "backward", lambda original: tensor_backward(original, current))
+        self._patch(torch.autograd, "backward", lambda original: autograd_backward(original, current))
 
     def detach(self) -> None:
         for handle in self._handles:
@@ -485,38 +484,3 @@ _LOSS_KINDS = {"nan": "loss_nan", "spike": "loss_spike", "notDecreasing": "loss_
 def _is_scalar(t: Any) -> bool:
     torch = sys.modules["torch"]
     return isinstance(t, torch.Tensor) and t.numel() == 1 and t.dtype.is_floating_point
-
-
-def _tensor_backward(original: Callable) -> Callable:
-    def backward(self, *args, **kwargs):
-        return _run_backward(original, self, self, args, kwargs)
-
-    backward.__doc__ = original.__doc__
-    backward.__wrapped__ = original
-    return backward
-
-
-def _autograd_backward(original: Callable) -> Callable:
-    def backward(tensors, *args, **kwargs):
-        loss = tensors if not isinstance(tensors, (tuple, list)) else (tensors[0] if len(tensors) == 1 else None)
-        return _run_backward(original, loss, tensors, args, kwargs)
-
-    backward.__doc__ = original.__doc__
-    backward.__wrapped__ = original
-    return backward
-
-
-def _run_backward(original: Callable, loss: Any, first: Any, args, kwargs):
-    """One step: checks before and after the real backward, which runs exactly as called."""
-    watch = _WATCH
-    if watch is None or getattr(_TLS, "inside", False):
-        return original(first, *args, **kwargs)
-    _TLS.inside = True
-    try:
-        frame = sys._getframe(1)  # the caller; the user's frame is looked for only if there is a report
-        watch.before_backward(loss, frame)
-        result = original(first, *args, **kwargs)
-        watch.after_backward(loss, frame)
-        return result
-    finally:
-        _TLS.inside = False

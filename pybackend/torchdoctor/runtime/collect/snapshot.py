@@ -124,11 +124,11 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from .parameters import parameters
 from .trace import version_of
 
 SCHEMA = "torchdoctor.snapshot"
 VERSION = 1
-VALUE_CHECK_LIMIT = 50_000_000  # parameter elements: above, parameter values are not checked
 
 
 def dump(path: str, model: Any = None) -> str:
@@ -238,7 +238,7 @@ def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[s
     locations = locate_all(root, named)
     calls, first_call = _calls(the_pass, state.sampled, path_of, own, total, locations)
     error = _error(the_pass, calls)
-    params, gradients = _parameters(collector, the_pass, pass_root, root, first_call, locations)
+    params, gradients = parameters(collector, the_pass, pass_root, root, first_call, locations)
     root_call = the_pass.calls[0] if the_pass.calls else None
     snapshot = _base("ok", "")
     snapshot["model"] = {
@@ -432,128 +432,6 @@ def _exception_type(name: Optional[str]) -> type:
 
     found = getattr(builtins, name or "", None)
     return found if isinstance(found, type) and issubclass(found, BaseException) else RuntimeError
-
-
-def _parameters(collector, the_pass, pass_root, root, first_call, locations):
-    from .stats import value_check
-
-    named = list(root.named_parameters())
-    state = collector.grads.state_for(pass_root)
-    record = state.latest if state is not None else None
-    latest = _entries(record)
-    earlier = _entries(state.sampled) if state is not None and state.sampled is not record else {}
-    if record is not None:
-        source = "backward"
-    elif any(p.grad is not None for _, p in named):
-        source = "current"
-    else:
-        source = "none"
-    check_values = sum(int(p.numel()) for _, p in named) <= VALUE_CHECK_LIMIT
-    module_of = {}
-    for mname, m in root.named_modules():
-        for pname, _ in m.named_parameters(recurse=False):
-            module_of.setdefault((mname + "." if mname else "") + pname, (mname, type(m).__name__))
-    rows = []
-    for position, (name, p) in enumerate(named):
-        mpath, mtype = module_of.get(name, (name.rpartition(".")[0], "?"))
-        try:
-            grad, note, changed = _gradient(p, source, latest, earlier, state)
-        except Exception as exc:
-            grad, note, changed = None, f"statistics failed: {type(exc).__name__}: {exc}"[:300], False
-        values = None
-        if check_values:
-            try:
-                values = value_check(p)
-            except Exception:
-                values = None
-        order = first_call.get(mpath)
-        rows.append((order if order is not None else 10**9, position, {
-            "name": name,
-            "module": mpath,
-            "moduleType": mtype,
-            "shape": [int(d) for d in p.shape],
-            "dtype": str(p.dtype).replace("torch.", ""),
-            "device": str(p.device),
-            "numel": int(p.numel()),
-            "requiresGrad": bool(p.requires_grad),
-            "grad": grad,
-            "gradNote": note,
-            "changedSinceBackward": changed,
-            "values": values,
-            "order": order,
-            "location": locations.get(mpath),
-        }))
-    rows.sort(key=lambda r: (r[0], r[1]))
-    gradients = {"source": source, "backwardNumber": None, "fromPass": None, "latestPass": False, "note": None}
-    if record is not None:
-        gradients.update(backwardNumber=record.backward_number, fromPass=record.pass_number,
-                         latestPass=record.pass_number == the_pass.number)
-        if record.pass_number != the_pass.number:
-            gradients["note"] = (f"gradients of the backward after forward {record.pass_number}; "
-                                 f"the forward shown is number {the_pass.number}")
-    elif source == "current":
-        gradients["note"] = "the parameters' current .grad (no backward through the model's output was seen)"
-    else:
-        gradients["note"] = "no gradients yet: pause after loss.backward()"
-    return [r[2] for r in rows], gradients
-
-
-def _entries(record) -> Dict[int, Any]:
-    out = {}
-    for entry in (record.entries if record is not None else ()):
-        p = entry.param()
-        if p is not None:
-            out[id(p)] = entry
-    return out
-
-
-def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Optional[str], bool]:
-    """``(stats, note, changed since the backward)`` for one parameter.
-
-    Exact when the gradient of the last backward is still alive and unchanged ("live"); else
-    the reductions of that backward ("backward") or of the latest sampled one ("earlier").
-    """
-    from .reduce import grad_from_row
-    from .stats import grad_stats
-
-    if source == "current":
-        if p.grad is None:
-            return None, _no_grad_note(p, "any backward seen"), False
-        stats = grad_stats(p.grad)
-        stats["source"] = "current"
-        return stats, None, False
-    if source == "none":
-        return None, _no_grad_note(p, "any backward"), False
-    entry = latest.get(id(p))
-    if entry is None:
-        return None, _no_grad_note(p, "the last backward"), False
-    g = entry.grad()
-    changed = g is not None and version_of(g) != entry.version
-    if g is not None and not changed:
-        stats = grad_stats(g)
-        stats["source"] = "live"
-        return stats, None, False
-    if entry.partials is not None:
-        stats = grad_from_row(entry.count, entry.partials.tolist())
-        stats["source"] = "backward"
-        return stats, None, changed
-    if g is not None:
-        stats = grad_stats(g)
-        stats["source"] = "live"
-        return stats, None, True
-    old = earlier.get(id(p))
-    if old is not None and old.partials is not None:
-        stats = grad_from_row(old.count, old.partials.tolist())
-        stats["source"] = "earlier"
-        stats["fromBackward"] = state.sampled.backward_number
-        return stats, None, False
-    return None, "freed by zero_grad() since the backward, which was not sampled", False
-
-
-def _no_grad_note(p: Any, when: str) -> str:
-    if not p.requires_grad:
-        return "frozen (requires_grad=False)"
-    return f"no gradient from {when}: this parameter did not contribute to the loss"
 
 
 # -- envelope ------------------------------------------------------------------------------
