@@ -122,17 +122,21 @@ def test_spelling_is_stdlib_only():
     assert names and all(name.split(".")[0] in sys.stdlib_module_names for name in names), names
 
 
+def fresh_process_finds_none(code: str) -> None:
+    """Run ``code`` (which computes a list ``bad``) in a new interpreter; it must find none."""
+    code += "print(bad)\nsys.exit(1 if bad else 0)\n"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(PYBACKEND), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_importing_the_server_loads_no_torch_and_no_runtime():
     """The same rule through every transitive import, in a process of its own."""
     code = (
         "import sys\n"
         "import torchdoctor.server.app, torchdoctor.server.__main__\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy') or m.startswith('torchdoctor.runtime'))\n"
-        "print(bad)\n"
-        "sys.exit(1 if bad else 0)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=str(PYBACKEND), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    fresh_process_finds_none(code)
 
 
 def test_the_runtime_loads_without_the_backend():
@@ -144,8 +148,5 @@ def test_the_runtime_loads_without_the_backend():
         "    importlib.import_module(m.name)\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[:2] in (['torchdoctor', 'server'], ['torchdoctor', 'lint'],"
         " ['torchdoctor', 'checks'], ['torchdoctor', 'diagnosis']))\n"
-        "print(bad)\n"
-        "sys.exit(1 if bad else 0)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=str(PYBACKEND), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    fresh_process_finds_none(code)
