@@ -129,7 +129,7 @@ def test_the_ts_fixtures_carry_what_the_backend_finishes(path):
 
 
 def test_row_flags_and_verdicts_come_most_severe_first():
-    from diag_snapshots import mlp, stats
+    from support.diagnosis import mlp, stats
 
     bad = stats(mean=None, std=None, low=None, high=None, nan=5, posinf=0)
     dead = stats(mean=0.0, std=0.0, zeros=1.0, low=0.0, high=0.0, dead_units=1.0, units=32)

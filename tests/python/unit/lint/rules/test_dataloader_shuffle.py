@@ -2,7 +2,7 @@
 loop iterates), and what ``**train_kwargs`` passes."""
 
 import pytest
-from lint_helpers import code, findings, fixed, hits
+from support.lint import code, findings, fixed, hits
 
 FIXTURE = """
 from torch.utils.data import DataLoader, Subset

@@ -2,7 +2,7 @@
 backpropagating one loss says nothing about another optimizer; distributed autograd needs no
 ``zero_grad``; the quick fix never calls a method the optimizer lacks."""
 
-from lint_helpers import code, findings, fixed, hits
+from support.lint import code, findings, fixed, hits
 
 GAN = """
 import torch

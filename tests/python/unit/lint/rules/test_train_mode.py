@@ -3,7 +3,7 @@ a model built fresh every trial; TD009 for a notebook's ``test_model(net, loader
 
 from __future__ import annotations
 
-from lint_helpers import code, hits
+from support.lint import code, hits
 from torchdoctor.lint import lint_source
 
 EVAL_BEFORE = """

@@ -1,7 +1,7 @@
 """TD012: returns a value on some paths, falls off the end on others."""
 
 import pytest
-from lint_helpers import code, findings, hits
+from support.lint import code, findings, hits
 
 T = "import torch\n"
 

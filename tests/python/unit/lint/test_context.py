@@ -3,7 +3,7 @@
 import ast
 
 import pytest
-from lint_helpers import code
+from support.lint import code
 
 from torchdoctor.lint.activations import ActivationAnalysis
 from torchdoctor.lint.context import LintContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from lint_helpers import hits
+from support.lint import hits
 
 HEADER = """
 import torch

@@ -4,7 +4,7 @@ failing rule."""
 import ast
 
 import pytest
-from lint_helpers import code, findings, hits
+from support.lint import code, findings, hits
 
 from torchdoctor.lint import SYNTAX_ERROR_ID, all_rules, lint_source
 from torchdoctor.lint import registry

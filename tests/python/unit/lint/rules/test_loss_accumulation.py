@@ -1,7 +1,7 @@
 """TD007: loss tensors accumulated across iterations."""
 
 import pytest
-from lint_helpers import code, findings, fixed, hits
+from support.lint import code, findings, fixed, hits
 
 BASE = """
 import torch.nn as nn

@@ -1,6 +1,6 @@
 """TD001: missing zero_grad."""
 
-from lint_helpers import code, fixed, hits
+from support.lint import code, fixed, hits
 
 LOOP = """
 import torch
@@ -18,7 +18,7 @@ def test_loop_without_zero_grad_is_reported_on_the_step():
 
 
 def test_message_names_the_optimizer():
-    from lint_helpers import findings
+    from support.lint import findings
 
     (finding,) = findings(LOOP)
     assert "`optimizer.zero_grad()`" in finding.message
@@ -171,7 +171,7 @@ def test_manual_optimization_training_step_without_zero_grad():
 
 
 def test_no_fix_when_the_step_shares_its_line():
-    from lint_helpers import findings
+    from support.lint import findings
 
     text = LOOP.replace("    optimizer.step()", "    optimizer.step(); print('stepped')")
     (finding,) = findings(text)

@@ -1,6 +1,6 @@
 """TD008 (eval loop without model.eval()), TD009 (without no_grad), TD010 (eval never undone)."""
 
-from lint_helpers import code, findings, hits
+from support.lint import code, findings, hits
 
 MODEL = "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))\n"
 
@@ -135,7 +135,7 @@ def test_eval_in_the_epoch_loop_never_undone():
 
 
 def test_fix_inserts_train_at_the_top_of_the_loop():
-    from lint_helpers import fixed
+    from support.lint import fixed
 
     after = fixed(TRAINING, "TD010")
     assert after.splitlines()[16:18] == ["for epoch in range(10):", "    model.train()"]

@@ -1,6 +1,6 @@
 """TD002: optimizer.step() before loss.backward()."""
 
-from lint_helpers import hits
+from support.lint import hits
 
 BAD = """
 for x, y in loader:

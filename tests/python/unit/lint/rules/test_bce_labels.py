@@ -1,7 +1,7 @@
 """TD005: BCE with multi-class integer labels."""
 
 import pytest
-from lint_helpers import hits
+from support.lint import hits
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

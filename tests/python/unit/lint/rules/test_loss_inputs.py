@@ -2,7 +2,7 @@
 TD006 (NLL on non-log-probabilities)."""
 
 import pytest
-from lint_helpers import findings, fixed, hits
+from support.lint import findings, fixed, hits
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from diag_snapshots import call, mlp, param, snapshot, stats
+from support.diagnosis import call, mlp, param, snapshot, stats
 from torchdoctor.diagnosis import Thresholds, diagnose
 
 DEAD = stats(mean=0.0, std=0.0, zeros=1.0, low=0.0, high=0.0, dead_units=1.0, units=32)
