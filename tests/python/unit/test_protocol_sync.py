@@ -36,7 +36,7 @@ def test_every_custom_method_has_the_same_name_on_both_sides():
 def test_no_other_module_spells_a_method_name():
     """DESIGN: nothing but the protocol modules spells a torchDoctor/* method as a string."""
     offenders = []
-    for path in list((ROOT / "extension" / "src").glob("*.ts")) + list((ROOT / "pybackend" / "torchdoctor").rglob("*.py")):
+    for path in list((ROOT / "extension" / "src").rglob("*.ts")) + list((ROOT / "pybackend" / "torchdoctor").rglob("*.py")):
         if path.name in ("protocol.ts", "protocol.py"):
             continue
         if re.search(r"['\"]torchDoctor/\w+", path.read_text()):
