@@ -1,4 +1,5 @@
-"""TD011: a scaler, encoder or imputer fitted on the whole data set before the train/test split.
+"""TD011: a scaler, encoder or imputer fitted on the whole data set before the train/test split,
+or the whole array normalised with its own mean/std (or min/max) and then sliced into train/test.
 
 Its statistics (means, variances, categories, fill values) then include the test rows: the
 test score measures a model that has seen the test distribution, and it will not hold in
@@ -52,6 +53,86 @@ def check(ctx: LintContext, report: Reporter) -> None:
             f"and test later (line {split.lineno}): test rows leak into training. Split first, then fit on the "
             f"training part.",
         )
+    check_whole_array_statistics(ctx, report)
+
+
+_STATS = frozenset({"mean", "std", "var", "min", "max", "amin", "amax", "median", "nanmean", "nanstd"})
+_ARRAY_LIBS = ("numpy.", "torch.")
+_RANDOM_SPLITS = frozenset({"torch.utils.data.random_split"})
+
+
+def check_whole_array_statistics(ctx: LintContext, report: Reporter) -> None:
+    """``X = (X - X.mean(0)) / X.std(0)`` then ``X[:800]`` / ``X[800:]``: the same leakage
+    written by hand."""
+    for stmt in ast.walk(ctx.tree):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        found = _self_normalised(ctx, stmt.value)
+        if found is None:
+            continue
+        data, stat = found
+        target = stmt.targets[0].id
+        split = _later_slicing(ctx, stmt, {target, ctx.text(data)})
+        if split is None:
+            continue
+        report.report(
+            stat,
+            f"`{ctx.text(stat)}` is computed over all rows of `{ctx.text(data)}`, which is split into train and test "
+            f"later (line {split.lineno}): test rows leak into the normalisation. Compute the statistics on the "
+            f"training rows and apply them to both.",
+        )
+
+
+def _self_normalised(ctx: LintContext, value: ast.AST):
+    """``(data, statistic call)`` when ``value`` subtracts from ``data`` a statistic of ``data``
+    itself (directly or through a name bound to it)."""
+    for node in ast.walk(value):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)):
+            continue
+        data, stat = node.left, _statistic_of(ctx, node.right)
+        if stat is not None and isinstance(data, (ast.Name, ast.Attribute)) and ctx.text(stat[0]) == ctx.text(data):
+            return data, stat[1]
+    return None
+
+
+def _statistic_of(ctx: LintContext, expr: ast.AST):
+    """``(array, call)`` for ``X.mean(0)``, ``np.mean(X, axis=0)``, ``torch.std(X)``, or a name bound to one."""
+    if isinstance(expr, ast.Name):
+        bound = ctx.binding(expr)
+        expr = bound.value if bound is not None and bound.kind == "assign" else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    qual = ctx.qualname(func) or ""
+    if qual.startswith(_ARRAY_LIBS) and qual.rsplit(".", 1)[-1] in _STATS and expr.args:
+        return expr.args[0], expr
+    if isinstance(func, ast.Attribute) and func.attr in _STATS and not qual and isinstance(func.value, (ast.Name, ast.Attribute)):
+        return func.value, expr
+    return None
+
+
+def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: set) -> Optional[ast.AST]:
+    """A split of one of ``names`` after ``stmt`` in its scope: a splitter call, or a head slice
+    and a tail slice (``X[:n]`` and ``X[n:]``)."""
+    scope = ctx.scope_of(stmt)
+    at = (stmt.end_lineno, stmt.end_col_offset)
+    heads, tails = {}, {}
+    for node in ast.walk(scope):
+        if getattr(node, "lineno", 0) < at[0] or ctx.scope_of(node) is not scope:
+            continue
+        if isinstance(node, ast.Call) and (ctx.qualname(node.func) in _SPLITTERS | _RANDOM_SPLITS):
+            if any(ctx.text(a) in names for a in node.args):
+                return node
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and ctx.text(node.value) in names:
+            piece = node.slice
+            if piece.lower is None and piece.upper is not None:
+                heads[ctx.text(node.value)] = node
+            elif piece.lower is not None and piece.upper is None:
+                tails[ctx.text(node.value)] = node
+    for name, head in heads.items():
+        if name in tails:
+            return head if head.lineno >= tails[name].lineno else tails[name]
+    return None
 
 
 def _fitted_data(ctx: LintContext, call: ast.Call):

@@ -1,0 +1,46 @@
+"""TD011 written by hand: the whole array normalised with its own statistics, then sliced or
+split into train and test (the same leakage as a scaler fitted before ``train_test_split``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.lint import hits
+
+NUMPY = """
+import numpy as np
+
+data = np.loadtxt("houses.csv", delimiter=",")
+X, y = data[:, :-1], data[:, -1]
+X = (X - X.mean(axis=0)) / X.std(axis=0)
+X_train, X_test = X[:800], X[800:]
+"""
+
+
+def test_normalised_with_its_own_mean_then_sliced():
+    assert hits(NUMPY, "TD011") == [("TD011", 5)]
+
+
+def test_through_names_and_torch_then_random_split():
+    assert hits("""
+import torch
+
+
+def prepare(t):
+    mean, std = t.mean(0), t.std(0)
+    mu = torch.mean(t, dim=0)
+    t = (t - mu) / std
+    return torch.utils.data.random_split(t, [0.8, 0.2])
+""", "TD011") == [("TD011", 6)]  # at the statistic: torch.mean(t, dim=0)
+
+
+@pytest.mark.parametrize("text", [
+    # statistics of the training rows, applied to both
+    "import numpy as np\ndef f(t, n):\n    train, test = t[:n], t[n:]\n    mu = train.mean(0)\n    return train - mu, test - mu\n",
+    # normalised, never split in this scope
+    "import numpy as np\nX = np.ones((4, 2))\nX = (X - X.mean(0)) / X.std(0)\nprint(X[:2])\n",
+    # a statistic of another array
+    "import numpy as np\nX, R = np.ones((4, 2)), np.ones((9, 2))\nX = X - R.mean(0)\na, b = X[:2], X[2:]\n",
+])
+def test_fine_shapes_are_silent(text):
+    assert hits(text, "TD011") == []
