@@ -190,6 +190,7 @@ def check_profiler_memcpy(torch, device, summarize):
     if device != "cuda":
         return "skipped on the CPU dry run"
     from torch.profiler import ProfilerActivity, profile
+
     from torchdoctor.runtime.stats.cache import VALUE_STATS
 
     t = big_tensor(torch, device)

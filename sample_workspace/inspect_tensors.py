@@ -33,7 +33,7 @@ def main() -> None:
     logits = model(features)
     loss = nn.functional.cross_entropy(logits, labels)
     loss.backward()
-    weight = model.fc1.weight                       # a Parameter, with its .grad
+    weight = model.fc1.weight                       # a Parameter, with its .grad  # noqa: F841 (to inspect)
     broken = logits.detach().clone()
     broken[3, 5] = float("nan")                     # a NaN hiding in 640 numbers
     broken[7, 1] = float("inf")

@@ -17,10 +17,10 @@ from typing import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-import workbench
-
 import vscode_ui
+import workbench
 from vscode_ui import ARTIFACTS
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from playwright.sync_api import Page, expect
 
 import vscode_ui

@@ -34,8 +34,8 @@ import copy
 from dataclasses import dataclass
 from typing import Callable
 
-from . import result as R
 from ..spelling import fmt_num
+from . import result as R
 
 OK_BELOW = 1e-5
 FAIL_ABOVE = 1e-3

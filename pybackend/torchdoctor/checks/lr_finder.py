@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import result as R
 from ..spelling import fmt_num
+from . import result as R
 
 START_LR = 1e-7
 END_LR = 10.0

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from ..spelling import fmt_num
 from . import result as R
 from .preconditions import unregistered_layers
-from ..spelling import fmt_num
 
 STEPS = 200
 LR = 1e-3

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import result as R
 from ..runtime.collect.shape_errors import Failure, explain
+from . import result as R
 
 COLUMNS = ["module", "type", "depth", "input", "output", "params", "dtype", "device"]
 

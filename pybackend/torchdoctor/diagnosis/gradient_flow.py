@@ -114,7 +114,7 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     input_bad = _input_bad(input_stats)
     clip = R.clip_advice([r for _, r in params], [r.name for _, r in params
                                                    if r.mean_abs is not None and r.mean_abs > th.exploding_gradient])
-    for index, (call, row) in enumerate(acts):
+    for index, (_call, row) in enumerate(acts):
         flags: List[R.Flag] = []
         flag = R.dead_units(row, th)
         if flag:

@@ -45,8 +45,8 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
     running = None
     for c in calls:
         index = integer(c.get("index"), len(rows))
-        inputs = [tensor_meta(l) for l in objs(c.get("inputs"))]
-        outputs = [tensor_meta(l) for l in objs(c.get("outputs"))]
+        inputs = [tensor_meta(leaf) for leaf in objs(c.get("inputs"))]
+        outputs = [tensor_meta(leaf) for leaf in objs(c.get("outputs"))]
         fin, fout = first_tensor(c.get("inputs")), first_tensor(c.get("outputs"))
         status = text(c.get("status"), "ok")
         if status == "running":

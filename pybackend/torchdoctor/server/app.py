@@ -12,9 +12,7 @@ import os
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import checks_feature, protocol
-from . import diagnosis_feature
-from . import lint_feature
+from . import checks_feature, diagnosis_feature, lint_feature, protocol
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
-import logging
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 from urllib.parse import unquote

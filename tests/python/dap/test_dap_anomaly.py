@@ -16,10 +16,9 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+from support.broken_cases import BROKEN, CASES, Case  # shared with the CLI tests
 from support.dap_client import DAPClient
 from support.dap_env import SAMPLES, injected_env, marked_line
-
-from support.broken_cases import BROKEN, CASES, Case  # shared with the CLI tests
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -85,7 +84,8 @@ def condition_session(program: Path, conditions: Dict[int, str], expressions: Di
                 firsts[line]["path"] = stop.frames[0]["source"]["path"]
             if len(firsts) == len(conditions):
                 break
-            stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=120)
+            # stopped_after calls the lambda before `stop` is rebound: not a late-binding bug.
+            stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=120)  # noqa: B023
         firsts[0] = [p.get("verified") for p in points]
     return firsts
 

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from support.dap_env import SAMPLES, injected_env, marked_line
 from support.dap_client import DAPClient
+from support.dap_env import SAMPLES, injected_env, marked_line
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from support.dap_env import SAMPLES, injected_env, marked_line, plain_adapter_env
 from support.dap_client import DAPClient
+from support.dap_env import SAMPLES, injected_env, marked_line, plain_adapter_env
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -110,7 +110,7 @@ async def test_four_lenses_above_each_model_class(client: LanguageClient):
     assert set(by_class) == {"LearnableSwish", "SwishNet"}
     titles = [(t, c) for t, c, _, _ in by_class["SwishNet"]]
     assert titles == [("Overfit test", "overfit"), ("LR finder", "lr-find"), ("Gradient check", "gradcheck"), ("Shape trace", "shapes")]
-    line_of_class = next(i for i, l in enumerate((MODELS / "custom_autograd.py").read_text().splitlines()) if l.startswith("class SwishNet"))
+    line_of_class = next(i for i, text in enumerate((MODELS / "custom_autograd.py").read_text().splitlines()) if text.startswith("class SwishNet"))
     assert {line for *_, line in by_class["SwishNet"]} == {line_of_class}
     assert all(u == uri for _, _, u, _ in by_class["SwishNet"])
 
@@ -131,7 +131,7 @@ async def test_lenses_survive_a_syntax_error_while_typing(client: LanguageClient
 async def test_find_models_says_which_class_holds_the_cursor(client: LanguageClient):
     uri = _open(client, MODELS / "custom_autograd.py")
     lines = (MODELS / "custom_autograd.py").read_text().splitlines()
-    inside = next(i for i, l in enumerate(lines) if "self.fc2 = nn.Linear" in l)
+    inside = next(i for i, line in enumerate(lines) if "self.fc2 = nn.Linear" in line)
     found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri, "position": {"line": inside, "character": 8}})
     assert [m.name for m in found.models] == ["LearnableSwish", "SwishNet"]
     assert found.containing == "SwishNet"

@@ -8,6 +8,7 @@ import sys
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from torchdoctor import __version__
@@ -45,7 +46,7 @@ async def test_ready_line_reaches_the_client_log(client: LanguageClient):
 
 @pytest.mark.parametrize("method", ["torchDoctor/doesNotExist"])
 async def test_unknown_custom_method_is_an_error_not_a_crash(client: LanguageClient, method: str):
-    with pytest.raises(Exception):
+    with pytest.raises(JsonRpcMethodNotFound):
         await client.protocol.send_request_async(method, {})
     # The server still answers afterwards.
     result = await client.protocol.send_request_async(protocol.SERVER_INFO, {})

@@ -1,4 +1,5 @@
-"""Shared pieces of the collection tests: the sample models, a collector fixture, snapshots."""
+"""Shared pieces of the collection tests: the sample models and snapshots (the ``collector``
+fixture is in unit/runtime/collect/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[3]
@@ -14,19 +14,7 @@ SAMPLES = REPO / "sample_workspace"
 if str(SAMPLES) not in sys.path:
     sys.path.insert(0, str(SAMPLES))
 
-from torchdoctor.runtime.collect import install as collect_install  # noqa: E402
-
 from torchdoctor.runtime.collect import snapshot  # noqa: E402
-
-
-@pytest.fixture
-def collector():
-    """The collection installed for one test, reducing every pass (budget 1.0)."""
-    installed = collect_install.install(1.0)
-    try:
-        yield installed
-    finally:
-        collect_install.uninstall()
 
 
 def snap(model=None, tmp_path=None) -> dict:

@@ -17,7 +17,7 @@ def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[
         f"    model = {class_name}({args})" + ("  # fill in the constructor arguments" if init_args else ""),
     ]
     if len(forward_inputs) > 1:
-        parts = ", ".join(f"torch.randn(8, ...)" for _ in forward_inputs)
+        parts = ", ".join("torch.randn(8, ...)" for _ in forward_inputs)
         lines.append(f"    inputs = ({parts})  # one tensor per forward argument: {', '.join(forward_inputs)}")
     else:
         lines.append("    inputs = torch.randn(8, ...)  # one batch, as your DataLoader yields it")

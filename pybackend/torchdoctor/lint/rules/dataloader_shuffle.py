@@ -149,7 +149,8 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
 
 def _loops_in(ctx: LintContext, func) -> List[ast.stmt]:
     start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
-    return [l for l in ctx.loops if isinstance(l, (ast.For, ast.AsyncFor)) and start < (l.lineno, l.col_offset) < end]
+    return [loop for loop in ctx.loops
+            if isinstance(loop, (ast.For, ast.AsyncFor)) and start < (loop.lineno, loop.col_offset) < end]
 
 
 def _same_object(ctx: LintContext, expr: ast.AST, target: ast.expr) -> bool:

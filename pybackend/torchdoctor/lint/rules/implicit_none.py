@@ -13,7 +13,7 @@ from typing import Optional
 
 from ..context import LintContext
 from ..flow import block_completes
-from ..model import INFORMATION, Span, WARNING
+from ..model import INFORMATION, WARNING, Span
 from ..registry import Reporter, rule
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall

@@ -11,8 +11,8 @@ import math
 import sys
 from typing import Any, Dict, List, Tuple
 
-from ..stats.blocks import collapse_expanded, iter_blocks
 from ...spelling import short_dtype
+from ..stats.blocks import collapse_expanded, iter_blocks
 from ..stats.moments import combine, repeat
 
 BLOCK = 1 << 20

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from .array_stats import describe_array
 from ...spelling import clip
+from .array_stats import describe_array
 from .kinds import NDARRAY, TENSOR, is_leaf_kind, is_plain_container
 from .tensor_info import describe_tensor
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from ...spelling import short_dtype
 from ..stats.cache import VALUE_STATS
 from ..stats.fingerprint import fingerprint
-from ...spelling import short_dtype
 from ..stats.tensor_stats import value_stats
 
 # Above this many parameter elements, a first hover would take seconds: skip the value check.

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional
 
+from ...spelling import short_dtype
 from ..stats.blocks import collapse_expanded
 from ..stats.cache import VALUE_STATS
 from ..stats.fingerprint import fingerprint
-from ...spelling import short_dtype
 from ..stats.tensor_stats import UnsupportedDtype, host_values, value_stats
 
 # Tensors this small also show their values in the one-line summary.

@@ -46,8 +46,8 @@ def test_user_prints_never_reach_the_protocol(tmp_path: Path):
     lines, fractions = [], []
     r = run(spec("overfit", write(tmp_path, "noisy.py", NOISY), "Noisy"), lambda f, m: fractions.append(f), lines.append)
     assert r["verdict"] == "PASS", r["headline"]
-    assert "hello from import" in lines and any(l.startswith("in forward") for l in lines)
-    assert any('"verdict": "FAKE"' in l for l in lines)  # the fake result went to stderr
+    assert "hello from import" in lines and any(line.startswith("in forward") for line in lines)
+    assert any('"verdict": "FAKE"' in line for line in lines)  # the fake result went to stderr
     assert fractions and fractions == sorted(fractions)
     assert r["python"] == PYTHON and r["durationSeconds"] > 0
 

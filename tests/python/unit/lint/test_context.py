@@ -3,8 +3,8 @@
 import ast
 
 import pytest
-from support.lint import code
 
+from support.lint import code
 from torchdoctor.lint.activations import ActivationAnalysis
 from torchdoctor.lint.context import LintContext
 from torchdoctor.lint.source import SourceText

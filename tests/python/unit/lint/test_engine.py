@@ -4,12 +4,11 @@ failing rule."""
 import ast
 
 import pytest
-from support.lint import code, findings, hits
 
-from torchdoctor.lint import SYNTAX_ERROR_ID, all_rules, lint_source
-from torchdoctor.lint import registry
-from torchdoctor.lint.ignore import ignore_edit, parse_ignores
+from support.lint import code, findings, hits
+from torchdoctor.lint import SYNTAX_ERROR_ID, all_rules, lint_source, registry
 from torchdoctor.lint.fixes import apply_edits
+from torchdoctor.lint.ignore import ignore_edit, parse_ignores
 
 BUGGY = code("""
     import torch

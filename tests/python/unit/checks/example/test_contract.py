@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from support.checks import MODELS, example, write
 from torchdoctor.checks import example as E

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
-from support.checks import MODELS, example, write
+from support.checks import MODELS, write
 from torchdoctor.checks import example as E
 from torchdoctor.checks import result as R
 

@@ -1,6 +1,7 @@
 """TD005: BCE with multi-class integer labels."""
 
 import pytest
+
 from support.lint import hits
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

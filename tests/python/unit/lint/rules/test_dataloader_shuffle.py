@@ -2,7 +2,8 @@
 loop iterates), and what ``**train_kwargs`` passes."""
 
 import pytest
-from support.lint import code, findings, fixed, hits
+
+from support.lint import findings, fixed, hits
 
 FIXTURE = """
 from torch.utils.data import DataLoader, Subset

@@ -2,6 +2,7 @@
 
 
 import pytest
+
 from support.lint import code, findings, fixed, hits
 
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

@@ -1,6 +1,7 @@
 """TD012: returns a value on some paths, falls off the end on others."""
 
 import pytest
+
 from support.lint import code, findings, hits
 
 T = "import torch\n"

@@ -3,6 +3,7 @@ tensor; information when no caller is in sight; nothing for checked results, ``r
 of a None-returning helper, Lightning hooks, or dataset/config attributes."""
 
 import pytest
+
 from support.lint import code, findings, hits
 
 HELPER = """

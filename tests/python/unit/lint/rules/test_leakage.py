@@ -1,6 +1,7 @@
 """TD011: preprocessing fitted before the train/test split."""
 
 import pytest
+
 from support.lint import hits
 
 HEADER = "from sklearn.model_selection import train_test_split\nfrom sklearn.preprocessing import StandardScaler, OneHotEncoder, LabelEncoder\n"

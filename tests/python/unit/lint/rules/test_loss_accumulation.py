@@ -1,6 +1,7 @@
 """TD007: loss tensors accumulated across iterations."""
 
 import pytest
+
 from support.lint import code, findings, fixed, hits
 
 BASE = """

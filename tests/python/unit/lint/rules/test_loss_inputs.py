@@ -2,6 +2,7 @@
 TD006 (NLL on non-log-probabilities)."""
 
 import pytest
+
 from support.lint import findings, fixed, hits
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

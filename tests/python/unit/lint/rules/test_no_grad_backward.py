@@ -3,6 +3,7 @@ backward and step inside the block (loss computed before) is harmless, informati
 the trained model's forward under no_grad with backward after the block is an error."""
 
 import pytest
+
 from support.lint import code, findings, hits
 
 T = "import torch\nimport torch.nn as nn\n"

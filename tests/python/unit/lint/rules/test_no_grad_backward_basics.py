@@ -2,7 +2,8 @@
 
 
 import pytest
-from support.lint import code, findings, fixed, hits
+
+from support.lint import findings, hits
 
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

@@ -8,7 +8,7 @@ import textwrap
 
 import torch
 
-from support.collect import SAMPLES, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from support.collect import SAMPLES, snap, tiny_cnn, train_steps
 from torchdoctor.runtime.collect import install as collect_install
 from torchdoctor.runtime.collect import snapshot
 from torchdoctor.runtime.collect.locations import assignment_location, class_location
@@ -98,7 +98,7 @@ def test_assignment_styles(tmp_path):
     lines = source.splitlines()
 
     def line_of(text):
-        return next(i for i, l in enumerate(lines, 1) if text in l)
+        return next(i for i, line in enumerate(lines, 1) if text in line)
 
     for attr, text in (("fc1", "self.fc1, self.act1"), ("act1", "self.fc1, self.act1"), ("head", "self.head:"),
                        ("extra", "add_module"), ("shared", "self.shared ="), ("body", "self.body =")):

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from support.collect import collector, snap, tiny_cnn, train_steps  # noqa: F401
+from support.collect import snap, tiny_cnn, train_steps
 from torchdoctor.runtime.collect import install as collect_install
 from torchdoctor.runtime.collect import snapshot
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from support.collect import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from support.collect import calls_by, snap, tiny_cnn, train_steps
 from torchdoctor.runtime.collect import install as collect_install
 from torchdoctor.runtime.collect.stats import activation_stats, grad_stats
 

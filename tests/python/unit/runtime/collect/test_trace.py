@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from support.collect import calls_by, collector, snap, tiny_cnn, train_steps  # noqa: F401
+from support.collect import calls_by, snap, tiny_cnn, train_steps
 from torchdoctor.runtime.collect import trace as collect_trace
 
 
@@ -165,7 +165,7 @@ def test_odd_arguments_and_outputs_never_raise(collector):
         {"shape": [1, 2, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True},
         {"shape": [1, 2, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True}]
     root = calls_by(s)[""]
-    assert [l.get("shape", l.get("type")) for l in root["outputs"]] == [[2, 5, 4], [1, 2, 4], "NoneType", "int"]
+    assert [leaf.get("shape", leaf.get("type")) for leaf in root["outputs"]] == [[2, 5, 4], [1, 2, 4], "NoneType", "int"]
     assert collector.errors == []
 
     class ReturnsNone(nn.Module):
@@ -206,6 +206,7 @@ def test_a_forward_in_another_thread_is_traced(collector):
 
 def test_uninstall_removes_the_hooks():
     from torch.nn.modules import module as M
+
     from torchdoctor.runtime.collect import install as collect_install
 
     before = (len(M._global_forward_pre_hooks), len(M._global_forward_hooks))

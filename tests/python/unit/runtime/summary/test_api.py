@@ -156,7 +156,6 @@ def test_numpy_only_program_never_imports_torch(tmp_path):
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     code = ("import sys, numpy, torchdoctor; "
             "print(torchdoctor.summarize(numpy.arange(6.0).reshape(2, 3))); "

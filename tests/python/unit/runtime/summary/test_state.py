@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from torchdoctor.runtime.summary.children import tensor_children
 from torchdoctor.runtime.summary.api import stats, summarize
+from torchdoctor.runtime.summary.children import tensor_children
 
 pytestmark = pytest.mark.filterwarnings("error")
 
