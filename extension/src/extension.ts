@@ -11,6 +11,8 @@ import { registerDebugging } from './debug/debugging';
 import { registerModelViews } from './views/modelViews';
 import { onPythonExtensionInterpreterChange } from './backend/interpreter';
 import { StatusBar } from './backend/statusBar';
+import { registerInterpreterPicker } from './backend/interpreterPicker';
+import { openWalkthroughOnFirstRun, registerWalkthrough } from './walkthrough/getStarted';
 
 const RESTART_DEBOUNCE_MS = 1000;
 
@@ -18,7 +20,7 @@ let backend: Backend | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel('Torch Doctor', { log: true });
-  const status = new StatusBar('torchDoctor.showLog');
+  const status = new StatusBar();
   backend = new Backend(context, log, status);
   const b = backend;
   context.subscriptions.push(log, status, { dispose: () => void b.dispose() });
@@ -33,6 +35,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
   );
 
+  registerInterpreterPicker(context, log);
+  registerWalkthrough(context, log);
   registerDebugging(context, log);
   registerModelViews(context, b, log);
   registerChecks(context, b, log);
@@ -58,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   log.info(`Torch Doctor ${context.extension.packageJSON.version} activating`);
   void b.start(); // the status bar shows progress; activation need not wait
+  void openWalkthroughOnFirstRun(context);
 }
 
 export async function deactivate(): Promise<void> {

@@ -19,18 +19,24 @@ import {
 import { backendSettings, SECTION } from './config';
 import { resolveInterpreter } from './interpreter';
 import { describeSource, InterpreterChoice } from './interpreterChoice';
+import { HealthSummary, probeHealth, summarizeHealth } from './interpreterHealth';
+import { SELECT_INTERPRETER_COMMAND } from './statusView';
 import { interpretPreflight, isProblem, PreflightOutcome, PreflightProblem, PREFLIGHT_SCRIPT } from './preflightCheck';
 import { SERVER_INFO, ServerInfo } from '../protocol';
 import { RestartPolicy } from './restartPolicy';
 import { StatusBar } from './statusBar';
 
 const PREFLIGHT_TIMEOUT_MS = 20_000;
+/** globalState: interpreters whose "no torch" warning the user asked not to see again. */
+const NO_TORCH_DISMISSED_KEY = 'torchDoctor.noTorchWarningDismissed';
 
 export class Backend implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private policy: RestartPolicy;
   private stopping = false;
   private interpreter: InterpreterChoice | undefined;
+  private healthRun = 0;
+  private lastHealth: HealthSummary | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -51,6 +57,7 @@ export class Backend implements vscode.Disposable {
     const interpreter = await resolveInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri);
     this.interpreter = interpreter;
     this.log.info(`Backend interpreter: ${interpreter.command} (${describeSource(interpreter.source)})`);
+    void this.checkHealth(interpreter.command); // in parallel: the status item shows it when it comes
 
     const env = this.serverEnv();
     const preflight = interpretPreflight(interpreter.command, await runPreflight(interpreter.command, env), this.bundledLibs);
@@ -96,6 +103,47 @@ export class Backend implements vscode.Disposable {
 
   async dispose(): Promise<void> {
     await this.stop();
+  }
+
+  /** The interpreter check of the latest start (undefined while it runs). */
+  get health(): HealthSummary | undefined {
+    return this.lastHealth;
+  }
+
+  /**
+   * Ask the interpreter once what it has (torch, CUDA, numpy, debugpy) and show it in the status
+   * item; a missing torch is a warning with the fix. Runs with the user's own environment (not
+   * the backend's PYTHONPATH), so it sees what the checks and the debuggee will see.
+   */
+  private async checkHealth(python: string): Promise<void> {
+    const run = ++this.healthRun;
+    this.lastHealth = undefined;
+    this.status.setHealth(undefined);
+    const health = await probeHealth(python, { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath });
+    if (run !== this.healthRun) {
+      return; // a restart started a newer check
+    }
+    const summary = summarizeHealth(health);
+    this.lastHealth = summary;
+    this.status.setHealth(summary);
+    this.log.info(`Interpreter check: ${summary.lines.join('; ').replace(/`/g, '')}`);
+    if (summary.warning) {
+      this.log.warn(summary.warning);
+      void this.warnNoTorch(health.kind === 'report' ? health.report.executable || python : python, summary.warning);
+    }
+  }
+
+  private async warnNoTorch(executable: string, warning: string): Promise<void> {
+    const dismissed = this.context.globalState.get<string[]>(NO_TORCH_DISMISSED_KEY, []);
+    if (dismissed.includes(executable)) {
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(`Torch Doctor: ${warning}`, 'Select Interpreter', "Don't Show Again");
+    if (choice === 'Select Interpreter') {
+      await vscode.commands.executeCommand(SELECT_INTERPRETER_COMMAND);
+    } else if (choice === "Don't Show Again") {
+      await this.context.globalState.update(NO_TORCH_DISMISSED_KEY, [...dismissed, executable]);
+    }
   }
 
   private get bundledLibs(): string {
@@ -183,9 +231,12 @@ export class Backend implements vscode.Disposable {
   private fail(problem: PreflightProblem): void {
     this.log.error(`${problem.message} ${problem.fix}`);
     this.status.set('error', `${problem.message}\n\n${problem.fix}`);
-    const actions = problem.setting ? ['Open Settings', 'Show Log'] : ['Show Log'];
+    const pick = problem.setting === 'torchDoctor.python' ? ['Select Interpreter'] : [];
+    const actions = problem.setting ? ['Open Settings', ...pick, 'Show Log'] : ['Show Log'];
     void vscode.window.showErrorMessage(`${problem.message} ${problem.fix}`, ...actions).then((choice) => {
-      if (choice === 'Open Settings' && problem.setting) {
+      if (choice === 'Select Interpreter') {
+        void vscode.commands.executeCommand(SELECT_INTERPRETER_COMMAND);
+      } else if (choice === 'Open Settings' && problem.setting) {
         void vscode.commands.executeCommand('workbench.action.openSettings', problem.setting);
       } else if (choice === 'Show Log') {
         this.log.show(true);

@@ -1,36 +1,56 @@
-/** The "Torch Doctor" status bar item: starting / ready / restarting / error. Click: the log. */
+/**
+ * The "Torch Doctor" status bar item: starting / ready / restarting / error, and warning when the
+ * interpreter lacks torch (statusView.ts decides what each looks like). Click: the log, or in the
+ * warning state the interpreter picker.
+ */
 import * as vscode from 'vscode';
+import type { HealthSummary } from './interpreterHealth';
+import { BackendState, SELECT_INTERPRETER_COMMAND, SHOW_LOG_COMMAND, ShownState, statusView } from './statusView';
 
-export type BackendState = 'starting' | 'ready' | 'restarting' | 'error' | 'stopped';
-
-const ICONS: Record<BackendState, string> = {
-  starting: '$(loading~spin)',
-  ready: '$(pulse)',
-  restarting: '$(loading~spin)',
-  error: '$(error)',
-  stopped: '$(circle-slash)',
-};
+export type { BackendState } from './statusView';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
+  private state: BackendState = 'starting';
+  private detail = 'Starting the backend…';
+  private health: HealthSummary | undefined;
 
-  constructor(showLogCommand: string) {
+  constructor() {
     this.item = vscode.window.createStatusBarItem('torchDoctor.status', vscode.StatusBarAlignment.Left, 10);
     this.item.name = 'Torch Doctor';
-    this.item.command = showLogCommand;
-    this.set('starting', 'Starting the backend…');
+    this.render();
     this.item.show();
   }
 
-  /** Show a state; `detail` is the tooltip's sentence (what is happening, or what is wrong). */
+  /** Show a backend state; `detail` is the tooltip's sentence (what is happening, or what is wrong). */
   set(state: BackendState, detail: string): void {
-    this.item.text = `${ICONS[state]} Torch Doctor`;
-    // The accessible label carries the state in words: screen readers and the E2E tests read it.
-    this.item.accessibilityInformation = { label: `Torch Doctor: ${state}` };
-    const tooltip = new vscode.MarkdownString(`**Torch Doctor: ${state}**\n\n${detail}\n\n_Click to open the log._`);
+    this.state = state;
+    this.detail = detail;
+    this.render();
+  }
+
+  /** The interpreter check's result (undefined: checking). */
+  setHealth(health: HealthSummary | undefined): void {
+    this.health = health;
+    this.render();
+  }
+
+  /** What the item shows now, in the words of its accessible label (for callers and tests). */
+  get shownState(): ShownState {
+    return statusView(this.state, this.detail, this.health).state;
+  }
+
+  private render(): void {
+    const view = statusView(this.state, this.detail, this.health);
+    this.item.text = view.text;
+    this.item.accessibilityInformation = { label: view.label };
+    const tooltip = new vscode.MarkdownString(view.tooltip, true);
+    tooltip.isTrusted = { enabledCommands: [SELECT_INTERPRETER_COMMAND, SHOW_LOG_COMMAND] };
     this.item.tooltip = tooltip;
-    this.item.backgroundColor =
-      state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.command = view.command;
+    this.item.backgroundColor = view.background
+      ? new vscode.ThemeColor(view.background === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground')
+      : undefined;
   }
 
   dispose(): void {

@@ -7,6 +7,7 @@ import { randomUUID } from 'crypto';
 import * as vscode from 'vscode';
 import { WorkDoneProgress, WorkDoneProgressReport } from 'vscode-languageclient';
 import { Backend } from '../backend/backend';
+import { offerInterpreterFix } from '../backend/interpreterPicker';
 import { CheckResultPanel } from './checkResultPanel';
 import {
   CheckKind,
@@ -99,6 +100,9 @@ class CheckRunner {
       );
       this.log.info(`${title} of ${args.className}: ${result.verdict}: ${result.headline}`);
       panel.showResult(result);
+      if (result.error?.kind === 'no-torch') {
+        void offerInterpreterFix(`Torch Doctor: ${result.headline}`); // the fix, one click away
+      }
     } catch (err) {
       const cancelled = err instanceof vscode.CancellationError || (err as { code?: number })?.code === -32800;
       const message = cancelled ? `${title} cancelled.` : `${title} failed: ${errorText(err)}`;
