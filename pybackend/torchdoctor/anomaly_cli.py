@@ -7,7 +7,9 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
   module, step, input/output summaries, user stack) goes to stderr; exit status 1.
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
   exit status 1 if there was any.
-- A loss trend noted on the side in break mode (not decreasing, oscillating) also gives 1.
+- Loss trends (not decreasing, oscillating) are advice: printed as ``[torchdoctor] advice: ...``
+  and written to ``--json`` with ``"advice": true``, they never stop the script nor change the
+  exit status.
 - No anomaly: the script's own exit status.
 
 Nothing here imports torch: the watch installs itself when the script does.
@@ -71,9 +73,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     found = watch.reports()
     if args.json:
         _write_json(args.json, found)
-    if found and config.mode == LOG:
-        print(f"torchdoctor run: {len(found)} anomalies reported", file=sys.stderr)
-    return 1 if found else status
+    anomalies = [r for r in found if not r.get("advice")]  # trends are advice: no effect on the status
+    if anomalies and config.mode == LOG:
+        print(f"torchdoctor run: {len(anomalies)} anomalies reported", file=sys.stderr)
+    return 1 if anomalies else status
 
 
 def _config(args: argparse.Namespace):

@@ -49,6 +49,7 @@ ACTIONS = (BREAK, LOG, OFF)
 CHECKS = ("forward", "backward", "loss")
 LOSS_RULES = ("nan", "spike", "notDecreasing", "oscillating")
 
+TREND_RULES = ("notDecreasing", "oscillating")  # advice, not anomalies: never a stop
 DEFAULT_LOSS_ACTIONS = {"nan": BREAK, "spike": BREAK, "notDecreasing": LOG, "oscillating": LOG}
 
 
@@ -72,6 +73,8 @@ class AnomalyConfig:
         wanted = self.loss_actions.get(loss_rule, OFF) if loss_rule else BREAK
         if self.mode == OFF or wanted == OFF:
             return OFF
+        if loss_rule in TREND_RULES:
+            return LOG  # trends are advice: they never stop a run ("break" reads as "log")
         return LOG if LOG in (self.mode, wanted) else BREAK
 
     def to_json(self) -> Dict[str, Any]:

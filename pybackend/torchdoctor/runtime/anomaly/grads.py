@@ -54,6 +54,11 @@ def judge(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float
             "largest_index": largest, "largest_max_abs": magnitude(*table[largest])}
 
 
+def unscaled(table: List[Tuple[float, float]], scale: float) -> List[Tuple[float, float]]:
+    """The extremes of gradients a GradScaler multiplied by ``scale``, as the optimizer sees them."""
+    return [(low / scale, high / scale) for low, high in table]
+
+
 def zero_grads(paths: List[str], table: List[Tuple[float, float]]) -> List[str]:
     """The paths whose gradient is exactly zero everywhere."""
     return [paths[i] for i, (low, high) in enumerate(table) if low == 0.0 and high == 0.0]

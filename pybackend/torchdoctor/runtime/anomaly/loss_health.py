@@ -1,35 +1,59 @@
 """Loss health: the rules of seed 002's ``check_loss_health``, made quiet on healthy noise.
 
-Pure Python (floats in, findings out) so every rule is unit-tested without torch. Each call to
-:meth:`LossHealth.observe` takes the loss of one step and returns the rules it breaks:
+Pure Python (floats in, findings out) so every rule is unit-tested without torch. One
+:class:`LossHealth` follows one loss series (the watch keeps one per ``backward()`` call site,
+:class:`LossSeries`, so a GAN's discriminator and generator losses are never mixed). Each call
+to :meth:`LossHealth.observe` takes the loss of one step and returns the rules it breaks:
 
 - ``nan``: the loss is NaN or Inf.
 - ``spike``: the loss exceeds ``spike_factor`` times the median of the last ``SPIKE_WINDOW``
   finite losses (once at least ``SPIKE_MIN_HISTORY`` are known, and only while that median is
-  positive: a ratio to a negative or zero level means nothing).
-- ``notDecreasing`` (seed 002): after ``2 * WINDOW`` steps, the mean of the last ``WINDOW`` losses
-  is still >= 99% of the mean of the first ``WINDOW``.
-- ``oscillating``: over the last ``WINDOW`` losses the step-to-step swing is large against the
-  loss itself (mean |diff| > ``OSCILLATION_SWING`` x median) and goes nowhere (net change below
-  ``OSCILLATION_PROGRESS`` of the distance travelled). Seed 002's own test (spread of the diffs
-  > 2 x |mean diff|) fires on the ordinary noise of almost every mini-batch loss curve, so it is
-  not used as is.
+  positive: a ratio to a negative or zero level means nothing), and only when it is back above
+  where the series started (``SPIKE_FLOOR`` x the median of its first ``SPIKE_MIN_HISTORY`` losses): a loss that fell
+  from 0.69 to 0.005 and jumps to 0.25 on a batch holding a noisy label, or from 1.6 to 1e-6 and
+  jumps to 2e-5, is noise in a run that learns; a learning rate too high sends the loss far
+  above its starting level (and on to NaN).
 
-Trend rules (``notDecreasing``, ``oscillating``) describe a state, not an event: each is reported
-once, the first time it holds. Non-finite losses are not added to the history.
+Trend rules are advice, not anomalies (the watch never stops on them): they describe the
+smoothed curve over at least ``TREND_MIN`` losses, re-judged every ``TREND_EVERY`` steps, so
+that mini-batch noise, label noise and outlier batches stay silent:
+
+- ``notDecreasing`` (seed 002): the median of the last ``TREND_WINDOW`` losses is still >= 99% of
+  the median of the first ``TREND_WINDOW``. Medians, not means: one outlier batch moves neither.
+  When the watch sees an optimizer, judged only once it has stepped ``TREND_WINDOW`` times
+  since the series began (with gradient accumulation over 4 micro-steps, 50 losses are only 12
+  updates), and only with ``allow_not_decreasing`` (the watch turns it off when there are several loss
+  series: in a GAN or a multi-loss model one loss may rise by design while the other falls).
+- ``oscillating``: over the last ``TREND_MIN`` losses the curve alternates (lag-1 autocorrelation
+  of the deviations from the window's median below ``OSCILLATION_CORRELATION``: up, down, up...),
+  with swings large against the loss (median |diff| > ``OSCILLATION_SWING`` x median level) and
+  no net progress of the smoothed curve (the medians of the first and last ``BLOCK`` losses of
+  the window differ by less than one swing). Independent mini-batch noise has an autocorrelation
+  near 0 (about +-0.15 over 50 values), a curve bouncing between two levels near -1; the older
+  test (mean swing against the net change over 10 losses) fired on ordinary noisy curves.
+
+Each trend rule is reported once, the first time it holds. Non-finite losses are not added to the
+history. Memory is fixed: the first ``TREND_WINDOW`` losses and the last ``TREND_MIN``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional
+from collections import deque
+from typing import Any, Dict, List, Optional
 
-WINDOW = 10
 SPIKE_WINDOW = 20
 SPIKE_MIN_HISTORY = 5
+SPIKE_FLOOR = 1.0
+TREND_MIN = 50
+TREND_WINDOW = 25
+TREND_EVERY = 10
+BLOCK = 10
 NOT_DECREASING_RATIO = 0.99
 OSCILLATION_SWING = 0.5
-OSCILLATION_PROGRESS = 0.25
+OSCILLATION_CORRELATION = -0.6
+TREND_RULES = ("notDecreasing", "oscillating")
+MAX_SERIES = 32
 
 Finding = Dict[str, object]
 
@@ -37,56 +61,108 @@ Finding = Dict[str, object]
 class LossHealth:
     def __init__(self, spike_factor: float = 10.0) -> None:
         self.spike_factor = spike_factor
-        self.history: List[float] = []  # finite losses, in step order
+        self.allow_not_decreasing = True
+        self._updates_at_start: Optional[int] = None  # optimizer steps when the series began
+        self._updates = 0
+        self.count = 0  # finite losses seen
+        self.first: List[float] = []  # the first TREND_WINDOW finite losses
+        self.recent: "deque[float]" = deque(maxlen=max(TREND_MIN, SPIKE_WINDOW))
         self._latched = set()  # trend rules already reported
 
-    def observe(self, value: float) -> List[Finding]:
-        """Check ``value`` against the history, then add it; returns the rules it breaks."""
+    @property
+    def history(self) -> List[float]:
+        """The last finite losses kept (at most ``TREND_MIN``), in step order."""
+        return list(self.recent)
+
+    def observe(self, value: float, updates: Optional[int] = None) -> List[Finding]:
+        """Check ``value`` against the history, then add it; returns the rules it breaks.
+
+        ``updates``: the optimizer steps taken so far, when known (None: one per loss)."""
+        if updates is not None:
+            if self._updates_at_start is None:
+                self._updates_at_start = updates
+            self._updates = updates - self._updates_at_start
         if not math.isfinite(value):
             return [{"rule": "nan", "value": value}]
-        findings = [f for f in (self._spike(value),) if f]
-        self.history.append(value)
-        for rule in (self._not_decreasing, self._oscillating):
-            finding = rule()
-            if finding and finding["rule"] not in self._latched:
-                self._latched.add(finding["rule"])
-                findings.append(finding)
+        spike = self._spike(value)
+        findings: List[Finding] = [spike] if spike else []
+        self.count += 1
+        if len(self.first) < TREND_WINDOW:
+            self.first.append(value)
+        self.recent.append(value)
+        if self.count >= TREND_MIN and (self.count - TREND_MIN) % TREND_EVERY == 0:
+            for rule in (self._not_decreasing, self._oscillating):
+                finding = rule()
+                if finding and finding["rule"] not in self._latched:
+                    self._latched.add(finding["rule"])
+                    findings.append(finding)
         return findings
 
     def _spike(self, value: float) -> Optional[Finding]:
-        recent = self.history[-SPIKE_WINDOW:]
-        if len(recent) < SPIKE_MIN_HISTORY:
+        if len(self.recent) < SPIKE_MIN_HISTORY:
             return None
+        recent = list(self.recent)[-SPIKE_WINDOW:]
         median = _median(recent)
-        if median > 0 and value > self.spike_factor * median:
+        if median > 0 and value > self.spike_factor * median and value > SPIKE_FLOOR * _median(self.first[:SPIKE_MIN_HISTORY]):
             return {"rule": "spike", "value": value, "median": median, "ratio": value / median,
                     "factor": self.spike_factor, "window": len(recent)}
         return None
 
     def _not_decreasing(self) -> Optional[Finding]:
-        if len(self.history) < 2 * WINDOW:
+        if not self.allow_not_decreasing:
             return None
-        first = sum(self.history[:WINDOW]) / WINDOW
-        last = sum(self.history[-WINDOW:]) / WINDOW
+        if 0 < self._updates < TREND_WINDOW:
+            return None  # too few optimizer steps to expect progress
+        first = _median(self.first)
+        last = _median(list(self.recent)[-TREND_WINDOW:])
         # "99% of first" for positive losses; the same margin below it for negative ones.
         if last >= first - (1 - NOT_DECREASING_RATIO) * abs(first):
-            return {"rule": "notDecreasing", "first_mean": first, "last_mean": last, "window": WINDOW,
-                    "steps": len(self.history)}
+            return {"rule": "notDecreasing", "first_mean": first, "last_mean": last, "window": TREND_WINDOW,
+                    "steps": self.count, "smoothed": "median"}
         return None
 
     def _oscillating(self) -> Optional[Finding]:
-        recent = self.history[-WINDOW:]
-        if len(recent) < WINDOW:
+        window = list(self.recent)[-TREND_MIN:]
+        centre = _median(window)
+        deviations = [v - centre for v in window]
+        power = sum(d * d for d in deviations)
+        if power <= 0:
             return None
-        travelled = sum(abs(b - a) for a, b in zip(recent, recent[1:]))
-        net = abs(recent[-1] - recent[0])
-        if net >= OSCILLATION_PROGRESS * travelled:
-            return None  # it went somewhere (the usual case): no need for the median
-        swing = travelled / (len(recent) - 1)
-        level = _median([abs(v) for v in recent])
-        if level > 0 and swing > OSCILLATION_SWING * level:
-            return {"rule": "oscillating", "swing": swing, "level": level, "net": net, "window": WINDOW}
+        correlation = sum(a * b for a, b in zip(deviations, deviations[1:])) / power
+        if correlation >= OSCILLATION_CORRELATION:
+            return None  # the usual case: the curve does not alternate
+        swing = _median([abs(b - a) for a, b in zip(window, window[1:])])
+        level = _median([abs(v) for v in window])
+        net = abs(_median(window[:BLOCK]) - _median(window[-BLOCK:]))
+        if level > 0 and swing > OSCILLATION_SWING * level and net < swing:
+            return {"rule": "oscillating", "swing": swing, "level": level, "net": net, "window": len(window),
+                    "correlation": correlation}
         return None
+
+
+class LossSeries:
+    """One :class:`LossHealth` per loss (per ``backward()`` call site), at most ``MAX_SERIES``."""
+
+    def __init__(self, spike_factor: float = 10.0) -> None:
+        self.spike_factor = spike_factor
+        self.by_site: Dict[Any, LossHealth] = {}
+        self.labels: Dict[Any, str] = {}
+
+    def get(self, site: Any, label: Optional[str] = None) -> LossHealth:
+        health = self.by_site.get(site)
+        if health is not None:
+            return health
+        if len(self.by_site) >= MAX_SERIES:
+            return next(reversed(self.by_site.values()))  # bounded: the last series takes the rest
+        health = self.by_site[site] = LossHealth(self.spike_factor)
+        self.labels[site] = label or "?"
+        if len(self.by_site) > 1:  # several losses: one may rise by design (a GAN's generator)
+            for each in self.by_site.values():
+                each.allow_not_decreasing = False
+        return health
+
+    def __len__(self) -> int:
+        return len(self.by_site)
 
 
 def _median(values: List[float]) -> float:

@@ -32,6 +32,7 @@ import types
 from typing import Any, Dict, Optional
 
 LINE_PREFIX = "[torchdoctor] anomaly: "
+ADVICE_PREFIX = "[torchdoctor] advice: "  # a loss trend: a note, never a stop
 
 
 class TorchDoctorAnomaly(Exception):
@@ -48,7 +49,7 @@ class TorchDoctorAnomaly(Exception):
 TorchDoctorAnomaly.__module__ = "torchdoctor"
 
 
-def announce(sentence: str, stream: Any = None) -> None:
+def announce(sentence: str, stream: Any = None, prefix: str = LINE_PREFIX) -> None:
     """Write the one-line form; never raises (a closed stderr loses the line, nothing else).
 
     Under a connected debugger the line goes through pydevd's own channel as a DAP ``output``
@@ -56,7 +57,7 @@ def announce(sentence: str, stream: Any = None) -> None:
     whatever the ``console`` setting (an integrated terminal would swallow stderr), exactly once,
     and before the ``stopped`` event (same queue), not racing it through the launcher's pipe.
     """
-    line = LINE_PREFIX + " ".join(sentence.split()) + "\n"
+    line = prefix + " ".join(sentence.split()) + "\n"
     if stream is None and debugger_attached() and _to_debugger(line):
         return
     try:

@@ -92,6 +92,8 @@ def _dead_output(r: Report) -> str:
     low, high = r.get("inputs_min"), r.get("inputs_max")
     if low is not None and high is not None:
         text += f" (inputs in [{fmt_num(low)}, {fmt_num(high)}])"
+    if r.get("evidence") == "no_flow":
+        return text + "; its parameters' gradients are 0 as well: nothing flows through it, forward or backward"
     return text + "; nothing flows past it, forward or backward"
 
 
@@ -114,6 +116,10 @@ def _nonfinite_grad(r: Report) -> str:
 def _exploding_grad(r: Report) -> str:
     text = (f"Exploding gradient of {_param(r)} at step {r['step']}: max |g| = {fmt_num(r['max_abs'])}, "
             f"above the threshold {fmt_num(r['threshold'])}")
+    if r.get("grad_scale"):
+        text += f" (unscaled: the GradScaler's scale {fmt_num(r['grad_scale'])} divided out)"
+    if r.get("clipped_by"):
+        text += f", after the script's `{r['clipped_by']}`"
     if r.get("bad_params", 1) > 1:
         text += f"; the first of {r['bad_params']} parameters past it, counting back from the loss"
     near, far, first = r.get("nearest_max_abs"), r.get("largest"), r.get("farthest_max_abs")
@@ -124,7 +130,28 @@ def _exploding_grad(r: Report) -> str:
                  f"goes through (a division by a small norm or standard deviation, a custom backward)")
     elif near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
         text += (f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
-                 f"{fmt_num(far[1])} at `{far[0]}` (clip them with torch.nn.utils.clip_grad_norm_)")
+                 f"{fmt_num(far[1])} at `{far[0]}`")
+        if not r.get("clipping"):  # never advise what the script already does
+            text += " (clip them with torch.nn.utils.clip_grad_norm_)"
+    return text
+
+
+def _scaler_skips(r: Report) -> str:
+    skipped, first, last = r["skipped"], r.get("since"), r["step"]
+    steps = f"steps {first}-{last}" if first is not None and last > first else f"step {last}"
+    scaler = r.get("scaler") or "scaler"
+    text = (f"The GradScaler `{scaler}` skipped {skipped} optimizer step{'s' if skipped != 1 else ''} in a row "
+            f"({steps}): the gradients held Inf/NaN every time")
+    before, last_scale, now = r.get("scale_before"), r.get("last_scale"), r.get("scale_now")
+    if before is not None and last_scale is not None:
+        text += f", and its scale fell from {fmt_num(before)} to {fmt_num(now if now is not None else last_scale)}"
+    if r.get("collapsed"):
+        text += (f"; they overflow even at a scale of {fmt_num(last_scale)} (<= {fmt_num(r.get('min_scale', 1.0))}), "
+                 f"so this is no float16 overflow the scaler can back off from: look for a NaN/Inf made in the "
+                 f"backward pass (a division by zero, sqrt or log at 0, a custom backward)")
+    else:
+        text += (f"; backing off is the scaler's job, but not {skipped} times in a row: the gradients are not "
+                 f"finite in float16 at any scale it tried (keep that part of the model in float32, or use bfloat16)")
     return text
 
 
@@ -158,9 +185,16 @@ def _loss_spike(r: Report) -> str:
             f"a learning rate too high is the usual cause")
 
 
+def _series(r: Report) -> str:
+    """`` of the loss at `gan.py:41` `` when the run has several losses (one series per backward line)."""
+    return f" of the loss at `{r['loss_site']}`" if (r.get("loss_series") or 0) > 1 and r.get("loss_site") else ""
+
+
 def _loss_not_decreasing(r: Report) -> str:
-    text = (f"Loss not decreasing at step {r['step']}: the mean of the last {r['window']} losses "
-            f"({fmt_num(r['last_mean'])}) is not below 99% of the first {r['window']}'s ({fmt_num(r['first_mean'])})")
+    average = "median" if r.get("smoothed") == "median" else "mean"
+    text = (f"Loss not decreasing at step {r['step']}{_series(r)}: the {average} of the last {r['window']} losses "
+            f"({fmt_num(r['last_mean'])}) is not below 99% of the {average} of the first {r['window']} "
+            f"({fmt_num(r['first_mean'])})")
     zero = r.get("zero_grad_params")
     if zero:
         text += f"; the gradients of {len(zero)} of {r.get('params_with_grad')} parameters are exactly 0 (e.g. `{zero[0]}`)"
@@ -168,9 +202,12 @@ def _loss_not_decreasing(r: Report) -> str:
 
 
 def _loss_oscillating(r: Report) -> str:
-    return (f"Loss oscillating at step {r['step']}: over the last {r['window']} steps it swings by "
+    text = (f"Loss oscillating at step {r['step']}{_series(r)}: over the last {r['window']} steps it swings by "
             f"{fmt_num(r['swing'])} per step around {fmt_num(r['level'])} with little net progress "
-            f"({fmt_num(r['net'])}); a learning rate too high is the usual cause")
+            f"({fmt_num(r['net'])})")
+    if r.get("correlation") is not None:
+        text += f", up and down in turn (lag-1 autocorrelation {fmt_num(r['correlation'])})"
+    return text + "; a learning rate too high is the usual cause"
 
 
 _WRITERS: Dict[str, Callable[[Report], str]] = {
@@ -180,6 +217,7 @@ _WRITERS: Dict[str, Callable[[Report], str]] = {
     "nonfinite_grad": _nonfinite_grad,
     "exploding_grad": _exploding_grad,
     "stale_grad": _stale_grad,
+    "scaler_skips": _scaler_skips,
     "loss_nan": _loss_nan,
     "loss_spike": _loss_spike,
     "loss_not_decreasing": _loss_not_decreasing,

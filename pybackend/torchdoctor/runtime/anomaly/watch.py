@@ -30,20 +30,24 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 from . import report as R
+from .amp import ScalerTracker, current_scale, scale_wrapper, unscale_wrapper, update_wrapper
 from .backward import autograd_backward, tensor_backward
+from .clipping import ClipHints, clip_wrapper, targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
-from .detect import NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
+from . import dead
+from .dead import DeadEvidence
+from .detect import EXPLOSION, NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
 from .device import MAX_PENDING, DeviceBatch
 from .frames import outermost_module, user_frame
-from .grads import judge, zero_grads
+from .grads import extremes_of, judge, unscaled, zero_grads
 from .names import ModuleNames
 from .passthrough import bounds_function
-from .pause import announce, debugger_attached, pause
+from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
 from .stale import StaleGradTracker
 from ..summary.jsonable import jsonable
 from .loss_forensics import describe, find_origin
-from .loss_health import LossHealth
+from .loss_health import TREND_RULES, LossSeries
 
 MAX_REPORTS = 100
 MAX_ERRORS = 20
@@ -104,9 +108,18 @@ class Watch:
         self.on_break = on_break
         self.force_deferred = bool(deferred)
         self.step = 0
+        self.updates = 0  # optimizer steps seen
         self.names = ModuleNames()
-        self.loss_health = LossHealth(config.spike_factor)
+        self.losses = LossSeries(config.spike_factor)  # one series per backward() call site
         self.stale = StaleGradTracker()
+        self.amp = ScalerTracker()  # GradScaler: scaled losses, skipped steps
+        self.clips = ClipHints()  # does the script clip its gradients?
+        self.dead = DeadEvidence()  # zero outputs of layers that learn are not dead
+        self._amp_step: Any = None  # (scaler, unscaled loss) while a scaled loss's backward runs
+        self._unscaled_step = -1  # the step whose gradients scaler.unscale_() divided already
+        self._pending_explosion: Optional[int] = None  # held until the script's clipping (its step)
+        self._pending_scale: Optional[float] = None
+        self._loss_types: Dict[type, bool] = {}
         self.pending = DeviceBatch()  # deferred forward checks of this step
         self.errors: List[str] = []
         self.done = False  # firstOnly: the first anomaly has been reported
@@ -137,12 +150,22 @@ class Watch:
         self._handles.append(optimizer.register_optimizer_step_post_hook(self._step_post_hook))
         self._patch(torch.Tensor, "backward", lambda original: tensor_backward(original, current))
         self._patch(torch.autograd, "backward", lambda original: autograd_backward(original, current))
+        try:
+            scaler_type = importlib.import_module("torch.amp.grad_scaler").GradScaler
+        except Exception:  # an old torch: no scaler to understand
+            scaler_type = None
+        if scaler_type is not None:
+            self._patch(scaler_type, "scale", lambda original: scale_wrapper(original, current))
+            self._patch(scaler_type, "unscale_", lambda original: unscale_wrapper(original, current))
+            self._patch(scaler_type, "update", lambda original: update_wrapper(original, current))
+        for module, name in clip_targets():
+            self._patch(module, name, lambda original: clip_wrapper(original, current))
 
     def detach(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        for owner, name, original, wrapper in self._patched:
+        for owner, name, original, wrapper in reversed(self._patched):
             if getattr(owner, name, None) is wrapper:
                 setattr(owner, name, original)
         self._patched = []
@@ -218,6 +241,8 @@ class Watch:
         if kind == ZERO:
             self._dead_hit(module, inputs, t, before)
             return
+        if kind == EXPLOSION and self._is_loss_module(module, t):
+            return  # a loss summed over a batch is large by construction (reduction='sum')
         first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
             self._bad_output_step = self.step
@@ -247,23 +272,59 @@ class Watch:
         span[1] = self.step
         if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
             return
+        evidence = self.dead.verdict(module)
+        if evidence == dead.FLOWS:
+            del self._dead[id(module)]  # zero-initialised, and learning (LoRA's B, adaLN-Zero)
+            return
+        facts = R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold)
+        if before is not None:
+            facts["inputs_min"], facts["inputs_max"] = before
+        facts["dead_since"] = span[0]
+        if evidence == dead.UNKNOWN:  # no gradient yet: this step's backward will tell
+            facts["hint"] = outermost_module(sys._getframe())
+            self.dead.wait(module, facts)
+            return
         frame = user_frame()
         report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
-        report.update(R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold))
-        if before is not None:
-            report["inputs_min"], report["inputs_max"] = before
-        report["dead_since"] = span[0]
+        report.update(facts)
+        report["evidence"] = evidence
         self._emit(report, frame)
+
+    def _dead_after_backward(self, frame) -> None:
+        """Modules with parameters whose zero output waited for a backward: dead if no gradient came."""
+        for module, facts, evidence in self.dead.after_backward():
+            if evidence == dead.FLOWS:
+                self._dead.pop(id(module), None)
+                continue
+            if not self._may_report(self.config.mode):
+                return
+            frame = user_frame(frame)
+            report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
+            report.update(R.module_facts(self.names, module, frame, facts.pop("hint", None)))
+            report.update(facts)
+            report["evidence"] = evidence
+            self._emit(report, frame)
+            return
+
+    def _is_loss_module(self, module: Any, t: Any) -> bool:
+        """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
+        cls = type(module)
+        known = self._loss_types.get(cls)
+        if known is None:
+            known = self._loss_types[cls] = issubclass(cls, self._torch.nn.modules.loss._Loss)
+        return known or (cls.__name__.lower().endswith("loss") and t.numel() == 1)
 
     # -- loss and backward -----------------------------------------------------------------------
 
     def before_backward(self, loss: Any, frame) -> None:
         try:
+            # A GradScaler's scale(loss): judge the unscaled loss, and the gradients unscaled.
+            self._amp_step = self.amp.lookup(loss) if self.amp._scaled else None
             if self.check_backward:
                 self.stale.before_backward()
             if self.check_loss and _is_scalar(loss) and not self._deferred(loss):
-                value = float(loss.detach().item())
+                value = float((self._amp_step[1] if self._amp_step else loss.detach()).item())
                 self._loss_hit(value, loss, frame)
         except Exception as exc:
             self._error(exc)
@@ -271,22 +332,35 @@ class Watch:
     def after_backward(self, loss: Any, frame) -> None:
         try:
             self._flush_deferred(loss, frame)
+            if self.dead.pending:
+                self._dead_after_backward(frame)
         except Exception as exc:
             self._error(exc)
+        self._amp_step = None
         self.step += 1
         self._refresh_flags()
 
     def _loss_hit(self, value: float, loss: Any, frame) -> None:
         self._last_loss = value
-        for finding in self.loss_health.observe(value):
+        # One series per backward() call site (the caller's line and the line that called it):
+        # a GAN's discriminator and generator losses are different curves.
+        site = (frame.f_code, frame.f_lineno, frame.f_back.f_code if frame.f_back else None,
+                frame.f_back.f_lineno if frame.f_back else 0)
+        health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
+        for finding in health.observe(value, self.updates):
             rule = str(finding["rule"])
+            advice = rule in TREND_RULES  # trends are advice: never a stop, never the exit status
             action = self.config.action(rule)
-            if not self._may_report(action):
+            if not self._may_report(action, advice=advice):
                 continue
             frame = user_frame(frame)
             report = R.base(_LOSS_KINDS[rule], "loss", self.step, frame, action)
             report.update({k: v for k, v in finding.items() if k != "rule"})
             report["loss"] = value
+            report["advice"] = advice
+            report["loss_site"], report["loss_series"] = self.losses.labels.get(site), len(self.losses)
+            if self._amp_step is not None:
+                report["unscaled"] = True
             if rule == "nan":
                 self._explain_nan(report, loss)
             if rule == "notDecreasing" and self._last_grads:
@@ -315,7 +389,7 @@ class Watch:
             return
         batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
-            batch.add(("loss",), loss.detach().reshape(1).float())
+            batch.add(("loss",), (self._amp_step[1] if self._amp_step else loss.detach()).reshape(1).float())
         for entry in grads:
             batch.add(("grad",), extremes_device(entry[3]).float())
         if not len(batch):
@@ -373,18 +447,34 @@ class Watch:
         # Names and extremes only: keeping the gradients would hold them past zero_grad().
         self._last_grads = ([e[0] for e in grads], table)
         threshold = self.config.threshold
-        for low, high in table:  # the usual case, fast: everything finite and within the threshold
-            if not (low >= -threshold and high <= threshold):  # NaN fails both comparisons
-                break
-        else:
+        if _within(table, threshold):  # the usual case, fast: everything finite and within the threshold
             return
+        scale = None
+        if self._amp_step is not None:  # a GradScaler's scaled gradients
+            scale = current_scale(self._amp_step[0])
+            if not all(math.isfinite(low) and math.isfinite(high) for low, high in table):
+                if scale is not None:
+                    self.amp.overflow(self._amp_step[0], scale, self.step)  # the scaler skips this step
+                return
+            if scale is not None:
+                table = unscaled(table, scale)
+                if _within(table, threshold):
+                    return
         found = judge(grads, table, threshold)
         if found is None or not self._may_report(self.config.mode):
             return
+        if found["kind"] == EXPLOSION and self.clips.expected(frame):
+            self._pending_explosion, self._pending_scale = self.step, scale  # judged after the script's clipping
+            return
+        self._grads_report(grads, table, found, frame, {"grad_scale": scale})
+
+    def _grads_report(self, grads, table, found, frame, extra: Dict[str, Any]) -> None:
+        threshold = self.config.threshold
+        step = extra.pop("step", self.step)
         path, _, module, grad = grads[found["index"]]
         kind = "nonfinite_grad" if found["kind"] == NONFINITE else "exploding_grad"
         frame = user_frame(frame)
-        report = R.base(kind, "backward", self.step, frame, self.config.mode)
+        report = R.base(kind, "backward", step, frame, self.config.mode)
         report.update(R.module_facts(self.names, module, frame))
         report["module_qualname"] = report["qualname"]
         report["param"] = self._qualify(path, module, frame)
@@ -394,7 +484,51 @@ class Watch:
         report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")})
         report["threshold"] = self.config.threshold
         report["loss"] = self._last_loss
-        self._emit(report, frame)
+        report.update({k: v for k, v in extra.items() if v is not None})
+        self._emit(report, frame, step=step)
+
+    # -- the script's clipping, and its GradScaler ------------------------------------------------
+
+    def after_clip(self, name: str) -> None:
+        """A clipping function has run: an explosion held back is judged on the clipped gradients."""
+        try:
+            self.clips.seen = True
+            self._judge_pending({"clipped_by": name, "clipping": True})
+        except Exception as exc:
+            self._error(exc)
+
+    def after_unscale(self) -> None:
+        self._unscaled_step = max(self.step - 1, 0)
+
+    def _judge_pending(self, extra: Dict[str, Any]) -> None:
+        step, self._pending_explosion = self._pending_explosion, None
+        if step is None or not self.check_backward or not self._may_report(self.config.mode, step=step):
+            return
+        grads = [(path, p, module, p.grad) for path, p, module in self.names.parameters()
+                 if p.grad is not None and checkable(p.grad)]
+        table = extremes_of([e[3] for e in grads])
+        if self._pending_scale is not None and self._unscaled_step != step:
+            table = unscaled(table, self._pending_scale)  # clipped while still scaled
+        found = judge(grads, table, self.config.threshold) if grads else None
+        if found is not None:
+            frame = user_frame()
+            extra.update(step=step, clipping=True)
+            self._grads_report(grads, table, found, frame, extra)
+
+    def after_scaler_update(self, scaler: Any) -> None:
+        try:
+            finding = self.amp.after_update(scaler)
+            step = max(self.step - 1, 0)
+            if finding is None or not self.config.watches("backward") or not self._may_report(self.config.mode, step=step):
+                return
+            frame = user_frame()
+            report = R.base("scaler_skips", "optimizer", step, frame, self.config.mode)
+            report.update(finding)
+            report["scaler"] = R.root_label(scaler, frame)["root_var"] or "scaler"
+            report["scale_now"] = current_scale(scaler)
+            self._emit(report, frame, step=step)
+        except Exception as exc:
+            self._error(exc)
 
     # -- optimizer -------------------------------------------------------------------------------
 
@@ -402,6 +536,8 @@ class Watch:
         if not self.check_backward:
             return None
         try:
+            if self._pending_explosion is not None:  # the script names clipping but did not clip
+                self._judge_pending({"clipping": True})
             stale = self.stale.before_step(optimizer)
             if stale and self._may_report(self.config.mode, step=max(self.step - 1, 0)):
                 self._stale_hit(optimizer, stale)
@@ -410,6 +546,7 @@ class Watch:
         return None
 
     def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.updates += 1
         try:
             self.stale.after_step(optimizer)
         except Exception as exc:
@@ -440,11 +577,11 @@ class Watch:
 
     # -- reporting -------------------------------------------------------------------------------
 
-    def _may_report(self, action: str, step: Optional[int] = None) -> bool:
+    def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool:
         step = self.step if step is None else step
         if action == OFF or self.done or step < self.config.skip_steps:
             return False
-        return self.config.first_only or not self._counts(action) or self._reported_step != step
+        return advice or self.config.first_only or not self._counts(action) or self._reported_step != step
 
     def _counts(self, action: str) -> bool:
         """Does a hit with this action count for ``firstOnly`` / one-per-step? Breaks do (and every
@@ -456,12 +593,15 @@ class Watch:
         report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
         _REPORTS.append(report)
         del _REPORTS[:-MAX_REPORTS]
+        if report.get("advice"):  # a loss trend: a note on the side, whatever the mode
+            announce(report["sentence"], prefix=ADVICE_PREFIX)
+            return
         if self._counts(report["action"]):
             self._reported_step = self.step if step is None else step
             if self.config.first_only:
                 self.done = True
                 self._refresh_flags()
-        announce(report["sentence"])
+        announce(report["sentence"], prefix=LINE_PREFIX)
         if report["action"] != BREAK:
             return
         if debugger_attached() and pause(frame, report["sentence"], report):
@@ -479,6 +619,20 @@ class Watch:
 
 _LOSS_KINDS = {"nan": "loss_nan", "spike": "loss_spike", "notDecreasing": "loss_not_decreasing",
                "oscillating": "loss_oscillating"}
+
+
+def _within(table, threshold: float) -> bool:
+    for low, high in table:
+        if not (low >= -threshold and high <= threshold):  # NaN fails both comparisons
+            return False
+    return True
+
+
+def _site_label(frame) -> str:
+    """``train.py:42``: the backward() line of a loss series."""
+    import os
+
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
 def _is_scalar(t: Any) -> bool:

@@ -219,22 +219,39 @@ def test_first_only_false_reports_once_per_step_and_skip_steps_waits():
     assert [r["step"] for r in seen.reports] == [2]
 
 
-def test_a_logged_trend_does_not_end_the_watch():
-    """In break mode, "loss not decreasing" (a log rule) is noted; the NaN later still breaks."""
+def flat_run(steps: int = 60, nan_at: int = 55, grad_only: bool = False, **settings):
+    """A loss that cannot fall (lr 0) with a NaN at ``nan_at``: in the loss, or (``grad_only``)
+    in a gradient only (the derivative of sqrt(|0|))."""
     torch.manual_seed(0)
     model = nn.Linear(4, 1)
     x, y = torch.randn(16, 4), torch.randn(16, 1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # nothing learns: a flat loss
-    with watching() as seen:
-        for step in range(25):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    with watching(**settings) as seen:
+        for step in range(steps):
             optimizer.zero_grad()
-            scale = float("nan") if step == 22 else 1.0
+            scale = float("nan") if step == nan_at and not grad_only else 1.0
             loss = nn.functional.mse_loss(model(x) * scale, y)
+            if step == nan_at and grad_only:
+                loss = loss + (model.bias - model.bias.detach()).abs().sqrt().sum()
             loss.backward()
             optimizer.step()
-    assert [(r["kind"], r["action"], r["step"]) for r in seen.reports] == [
-        ("loss_not_decreasing", "log", 19), ("loss_nan", "break", 22)]
+    return seen
+
+
+def test_a_trend_is_advice_and_does_not_end_the_watch():
+    """In break mode, "loss not decreasing" is noted as advice; the NaN later still breaks."""
+    seen = flat_run()
+    assert [(r["kind"], r["action"], r["step"], r["advice"]) for r in seen.reports] == [
+        ("loss_not_decreasing", "log", 49, True), ("loss_nan", "break", 55, False)]
     assert [r["kind"] for r in seen.breaks] == ["loss_nan"]
+
+
+def test_a_trend_set_to_break_still_never_stops_and_never_hides_an_anomaly():
+    """Trend rules set to "break" read as "log"; in log mode advice does not use up its step."""
+    seen = flat_run(loss={"notDecreasing": "break"})
+    assert [r["kind"] for r in seen.breaks] == ["loss_nan"] and seen.reports[0]["action"] == "log"
+    seen = flat_run(steps=50, nan_at=49, grad_only=True, mode="log", firstOnly=False)
+    assert [(r["kind"], r["step"]) for r in seen.reports] == [("loss_not_decreasing", 49), ("nonfinite_grad", 49)]
 
 
 def test_checks_select_what_is_watched():

@@ -1,0 +1,73 @@
+"""Gradient clipping done by the script: gradients are judged after it, and never advised.
+
+A script that clips (``torch.nn.utils.clip_grad_norm_``, ``clip_grad_value_``,
+``clip_grads_with_norm_``) may well see raw gradients far above the watch's threshold: the
+optimizer only ever applies the clipped ones. So an explosion found right after ``backward()``
+is held back (not reported) when the script clips: when the function that called ``backward()``
+names one of those functions (its code object's names, read once per code object), or when a
+clipping call has been seen. It is judged again right after the script's next clipping call,
+on the clipped gradients; if the optimizer steps before any clipping, it is reported then.
+Non-finite gradients are never held back (clipping does not make them finite).
+
+The clipping functions are wrapped in ``torch.nn.utils`` and ``torch.nn.utils.clip_grad`` (the
+two places a script imports them from); the originals run exactly as called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Dict
+
+NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_")
+MODULES = ("torch.nn.utils", "torch.nn.utils.clip_grad")
+_NAME_SET = frozenset(NAMES)
+
+
+def clip_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
+    def clip(*args, **kwargs):
+        result = original(*args, **kwargs)
+        watch = current()
+        if watch is not None:
+            watch.after_clip(original.__name__)
+        return result
+
+    clip.__doc__ = original.__doc__
+    clip.__name__ = original.__name__
+    clip.__wrapped__ = original
+    return clip
+
+
+def targets():
+    """``(module, name)`` pairs to wrap: every clipping function where a script finds it."""
+    found = []
+    for module_name in MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:
+            continue
+        for name in NAMES:
+            if callable(getattr(module, name, None)):
+                found.append((module, name))
+    return found
+
+
+class ClipHints:
+    """Does the script clip? Seen at run time, or named by the code that calls ``backward()``."""
+
+    def __init__(self) -> None:
+        self.seen = False  # a clipping function has run
+        self._by_code: Dict[Any, bool] = {}
+
+    def expected(self, frame: Any) -> bool:
+        if self.seen:
+            return True
+        hops = 0
+        while frame is not None and hops < 3:  # the caller of backward, and two above it
+            code = frame.f_code
+            named = self._by_code.get(code)
+            if named is None:
+                named = self._by_code[code] = bool(_NAME_SET.intersection(code.co_names))
+            if named:
+                return True
+            frame, hops = frame.f_back, hops + 1
+        return False
