@@ -11,6 +11,7 @@ import platform
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 MIN_PYTHON = (3, 9)
@@ -38,7 +39,7 @@ def _python() -> Finding:
     )
 
 
-def _import(module: str) -> tuple[object | None, str]:
+def _import(module: str) -> tuple[ModuleType | None, str]:
     try:
         return importlib.import_module(module), ""
     except Exception as exc:  # any failure to import is a finding, not a crash
@@ -54,7 +55,8 @@ def _torch() -> Finding:
             f"not importable ({error})",
             f"install it into this interpreter: {sys.executable} -m pip install torch",
         )
-    return Finding("torch", True, f"{torch.__version__} at {Path(torch.__file__).parent}")
+    where = Path(torch.__file__).parent if torch.__file__ else "an unknown location (no __file__)"
+    return Finding("torch", True, f"{torch.__version__} at {where}")
 
 
 def _cuda() -> Finding:

@@ -156,7 +156,7 @@ def _smooth_slope(flat, i, loss_fn, eps: float, floor: float, rounding: float) -
 
 
 def _unravel(flat_index: int, shape: list) -> tuple:
-    out = []
+    out: list[int] = []
     for dim in reversed(shape):
         out.insert(0, flat_index % dim)
         flat_index //= dim

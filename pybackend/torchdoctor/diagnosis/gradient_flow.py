@@ -142,27 +142,29 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     source = text(grads.get("source"), "none")
     show_rows = source != "none" and any(r.has_grad for _, r in params)
     per_param: List[R.Flag] = []
-    for _, row in params:
-        found = [R.grad_nonfinite(row, clip), R.weights_nonfinite(row, clip), R.grad_exploding(row, th, clip),
-                 R.grad_vanishing(row, th, _dead_near(row.module, dead, order)),
-                 R.grad_missing(row) if show_rows else None]
+    for _, param_row in params:
+        found = [R.grad_nonfinite(param_row, clip), R.weights_nonfinite(param_row, clip),
+                 R.grad_exploding(param_row, th, clip),
+                 R.grad_vanishing(param_row, th, _dead_near(param_row.module, dead, order)),
+                 R.grad_missing(param_row) if show_rows else None]
         for f in found:
             if f:
-                rows_flags[row.name].append(f)
+                rows_flags[param_row.name].append(f)
                 per_param.append(f)
-        if row.module in dead:
+        if param_row.module in dead:
             relu_flag = next(f for i, (_, a) in enumerate(acts) for f in act_flags[i]
-                             if f.rule == R.DEAD_UNITS and a.path == dead[row.module][0])
-            rows_flags[row.name].append(R.Flag(R.DEAD_UNITS, R.WARNING,
-                                               f"Feeds {layer(*dead[row.module])}, whose units are dead: " + relu_flag.sentence,
-                                               relu_flag.suggestion, relu_flag.module))
+                             if f.rule == R.DEAD_UNITS and a.path == dead[param_row.module][0])
+            rows_flags[param_row.name].append(R.Flag(R.DEAD_UNITS, R.WARNING,
+                                                     f"Feeds {layer(*dead[param_row.module])}, whose units are dead: "
+                                                     + relu_flag.sentence,
+                                                     relu_flag.suggestion, relu_flag.module))
     verdicts.extend(_grouped(per_param))
     flag = R.grad_ratio(_layers(params), th, clip)
     if flag:
         verdicts.append(flag)
-        for _, row in params:
-            if row.module == flag.module:
-                rows_flags[row.name].append(flag)
+        for _, param_row in params:
+            if param_row.module == flag.module:
+                rows_flags[param_row.name].append(flag)
     flag = R.grads_changed([r for _, r in params])
     if flag:
         verdicts.append(flag)

@@ -25,7 +25,7 @@ _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 def _worst(flags: Sequence[Dict[str, Any]]) -> str:
     """The most severe flag's severity; an unknown one reads as a warning (as the view draws it)."""
-    severities = [f.get("severity") if f.get("severity") in _RANK else "warning" for f in flags]
+    severities = [str(f["severity"]) if f.get("severity") in _RANK else "warning" for f in flags]
     return min(severities, key=lambda s: _RANK[s])
 
 

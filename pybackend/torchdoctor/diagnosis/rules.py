@@ -109,7 +109,8 @@ class Flag:
     module: Optional[str] = None  # the layer it names (path), for verdicts
 
     def to_json(self, with_module: bool = False) -> Dict[str, Any]:
-        out = {"rule": self.rule, "severity": self.severity, "sentence": self.sentence, "suggestion": self.suggestion}
+        out: Dict[str, Any] = {"rule": self.rule, "severity": self.severity, "sentence": self.sentence,
+                               "suggestion": self.suggestion}
         if with_module:
             out["module"] = self.module
         return out
@@ -186,10 +187,10 @@ def clip_advice(rows: Sequence[GradRow], exploding: Sequence[str]) -> ClipAdvice
     produce together; with no healthy layer left, the customary 1.
     """
     bad = set(exploding)
-    finite = [r for r in rows if r.norm is not None and r.nan == 0 and r.inf == 0]
-    total = math.sqrt(sum(r.norm ** 2 for r in finite)) if finite else None
-    healthy_rows = [r for r in finite if r.name not in bad]
-    healthy = math.sqrt(sum(r.norm ** 2 for r in healthy_rows)) if healthy_rows else None
+    finite = [(r.name, r.norm) for r in rows if r.norm is not None and r.nan == 0 and r.inf == 0]
+    total = math.sqrt(sum(norm ** 2 for _, norm in finite)) if finite else None
+    healthy_norms = [norm for name, norm in finite if name not in bad]
+    healthy = math.sqrt(sum(norm ** 2 for norm in healthy_norms)) if healthy_norms else None
     max_norm = nice(healthy) if healthy and healthy > 0 else 1.0
     return ClipAdvice(max_norm, total, healthy)
 

@@ -41,7 +41,7 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
     calls = objs(snapshot.get("calls"))
     error = obj(snapshot.get("error"))
     failed_index = integer(error.get("callIndex"), -1) if error else -1
-    rows = []
+    rows: List[Dict[str, Any]] = []
     running = None
     for c in calls:
         index = integer(c.get("index"), len(rows))

@@ -7,7 +7,7 @@ Numbers, counts and shapes are spelled by ``torchdoctor.spelling``, as everywher
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 from ..spelling import fmt_count as count  # noqa: F401  (re-exported for the rules)
 from ..spelling import fmt_dims as shape  # noqa: F401
@@ -44,13 +44,14 @@ def nice(value: float) -> float:
     if not (value > 0 and math.isfinite(value)):
         return 1.0
     exp = math.floor(math.log10(value))
-    best = None
+    best: Optional[Tuple[float, float]] = None  # (distance on the log scale, candidate)
     for e in (exp - 1, exp, exp + 1):
         for m in (1, 2, 5):
             candidate = m * 10.0 ** e
             d = abs(math.log10(candidate) - math.log10(value))
             if best is None or d < best[0]:
                 best = (d, candidate)
+    assert best is not None  # nine candidates were compared
     return float(f"{best[1]:.12g}")
 
 

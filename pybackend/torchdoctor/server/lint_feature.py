@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
@@ -85,7 +86,7 @@ class LintService:
             pending.cancel()
         task = asyncio.ensure_future(self._run(uri, delay))
         self._pending[uri] = task
-        task.add_done_callback(lambda t, u=uri: self._forget(u, t))
+        task.add_done_callback(functools.partial(self._forget, uri))
 
     def _forget(self, uri: str, task: asyncio.Task) -> None:
         if self._pending.get(uri) is task:

@@ -25,6 +25,8 @@ def user_example_function(module: ModuleType) -> tuple[Callable | None, str]:
     if not os.path.isfile(sibling):
         return None, ""
     spec = importlib.util.spec_from_file_location("torchdoctor_example", sibling)
+    if spec is None or spec.loader is None:  # not for a .py file that exists: importlib's types allow it
+        return None, ""
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)

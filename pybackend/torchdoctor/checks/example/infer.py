@@ -61,7 +61,7 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
         return (x,), f"Input: integer indices of shape {tuple(x.shape)} in [0, {layer.num_embeddings}) from the {where}, num_embeddings={layer.num_embeddings})."
     if isinstance(layer, nn.RNNBase):
         seq = int(options.get("seqLen", DEFAULT_SEQ_LEN))
-        shape = (batch, seq, layer.input_size) if layer.batch_first else (seq, batch, layer.input_size)
+        shape: tuple[int, ...] = (batch, seq, layer.input_size) if layer.batch_first else (seq, batch, layer.input_size)
         order = "batch_first" if layer.batch_first else "sequence first, batch_first=False"
         return (_randn(shape, g, dtype, device),), f"Input: {shape} ({order}) from the {where}, input_size={layer.input_size})."
     if isinstance(layer, nn.modules.conv._ConvNd):

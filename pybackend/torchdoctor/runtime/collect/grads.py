@@ -129,7 +129,7 @@ class GradWatch:
                 self.backwards += 1
                 record = GradRecord(root_ref, pass_number, self.backwards, sampled)
             entries = record.entries
-            for ref in state.params:
+            for ref in state.params or ():  # _state() filled it
                 p = ref()
                 g = p.grad if p is not None else None
                 if g is not None:
@@ -137,8 +137,8 @@ class GradWatch:
             if sampled and entries:
                 start = time.perf_counter()
                 strided = self._torch.strided
-                grads = [(e, e.grad()) for e in entries]
-                grads = [(e, g) for e, g in grads if g is not None and g.layout == strided and g.numel() > 0]
+                grads = [(e, g) for e, g in ((e, e.grad()) for e in entries)
+                         if g is not None and g.layout == strided and g.numel() > 0]
                 with self._torch.no_grad():
                     partials = grad_partials(self._torch, [g for _, g in grads], state.rows)
                 for (entry, g), part in zip(grads, partials):

@@ -23,7 +23,7 @@ Floating tensors only; everything under ``torch.no_grad()``.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 ACTIVATION_WIDTH = 6  # min, max, sum, norm2, nonzero, live units (-1: not counted)
 GRAD_WIDTH = 3  # sum|g|, ‖g‖, max|g|
@@ -142,7 +142,7 @@ def grad_partials(torch: Any, grads: List[Any], rows: "Rows") -> List[Any]:
     return slots
 
 
-def grad_from_row(count: int, values: Optional[Sequence[float]]) -> Dict[str, Any]:
+def grad_from_row(count: int, values: Sequence[float]) -> Dict[str, Any]:
     one, two, top = (float(v) for v in values[:GRAD_WIDTH])
     finite = all(math.isfinite(v) for v in (one, two, top))
     if not finite:

@@ -98,7 +98,7 @@ def _bad_view(f: Failure, msg: str) -> str | None:
     target, size = m.group(1).replace(" ", ""), int(m.group(2))
     text = f"The reshape to [{target}] in {_who(f)} cannot work: the tensor has {size} elements."
     per = _per_sample(f.last_output)
-    if f.last_name and per and per * f.last_output[0] == size:
+    if f.last_name and f.last_output and per and per * f.last_output[0] == size:
         text += (
             f" The last layer that ran, `{f.last_name}`, produced {_shape(f.last_output)}, that is {per} features per sample: "
             f"flatten with x.flatten(1) (or view(x.size(0), -1)) and give the next Linear in_features={per}."

@@ -55,7 +55,7 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
         units = None
         if t.dim() >= 2 and t.shape[0] >= 2:
             units = (count // int(t.shape[0]), _live_units(t))
-    dead = {"units": None, "deadUnitCount": None, "deadUnits": None}
+    dead: Dict[str, Any] = {"units": None, "deadUnitCount": None, "deadUnits": None}
     if units is not None and units[0]:
         dead = {"units": units[0], "deadUnitCount": units[0] - units[1], "deadUnits": (units[0] - units[1]) / units[0]}
     if t.dtype == torch.bool:
@@ -64,7 +64,7 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
                 "zeros": (count - nonzero) / count, "zeroCount": count - nonzero,
                 "nan": 0, "posinf": 0, "neginf": 0, "nonFinite": 0, **dead}
     nan, posinf, neginf = int(stats.get("nan", 0)), int(stats.get("posinf", 0)), int(stats.get("neginf", 0))
-    out = {
+    out: Dict[str, Any] = {
         "count": count,
         "mean": _finite(stats.get("mean")),
         "std": _finite(stats.get("std")),

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import weakref
+from types import FrameType
 from typing import Any, Dict, List, Optional
 
 from .budget import TimeBudget
@@ -256,7 +257,7 @@ class Tracer:
         tb = getattr(exc, "__traceback__", None)
         if tb is None:
             return False
-        frame = sys._getframe(2)  # _raised_here <- post <- torch's _call_impl (maybe a wrapper more)
+        frame: Optional[FrameType] = sys._getframe(2)  # _raised_here <- post <- torch's _call_impl (maybe a wrapper more)
         for _ in range(3):
             if frame is None:
                 return False

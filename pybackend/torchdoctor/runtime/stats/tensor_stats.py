@@ -25,7 +25,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .blocks import collapse_expanded, iter_blocks
-from .moments import combine, repeat
+from .moments import Row, combine, repeat
 
 # Elements per block: big enough that per-block overhead (Python, one parallel region per op)
 # vanishes, small enough that a block and the scratch buffer stay in the last-level cache between
@@ -62,7 +62,7 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
     convert, work_dtype = _converter(t)
     limit = BLOCK_CPU if t.device.type == "cpu" else BLOCK_DEVICE
     # A sparse tensor may store no values at all: then only its implicit zeros count.
-    rows = _rows(base, convert, work_dtype, limit) if base.numel() else []
+    rows: List[Row] = list(_rows(base, convert, work_dtype, limit)) if base.numel() else []
     rows = [repeat(row, multiplicity) for row in rows]
     if implicit_zeros:
         rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0))
@@ -248,7 +248,7 @@ def _exact_int_extremes(base: Any, out: Dict[str, object], implicit_zeros: int) 
         return
     if name in _NATIVE_INT_MINMAX and base.numel():
         low, high = (v.item() for v in _torch().aminmax(base))
-    elif out["min"] is not None:
+    elif isinstance(out["min"], (int, float)) and isinstance(out["max"], (int, float)):
         low, high = int(out["min"]), int(out["max"])
     else:
         return

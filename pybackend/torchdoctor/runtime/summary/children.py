@@ -10,7 +10,7 @@ bounded to ``MAX_VALUES`` elements, so at most that many cross from a GPU.
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...spelling import fmt_bytes, fmt_shape
 from .api import stats
@@ -35,7 +35,7 @@ def tensor_children(t: Any) -> List[Child]:
 
 
 def _children(torch, t: Any) -> List[Child]:
-    info = stats(t)
+    info: Dict[str, Any] = stats(t)
     out: List[Child] = [
         ("shape", t.shape if not t.is_nested else fmt_shape(info.get("shape", [])), ".shape" if not t.is_nested else None),
         ("dtype", t.dtype, ".dtype"),

@@ -20,7 +20,7 @@ MAX_SCAN = 2000  # items looked at in all, tensors or not, nested containers inc
 
 
 def describe_container(obj: Any) -> Optional[Dict[str, object]]:
-    found: List[Tuple[str, str, Dict[str, object]]] = []
+    found: List[Tuple[str, str, Dict[str, Any]]] = []
     complete = _walk(obj, found, [MAX_SCAN])
     if not found:
         return None

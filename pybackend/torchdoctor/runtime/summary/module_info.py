@@ -7,6 +7,7 @@ the value check rather than stall the debugger; ``stats()["checked"]`` says so.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any, Dict, List
 
@@ -70,7 +71,7 @@ def _bad_names(torch, params: List, grads: bool) -> List[str]:
         t = p.grad if grads else p
         if t is None or not _checkable(torch, t):
             continue
-        stats = VALUE_STATS.get_or_compute(t, fingerprint(t), lambda t=t: value_stats(t))
+        stats = VALUE_STATS.get_or_compute(t, fingerprint(t), functools.partial(value_stats, t))
         if stats.get("nan") or stats.get("posinf") or stats.get("neginf"):
             bad.append(name)
     return bad

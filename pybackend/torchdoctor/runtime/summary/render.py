@@ -7,14 +7,14 @@ autograd. Plain text only: no ANSI colour, no newlines.
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from ...spelling import fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape
 
 WARN = "⚠"
 
 
-def render(info: Dict[str, object]) -> str:
+def render(info: Dict[str, Any]) -> str:
     kind = info.get("kind")
     if kind in ("tensor", "ndarray"):
         return render_tensor(info)
@@ -27,14 +27,14 @@ def render(info: Dict[str, object]) -> str:
     return f"<{info.get('type')}>"
 
 
-def render_tensor(info: Dict[str, object]) -> str:
+def render_tensor(info: Dict[str, Any]) -> str:
     parts = [_tensor_head(info)]
     parts += _value_parts(info)
     parts += _autograd_parts(info)
     return " ".join(p for p in parts if p)
 
 
-def _tensor_head(info: Dict[str, object]) -> str:
+def _tensor_head(info: Dict[str, Any]) -> str:
     words = [f"{info['type']}{fmt_shape(info['shape'])}", str(info["dtype"])]
     if info.get("device"):
         words.append(str(info["device"]))
@@ -50,7 +50,7 @@ def _tensor_head(info: Dict[str, object]) -> str:
     return " ".join(words)
 
 
-def _value_parts(info: Dict[str, object]) -> List[str]:
+def _value_parts(info: Dict[str, Any]) -> List[str]:
     if info.get("note"):
         return [str(info["note"])]
     parts = _alarm(info)
@@ -65,7 +65,7 @@ def _value_parts(info: Dict[str, object]) -> List[str]:
     return parts
 
 
-def _alarm(info: Dict[str, object]) -> List[str]:
+def _alarm(info: Dict[str, Any]) -> List[str]:
     """``⚠ NaN×12 +Inf×1``: present only when nonzero, first thing after the header."""
     counts = [("NaN", info.get("nan")), ("+Inf", info.get("posinf")), ("-Inf", info.get("neginf"))]
     words = [f"{label}×{n}" for label, n in counts if n]
@@ -76,7 +76,7 @@ def _alarm(info: Dict[str, object]) -> List[str]:
     return [WARN + " " + " ".join(words)]
 
 
-def _spread_text(info: Dict[str, object]) -> str:
+def _spread_text(info: Dict[str, Any]) -> str:
     low, high = info.get("min"), info.get("max")
     prefix = "|z| " if info.get("of") == "abs" else ""
     if low == high and info.get("count", 0) > 1:
@@ -97,7 +97,7 @@ def _distinct_digits(low, high) -> int:
     return digits
 
 
-def _bool_text(info: Dict[str, object]) -> str:
+def _bool_text(info: Dict[str, Any]) -> str:
     true, count = int(info["true"]), int(info["count"])
     if true == 0:
         return "all False"
@@ -112,7 +112,7 @@ def _value_text(value: object) -> str:
     return fmt_scalar(value)
 
 
-def _autograd_parts(info: Dict[str, object]) -> List[str]:
+def _autograd_parts(info: Dict[str, Any]) -> List[str]:
     parts = []
     if info.get("grad_fn"):
         parts.append(f"grad_fn={info['grad_fn']}")
@@ -126,7 +126,7 @@ def _autograd_parts(info: Dict[str, object]) -> List[str]:
     return parts
 
 
-def _grad_text(info: Dict[str, object]) -> str:
+def _grad_text(info: Dict[str, Any]) -> str:
     grad = info["grad"]
     if grad is None:
         return "grad=None"
@@ -138,7 +138,7 @@ def _grad_text(info: Dict[str, object]) -> str:
     return f"| grad {head}{body}".rstrip()
 
 
-def render_module(info: Dict[str, object]) -> str:
+def render_module(info: Dict[str, Any]) -> str:
     layers = int(info["layers"])
     words = [str(info["type"]), f"{layers} layer{'s' if layers != 1 else ''}",
              f"{fmt_count(int(info['params']))} params"]
@@ -161,7 +161,7 @@ def render_module(info: Dict[str, object]) -> str:
     return " ".join(words)
 
 
-def render_container(info: Dict[str, object]) -> str:
+def render_container(info: Dict[str, Any]) -> str:
     counted = []
     if info.get("tensors"):
         counted.append(f"{info['tensors']} tensor{'s' if info['tensors'] != 1 else ''}")
