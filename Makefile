@@ -23,7 +23,7 @@ export PATH := $(CURDIR)/$(NODE24_DIR):$(PATH)
 TS_SOURCES := $(shell find extension/src -name '*.ts') extension/esbuild.mjs
 PY_SOURCES := $(shell find pybackend -name '*.py' -not -path '*/__pycache__/*')
 
-.PHONY: help setup build run test test-python test-portable test-ts test-e2e bench clean
+.PHONY: help setup build run test test-python test-portable test-ts test-e2e bench clean lint lint-py lint-ts
 
 help:
 	@echo "make run    set up everything and serve VS Code with Torch Doctor on sample_workspace/"
@@ -31,6 +31,7 @@ help:
 	@echo "make test-portable  run the Python layers again under two other CPU kernel sets"
 	@echo "make build  build the extension bundle and the .vsix"
 	@echo "make bench  run the benchmarks (ratios against baselines measured in the same run)"
+	@echo "make lint   ruff and mypy on the Python side (lint-py), tsc and ESLint on the extension (lint-ts)"
 
 $(STAMPS):
 	@mkdir -p $@
@@ -39,7 +40,7 @@ $(STAMPS):
 $(STAMPS)/venv: pybackend/pyproject.toml | $(STAMPS)
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q torch==2.13.0 numpy -e 'pybackend[test,bench]'
+	$(VPY) -m pip install -q torch==2.13.0 numpy -e 'pybackend[test,bench,lint]'
 	touch $@
 
 # --- Node 24, from the npm registry, when the system Node is older ---
@@ -134,3 +135,11 @@ clean:
 # tsc on the extension and the webview scripts (checkJs), then ESLint (eslint.config.mjs).
 lint-ts: $(STAMPS)/npm
 	npm run -s lint
+
+# ruff (ruff.toml) on the whole tree, then mypy (mypy.ini: pybackend/torchdoctor). No `ruff format`
+# yet: see ruff.toml.
+lint-py: $(STAMPS)/venv
+	$(VPY) -m ruff check .
+	$(VPY) -m mypy
+
+lint: lint-py lint-ts
