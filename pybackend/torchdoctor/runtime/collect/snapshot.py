@@ -285,7 +285,8 @@ def _param_counts(named: Dict[str, Any]) -> Tuple[Dict[str, int], Dict[str, int]
     return own, total
 
 
-def _calls(the_pass, sampled, path_of, own, total, locations):
+def _calls(the_pass: Any, sampled: bool, path_of: Dict[int, str], own: Dict[str, int], total: Dict[str, int],
+           locations: Any) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
     from .tensors import leaf_json
 
     rows: List[Dict[str, Any]] = []
@@ -294,11 +295,10 @@ def _calls(the_pass, sampled, path_of, own, total, locations):
     for call in list(the_pass.calls):
         module = call.module()
         type_name = type(module).__name__ if module is not None else "?"
-        path = path_of.get(id(module)) if module is not None else None
-        known = path is not None
+        found = path_of.get(id(module)) if module is not None else None
+        known = found is not None
         parent_row = rows[call.parent] if 0 <= call.parent < len(rows) else None
-        if not known:
-            path = f"{parent_row['path'] if parent_row else ''}/({type_name})"
+        path = found if found is not None else f"{parent_row['path'] if parent_row else ''}/({type_name})"
         seen[path] = seen.get(path, 0) + 1
         first_call.setdefault(path, call.index)
         stats, note, changed = _activation(call, the_pass, sampled)
@@ -312,8 +312,8 @@ def _calls(the_pass, sampled, path_of, own, total, locations):
             "occurrence": seen[path],
             "leaf": bool(leaf),
             "status": call.status,
-            "inputs": [leaf_json(leaf) for leaf in call.inputs],
-            "outputs": [leaf_json(leaf) for leaf in call.outputs] if call.outputs is not None else None,
+            "inputs": [leaf_json(item) for item in call.inputs],
+            "outputs": [leaf_json(item) for item in call.outputs] if call.outputs is not None else None,
             "params": total.get(path, _param_count(module) if module is not None else 0),
             "ownParams": own.get(path, 0),
             "activation": stats,
