@@ -71,7 +71,7 @@ dist/extension.js: $(TS_SOURCES) $(STAMPS)/npm
 	node extension/esbuild.mjs --production
 
 $(VSIX): dist/extension.js $(STAMPS)/bundled package.json README.md $(PY_SOURCES) $(shell find docs -type f)
-	npx vsce package --no-dependencies --skip-license --out $(VSIX)
+	npx vsce package --no-dependencies --skip-license --readme-path extension/README.md --out $(VSIX)
 
 build: $(VSIX)
 

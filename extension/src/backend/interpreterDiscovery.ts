@@ -68,26 +68,37 @@ export function discoverInterpreters(places: DiscoveryPlaces): Candidate[] {
   return uniqueExisting(found);
 }
 
-/** Keep candidates that exist, each real file once (the first place it was found wins). */
+/**
+ * Keep candidates that exist, each environment once (the first place it was found wins). A
+ * virtual environment's python is a link to its base interpreter but is another environment:
+ * venvs are told apart by their folder (the one with pyvenv.cfg), other interpreters by the
+ * real file.
+ */
 function uniqueExisting(candidates: Candidate[]): Candidate[] {
   const seen = new Set<string>();
   const out: Candidate[] = [];
   for (const c of candidates) {
-    let real: string;
-    try {
-      real = fs.realpathSync(c.path);
-      if (!fs.statSync(real).isFile()) {
-        continue;
-      }
-    } catch {
-      continue; // missing, or a dangling link
-    }
-    if (!seen.has(real)) {
-      seen.add(real);
+    const key = environmentKey(c.path);
+    if (key && !seen.has(key)) {
+      seen.add(key);
       out.push(c);
     }
   }
   return out;
+}
+
+/** What makes two interpreter paths the same environment; undefined when the path is no file. */
+export function environmentKey(python: string): string | undefined {
+  try {
+    const real = fs.realpathSync(python);
+    if (!fs.statSync(real).isFile()) {
+      return undefined;
+    }
+    const prefix = path.dirname(path.dirname(python));
+    return isFile(path.join(prefix, 'pyvenv.cfg')) ? `venv:${fs.realpathSync(prefix)}` : real;
+  } catch {
+    return undefined; // missing, or a dangling link
+  }
 }
 
 function subdirs(dir: string): string[] {

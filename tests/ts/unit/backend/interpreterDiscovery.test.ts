@@ -31,6 +31,10 @@ touch('ws/.venv/bin/python');
 touch('ws/tools/bin/python');
 touch('ws/tools/pyvenv.cfg');
 touch('ws/src/bin/python');
+// A second folder whose venv's python is a link to a pyenv interpreter (as `python -m venv` makes).
+touch('ws2/.venv/pyvenv.cfg');
+mkdirSync(join(root, 'ws2/.venv/bin'), { recursive: true });
+symlinkSync(join(root, 'home/.pyenv/versions/3.10.13/bin/python'), join(root, 'ws2/.venv/bin/python'));
 touch('home/miniconda3/bin/python');
 touch('home/miniconda3/envs/ml/bin/python');
 touch('home/.pyenv/versions/3.9.18/bin/python');
@@ -41,9 +45,9 @@ symlinkSync(join(root, 'home/.pyenv/versions/3.12.1/bin/python'), join(root, 'us
 symlinkSync(join(root, 'nowhere/python'), join(root, 'usr/local/bin/python'));
 touch('usr/bin/python3');
 
-test('workspace venvs, conda, pyenv (newest first) and PATH, each real file once', () => {
+test('workspace venvs (told apart from their base interpreter), conda, pyenv (newest first) and PATH, each real file once', () => {
   const found = discoverInterpreters({
-    workspaceFolders: [ws],
+    workspaceFolders: [ws, join(root, 'ws2')],
     home: join(root, 'home'),
     pathEnv: [join(root, 'usr/local/bin'), join(root, 'usr/bin'), join(root, 'missing')].join(':'),
     platform: 'linux',
@@ -53,6 +57,8 @@ test('workspace venvs, conda, pyenv (newest first) and PATH, each real file once
     [
       ['workspace', '.venv in ws', '/ws/.venv/bin/python'],
       ['workspace', 'tools in ws', '/ws/tools/bin/python'],
+      // a venv is its own environment even though its python is the pyenv 3.10.13 file
+      ['workspace', '.venv in ws2', '/ws2/.venv/bin/python'],
       ['conda', 'conda base (miniconda3)', '/home/miniconda3/bin/python'],
       ['conda', 'conda env ml', '/home/miniconda3/envs/ml/bin/python'],
       ['pyenv', 'pyenv 3.12.1', '/home/.pyenv/versions/3.12.1/bin/python'],
