@@ -44,7 +44,7 @@ def _run_backward(current: Callable[[], Any], original: Callable, loss: Any, fir
         return original(first, *args, **kwargs)
     _TLS.inside = True
     try:
-        frame = sys._getframe(1)  # the caller; the user's frame is looked for only if there is a report
+        frame = sys._getframe(2)  # the caller of the wrapper; the user frame is looked for only if there is a report
         watch.before_backward(loss, frame)
         result = original(first, *args, **kwargs)
         watch.after_backward(loss, frame)

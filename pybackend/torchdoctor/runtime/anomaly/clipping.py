@@ -52,7 +52,15 @@ def targets():
 
 
 class ClipHints:
-    """Does the script clip? Seen at run time, or named by the code that calls ``backward()``."""
+    """Does the script clip? Seen at run time, or named by the code around ``backward()``.
+
+    Looked at only when an explosion is found (off the fast path): the code objects of the
+    caller of ``backward()`` and of the two frames above it, and one call deep from them: the
+    functions their names refer to (a local or global holding a function or lambda, a method of
+    ``self``), each with the functions and lambdas defined inside it. A code object's answer is
+    cached; a clipping helper reached only through other objects' attributes is learned at its
+    first call (the first step may then be reported).
+    """
 
     def __init__(self) -> None:
         self.seen = False  # a clipping function has run
@@ -61,13 +69,38 @@ class ClipHints:
     def expected(self, frame: Any) -> bool:
         if self.seen:
             return True
-        hops = 0
-        while frame is not None and hops < 3:  # the caller of backward, and two above it
-            code = frame.f_code
-            named = self._by_code.get(code)
-            if named is None:
-                named = self._by_code[code] = bool(_NAME_SET.intersection(code.co_names))
-            if named:
-                return True
-            frame, hops = frame.f_back, hops + 1
+        try:
+            hops = 0
+            while frame is not None and hops < 3:  # the caller of backward, and two above it
+                if self._names(frame.f_code) or any(self._names(code) for code in _called(frame)):
+                    return True
+                frame, hops = frame.f_back, hops + 1
+        except Exception:
+            return False
         return False
+
+    def _names(self, code: Any, depth: int = 0) -> bool:
+        named = self._by_code.get(code)
+        if named is None:
+            named = bool(_NAME_SET.intersection(code.co_names)) or (depth < 2 and any(
+                self._names(const, depth + 1) for const in code.co_consts if hasattr(const, "co_names")))
+            if len(self._by_code) < MAX_CODES:
+                self._by_code[code] = named
+        return named
+
+
+MAX_CODES = 512
+
+
+def _called(frame: Any):
+    """Code objects of the functions the frame's code can call by a name it holds."""
+    code, local, glob = frame.f_code, frame.f_locals, frame.f_globals
+    owner = type(local["self"]) if "self" in code.co_varnames and "self" in local else None
+    for name in code.co_varnames + code.co_names:
+        value = local.get(name, glob.get(name)) if name in local or name in glob else None
+        if value is None and owner is not None:
+            value = getattr(owner, name, None)
+        function = getattr(value, "__func__", value)
+        inner = getattr(function, "__code__", None)
+        if inner is not None:
+            yield inner

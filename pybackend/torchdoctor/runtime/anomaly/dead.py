@@ -13,15 +13,19 @@ Such a module is dead only when its parameters' gradients are zero too (or never
 gradients, only when a zero output has lasted ``deadSteps``: ``FLOWS`` (a gradient is not zero:
 not dead), ``NO_FLOW`` (they are zero: dead), ``NO_PARAMS`` (parameterless or frozen: the zeros
 decide), ``UNKNOWN`` (no gradient yet, e.g. after ``zero_grad()``: the watch asks again after
-this step's ``backward()``).
+this step's ``backward()``). :class:`DeadRule` is the watch's side of it (a mixin of
+:class:`watch.Watch`).
 """
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any, Dict, List, Tuple
 
-from .detect import checkable
+from . import report as R
+from .detect import checkable, extremes, iter_tensors
+from .frames import outermost_module, user_frame
 from .grads import extremes_of
 
 FLOWS, NO_FLOW, NO_PARAMS, UNKNOWN = "flows", "no_flow", "no_params", "unknown"
@@ -62,3 +66,57 @@ class DeadEvidence:
             if module is not None:
                 found.append((module, facts, self.verdict(module)))
         return found
+
+
+class DeadRule:
+    """The dead-output rule of :class:`watch.Watch` (uses its ``config``, ``step``, ``_dead``, ``dead``)."""
+
+    def _dead_hit(self, module, inputs, t, before=None) -> None:
+        """``before``: the extremes of the input an in-place module has just overwritten."""
+        if self.config.dead_steps <= 0:
+            return
+        tensors = list(iter_tensors(inputs))[:R.MAX_INPUTS]
+        seen_in = [before] if before is not None else [extremes(x) for x in tensors]
+        if not seen_in or all(low == 0.0 and high == 0.0 for low, high in seen_in):
+            return  # zeros in, zeros out: the cause is upstream (or the data)
+        span = self._dead.get(id(module))
+        if span is None or span[1] < self.step - 1:
+            span = self._dead[id(module)] = [self.step, self.step]
+        span[1] = self.step
+        if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
+            return
+        evidence = self.dead.verdict(module)
+        if evidence == FLOWS:
+            del self._dead[id(module)]  # zero-initialised, and learning (LoRA's B, adaLN-Zero)
+            return
+        facts = R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold)
+        if before is not None:
+            facts["inputs_min"], facts["inputs_max"] = before
+        facts["dead_since"] = span[0]
+        if evidence == UNKNOWN:  # no gradient yet: this step's backward will tell
+            facts["hint"] = outermost_module(sys._getframe())
+            self.dead.wait(module, facts)
+            return
+        frame = user_frame()
+        report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
+        report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
+        report.update(facts)
+        report["evidence"] = evidence
+        self._emit(report, frame)
+
+    def _dead_after_backward(self, frame) -> None:
+        """Modules with parameters whose zero output waited for a backward: dead if no gradient came."""
+        for module, facts, evidence in self.dead.after_backward():
+            if evidence == FLOWS:
+                self._dead.pop(id(module), None)
+                continue
+            if not self._may_report(self.config.mode):
+                return
+            frame = user_frame(frame)
+            report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
+            report.update(R.module_facts(self.names, module, frame, facts.pop("hint", None)))
+            report.update(facts)
+            report["evidence"] = evidence
+            self._emit(report, frame)
+            return
+

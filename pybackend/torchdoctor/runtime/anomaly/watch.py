@@ -29,25 +29,26 @@ import sys
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
+from ..summary.jsonable import jsonable
 from . import report as R
-from .amp import ScalerTracker, current_scale, scale_wrapper, unscale_wrapper, update_wrapper
+from .amp import ScalerTracker, scale_wrapper, unscale_wrapper, update_wrapper
 from .backward import autograd_backward, tensor_backward
-from .clipping import ClipHints, clip_wrapper, targets as clip_targets
+from .clipping import ClipHints, clip_wrapper
+from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
-from . import dead
-from .dead import DeadEvidence
+from .dead import DeadEvidence, DeadRule
 from .detect import EXPLOSION, NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
 from .device import MAX_PENDING, DeviceBatch
 from .frames import outermost_module, user_frame
-from .grads import extremes_of, judge, unscaled, zero_grads
+from .grad_checks import GradientChecks
+from .grads import zero_grads
+from .loss_forensics import describe, find_origin
+from .loss_health import TREND_RULES, LossSeries
 from .names import ModuleNames
 from .passthrough import bounds_function
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
 from .stale import StaleGradTracker
-from ..summary.jsonable import jsonable
-from .loss_forensics import describe, find_origin
-from .loss_health import TREND_RULES, LossSeries
 
 MAX_REPORTS = 100
 MAX_ERRORS = 20
@@ -102,7 +103,7 @@ def clear_reports() -> None:
     del _REPORTS[:]
 
 
-class Watch:
+class Watch(GradientChecks, DeadRule):
     def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
         self.config = config
         self.on_break = on_break
@@ -258,55 +259,6 @@ class Watch:
         report["first_bad_in_step"] = first_bad
         self._emit(report, frame)
 
-    def _dead_hit(self, module, inputs, t, before=None) -> None:
-        """``before``: the extremes of the input an in-place module has just overwritten."""
-        if self.config.dead_steps <= 0:
-            return
-        tensors = list(iter_tensors(inputs))[:R.MAX_INPUTS]
-        seen_in = [before] if before is not None else [extremes(x) for x in tensors]
-        if not seen_in or all(low == 0.0 and high == 0.0 for low, high in seen_in):
-            return  # zeros in, zeros out: the cause is upstream (or the data)
-        span = self._dead.get(id(module))
-        if span is None or span[1] < self.step - 1:
-            span = self._dead[id(module)] = [self.step, self.step]
-        span[1] = self.step
-        if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
-            return
-        evidence = self.dead.verdict(module)
-        if evidence == dead.FLOWS:
-            del self._dead[id(module)]  # zero-initialised, and learning (LoRA's B, adaLN-Zero)
-            return
-        facts = R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold)
-        if before is not None:
-            facts["inputs_min"], facts["inputs_max"] = before
-        facts["dead_since"] = span[0]
-        if evidence == dead.UNKNOWN:  # no gradient yet: this step's backward will tell
-            facts["hint"] = outermost_module(sys._getframe())
-            self.dead.wait(module, facts)
-            return
-        frame = user_frame()
-        report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
-        report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
-        report.update(facts)
-        report["evidence"] = evidence
-        self._emit(report, frame)
-
-    def _dead_after_backward(self, frame) -> None:
-        """Modules with parameters whose zero output waited for a backward: dead if no gradient came."""
-        for module, facts, evidence in self.dead.after_backward():
-            if evidence == dead.FLOWS:
-                self._dead.pop(id(module), None)
-                continue
-            if not self._may_report(self.config.mode):
-                return
-            frame = user_frame(frame)
-            report = R.base("dead_output", "forward", self.step, frame, self.config.mode)
-            report.update(R.module_facts(self.names, module, frame, facts.pop("hint", None)))
-            report.update(facts)
-            report["evidence"] = evidence
-            self._emit(report, frame)
-            return
-
     def _is_loss_module(self, module: Any, t: Any) -> bool:
         """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
         cls = type(module)
@@ -443,93 +395,6 @@ class Watch:
             self._emit(report, frame)
             return
 
-    def _grads_hit(self, grads, table, frame) -> None:
-        # Names and extremes only: keeping the gradients would hold them past zero_grad().
-        self._last_grads = ([e[0] for e in grads], table)
-        threshold = self.config.threshold
-        if _within(table, threshold):  # the usual case, fast: everything finite and within the threshold
-            return
-        scale = None
-        if self._amp_step is not None:  # a GradScaler's scaled gradients
-            scale = current_scale(self._amp_step[0])
-            if not all(math.isfinite(low) and math.isfinite(high) for low, high in table):
-                if scale is not None:
-                    self.amp.overflow(self._amp_step[0], scale, self.step)  # the scaler skips this step
-                return
-            if scale is not None:
-                table = unscaled(table, scale)
-                if _within(table, threshold):
-                    return
-        found = judge(grads, table, threshold)
-        if found is None or not self._may_report(self.config.mode):
-            return
-        if found["kind"] == EXPLOSION and self.clips.expected(frame):
-            self._pending_explosion, self._pending_scale = self.step, scale  # judged after the script's clipping
-            return
-        self._grads_report(grads, table, found, frame, {"grad_scale": scale})
-
-    def _grads_report(self, grads, table, found, frame, extra: Dict[str, Any]) -> None:
-        threshold = self.config.threshold
-        step = extra.pop("step", self.step)
-        path, _, module, grad = grads[found["index"]]
-        kind = "nonfinite_grad" if found["kind"] == NONFINITE else "exploding_grad"
-        frame = user_frame(frame)
-        report = R.base(kind, "backward", step, frame, self.config.mode)
-        report.update(R.module_facts(self.names, module, frame))
-        report["module_qualname"] = report["qualname"]
-        report["param"] = self._qualify(path, module, frame)
-        report.update(R.tensor_facts(grad))
-        largest = grads[found["largest_index"]]
-        report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
-        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")})
-        report["threshold"] = self.config.threshold
-        report["loss"] = self._last_loss
-        report.update({k: v for k, v in extra.items() if v is not None})
-        self._emit(report, frame, step=step)
-
-    # -- the script's clipping, and its GradScaler ------------------------------------------------
-
-    def after_clip(self, name: str) -> None:
-        """A clipping function has run: an explosion held back is judged on the clipped gradients."""
-        try:
-            self.clips.seen = True
-            self._judge_pending({"clipped_by": name, "clipping": True})
-        except Exception as exc:
-            self._error(exc)
-
-    def after_unscale(self) -> None:
-        self._unscaled_step = max(self.step - 1, 0)
-
-    def _judge_pending(self, extra: Dict[str, Any]) -> None:
-        step, self._pending_explosion = self._pending_explosion, None
-        if step is None or not self.check_backward or not self._may_report(self.config.mode, step=step):
-            return
-        grads = [(path, p, module, p.grad) for path, p, module in self.names.parameters()
-                 if p.grad is not None and checkable(p.grad)]
-        table = extremes_of([e[3] for e in grads])
-        if self._pending_scale is not None and self._unscaled_step != step:
-            table = unscaled(table, self._pending_scale)  # clipped while still scaled
-        found = judge(grads, table, self.config.threshold) if grads else None
-        if found is not None:
-            frame = user_frame()
-            extra.update(step=step, clipping=True)
-            self._grads_report(grads, table, found, frame, extra)
-
-    def after_scaler_update(self, scaler: Any) -> None:
-        try:
-            finding = self.amp.after_update(scaler)
-            step = max(self.step - 1, 0)
-            if finding is None or not self.config.watches("backward") or not self._may_report(self.config.mode, step=step):
-                return
-            frame = user_frame()
-            report = R.base("scaler_skips", "optimizer", step, frame, self.config.mode)
-            report.update(finding)
-            report["scaler"] = R.root_label(scaler, frame)["root_var"] or "scaler"
-            report["scale_now"] = current_scale(scaler)
-            self._emit(report, frame, step=step)
-        except Exception as exc:
-            self._error(exc)
-
     # -- optimizer -------------------------------------------------------------------------------
 
     def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -619,13 +484,6 @@ class Watch:
 
 _LOSS_KINDS = {"nan": "loss_nan", "spike": "loss_spike", "notDecreasing": "loss_not_decreasing",
                "oscillating": "loss_oscillating"}
-
-
-def _within(table, threshold: float) -> bool:
-    for low, high in table:
-        if not (low >= -threshold and high <= threshold):  # NaN fails both comparisons
-            return False
-    return True
 
 
 def _site_label(frame) -> str:

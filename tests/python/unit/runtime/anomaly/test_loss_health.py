@@ -9,10 +9,17 @@ from __future__ import annotations
 import math
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from torchdoctor.runtime.anomaly.loss_health import (MAX_SERIES, SPIKE_MIN_HISTORY, TREND_MIN, TREND_WINDOW,
-                                                     LossHealth, LossSeries)
+from torchdoctor.runtime.anomaly.loss_health import (
+    MAX_SERIES,
+    SPIKE_MIN_HISTORY,
+    TREND_MIN,
+    TREND_WINDOW,
+    LossHealth,
+    LossSeries,
+)
 
 
 def feed(values, factor=10.0, updates=None):

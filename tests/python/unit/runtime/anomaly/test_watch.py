@@ -334,3 +334,61 @@ def test_outputs_are_not_changed_and_no_graph_is_recorded():
         out = model(x)
         assert out._version == 0 and out.grad_fn.name() == "AddmmBackward0"
         assert [type(f).__name__ for f, _ in out.grad_fn.next_functions][:2] == ["AccumulateGrad", "ReluBackward0"]
+
+
+class VAELoss(nn.Module):
+    """A loss module of the script's own: a scalar summed over the batch."""
+
+    def forward(self, recon, target):
+        return nn.functional.mse_loss(recon, target, reduction="sum")
+
+
+def test_sum_reduced_loss_modules_are_not_exploding_outputs():
+    """``nn.BCELoss(reduction='sum')`` over 64 x 256 pixels is ~1e4 by construction."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 32), nn.ReLU(), nn.Linear(32, 256), nn.Sigmoid())
+    images = torch.rand(64, 256)
+    for criterion in (nn.BCELoss(reduction="sum"), VAELoss()):
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        with watching() as seen:
+            for _ in range(3):
+                loss = criterion(model(images), images) * 10
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        assert loss.item() > 1e4 and seen.reports == [], criterion
+
+
+def test_a_nan_from_a_loss_module_is_still_reported():
+    model = nn.Linear(4, 1)
+    with watching() as seen:
+        loss = nn.MSELoss(reduction="sum")(model(torch.randn(8, 4)), torch.full((8, 1), float("nan")))
+        loss.backward()
+    assert seen.kinds[0] == "nonfinite_output" and seen.reports[0]["module_type"] == "MSELoss"
+
+
+def test_a_gan_has_one_loss_series_per_backward_line_and_stays_silent():
+    """Discriminator on real, on fake, then the generator: three backward() lines per iteration.
+    Mixed into one series they look like an oscillating loss that does not decrease."""
+    torch.manual_seed(0)
+    generator = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+    discriminator = nn.Sequential(nn.Linear(2, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1))
+    opt_d = torch.optim.Adam(discriminator.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt_g = torch.optim.Adam(generator.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    bce = nn.BCEWithLogitsLoss()
+    ones, zeros = torch.ones(32, 1), torch.zeros(32, 1)
+    with watching() as seen:
+        for _ in range(120):
+            opt_d.zero_grad()
+            real = bce(discriminator(torch.randn(32, 2) * 0.3 + 2), ones)
+            real.backward()
+            fake = generator(torch.randn(32, 4))
+            bce(discriminator(fake.detach()), zeros).backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            bce(discriminator(fake), ones).backward()
+            opt_g.step()
+        series = seen.watch.losses
+    assert seen.reports == [] and len(series) == 3
+    assert all(len(h.history) == 50 and h.count == 120 for h in series.by_site.values())
+    assert sorted(series.labels.values())[0].startswith("test_watch.py:")

@@ -18,7 +18,7 @@ scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=25)
 centres = torch.randn(classes, features) * 2
 
 skipped = 0
-for step in range(120):
+for _ in range(120):
     labels = torch.randint(0, classes, (64,))
     inputs = centres[labels] + torch.randn(64, features)
     optimizer.zero_grad()

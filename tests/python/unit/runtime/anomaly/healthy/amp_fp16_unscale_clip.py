@@ -17,7 +17,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler("cpu")
 patterns = torch.randn(4, 3, 16, 16)
 
-for step in range(60):
+for _ in range(60):
     labels = torch.randint(0, 4, (32,))
     images = patterns[labels] + 0.5 * torch.randn(32, 3, 16, 16)
     optimizer.zero_grad(set_to_none=True)

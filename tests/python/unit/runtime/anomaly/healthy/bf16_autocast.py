@@ -40,7 +40,7 @@ class Tiny(nn.Module):
 torch.manual_seed(2)
 model = Tiny()
 optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-for step in range(60):
+for _ in range(60):
     tokens = torch.randint(0, 16, (16, 12))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         logits = model(tokens)

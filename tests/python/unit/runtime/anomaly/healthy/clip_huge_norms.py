@@ -12,7 +12,7 @@ torch.manual_seed(6)
 model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 weights = torch.randn(8, 1) * 1000
-for step in range(40):
+for _ in range(40):
     x = torch.randn(32, 8)
     loss = ((model(x) - x @ weights) ** 2).sum()
     optimizer.zero_grad()
@@ -23,7 +23,7 @@ assert raw > 1e4, f"the raw norms should be huge, got {raw:.0f}"
 
 other = nn.Linear(8, 1)
 optimizer = torch.optim.SGD(other.parameters(), lr=1e-3)
-for step in range(20):
+for _ in range(20):
     x = torch.randn(32, 8)
     loss = ((other(x) - x @ weights) ** 2).sum()
     optimizer.zero_grad()

@@ -28,7 +28,7 @@ def real_batch(n: int):
 
 batch = 64
 ones, zeros = torch.ones(batch, 1), torch.zeros(batch, 1)
-for iteration in range(150):
+for _ in range(150):
     # discriminator: real, then fake
     opt_d.zero_grad()
     loss_d_real = criterion(discriminator(real_batch(batch)), ones)

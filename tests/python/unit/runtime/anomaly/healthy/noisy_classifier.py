@@ -15,7 +15,7 @@ flip = torch.rand(n) < 0.01
 y_all[flip] = 1 - y_all[flip]
 model = nn.Sequential(nn.Linear(features, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 2))
 optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
-for epoch in range(30):
+for _ in range(30):
     order = torch.randperm(n)
     for start in range(0, n, 64):
         batch = order[start:start + 64]

@@ -12,7 +12,7 @@ model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 1))
 optimizer = torch.optim.SGD(model.parameters(), lr=2e-3)
 weights = torch.tensor([[6.0], [-5.0], [7.0], [4.0]])
 losses = []
-for step in range(300):
+for _ in range(300):
     x = torch.randn(8, 4)
     y = x @ weights + 10 + 2.2 * torch.randn(8, 1)
     loss = nn.functional.mse_loss(model(x), y)

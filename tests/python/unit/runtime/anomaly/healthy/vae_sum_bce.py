@@ -27,7 +27,7 @@ model = VAE()
 bce = nn.BCELoss(reduction="sum")
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 prototypes = (torch.rand(10, 256) > 0.5).float()
-for step in range(40):
+for _ in range(40):
     images = (prototypes[torch.randint(0, 10, (64,))] + 0.2 * torch.rand(64, 256)).clamp(0, 1)
     recon, mean, log_var = model(images)
     kl = -0.5 * torch.sum(1 + log_var - mean.pow(2) - log_var.exp())

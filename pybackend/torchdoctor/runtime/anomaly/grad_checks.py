@@ -1,0 +1,119 @@
+"""The watch's gradient checks: after ``backward()``, after the script's clipping, at the scaler's update.
+
+A mixin of :class:`watch.Watch` (it uses the watch's state: ``config``, ``names``, ``step``,
+``amp``, ``clips``...), kept apart so that each file stays readable. After ``backward()`` every
+fresh gradient's extremes are compared with the threshold (the usual case ends there); then:
+
+- a GradScaler's scaled step (:mod:`amp`): Inf/NaN is the scaler's overflow (it skips the step),
+  not an anomaly; otherwise the extremes are divided by the scale before they are judged;
+- an explosion when the script clips (:mod:`clipping`) is held back and judged again right
+  after its clipping call (or at the optimizer step, if no clipping came);
+- anything else is reported at once (:mod:`grads` names the parameter nearest the loss).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict
+
+from . import report as R
+from .amp import current_scale
+from .detect import EXPLOSION, NONFINITE, checkable
+from .frames import user_frame
+from .grads import extremes_of, judge, unscaled
+
+
+class GradientChecks:
+    def _grads_hit(self, grads, table, frame) -> None:
+        # Names and extremes only: keeping the gradients would hold them past zero_grad().
+        self._last_grads = ([e[0] for e in grads], table)
+        threshold = self.config.threshold
+        if _within(table, threshold):  # the usual case, fast: everything finite and within the threshold
+            return
+        scale = None
+        if self._amp_step is not None:  # a GradScaler's scaled gradients
+            scale = current_scale(self._amp_step[0])
+            if not all(math.isfinite(low) and math.isfinite(high) for low, high in table):
+                if scale is not None:
+                    self.amp.overflow(self._amp_step[0], scale, self.step)  # the scaler skips this step
+                return
+            if scale is not None:
+                table = unscaled(table, scale)
+                if _within(table, threshold):
+                    return
+        found = judge(grads, table, threshold)
+        if found is None or not self._may_report(self.config.mode):
+            return
+        if found["kind"] == EXPLOSION and self.clips.expected(frame):
+            self._pending_explosion, self._pending_scale = self.step, scale  # judged after the script's clipping
+            return
+        self._grads_report(grads, table, found, frame, {"grad_scale": scale})
+
+    def _grads_report(self, grads, table, found, frame, extra: Dict[str, Any]) -> None:
+        step = extra.pop("step", self.step)
+        path, _, module, grad = grads[found["index"]]
+        kind = "nonfinite_grad" if found["kind"] == NONFINITE else "exploding_grad"
+        frame = user_frame(frame)
+        report = R.base(kind, "backward", step, frame, self.config.mode)
+        report.update(R.module_facts(self.names, module, frame))
+        report["module_qualname"] = report["qualname"]
+        report["param"] = self._qualify(path, module, frame)
+        report.update(R.tensor_facts(grad))
+        largest = grads[found["largest_index"]]
+        report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
+        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")})
+        report["threshold"] = self.config.threshold
+        report["loss"] = self._last_loss
+        report.update({k: v for k, v in extra.items() if v is not None})
+        self._emit(report, frame, step=step)
+
+    # -- the script's clipping, and its GradScaler ------------------------------------------------
+
+    def after_clip(self, name: str) -> None:
+        """A clipping function has run: an explosion held back is judged on the clipped gradients."""
+        try:
+            self.clips.seen = True
+            self._judge_pending({"clipped_by": name, "clipping": True})
+        except Exception as exc:
+            self._error(exc)
+
+    def after_unscale(self) -> None:
+        self._unscaled_step = max(self.step - 1, 0)
+
+    def _judge_pending(self, extra: Dict[str, Any]) -> None:
+        step, self._pending_explosion = self._pending_explosion, None
+        if step is None or not self.check_backward or not self._may_report(self.config.mode, step=step):
+            return
+        grads = [(path, p, module, p.grad) for path, p, module in self.names.parameters()
+                 if p.grad is not None and checkable(p.grad)]
+        table = extremes_of([e[3] for e in grads])
+        if self._pending_scale is not None and self._unscaled_step != step:
+            table = unscaled(table, self._pending_scale)  # clipped while still scaled
+        found = judge(grads, table, self.config.threshold) if grads else None
+        if found is not None:
+            frame = user_frame()
+            extra.update(step=step, clipping=True)
+            self._grads_report(grads, table, found, frame, extra)
+
+    def after_scaler_update(self, scaler: Any) -> None:
+        try:
+            finding = self.amp.after_update(scaler)
+            step = max(self.step - 1, 0)
+            if finding is None or not self.config.watches("backward") or not self._may_report(self.config.mode, step=step):
+                return
+            frame = user_frame()
+            report = R.base("scaler_skips", "optimizer", step, frame, self.config.mode)
+            report.update(finding)
+            report["scaler"] = R.root_label(scaler, frame)["root_var"] or "scaler"
+            report["scale_now"] = current_scale(scaler)
+            self._emit(report, frame, step=step)
+        except Exception as exc:
+            self._error(exc)
+
+
+
+def _within(table, threshold: float) -> bool:
+    for low, high in table:
+        if not (low >= -threshold and high <= threshold):  # NaN fails both comparisons
+            return False
+    return True

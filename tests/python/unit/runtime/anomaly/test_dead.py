@@ -1,0 +1,110 @@
+"""A dead output needs evidence that no gradient flows: zero-initialised layers are learning."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from support.anomaly import MLP, data, train, watching
+
+
+class LoRA(nn.Module):
+    """A frozen projection plus up(down(x)), ``up`` zero-initialised (LoRA's B matrix)."""
+
+    def __init__(self, width: int = 16, rank: int = 2) -> None:
+        super().__init__()
+        self.base = nn.Linear(width, width).requires_grad_(False)
+        self.down, self.up = nn.Linear(width, rank, bias=False), nn.Linear(rank, width, bias=False)
+        nn.init.zeros_(self.up.weight)
+
+    def forward(self, x):
+        return self.base(x) + self.up(self.down(x))
+
+
+class GatedBranch(nn.Module):
+    """adaLN-Zero's gate: a zero-initialised projection of the condition scales a branch."""
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        self.branch = nn.Linear(width, width)
+        self.gate = nn.Linear(width, width)
+        nn.init.zeros_(self.gate.weight)
+        nn.init.zeros_(self.gate.bias)
+
+    def forward(self, x, c):
+        return x + self.gate(c) * self.branch(x)
+
+
+def accumulate(model, steps: int, micro: int, with_condition: bool = False, zero_grad_each: bool = False):
+    torch.manual_seed(1)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    head = nn.Linear(16, 1)
+    for step in range(steps):
+        x = torch.randn(8, 16)
+        out = model(x, torch.randn(8, 16)) if with_condition else model(x)
+        loss = head(out).pow(2).mean() / micro
+        loss.backward()
+        if (step + 1) % micro == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+        elif zero_grad_each:
+            optimizer.zero_grad()
+
+
+def test_lora_b_with_accumulation_over_four_micro_steps_is_not_dead():
+    torch.manual_seed(0)
+    model = LoRA()
+    with watching(deadSteps=3) as seen:
+        accumulate(model, 16, micro=4)
+    assert seen.reports == [] and seen.watch.errors == []
+    assert model.up.weight.abs().max() > 0  # it learned
+
+
+def test_adaln_zero_gate_with_accumulation_is_not_dead():
+    torch.manual_seed(0)
+    with watching(deadSteps=3) as seen:
+        accumulate(GatedBranch(), 12, micro=6, with_condition=True)
+    assert seen.reports == [] and seen.watch.errors == []
+
+
+def test_zero_output_with_no_gradient_to_its_parameters_is_dead():
+    """A zero layer whose output is multiplied by 0 learns nothing: its gradients are 0 too. With
+    ``zero_grad()`` before every forward there is no gradient yet at the third zero output: the
+    verdict waits for that step's backward and stops there."""
+    torch.manual_seed(0)
+    model = nn.Linear(16, 16)
+    nn.init.zeros_(model.weight)
+    nn.init.zeros_(model.bias)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with watching(deadSteps=3) as seen:
+        for _ in range(5):
+            optimizer.zero_grad()
+            x = torch.randn(8, 16)
+            loss = (model(x) * 0.0).sum() + x.sum() * 0.0
+            loss.backward()  # dead backward line
+            optimizer.step()
+    [report] = seen.reports
+    assert report["kind"] == "dead_output" and report["step"] == 2 and report["dead_since"] == 0
+    assert report["evidence"] == "no_flow" and report["qualname"] == "model"
+    assert report["where"].endswith(f"test_dead.py:{_line('# dead backward line')}")
+    assert "its parameters' gradients are 0 as well" in report["sentence"]
+
+
+def test_a_dead_relu_is_still_dead_from_its_zeros_alone():
+    torch.manual_seed(0)
+    model = MLP()
+    with torch.no_grad():
+        model.fc1.weight.fill_(-1.0)
+        model.fc1.bias.fill_(-5.0)
+    x, y = data()
+    with watching(deadSteps=3) as seen:
+        train(model, x.abs(), y)
+    [report] = seen.reports
+    assert report["qualname"] == "model.act" and report["step"] == 2 and report["evidence"] == "no_params"
+
+
+def _line(marker: str) -> int:
+    for number, text in enumerate(open(__file__, encoding="utf-8"), 1):
+        if marker in text and "_line(" not in text:
+            return number
+    raise AssertionError(marker)
