@@ -24,12 +24,13 @@ the user's program). Schema, with defaults::
         "nan": "break",         # each rule: "break", "log" or "off"
         "spike": "break",       # loss > spikeFactor x the running median of the last 20 losses
         "spikeFactor": 10,
-        "notDecreasing": "log", # mean of the last 10 losses >= 99% of the first 10's
-        "oscillating": "log"    # big swings, no net progress over the last 10 losses
+        "notDecreasing": "log", # advice: median of the last 25 losses >= 99% of the first 25's
+        "oscillating": "log"    # advice: the last 50 losses alternate, big swings, no net progress
       }
     }
 
-``mode`` caps every rule: in "log" mode a rule set to "break" only logs.
+``mode`` caps every rule: in "log" mode a rule set to "break" only logs. The trend rules
+(``TREND_RULES``) are advice: "log" or "off", never a stop ("break" reads as "log").
 """
 
 from __future__ import annotations
