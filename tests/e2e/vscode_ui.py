@@ -184,3 +184,8 @@ def line_of(relative_path: str, text: str) -> int:
 
     lines = (SAMPLE_WORKSPACE / relative_path).read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def walkthrough(page: Page) -> Locator:
+    """The Welcome editor's walkthrough page (VS Code's "Get started" editor)."""
+    return page.locator(".gettingStartedContainer").first

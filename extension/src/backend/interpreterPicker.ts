@@ -65,7 +65,11 @@ async function selectInterpreter(log: vscode.LogOutputChannel): Promise<void> {
   pick.show();
 
   const probes = new Map<string, QuickProbe>();
+  log.info(`Select Interpreter: ${candidates.length} found (PATH=${process.env.PATH ?? ''})`);
   void probeAll(candidates, probes).then(() => {
+    log.info(
+      `Select Interpreter: ${candidates.map((c) => `${c.path}: ${describeProbe(probes.get(c.path) ?? {})}`).join('; ')}`,
+    );
     const active = pick.activeItems[0]?.interpreter;
     pick.items = rows(candidates, probes, current);
     const again = pick.items.find((r) => r.interpreter === active);
