@@ -62,7 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   log.info(`Torch Doctor ${context.extension.packageJSON.version} activating`);
   void b.start(); // the status bar shows progress; activation need not wait
-  void openWalkthroughOnFirstRun(context);
+  void openWalkthroughOnFirstRun(context, log);
 }
 
 export async function deactivate(): Promise<void> {

@@ -55,8 +55,9 @@ def first_run_user_dir(no_torch_python: str) -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="td-e2e-first-run-"))
     workbench.write_user_settings(d, {
         "torchDoctor.python": no_torch_python,
-        # VS Code's default; the shared E2E settings turn it off to keep other tests' windows tidy.
+        # VS Code's defaults; the shared E2E settings turn start pages off to keep windows tidy.
         "workbench.welcomePage.walkthroughs.openOnInstall": True,
+        "workbench.startupEditor": "welcomePage",
     })
     yield d
     shutil.rmtree(d, ignore_errors=True)
@@ -143,6 +144,10 @@ def test_walkthrough_opens_on_first_run(window: Page) -> None:
     expect(toast).to_be_visible(timeout=READY_TIMEOUT_MS)
     expect(toast.get_by_role("button", name="Select Interpreter")).to_be_visible()
     window.screenshot(path=str(ARTIFACTS / "first_run_walkthrough.png"))
+    # The first step's button opens the interpreter picker (chosen from in the next tests).
+    walkthrough.get_by_role("button", name="Select Interpreter").click()
+    expect(window.locator(".quick-input-widget")).to_contain_text("Torch Doctor: Select Interpreter")
+    window.keyboard.press("Escape")
 
 
 def test_interpreter_without_torch_is_a_warning_with_the_fix(window: Page) -> None:

@@ -19,7 +19,7 @@ import {
 import { backendSettings, SECTION } from './config';
 import { resolveInterpreter } from './interpreter';
 import { describeSource, InterpreterChoice } from './interpreterChoice';
-import { HealthSummary, probeHealth, summarizeHealth } from './interpreterHealth';
+import { probeHealth, summarizeHealth } from './interpreterHealth';
 import { SELECT_INTERPRETER_COMMAND } from './statusView';
 import { interpretPreflight, isProblem, PreflightOutcome, PreflightProblem, PREFLIGHT_SCRIPT } from './preflightCheck';
 import { SERVER_INFO, ServerInfo } from '../protocol';
@@ -36,7 +36,8 @@ export class Backend implements vscode.Disposable {
   private stopping = false;
   private interpreter: InterpreterChoice | undefined;
   private healthRun = 0;
-  private lastHealth: HealthSummary | undefined;
+  /** Interpreters already warned about in this window (once is enough; the status item stays). */
+  private readonly warnedNoTorch = new Set<string>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -105,11 +106,6 @@ export class Backend implements vscode.Disposable {
     await this.stop();
   }
 
-  /** The interpreter check of the latest start (undefined while it runs). */
-  get health(): HealthSummary | undefined {
-    return this.lastHealth;
-  }
-
   /**
    * Ask the interpreter once what it has (torch, CUDA, numpy, debugpy) and show it in the status
    * item; a missing torch is a warning with the fix. Runs with the user's own environment (not
@@ -117,14 +113,12 @@ export class Backend implements vscode.Disposable {
    */
   private async checkHealth(python: string): Promise<void> {
     const run = ++this.healthRun;
-    this.lastHealth = undefined;
     this.status.setHealth(undefined);
     const health = await probeHealth(python, { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath });
     if (run !== this.healthRun) {
       return; // a restart started a newer check
     }
     const summary = summarizeHealth(health);
-    this.lastHealth = summary;
     this.status.setHealth(summary);
     this.log.info(`Interpreter check: ${summary.lines.join('; ').replace(/`/g, '')}`);
     if (summary.warning) {
@@ -135,9 +129,10 @@ export class Backend implements vscode.Disposable {
 
   private async warnNoTorch(executable: string, warning: string): Promise<void> {
     const dismissed = this.context.globalState.get<string[]>(NO_TORCH_DISMISSED_KEY, []);
-    if (dismissed.includes(executable)) {
+    if (dismissed.includes(executable) || this.warnedNoTorch.has(executable)) {
       return;
     }
+    this.warnedNoTorch.add(executable);
     const choice = await vscode.window.showWarningMessage(`Torch Doctor: ${warning}`, 'Select Interpreter', "Don't Show Again");
     if (choice === 'Select Interpreter') {
       await vscode.commands.executeCommand(SELECT_INTERPRETER_COMMAND);

@@ -13,12 +13,28 @@ export const HEALTH_TIMEOUT_MS = 10_000;
 
 /**
  * Runs under the candidate interpreter; written to parse on Python 2.7 too (so an old
- * interpreter gets a sentence, not a syntax error). The last line of stdout is the JSON report.
- * `torch.cuda.is_available()` and `device_count()` do not create a CUDA context.
+ * interpreter gets a sentence, not a syntax error). It prints two JSON lines: first the
+ * versions from the packages' metadata (fast: nothing imported), then, after `import torch`,
+ * the full report with CUDA. A slow `import torch` (a cold disk, a busy machine) still leaves
+ * the first line. `torch.cuda.is_available()` and `device_count()` create no CUDA context.
  */
 export const HEALTH_SCRIPT = [
   'import sys, json',
   'r = {"version": list(sys.version_info[:3]), "executable": sys.executable}',
+  'def emit(stage):',
+  '    r["stage"] = stage',
+  '    sys.stdout.write("\\n" + json.dumps(r) + "\\n")',
+  '    sys.stdout.flush()',
+  'try:',
+  '    from importlib import metadata',
+  '    for name in ("torch", "numpy", "debugpy"):',
+  '        try:',
+  '            r[name] = {"version": metadata.version(name)}',
+  '        except metadata.PackageNotFoundError:',
+  '            r[name] = {"error": "No module named %r" % name}',
+  '    emit("metadata")',
+  'except Exception:',
+  '    pass',
   'def mod(name):',
   '    try:',
   '        m = __import__(name)',
@@ -35,7 +51,7 @@ export const HEALTH_SCRIPT = [
   '        r["torch"]["cuda"] = {"available": False, "error": "%s: %s" % (type(e).__name__, e)}',
   'r["numpy"] = mod("numpy")[1]',
   'r["debugpy"] = mod("debugpy")[1]',
-  'sys.stdout.write("\\n" + json.dumps(r) + "\\n")',
+  'emit("imported")',
 ].join('\n');
 
 export interface ModuleReport {
@@ -51,6 +67,8 @@ export interface CudaReport {
 }
 
 export interface HealthReport {
+  /** "metadata": versions from the package metadata only (the import did not finish in time). */
+  stage?: 'metadata' | 'imported';
   version: number[];
   executable: string;
   torch: ModuleReport & { cuda?: CudaReport };
@@ -113,10 +131,10 @@ export function parseHealth(python: string, outcome: ProbeOutcome, timeoutMs = H
   if (outcome.spawnError) {
     return { kind: 'unavailable', python, reason: `it could not be started (${outcome.spawnError})` };
   }
-  if (outcome.timedOut) {
+  const report = lastJson(outcome.stdout);
+  if (outcome.timedOut && !isHealthReport(report)) {
     return { kind: 'unavailable', python, reason: `it did not answer within ${Math.round(timeoutMs / 1000)} s` };
   }
-  const report = lastJson(outcome.stdout);
   if (!isHealthReport(report)) {
     const why = lastLine(outcome.stderr) || `exit code ${outcome.exitCode}`;
     return { kind: 'unavailable', python, reason: `it did not answer as a Python interpreter (${why})` };
@@ -141,7 +159,8 @@ export function summarizeHealth(health: InterpreterHealth): HealthSummary {
   const lines = [`Python ${version} at ${code(r.executable || health.python)}`];
   let warning: string | undefined;
   if (r.torch.version) {
-    lines.push(`torch ${r.torch.version} · ${cudaText(r.torch.cuda)}`);
+    const cuda = r.stage === 'metadata' ? 'CUDA not checked (`import torch` did not finish)' : cudaText(r.torch.cuda);
+    lines.push(`torch ${r.torch.version} · ${cuda}`);
   } else {
     lines.push(`torch: **not installed** (${r.torch.error ?? 'no module named torch'})`);
     warning =

@@ -13,6 +13,9 @@ export const WALKTHROUGH_ID = 'torchDoctor.getStarted';
 /** globalState: the walkthrough was opened (or the user's settings said not to): never again. */
 const SHOWN_KEY = 'torchDoctor.walkthroughShown';
 const DIAGNOSTICS_TIMEOUT_MS = 20_000;
+/** VS Code's own switch for opening an extension's walkthrough when it is installed. */
+const OPEN_ON_INSTALL = 'workbench.welcomePage.walkthroughs.openOnInstall';
+const STARTUP_EDITOR = 'workbench.startupEditor';
 
 export const COMMANDS = {
   getStarted: 'torchDoctor.getStarted',
@@ -45,18 +48,28 @@ export function registerWalkthrough(context: vscode.ExtensionContext, log: vscod
 }
 
 /**
- * Open the walkthrough on the first activation after install, once. VS Code's own setting for
- * this, `workbench.welcomePage.walkthroughs.openOnInstall`, is honoured: false means never.
+ * Open the walkthrough on the first activation after install, once. Not when the user asked
+ * VS Code for no start pages: `workbench.welcomePage.walkthroughs.openOnInstall` false (when the
+ * extension host can see it: code-server 4.139 does not pass it on) or `workbench.startupEditor`
+ * "none".
  */
-export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext): Promise<void> {
+export async function openWalkthroughOnFirstRun(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<void> {
   if (context.globalState.get<boolean>(SHOWN_KEY)) {
     return;
   }
   await context.globalState.update(SHOWN_KEY, true);
-  if (vscode.workspace.getConfiguration('workbench.welcomePage').get<boolean>('walkthroughs.openOnInstall') === false) {
-    return;
+  const config = vscode.workspace.getConfiguration();
+  const why =
+    config.get<boolean>(OPEN_ON_INSTALL) === false
+      ? `${OPEN_ON_INSTALL} is false`
+      : config.get<string>(STARTUP_EDITOR) === 'none'
+        ? `${STARTUP_EDITOR} is "none"`
+        : undefined;
+  const open = why === undefined;
+  log.info(open ? 'First run: opening the walkthrough' : `First run: not opening the walkthrough (${why})`);
+  if (open) {
+    await openWalkthrough(context);
   }
-  await openWalkthrough(context);
 }
 
 async function openWalkthrough(context: vscode.ExtensionContext): Promise<void> {

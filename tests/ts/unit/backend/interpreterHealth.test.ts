@@ -72,6 +72,21 @@ test('no answer is not a warning: the reason goes into the tooltip', () => {
   }
 });
 
+test('a slow import torch still gives the versions from the metadata, CUDA unchecked', () => {
+  const metadataLine = report({ stage: 'metadata', torch: { version: '2.13.0' } });
+  const h = parseHealth('p', { timedOut: true, exitCode: null, stdout: `\n${metadataLine}\n`, stderr: '' });
+  assert.equal(h.kind, 'report');
+  const s = summarizeHealth(h);
+  assert.equal(s.warning, undefined);
+  assert.equal(s.lines[1], 'torch 2.13.0 · CUDA not checked (`import torch` did not finish)');
+  // The metadata says torch is missing: that is enough for the warning.
+  const none = report({ stage: 'metadata', torch: { error: "No module named 'torch'" } });
+  assert.match(summarizeHealth(parseHealth('p', { timedOut: true, stdout: none, stderr: '' })).warning ?? '', /torch is not installed/);
+  // The full report (second line) wins over the first.
+  const both = `${metadataLine}\n${report({ stage: 'imported' })}\n`;
+  assert.equal(summarizeHealth(parseHealth('p', { exitCode: 0, stdout: both, stderr: '' })).lines[1], 'torch 2.13.0+cpu · CPU build (no CUDA)');
+});
+
 test('a line printed before the report (a sitecustomize) is skipped', () => {
   assert.deepEqual(lastJson(`hello\n${report()}\n`), JSON.parse(report()));
   assert.equal(parseHealth('p', { stdout: 'hello\n{"version": 1}\n', stderr: '' }).kind, 'unavailable');
@@ -83,11 +98,12 @@ test('paths with Markdown characters stay literal (inline code)', () => {
 });
 
 test('the script really runs under python3 (no torch needed) and under an old pyenv Python', async () => {
-  const h = await probeHealth('python3');
+  const h = await probeHealth('python3', { timeoutMs: 60_000 });
   assert.equal(h.kind, 'report', JSON.stringify(h));
+  assert.equal(h.kind === 'report' && h.report.stage, 'imported');
   const old = join(homedir(), '.pyenv', 'versions', '2.7.18', 'bin', 'python');
   if (existsSync(old)) {
-    const o = await probeHealth(old);
+    const o = await probeHealth(old, { timeoutMs: 60_000 });
     assert.equal(o.kind, 'report', JSON.stringify(o)); // parses on 2.7: a sentence, not a SyntaxError
     if (o.kind === 'report') {
       assert.equal(o.report.version[0], 2);
