@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT = 240.0  # a ceiling: debuggees import torch, which takes tens of seconds on a loaded 2-core box
 
 
 class DAPError(RuntimeError):
