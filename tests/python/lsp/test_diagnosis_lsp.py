@@ -158,7 +158,7 @@ async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient,
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()
-            result = await _diagnose(client, s)
+            await _diagnose(client, s)
             best = min(best, time.perf_counter() - start)
         return best
 
