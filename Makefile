@@ -70,7 +70,7 @@ dist/extension.js: $(TS_SOURCES) $(STAMPS)/npm
 	npx tsc -p . --noEmit
 	node extension/esbuild.mjs --production
 
-$(VSIX): dist/extension.js $(STAMPS)/bundled package.json README.md $(PY_SOURCES) $(shell find docs -type f)
+$(VSIX): dist/extension.js $(STAMPS)/bundled package.json README.md $(PY_SOURCES) $(shell find docs -type f) extension/README.md $(shell find extension/media extension/icon -type f) $(shell find sample_workspace -type f -not -path '*/__pycache__/*')
 	npx vsce package --no-dependencies --skip-license --readme-path extension/README.md --out $(VSIX)
 
 build: $(VSIX)
