@@ -1,0 +1,131 @@
+"""Across function calls, inside one file: which function a call runs, who calls a function, and
+what its callers pass for a parameter (``train(model, ...)`` called as ``train(Net(), ...)``).
+
+A mixin of ``LintContext`` (it uses the context's bindings, classes and calls); kept apart so the
+context module stays about the tree and names, and this one about calls.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional
+
+from .bindings import FUNCTIONS, Binding
+
+MISSING = object()  # an argument that cannot be told (``*args``, ``**kwargs`` at the call site)
+_MISSING = MISSING
+
+
+class CallerResolution:
+    """Call-site questions, answered from the calls of one file and cached per function."""
+
+    _sites: Dict[ast.AST, List[ast.Call]]
+    _resolving: set
+    _arguments: Dict[tuple, Optional[ast.AST]]
+    _calls_by_name: Optional[Dict[str, List[ast.Call]]]
+    calls: List[ast.Call]
+
+    def argument_for(self, param: Binding) -> Optional[ast.AST]:
+        """What the callers in this file pass for a parameter: ``train(model, ...)`` called as
+        ``train(Net(), ...)`` makes ``model`` a Net. Only when every caller agrees on the class
+        (or there is one caller); a default value counts when no caller passes the argument."""
+        func = param.stmt
+        key = (func, param.name)
+        if key in self._arguments:
+            return self._arguments[key]
+        if not isinstance(func, FUNCTIONS) or key in self._resolving:
+            return None  # a recursive call passes the parameter on: no new information
+        self._resolving.add(key)
+        try:
+            found = self._agreed_argument(func, param.name)
+        finally:
+            self._resolving.discard(key)
+        self._arguments[key] = found
+        return found
+
+    def _agreed_argument(self, func, name: str) -> Optional[ast.AST]:
+        args = [self._argument_at(site, func, name) for site in self.callers_of(func)]
+        args = [a for a in args if a is not _MISSING]
+        if not args:
+            return None
+        if len(args) == 1:
+            return args[0]
+        classes = {self.class_of(a) if a is not None else None for a in args}
+        return args[0] if len(classes) == 1 and None not in classes else None
+
+    def callers_of(self, func) -> List[ast.Call]:
+        """Calls in this file that run ``func``: by name, as ``self.method(...)``, and for an
+        ``__init__`` the calls that build its class."""
+        sites = self._sites.get(func)
+        if sites is None:
+            self._sites[func] = []  # recursion guard
+            sites = self.call_sites(func)
+            owner = self.enclosing_class(func)
+            if func.name == "__init__" and owner is not None:
+                sites = sites + [c for c in self.calls if isinstance(c.func, ast.Name) and c.func.id == owner.name
+                                 and self.callee_class(c) == "local:" + owner.name]
+            self._sites[func] = sites
+        return sites
+
+    def _argument_at(self, site: ast.Call, func, name: str):
+        """The expression ``site`` passes for parameter ``name`` of ``func`` (``_MISSING`` when
+        it cannot be told, e.g. ``*args``), or the parameter's default, or None."""
+        params = list(getattr(func.args, "posonlyargs", [])) + list(func.args.args)
+        names = [p.arg for p in params]
+        is_method = self.enclosing_class(func) is not None and names and names[0] in ("self", "cls")
+        if is_method:
+            names = names[1:]
+        for kw in site.keywords:
+            if kw.arg == name:
+                return kw.value
+            if kw.arg is None:
+                return _MISSING  # ``**kwargs``: cannot tell
+        if name in names:
+            index = names.index(name)
+            if any(isinstance(a, ast.Starred) for a in site.args[: index + 1]):
+                return _MISSING
+            if index < len(site.args):
+                return site.args[index]
+            defaults = func.args.defaults
+            offset = len(params) - len(defaults)
+            position = index + (1 if is_method else 0)
+            if position >= offset:
+                return defaults[position - offset]
+        return _MISSING
+
+    def local_function_called(self, call: ast.Call):
+        """The function defined in this file that ``call`` runs: ``helper(...)`` for a
+        module-level or enclosing-scope def, ``self.helper(...)`` for a method of the class."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            bound = self.binding(func)
+            if bound is not None and bound.kind == "def":
+                return bound.stmt
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            method_owner = self.enclosing_function(call)
+            while method_owner is not None:
+                owner = self.enclosing_class(method_owner)
+                if owner is not None:
+                    if method_owner.args.args and method_owner.args.args[0].arg == func.value.id:
+                        return self.method(owner, func.attr)
+                    return None
+                method_owner = self.enclosing_function(method_owner)
+        return None
+
+    def call_sites(self, func) -> List[ast.Call]:
+        """Calls in this file that run ``func`` (by the rules of ``local_function_called``)."""
+        return [c for c in self.calls_named(func.name) if self.local_function_called(c) is func]
+
+    def calls_named(self, name: str) -> List[ast.Call]:
+        """Calls whose callee is ``name`` or ``something.name``, in source order (indexed once,
+        so looking up the callers of every function stays linear in the file)."""
+        index = self._calls_by_name
+        if index is None:
+            index = self._calls_by_name = {}
+            for call in self.calls:
+                target = call.func
+                key = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+                if key is not None:
+                    index.setdefault(key, []).append(call)
+        return index.get(name, [])
