@@ -140,6 +140,7 @@ lint-ts: $(STAMPS)/npm
 # yet: see ruff.toml.
 lint-py: $(STAMPS)/venv
 	$(VPY) -m ruff check .
+	$(VPY) -m ruff format --check .
 	$(VPY) -m mypy
 
 lint: lint-py lint-ts

@@ -57,13 +57,15 @@ def train_py_loop() -> Loop:
 
     torch.manual_seed(0)
     x, y = sample.make_data()
-    batches = [(x[i:i + 64], y[i:i + 64]) for i in range(0, len(x), 64)]
+    batches = [(x[i : i + 64], y[i : i + 64]) for i in range(0, len(x), 64)]
     return sample.MLP(), lambda m: torch.optim.Adam(m.parameters(), lr=1e-3), batches, nn.CrossEntropyLoss()
 
 
 def mlp_loop() -> Loop:
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    model = nn.Sequential(
+        nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)
+    )
     g = torch.Generator().manual_seed(1)
     batches = [(torch.randn(128, 1, 28, 28, generator=g), torch.randint(0, 10, (128,), generator=g)) for _ in range(4)]
     return model, lambda m: torch.optim.SGD(m.parameters(), lr=1e-2, momentum=0.9), batches, nn.CrossEntropyLoss()
@@ -72,9 +74,15 @@ def mlp_loop() -> Loop:
 def cnn_loop() -> Loop:
     torch.manual_seed(0)
     model = nn.Sequential(
-        nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+        nn.Conv2d(3, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 8 * 8, 10),
+    )
     g = torch.Generator().manual_seed(1)
     batches = [(torch.randn(64, 3, 32, 32, generator=g), torch.randint(0, 10, (64,), generator=g)) for _ in range(4)]
     return model, lambda m: torch.optim.Adam(m.parameters(), lr=1e-3), batches, nn.CrossEntropyLoss()
@@ -119,12 +127,17 @@ def measure(name: str, rounds: int, steps: int) -> Dict[str, object]:
         run_steps(*runs[mode], batches, criterion, 3, mode)
     anomaly_watch.clear_reports()
     for r in range(rounds):
-        order = MODES[r % len(MODES):] + MODES[:r % len(MODES)]
+        order = MODES[r % len(MODES) :] + MODES[: r % len(MODES)]
         for mode in order:
             samples[mode].append(run_steps(*runs[mode], batches, criterion, steps, mode))
     medians = {mode: statistics.median(values) for mode, values in samples.items()}
-    return {"name": name, "medians": medians, "reports": len(anomaly_watch.reports()),
-            "watch": medians["watch"] / medians["off"], "detect": medians["detect_anomaly"] / medians["off"]}
+    return {
+        "name": name,
+        "medians": medians,
+        "reports": len(anomaly_watch.reports()),
+        "watch": medians["watch"] / medians["off"],
+        "detect": medians["detect_anomaly"] / medians["off"],
+    }
 
 
 def main(argv=None) -> int:
@@ -140,8 +153,10 @@ def main(argv=None) -> int:
     for name in LOOPS:
         result = measure(name, args.rounds, args.steps)
         verdict = "PASS" if result["watch"] <= TARGET else "MISS"
-        print(f"{name:<10} {1e3 * result['medians']['off']:>12.3f} {result['watch']:>7.3f}x {result['detect']:>14.2f}x  "
-              f"{verdict}" + (f"  (reports: {result['reports']}: a false alarm)" if result["reports"] else ""))
+        print(
+            f"{name:<10} {1e3 * result['medians']['off']:>12.3f} {result['watch']:>7.3f}x {result['detect']:>14.2f}x  "
+            f"{verdict}" + (f"  (reports: {result['reports']}: a false alarm)" if result["reports"] else "")
+        )
     return 0
 
 

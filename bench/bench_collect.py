@@ -105,8 +105,11 @@ def measure(batch: int, repeats: int, steps: int) -> Tuple[float, float, float, 
     finally:
         gc.enable()
         collect_install.uninstall()
-    print(f"           sampled passes and backwards: {collector.budget.granted}, skipped: {collector.budget.refused}, "
-          f"reductions took {collector.budget.spent * 1e3:.1f} ms in all", flush=True)
+    print(
+        f"           sampled passes and backwards: {collector.budget.granted}, skipped: {collector.budget.refused}, "
+        f"reductions took {collector.budget.spent * 1e3:.1f} ms in all",
+        flush=True,
+    )
     quartile = lambda xs: statistics.quantiles(xs, n=4)[0]  # noqa: E731
     return statistics.median(offs), statistics.median(ons), statistics.median(ratios), quartile(ons) / quartile(offs)
 
@@ -141,21 +144,27 @@ def main() -> int:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; TinyCNN training step on the CPU, "
-          f"{args.repeats} interleaved pairs of {args.steps}-step blocks")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; TinyCNN training step on the CPU, "
+        f"{args.repeats} interleaved pairs of {args.steps}-step blocks"
+    )
     verdict = None
     for batch in (TARGET_BATCH, 8):
         off, on, ratio, low = measure(batch, args.repeats, args.steps)
-        line = (f"batch {batch:3d}: off {off * 1e3:7.3f} ms/step, on {on * 1e3:7.3f} ms/step, "
-                f"ratio on/off {ratio:.3f} (+{(on - off) * 1e6:.0f} us/step; lower quartiles {low:.3f})")
+        line = (
+            f"batch {batch:3d}: off {off * 1e3:7.3f} ms/step, on {on * 1e3:7.3f} ms/step, "
+            f"ratio on/off {ratio:.3f} (+{(on - off) * 1e6:.0f} us/step; lower quartiles {low:.3f})"
+        )
         if batch == TARGET_BATCH:
             verdict = "PASS" if ratio <= TARGET else "MISS"
             line += f"  target <= {TARGET:.2f}: {verdict}"
         else:
             line += "  (information)"
         print(line, flush=True)
-    print(f"one snapshot (exact statistics of every kept output and gradient), batch {TARGET_BATCH}: "
-          f"{snapshot_cost(TARGET_BATCH) * 1e3:.1f} ms")
+    print(
+        f"one snapshot (exact statistics of every kept output and gradient), batch {TARGET_BATCH}: "
+        f"{snapshot_cost(TARGET_BATCH) * 1e3:.1f} ms"
+    )
     print(f"collection cost at batch {TARGET_BATCH}: {verdict}")
     return 0
 

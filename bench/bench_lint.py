@@ -42,7 +42,7 @@ TYPING_BUDGET = 0.2  # seconds of lint after the 300 ms debounce: squiggles sett
 DEFAULT_PATHS = [REPO / "tests" / "python" / "lint_corpus", REPO / "sample_workspace"]
 
 _BLOCKS = [
-    '''
+    """
     class Net{i}(nn.Module):
         def __init__(self, d_in={d}, hidden=64, classes=10):
             super().__init__()
@@ -54,8 +54,8 @@ _BLOCKS = [
         def forward(self, x):
             h = F.relu(self.bn(self.fc1(x)))
             return self.fc2(self.drop(h))
-    ''',
-    '''
+    """,
+    """
     def train_epoch_{i}(model, loader, optimizer, criterion, device):
         model.train()
         running = 0.0
@@ -68,8 +68,8 @@ _BLOCKS = [
             optimizer.step()
             running += loss.item()
         return running / max(len(loader), 1)
-    ''',
-    '''
+    """,
+    """
     @torch.no_grad()
     def evaluate_{i}(model, loader, device):
         model.eval()
@@ -79,8 +79,8 @@ _BLOCKS = [
             correct += (logits.argmax(1).cpu() == y).sum().item()
             total += y.numel()
         return correct / max(total, 1)
-    ''',
-    '''
+    """,
+    """
     def fit_{i}(epochs=3):
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         model = Net{i}().to(device)
@@ -96,8 +96,8 @@ _BLOCKS = [
             scheduler.step()
             print(f"epoch {{epoch}} loss {{loss:.3f}} acc {{acc:.2%}}")
         return model
-    ''',
-    '''
+    """,
+    """
     def buggy_loop_{i}(model, loader):
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         crit = nn.CrossEntropyLoss()
@@ -108,15 +108,15 @@ _BLOCKS = [
             optimizer.step()
             total += loss
         return total
-    ''',
-    '''
+    """,
+    """
     def pick_embedding_{i}(meta, table, dim={d}):
         if meta.get("id") in table:
             return table[meta["id"]]
         if meta.get("text"):
             return torch.full((dim,), float(len(meta["text"])))
         return torch.zeros(dim)
-    ''',
+    """,
 ]
 _HEADER = (
     "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
@@ -124,7 +124,7 @@ _HEADER = (
 )
 
 
-_SCRIPT_BLOCK = '''
+_SCRIPT_BLOCK = """
 model{i} = nn.Sequential(nn.Linear({d}, 32), nn.Dropout(0.1), nn.Linear(32, 4)).to(device)
 optimizer{i} = torch.optim.SGD(model{i}.parameters(), lr=0.01)
 loader{i} = DataLoader(TensorDataset(torch.randn(64, {d}), torch.randint(0, 4, (64,))), batch_size=8, shuffle=True)
@@ -139,7 +139,7 @@ for epoch in range(2):
     model{i}.eval()
     with torch.no_grad():
         probe = model{i}(torch.randn(2, {d}))
-'''
+"""
 SCRIPT_BUDGET = 1.0  # seconds for a 32k-line script
 
 
@@ -161,9 +161,11 @@ def scaling(repeat: int) -> None:
     for size in sizes:
         text = generated_script(size)
         # best_of_each calls both lambdas before the next iteration rebinds `text`: not a late-binding bug.
-        t_compile, t_lint = best_of_each(max(1, repeat // 2),
-                                         lambda: compile(text, "<script>", "exec", dont_inherit=True),  # noqa: B023
-                                         lambda: lint_source(text, "<script>"))  # noqa: B023
+        t_compile, t_lint = best_of_each(
+            max(1, repeat // 2),
+            lambda: compile(text, "<script>", "exec", dont_inherit=True),  # noqa: B023
+            lambda: lint_source(text, "<script>"),  # noqa: B023
+        )
         times.append(t_lint)
         print(f"  {size:>6} lines: lint {t_lint / t_compile:.1f}x compile()")
     growth = [b / a for a, b in zip(times, times[1:])]
@@ -243,12 +245,15 @@ def main(argv=None) -> int:
     total_lines = sum(text.count("\n") + 1 for _, text in files)
     lint_all(files)  # warm up: import the rules, fill caches of the interpreter
     t_compile, t_parse, t_lint = best_of_each(
-        args.repeat, lambda: compile_all(files), lambda: parse_all(files), lambda: lint_all(files))
+        args.repeat, lambda: compile_all(files), lambda: parse_all(files), lambda: lint_all(files)
+    )
     findings = lint_all(files)
     print(f"throughput: {len(files)} files, {total_lines} lines, {findings} findings")
     print(f"  compile(): {total_lines / t_compile:,.0f} lines/s   lint: {total_lines / t_lint:,.0f} lines/s")
-    print(f"  lint costs {t_lint / t_compile:.1f}x compile() of the same files "
-          f"({t_lint / t_parse:.1f}x ast.parse, the floor for any AST linter)")
+    print(
+        f"  lint costs {t_lint / t_compile:.1f}x compile() of the same files "
+        f"({t_lint / t_parse:.1f}x ast.parse, the floor for any AST linter)"
+    )
 
     big = generated_module(args.lines)
     big_lines = big.count("\n") + 1
@@ -261,10 +266,14 @@ def main(argv=None) -> int:
     big_findings = len(lint_source(big, "<generated>").all)
     verdict = "within" if t_big_lint <= TYPING_BUDGET else "OVER"
     print(f"latency: generated module of {big_lines} lines, {big_findings} findings")
-    print(f"  lint takes {t_big_lint / t_big_compile:.1f}x compile() of the same file, "
-          f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms vs {t_big_compile * 1000:.0f} ms)")
-    print(f"  {verdict} the {TYPING_BUDGET * 1000:.0f} ms typing budget after the 300 ms debounce "
-          f"({t_big_lint / TYPING_BUDGET:.2f}x the budget)")
+    print(
+        f"  lint takes {t_big_lint / t_big_compile:.1f}x compile() of the same file, "
+        f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms vs {t_big_compile * 1000:.0f} ms)"
+    )
+    print(
+        f"  {verdict} the {TYPING_BUDGET * 1000:.0f} ms typing budget after the 300 ms debounce "
+        f"({t_big_lint / TYPING_BUDGET:.2f}x the budget)"
+    )
     print("scaling: a long top-level script")
     scaling(args.repeat)
     return 0

@@ -224,8 +224,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         lovely_version = getattr(lovely_tensors, "__version__", "?")
     except ImportError:
         lovely_version = "not installed (pip install 'pybackend[bench]'): lovely columns show '-'"
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs;"
-          f" lovely-tensors {lovely_version}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs;"
+        f" lovely-tensors {lovely_version}"
+    )
     print(f"load average before: {_loadavg()}")
     started = time.perf_counter()
     results = []
@@ -240,10 +242,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("\n".join(report(results)))
     print()
     print(f"load average after: {_loadavg()}; bench took {time.perf_counter() - started:.1f} s")
-    print("(ratios of medians of interleaved repetitions decide PASS/MISS; 'best' columns compare the fastest"
-          " repetitions and absolute times are information only. On a busy machine (load average above"
-          f" the {os.cpu_count()} CPUs) every parallel region of torch may wait for a descheduled thread,"
-          " which costs summarize, a few hundred small regions, more than one aminmax pass.)")
+    print(
+        "(ratios of medians of interleaved repetitions decide PASS/MISS; 'best' columns compare the fastest"
+        " repetitions and absolute times are information only. On a busy machine (load average above"
+        f" the {os.cpu_count()} CPUs) every parallel region of torch may wait for a descheduled thread,"
+        " which costs summarize, a few hundred small regions, more than one aminmax pass.)"
+    )
     return 0
 
 

@@ -103,7 +103,9 @@ def session(program: Path, line: int, names: list, with_plugin: bool, repeat: in
             seconds, variables = timed_request(dap, locals_reference(dap, stop.frame_id))
             out["cold"].append(seconds)
             out["sum"].append(float(dap.evaluate(f"timed(torch.sum, {tensors}, 1)", stop.frame_id, "repl")["result"]))
-            out["aminmax"].append(float(dap.evaluate(f"timed(torch.aminmax, {tensors}, 1)", stop.frame_id, "repl")["result"]))
+            out["aminmax"].append(
+                float(dap.evaluate(f"timed(torch.aminmax, {tensors}, 1)", stop.frame_id, "repl")["result"])
+            )
         out["sample"] = next(v["value"] for v in variables if v["name"] == names[0])
         out["warm"] = min(timed_request(dap, locals_reference(dap, stop.frame_id))[0] for _ in range(repeat))
         stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=600)
@@ -137,8 +139,10 @@ def report(args, plugin: dict, plain: dict) -> None:
     # Paired ratios: each cold try against the passes timed right after it.
     per_sum = statistics.median((c - latency) / s for c, s in zip(plugin["cold"], plugin["sum"]))
     per_amm = statistics.median((c - latency) / a for c, a in zip(plugin["cold"], plugin["aminmax"]))
-    print(f"Variables view of a frame with {args.tensors} float32 tensors of {args.elements:,} elements "
-          f"({args.tensors * args.elements * 4 / 2**20:.0f} MiB), through DAP; {args.repeat} tries each")
+    print(
+        f"Variables view of a frame with {args.tensors} float32 tensors of {args.elements:,} elements "
+        f"({args.tensors * args.elements * 4 / 2**20:.0f} MiB), through DAP; {args.repeat} tries each"
+    )
     print(f"  a value with Torch Doctor : {plugin['sample']}")
     print(f"  a value, plain debugpy    : {plain['sample'][:70]}...")
     print()
@@ -159,10 +163,15 @@ def report(args, plugin: dict, plain: dict) -> None:
     print(f"  (cold - round trip) / aminmax pass  : {per_amm:6.2f}x   (median of paired tries)")
     print(f"  second stop / plain debugpy         : {second / base:6.2f}x")
     print(f"  second stop / DAP round trip        : {second / latency:6.2f}x")
-    verdict = "well under a second" if cold < WELL_UNDER_A_SECOND else (
-        "under a second, but not well under" if cold < 1.0 else "NOT under a second")
-    print(f"  verdict: cold Variables view in {cold:.3f} s -> {verdict} (threshold {WELL_UNDER_A_SECOND} s); "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    verdict = (
+        "well under a second"
+        if cold < WELL_UNDER_A_SECOND
+        else ("under a second, but not well under" if cold < 1.0 else "NOT under a second")
+    )
+    print(
+        f"  verdict: cold Variables view in {cold:.3f} s -> {verdict} (threshold {WELL_UNDER_A_SECOND} s); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":

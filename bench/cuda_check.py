@@ -99,8 +99,9 @@ def cases(torch, device):
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's note about sparse invariant checks
-        out["sparse COO"] = torch.sparse_coo_tensor(torch.tensor([[0, 5, 9], [1, 2, 3]]),
-                                                    torch.tensor([1.0, math.nan, -2.0]), (10, 10)).to(device)
+        out["sparse COO"] = torch.sparse_coo_tensor(
+            torch.tensor([[0, 5, 9], [1, 2, 3]]), torch.tensor([1.0, math.nan, -2.0]), (10, 10)
+        ).to(device)
     for name in ("float8_e4m3fn", "float8_e5m2"):
         if hasattr(torch, name):
             try:
@@ -112,6 +113,7 @@ def cases(torch, device):
 
 def check_reference(torch, device, summarize, stats):
     for name, t in cases(torch, device).items():
+
         def one(t=t):
             got, want = stats(t), stats(t.cpu())
             if got.get("kind") != "tensor":
@@ -120,6 +122,7 @@ def check_reference(torch, device, summarize, stats):
                 raise AssertionError(f"device {got['device']}")
             same_stats(got, want, 1e-9 if t.dtype == torch.float64 else 2e-5)
             return summarize(t)
+
         check(f"matches CPU reference: {name}", one)
 
 
@@ -268,8 +271,10 @@ def check_state(torch, device, summarize, stats):
 def check_no_cuda_init(torch, device):
     if device != "cuda":
         return "skipped on the CPU dry run"
-    code = ("import torch, torchdoctor; torchdoctor.summarize(torch.randn(100)); "
-            "torchdoctor.summarize(torch.nn.Linear(2, 2)); print(torch.cuda.is_initialized())")
+    code = (
+        "import torch, torchdoctor; torchdoctor.summarize(torch.randn(100)); "
+        "torchdoctor.summarize(torch.nn.Linear(2, 2)); print(torch.cuda.is_initialized())"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "pybackend"), os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     if out.stdout.strip() != "False":
@@ -298,8 +303,11 @@ def timing(torch, device, summarize):
 
     amm = best(lambda: torch.aminmax(t))
     full = best(lambda: summarize(t))
-    print(f"INFO summarize of {t.numel():,} f32 on {device}: {full * 1000:.2f} ms = {full / amm:.2f}x one aminmax pass "
-          f"({amm * 1000:.2f} ms)", flush=True)
+    print(
+        f"INFO summarize of {t.numel():,} f32 on {device}: {full * 1000:.2f} ms = {full / amm:.2f}x one aminmax pass "
+        f"({amm * 1000:.2f} ms)",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -320,7 +328,10 @@ def main() -> int:
     print(f"INFO torch {torch.__version__} on {name}", flush=True)
     check_reference(torch, device, summarize, stats)
     check("no whole-tensor device->host copy (dispatcher)", lambda: check_no_host_copy(torch, device, summarize))
-    check("no whole-tensor device->host copy (profiler memcpy bytes)", lambda: check_profiler_memcpy(torch, device, summarize))
+    check(
+        "no whole-tensor device->host copy (profiler memcpy bytes)",
+        lambda: check_profiler_memcpy(torch, device, summarize),
+    )
     check("bounded extra device memory", lambda: check_bounded_memory(torch, device, summarize))
     check("cache: second summary computes nothing", lambda: check_cache(torch, device, summarize))
     check("state unchanged (RNG, _version, grad)", lambda: check_state(torch, device, summarize, stats))

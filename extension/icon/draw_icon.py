@@ -3,6 +3,7 @@
 Run with any Python that has Pillow: `.venv/bin/python extension/icon/draw_icon.py`; it writes
 extension/media/icon.png (128x128, the Marketplace size), drawn at 512 px and downscaled.
 """
+
 import math
 from pathlib import Path
 
@@ -15,6 +16,7 @@ img = Image.new("RGBA", (S, S), (0, 0, 0, 0))
 d = ImageDraw.Draw(img)
 d.rounded_rectangle((8, 8, S - 8, S - 8), radius=96, fill=(27, 31, 42, 255))
 
+
 def teardrop(cx, cy, r, h, lean=0.0, n=200):
     """A flame outline: a circle of radius r at (cx, cy) drawn up into a point h above it."""
     pts = []
@@ -23,16 +25,19 @@ def teardrop(cx, cy, r, h, lean=0.0, n=200):
         x, y = math.sin(t), -math.cos(t)  # start at the top
         if y < 0:  # upper half: pull towards the tip
             k = -y
-            px = cx + r * x * (1 - k) ** 1.2 + lean * r * k ** 2
-            py = cy + y * (r + (h - r) * k ** 1.5)
+            px = cx + r * x * (1 - k) ** 1.2 + lean * r * k**2
+            py = cy + y * (r + (h - r) * k**1.5)
         else:
             px, py = cx + r * x, cy + r * y
         pts.append((px, py))
     return pts
 
+
 # Outer flame (orange-red), inner flame (amber): a vertical gradient through a mask.
-for (r, h, lean, top, bottom) in [(140, 265, 0.3, (255, 120, 40), (238, 60, 40)),
-                                   (84, 165, 0.2, (255, 214, 90), (255, 150, 50))]:
+for r, h, lean, top, bottom in [
+    (140, 265, 0.3, (255, 120, 40), (238, 60, 40)),
+    (84, 165, 0.2, (255, 214, 90), (255, 150, 50)),
+]:
     mask = Image.new("L", (S, S), 0)
     ImageDraw.Draw(mask).polygon(teardrop(S / 2, 345 if r > 100 else 360, r, h, lean), fill=255)
     grad = Image.new("RGBA", (S, S))

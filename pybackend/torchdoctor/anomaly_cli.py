@@ -44,13 +44,26 @@ def add_run(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--anomaly", choices=(BREAK, LOG), default=BREAK,
-                   help="break: stop at the first anomaly (exit 1); log: report every one and go on")
-    p.add_argument("--threshold", type=float, default=None, metavar="X",
-                   help="|value| above X in an output or gradient is an explosion (default 1e4)")
+    p.add_argument(
+        "--anomaly",
+        choices=(BREAK, LOG),
+        default=BREAK,
+        help="break: stop at the first anomaly (exit 1); log: report every one and go on",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="X",
+        help="|value| above X in an output or gradient is an explosion (default 1e4)",
+    )
     p.add_argument("--skip-steps", type=int, default=None, metavar="N", help="report nothing before step N (warm-up)")
-    p.add_argument("--config", default=None, metavar="JSON",
-                   help="full watch settings, as in TORCHDOCTOR_ANOMALY (the options above override it)")
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="JSON",
+        help="full watch settings, as in TORCHDOCTOR_ANOMALY (the options above override it)",
+    )
     p.add_argument("--json", default=None, metavar="PATH", help="also write every report to PATH as JSON")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")

@@ -76,14 +76,18 @@ def _cuda() -> Finding:
             extra={"available": True, "devices": names},
         )
     except Exception as exc:
-        return Finding("cuda", False, f"query failed: {type(exc).__name__}: {exc}", "check the NVIDIA driver (nvidia-smi)")
+        return Finding(
+            "cuda", False, f"query failed: {type(exc).__name__}: {exc}", "check the NVIDIA driver (nvidia-smi)"
+        )
 
 
 def _version_of(module: str, purpose: str) -> Callable[[], Finding]:
     def probe() -> Finding:
         mod, error = _import(module)
         if mod is None:
-            return Finding(module, False, f"not importable ({error})", f"{sys.executable} -m pip install {module}  ({purpose})")
+            return Finding(
+                module, False, f"not importable ({error})", f"{sys.executable} -m pip install {module}  ({purpose})"
+            )
         version = getattr(mod, "__version__", "unknown version")
         return Finding(module, True, f"{version} at {Path(getattr(mod, '__file__', '') or '.').parent}")
 

@@ -43,7 +43,7 @@ def short_dtype(name: str) -> str:
     if name in _DTYPE_SHORT:
         return _DTYPE_SHORT[name]
     if name.startswith("float8_"):
-        return "f8" + name[len("float8_"):]
+        return "f8" + name[len("float8_") :]
     return name
 
 

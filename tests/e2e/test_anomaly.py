@@ -39,6 +39,8 @@ def test_add_anomaly_breakpoint_creates_a_conditional_breakpoint(page: Page) -> 
     expect(row).to_be_visible(timeout=15_000)
     expect(page.locator(".editor-instance .codicon-debug-breakpoint-conditional").first).to_be_visible()
     # The Breakpoints view lists it like any other, with its condition (editable there).
-    expect(row).to_have_attribute("aria-label", re.compile(r"Condition: __import__\('torchdoctor\.runtime\.conditions'.*\.any_nonfinite\(\)"))
+    expect(row).to_have_attribute(
+        "aria-label", re.compile(r"Condition: __import__\('torchdoctor\.runtime\.conditions'.*\.any_nonfinite\(\)")
+    )
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "anomaly_breakpoint_added.png"))
     page.keyboard.press("F9")  # the cursor is still on that line: remove it again

@@ -53,12 +53,15 @@ def no_torch_python() -> str:
 @pytest.fixture(scope="module")
 def first_run_user_dir(no_torch_python: str) -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="td-e2e-first-run-"))
-    workbench.write_user_settings(d, {
-        "torchDoctor.python": no_torch_python,
-        # VS Code's defaults; the shared E2E settings turn start pages off to keep windows tidy.
-        "workbench.welcomePage.walkthroughs.openOnInstall": True,
-        "workbench.startupEditor": "welcomePage",
-    })
+    workbench.write_user_settings(
+        d,
+        {
+            "torchDoctor.python": no_torch_python,
+            # VS Code's defaults; the shared E2E settings turn start pages off to keep windows tidy.
+            "workbench.welcomePage.walkthroughs.openOnInstall": True,
+            "workbench.startupEditor": "welcomePage",
+        },
+    )
     yield d
     shutil.rmtree(d, ignore_errors=True)
 
@@ -68,12 +71,19 @@ def first_run_workspace() -> Iterator[Path]:
     """A copy of the sample workspace with a `.venv` whose Python sees the project's torch."""
     root = Path(tempfile.mkdtemp(prefix="td-e2e-first-run-ws-"))
     ws = root / "sample_workspace"
-    shutil.copytree(workbench.SAMPLE_WORKSPACE, ws,
-                    ignore=shutil.ignore_patterns("__pycache__", "settings.json", ".venv"))
-    subprocess.run([str(workbench.VENV_PYTHON), "-m", "venv", "--without-pip", str(ws / ".venv")],
-                   check=True, timeout=120)
-    site = subprocess.run([str(workbench.VENV_PYTHON), "-c", "import torch, pathlib; print(pathlib.Path(torch.__file__).parents[1])"],
-                          check=True, capture_output=True, text=True, timeout=120).stdout.strip()
+    shutil.copytree(
+        workbench.SAMPLE_WORKSPACE, ws, ignore=shutil.ignore_patterns("__pycache__", "settings.json", ".venv")
+    )
+    subprocess.run(
+        [str(workbench.VENV_PYTHON), "-m", "venv", "--without-pip", str(ws / ".venv")], check=True, timeout=120
+    )
+    site = subprocess.run(
+        [str(workbench.VENV_PYTHON), "-c", "import torch, pathlib; print(pathlib.Path(torch.__file__).parents[1])"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout.strip()
     (ws_site,) = (ws / ".venv" / "lib").glob("python3*/site-packages")
     (ws_site / "project_torch.pth").write_text(site + "\n")
     yield ws
@@ -134,8 +144,14 @@ def test_walkthrough_opens_on_first_run(window: Page) -> None:
     walkthrough = vscode_ui.walkthrough(window)
     expect(walkthrough).to_be_visible(timeout=READY_TIMEOUT_MS)
     expect(walkthrough).to_contain_text("Get started with Torch Doctor")
-    for title in ("Choose the interpreter", "Open the sample workspace", "Hover a tensor", "Pause on a NaN",
-                  "Run the overfit test", "Read a squiggle"):
+    for title in (
+        "Choose the interpreter",
+        "Open the sample workspace",
+        "Hover a tensor",
+        "Pause on a NaN",
+        "Run the overfit test",
+        "Read a squiggle",
+    ):
         expect(walkthrough).to_contain_text(title)
     # The first step is open, with its button.
     expect(walkthrough.get_by_role("button", name="Select Interpreter")).to_be_visible()

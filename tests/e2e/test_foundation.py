@@ -18,8 +18,11 @@ READY_TIMEOUT_MS = 60_000
 
 def _backend_pids(server_url: workbench.Served) -> list[int]:
     """PIDs of the Torch Doctor backends started by this test's code-server (not any other)."""
-    return [pid for pid, cmd in workbench.process_tree(server_url.pid).items()
-            if "torchdoctor.server" in cmd and "--stdio" in cmd]
+    return [
+        pid
+        for pid, cmd in workbench.process_tree(server_url.pid).items()
+        if "torchdoctor.server" in cmd and "--stdio" in cmd
+    ]
 
 
 def test_opening_python_file_starts_backend(page: Page, server_url: workbench.Served) -> None:
@@ -63,7 +66,9 @@ def test_missing_interpreter_explains_the_fix(page: Page, user_data_dir: Path) -
     original = json.loads(settings_file.read_text())["torchDoctor.python"]
     try:
         vscode_ui.set_user_setting(page, "torchDoctor.python", "/nonexistent/bin/python3", settings_file)
-        toast = page.locator(".notifications-toasts .notification-toast", has_text="could not run the Python interpreter")
+        toast = page.locator(
+            ".notifications-toasts .notification-toast", has_text="could not run the Python interpreter"
+        )
         expect(toast).to_be_visible(timeout=30_000)
         expect(toast).to_contain_text('"/nonexistent/bin/python3" (ENOENT)')
         expect(toast).to_contain_text('Set "torchDoctor.python"')

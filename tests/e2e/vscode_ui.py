@@ -80,8 +80,12 @@ def reset_window(page: Page) -> None:
     close_modal_editor(page)
     if page.locator(".debug-toolbar").is_visible():
         stop_debugging(page)
-    for title in ("Remove All Breakpoints", "Notifications: Clear All Notifications", "View: Close All Editors",
-                  "View: Show Explorer"):
+    for title in (
+        "Remove All Breakpoints",
+        "Notifications: Clear All Notifications",
+        "View: Close All Editors",
+        "View: Show Explorer",
+    ):
         run_command(page, title, required=False)
     set_side_bar_width(page, 300)
     if page.locator(".part.panel").is_visible():

@@ -83,9 +83,12 @@ def install_extension(user_data_dir: Path, extensions_dir: Path = EXTENSIONS_DIR
     extensions_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
         str(CODE_SERVER),
-        "--user-data-dir", str(user_data_dir),
-        "--extensions-dir", str(extensions_dir),
-        "--install-extension", str(vsix),
+        "--user-data-dir",
+        str(user_data_dir),
+        "--extensions-dir",
+        str(extensions_dir),
+        "--install-extension",
+        str(vsix),
         "--force",
     ]
     subprocess.run(cmd, check=True, env=node_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
@@ -137,16 +140,21 @@ def process_tree(root: int) -> dict[int, list[str]]:
 
 
 @contextmanager
-def code_server(user_data_dir: Path, log_path: Path, port: int | None = None,
-                extensions_dir: Path = EXTENSIONS_DIR) -> Iterator[Served]:
+def code_server(
+    user_data_dir: Path, log_path: Path, port: int | None = None, extensions_dir: Path = EXTENSIONS_DIR
+) -> Iterator[Served]:
     """Serve the workbench on loopback; yields its base URL; stops the whole process group."""
     port = port or free_port()
     cmd = [
         str(CODE_SERVER),
-        "--auth", "none",
-        "--bind-addr", f"127.0.0.1:{port}",
-        "--user-data-dir", str(user_data_dir),
-        "--extensions-dir", str(extensions_dir),
+        "--auth",
+        "none",
+        "--bind-addr",
+        f"127.0.0.1:{port}",
+        "--user-data-dir",
+        str(user_data_dir),
+        "--extensions-dir",
+        str(extensions_dir),
         "--disable-telemetry",
         "--disable-update-check",
         "--disable-workspace-trust",

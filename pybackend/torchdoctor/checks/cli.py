@@ -29,11 +29,21 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("check", choices=R.CHECKS, help="which check")
     p.add_argument("target", metavar="FILE::ClassName", help="the file and the model class in it")
     p.add_argument("--json", action="store_true", help="print the result as JSON (the view model the editor draws)")
-    p.add_argument("--csv", metavar="PATH", help="lr-find: also write the sweep (step, lr, loss, smoothed_loss) to PATH")
-    p.add_argument("--timeout", type=float, default=jobs.DEFAULT_TIMEOUT, metavar="S", help="time limit in seconds (default %(default)g)")
+    p.add_argument(
+        "--csv", metavar="PATH", help="lr-find: also write the sweep (step, lr, loss, smoothed_loss) to PATH"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=jobs.DEFAULT_TIMEOUT,
+        metavar="S",
+        help="time limit in seconds (default %(default)g)",
+    )
     p.add_argument("--python", default="", help="interpreter with torch to run the check in (default: this one)")
     p.add_argument("--batch-size", type=int, default=None, help="batch size of an inferred example (default 8)")
-    p.add_argument("--options", default="{}", metavar="JSON", help='more check options, e.g. \'{"steps": 300, "spatialSize": 28}\'')
+    p.add_argument(
+        "--options", default="{}", metavar="JSON", help='more check options, e.g. \'{"steps": 300, "spatialSize": 28}\''
+    )
     p.set_defaults(func=_cmd_check)
 
 
@@ -80,7 +90,9 @@ def _spec(args: argparse.Namespace):
         if not found.startswith("::"):
             return found
         class_name = found[2:]
-    return jobs.JobSpec(args.check, os.path.abspath(file), class_name, python=args.python, options=options, timeout=args.timeout)
+    return jobs.JobSpec(
+        args.check, os.path.abspath(file), class_name, python=args.python, options=options, timeout=args.timeout
+    )
 
 
 def _only_class(file: str) -> str:

@@ -182,8 +182,11 @@ def _torch_gradcheck(model, name, p, inputs, targets, ex, eps) -> bool | None:
         # makes the second opinion the same on every run and in every order of checks.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            return bool(torch.autograd.gradcheck(loss_of, (w,), eps=eps, atol=1e-5, rtol=1e-3, fast_mode=True,
-                                                 raise_exception=False))
+            return bool(
+                torch.autograd.gradcheck(
+                    loss_of, (w,), eps=eps, atol=1e-5, rtol=1e-3, fast_mode=True, raise_exception=False
+                )
+            )
     except Exception:  # a model torch's checker cannot drive (in-place on params, ...): no opinion
         return None
 
@@ -222,7 +225,19 @@ def _function_name(node) -> str:
     return name[: -len("Backward")] if name.endswith("Backward") else name
 
 
-COLUMNS = ["parameter", "shape", "checked", "kinks skipped", "max rel diff", "status", "torch gradcheck", "analytical", "numerical", "at index", "gradient from"]
+COLUMNS = [
+    "parameter",
+    "shape",
+    "checked",
+    "kinks skipped",
+    "max rel diff",
+    "status",
+    "torch gradcheck",
+    "analytical",
+    "numerical",
+    "at index",
+    "gradient from",
+]
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
@@ -234,7 +249,19 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     result["table"] = {
         "columns": COLUMNS,
         "rows": [
-            [c.name, c.shape, f"{c.checked}/{c.numel}", c.kinks, c.max_rel_diff, c.status, _yes_no(c.torch_gradcheck), c.analytical, c.numerical, c.worst_index, c.source or "autograd"]
+            [
+                c.name,
+                c.shape,
+                f"{c.checked}/{c.numel}",
+                c.kinks,
+                c.max_rel_diff,
+                c.status,
+                _yes_no(c.torch_gradcheck),
+                c.analytical,
+                c.numerical,
+                c.worst_index,
+                c.source or "autograd",
+            ]
             for c in checks
         ],
         "errorRow": None,
@@ -262,7 +289,9 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     result["verdict"] = {"OK": R.PASS, "WARN": R.WARN, "FAIL": R.FAIL}[worst.status]
     result["headline"], result["sentences"] = _words(checks, worst)
     if skipped:
-        result["sentences"].append(f"Not checked (every sampled element sat on a kink of the loss): {', '.join(skipped)}.")
+        result["sentences"].append(
+            f"Not checked (every sampled element sat on a kink of the loss): {', '.join(skipped)}."
+        )
         if result["verdict"] == R.PASS:
             result["verdict"] = R.WARN
     return result
@@ -276,7 +305,9 @@ def _kink_note(checks: list) -> list[str]:
     kinks = sum(c.kinks for c in checks)
     if not kinks:
         return []
-    return [f"{kinks} sampled element(s) sat where the loss is not differentiable (a ReLU or max switching inside the step) and were replaced by others."]
+    return [
+        f"{kinks} sampled element(s) sat where the loss is not differentiable (a ReLU or max switching inside the step) and were replaced by others."
+    ]
 
 
 def _words(checks: list, worst: ParamCheck) -> tuple[str, list]:
@@ -295,8 +326,12 @@ def _words(checks: list, worst: ParamCheck) -> tuple[str, list]:
     )
     sentences = [f"Seed 002: rel_diff > 1e-3 is almost certainly a bug in the backward pass.{where}"]
     if len(bad) > 1:
-        sentences.append(f"Also {worst.status}: {', '.join(c.name for c in bad if c is not worst)}. Parameters before a wrong backward inherit its error; fix the one closest to the output first.")
+        sentences.append(
+            f"Also {worst.status}: {', '.join(c.name for c in bad if c is not worst)}. Parameters before a wrong backward inherit its error; fix the one closest to the output first."
+        )
     disagree = [c.name for c in checks if c.torch_gradcheck is not None and c.torch_gradcheck != (c.status != "FAIL")]
     if disagree:
-        sentences.append(f"torch.autograd.gradcheck disagrees on {', '.join(disagree)}; its fast mode checks random projections, ours sampled elements.")
+        sentences.append(
+            f"torch.autograd.gradcheck disagrees on {', '.join(disagree)}; its fast mode checks random projections, ours sampled elements."
+        )
     return head, sentences

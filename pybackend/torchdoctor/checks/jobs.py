@@ -80,7 +80,18 @@ def resolve_interpreter(python: str) -> Optional[str]:
 
 
 def worker_command(python: str, spec: JobSpec) -> list[str]:
-    cmd = [python, "-c", _BOOTSTRAP, _PACKAGE_DIR, "--check", spec.check, "--file", spec.file, "--class", spec.class_name]
+    cmd = [
+        python,
+        "-c",
+        _BOOTSTRAP,
+        _PACKAGE_DIR,
+        "--check",
+        spec.check,
+        "--file",
+        spec.file,
+        "--class",
+        spec.class_name,
+    ]
     cmd += ["--options", json.dumps(spec.options)]
     if spec.source is not None:
         cmd.append("--stdin")
@@ -102,7 +113,11 @@ async def run_check(
     try:
         proc = await _spawn(python, spec)
     except OSError as exc:
-        return _err(spec, R.ERR_NO_INTERPRETER, f"cannot start the interpreter {python}: {exc.strerror or exc}. Set torchDoctor.python to a Python with torch.")
+        return _err(
+            spec,
+            R.ERR_NO_INTERPRETER,
+            f"cannot start the interpreter {python}: {exc.strerror or exc}. Set torchDoctor.python to a Python with torch.",
+        )
     tail: collections.deque = collections.deque(maxlen=STDERR_TAIL)
     box: dict = {}
     tasks = [
@@ -150,7 +165,11 @@ def _precheck(spec: JobSpec) -> Optional[dict]:
 
 async def _spawn(python: str, spec: JobSpec) -> asyncio.subprocess.Process:
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
-    kwargs: dict = {"start_new_session": True} if os.name == "posix" else {"creationflags": getattr(__import__("subprocess"), "CREATE_NEW_PROCESS_GROUP", 0)}
+    kwargs: dict = (
+        {"start_new_session": True}
+        if os.name == "posix"
+        else {"creationflags": getattr(__import__("subprocess"), "CREATE_NEW_PROCESS_GROUP", 0)}
+    )
     return await asyncio.create_subprocess_exec(
         *worker_command(python, spec),
         stdin=asyncio.subprocess.PIPE if spec.source is not None else asyncio.subprocess.DEVNULL,
@@ -232,7 +251,12 @@ def _finish(spec: JobSpec, python: str, code: Optional[int], result: Optional[di
 def _crash(spec: JobSpec, python: str, code: Optional[int], tail) -> dict:
     last = "\n".join(tail)
     if code == EXIT_TOO_OLD and TOO_OLD_MESSAGE in last:  # the user's code may exit 3 too
-        return _err(spec, R.ERR_NO_INTERPRETER, f"{python} is too old: {last.strip()}. Set torchDoctor.python to Python 3.9 or newer with torch.", detail=last)
+        return _err(
+            spec,
+            R.ERR_NO_INTERPRETER,
+            f"{python} is too old: {last.strip()}. Set torchDoctor.python to Python 3.9 or newer with torch.",
+            detail=last,
+        )
     how = f"exit status {code}"
     if code is not None and code < 0:
         try:

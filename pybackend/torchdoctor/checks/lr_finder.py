@@ -206,12 +206,20 @@ def _curve(sweep: Sweep, sug: dict) -> dict:
 
 
 def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
-    end = {"diverged": "the smoothed loss passed 4x its best", "nan": "the loss became NaN/Inf", "end of sweep": "the sweep reached its end"}[sweep.stopped]
+    end = {
+        "diverged": "the smoothed loss passed 4x its best",
+        "nan": "the loss became NaN/Inf",
+        "end of sweep": "the sweep reached its end",
+    }[sweep.stopped]
     last_lr = fmt_num(sweep.lrs[-1], 2) if sweep.lrs else "the first step"
     if sug["minimum"] is None:
         result["verdict"] = R.WARN
-        result["headline"] = f"The loss diverged after {len(sweep.lrs)} steps (at lr {last_lr}): too few points to suggest a learning rate."
-        result["sentences"] = ["Run the Overfit test first: a loss that explodes at tiny learning rates points to a broken loss or numerics."]
+        result["headline"] = (
+            f"The loss diverged after {len(sweep.lrs)} steps (at lr {last_lr}): too few points to suggest a learning rate."
+        )
+        result["sentences"] = [
+            "Run the Overfit test first: a loss that explodes at tiny learning rates points to a broken loss or numerics."
+        ]
         return
     if sug["steepest"] is None:
         result["verdict"] = R.WARN
@@ -222,7 +230,9 @@ def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
         ]
         return
     result["verdict"] = R.PASS
-    result["headline"] = f"Suggested learning rate: {fmt_num(sug['steepest'], 2)} (steepest descent) or {fmt_num(sug['minimumDiv10'], 2)} (10x below the minimum)."
+    result["headline"] = (
+        f"Suggested learning rate: {fmt_num(sug['steepest'], 2)} (steepest descent) or {fmt_num(sug['minimumDiv10'], 2)} (10x below the minimum)."
+    )
     result["sentences"] = [
         f"The smoothed loss falls fastest at lr {fmt_num(sug['steepest'], 2)} and is lowest at {fmt_num(sug['minimum'], 2)}; the sweep stopped at {last_lr} because {end}.",
         "Smith (2017): pick a rate about 10x below where the loss is lowest, or where it falls fastest; the two usually agree within a factor of a few.",
@@ -232,4 +242,6 @@ def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
             f"The loss was still falling at the end of the sweep ({last_lr}): one small batch is easy to memorise even at large "
             "learning rates, so the minimum is not a real one and the steepest-descent suggestion is the one to use."
         )
-    result["sentences"].append("The sweep ran on the example batch; the model's weights and the optimizer's state were restored afterwards.")
+    result["sentences"].append(
+        "The sweep ran on the example batch; the model's weights and the optimizer's state were restored afterwards."
+    )

@@ -86,10 +86,13 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     ok = passed(losses[-1], losses[0], accs[-1])
     result["verdict"] = R.PASS if ok else R.FAIL
     if ok:
-        result["headline"] = f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {fmt_num(losses[0], 4)} -> {fmt_num(losses[-1], 4)}" + (
-            f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
+        result["headline"] = (
+            f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {fmt_num(losses[0], 4)} -> {fmt_num(losses[-1], 4)}"
+            + (f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ").")
         )
-        result["sentences"] = ["The model, the loss and the backward pass can learn: go on to the LR finder or to full training."]
+        result["sentences"] = [
+            "The model, the loss and the backward pass can learn: go on to the LR finder or to full training."
+        ]
         return result
     result["headline"], result["sentences"] = _diagnose(ex, model, losses, accs, stuck, steps)
     result["sentences"].append(SEED_CAUSES)
@@ -110,12 +113,16 @@ def _details(losses, accs, steps, lr, ex) -> dict:
         "maxSteps": steps,
         "lr": lr,
         "optimizer": "Adam",
-        "batchSize": int(ex.inputs[0].shape[0]) if ex.inputs and hasattr(ex.inputs[0], "shape") and ex.inputs[0].dim() else None,
+        "batchSize": int(ex.inputs[0].shape[0])
+        if ex.inputs and hasattr(ex.inputs[0], "shape") and ex.inputs[0].dim()
+        else None,
         "initialLoss": losses[0],
         "finalLoss": losses[-1],
         "minLoss": min(finite) if finite else None,
         "finalAccuracy": accs[-1],
-        "criterion": "accuracy 100% and loss <= max(0.1, 10% of the first loss)" if accs[-1] is not None else "loss <= max(1e-3, 10% of the first loss)",
+        "criterion": "accuracy 100% and loss <= max(0.1, 10% of the first loss)"
+        if accs[-1] is not None
+        else "loss <= max(1e-3, 10% of the first loss)",
     }
 
 
@@ -149,7 +156,9 @@ def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
     why: list[str] = unregistered_layers(model)
     if not math.isfinite(last):
         head = f"The loss became {last} at step {len(losses) - 1}."
-        why.append("Broken loss or numerics: log(0), a division by zero or exp() overflow in the model or the loss; or a learning rate too high. Clamp probabilities to [eps, 1-eps], use log-softmax / the fused losses.")
+        why.append(
+            "Broken loss or numerics: log(0), a division by zero or exp() overflow in the model or the loss; or a learning rate too high. Clamp probabilities to [eps, 1-eps], use log-softmax / the fused losses."
+        )
     if stuck and stuck.startswith("nograd:"):
         names = stuck.split(":", 1)[1].split(",")
         why.append(
@@ -157,9 +166,13 @@ def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
             "They are unused in forward, or the graph is cut (.detach(), .item(), .data, .numpy(), torch.no_grad())."
         )
     elif stuck == "zerograd":
-        why.append("Every gradient is exactly zero after the first backward: dead ReLUs (bad initialisation), saturated activations, or an output that does not depend on the parameters.")
+        why.append(
+            "Every gradient is exactly zero after the first backward: dead ReLUs (bad initialisation), saturated activations, or an output that does not depend on the parameters."
+        )
     elif stuck:
-        why.append(f"loss.backward() failed: {stuck}. The loss does not depend on any parameter through autograd: the graph is cut (.detach(), .item(), torch.no_grad()) in forward or in the loss.")
+        why.append(
+            f"loss.backward() failed: {stuck}. The loss does not depend on any parameter through autograd: the graph is cut (.detach(), .item(), torch.no_grad()) in forward or in the loss."
+        )
     probs = _looks_like_probabilities(ex)
     if probs:
         why.append(probs)
@@ -201,7 +214,9 @@ def _misaligned(ex) -> list[str]:
     for i in range(x.shape[0]):
         for j in range(i + 1, x.shape[0]):
             if torch.equal(flat_x[i], flat_x[j]) and not torch.equal(flat_t[i], flat_t[j]):
-                return [f"Data and labels misaligned: samples {i} and {j} of the batch have identical inputs but different targets, so no model can fit both. Check how inputs and labels are paired (shuffling one but not the other, an off-by-one)."]
+                return [
+                    f"Data and labels misaligned: samples {i} and {j} of the batch have identical inputs but different targets, so no model can fit both. Check how inputs and labels are paired (shuffling one but not the other, an off-by-one)."
+                ]
     return []
 
 

@@ -18,7 +18,9 @@ def nothing_to_train(model, result: dict, what: str) -> dict:
     """The WARN result of a check that needs parameters, on a model that has none."""
     result["verdict"] = R.WARN
     result["headline"] = f"{type(model).__name__} has no trainable parameters: {what}."
-    result["sentences"] = unregistered_layers(model) + ["Run the Overfit test: it says why the optimizer has nothing to train."]
+    result["sentences"] = unregistered_layers(model) + [
+        "Run the Overfit test: it says why the optimizer has nothing to train."
+    ]
     return result
 
 
@@ -32,7 +34,9 @@ def unregistered_layers(model) -> list[str]:
             if attr == "_modules":  # nn.Module's own registry
                 continue
             where = f"`{(m_name + '.' if m_name else '') + attr}`"
-            items = list(value.values()) if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+            items = (
+                list(value.values()) if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+            )
             if any(isinstance(v, torch.nn.Module) for v in items):
                 container = "ModuleDict" if isinstance(value, dict) else "ModuleList"
                 found.append(
@@ -40,5 +44,7 @@ def unregistered_layers(model) -> list[str]:
                     f"are not in model.parameters() and the optimizer never updates them. Use nn.{container}."
                 )
             elif isinstance(value, torch.Tensor) and value.requires_grad and not isinstance(value, torch.nn.Parameter):
-                found.append(f"{where} is a tensor that requires grad but is not an nn.Parameter: the optimizer never sees it.")
+                found.append(
+                    f"{where} is a tensor that requires grad but is not an nn.Parameter: the optimizer never sees it."
+                )
     return found

@@ -32,7 +32,16 @@ class Row:
     status: str = "running"  # running | ok | error
 
     def cells(self) -> list:
-        return [self.name or "(model)", self.type, self.depth, fmt(self.inputs), fmt(self.outputs) if self.status == "ok" else "—", self.params, self.dtype, self.device]
+        return [
+            self.name or "(model)",
+            self.type,
+            self.depth,
+            fmt(self.inputs),
+            fmt(self.outputs) if self.status == "ok" else "—",
+            self.params,
+            self.dtype,
+            self.device,
+        ]
 
 
 @dataclass
@@ -60,7 +69,9 @@ def fmt(shapes) -> str:
     if isinstance(shapes, list) and all(isinstance(d, int) for d in shapes):
         return "(" + ", ".join(str(d) for d in shapes) + ")"
     if isinstance(shapes, list):
-        return ", ".join(fmt(s) if not (isinstance(s, list) and s and isinstance(s[0], list)) else "[" + fmt(s) + "]" for s in shapes)
+        return ", ".join(
+            fmt(s) if not (isinstance(s, list) and s and isinstance(s[0], list)) else "[" + fmt(s) + "]" for s in shapes
+        )
     if isinstance(shapes, dict):
         return "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in shapes.items()) + "}"
     return str(shapes)
@@ -134,7 +145,9 @@ def _failure(exc, model, tr: Trace, stack, last_done, modules) -> tuple[Failure,
         module=modules.get(name, model),
         input_shapes=row.inputs if row else [],
         last_name=last.name if last else None,
-        last_output=last.outputs if last and isinstance(last.outputs, list) and last.outputs and isinstance(last.outputs[0], int) else None,
+        last_output=last.outputs
+        if last and isinstance(last.outputs, list) and last.outputs and isinstance(last.outputs[0], int)
+        else None,
     )
     return failure, index
 
@@ -145,7 +158,11 @@ def batch_warnings(tr: Trace, batch: int | None) -> list[str]:
         return []
     out = []
     for row in tr.rows:
-        if row.type not in ("Linear", "Conv1d", "Conv2d", "Conv3d") or not row.inputs or not isinstance(row.inputs[0], list):
+        if (
+            row.type not in ("Linear", "Conv1d", "Conv2d", "Conv3d")
+            or not row.inputs
+            or not isinstance(row.inputs[0], list)
+        ):
             continue
         shape = row.inputs[0]
         if len(shape) >= 2 and isinstance(shape[0], int) and shape[0] != batch:
@@ -176,14 +193,19 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         result["headline"] = f"The forward of {ex.model.__class__.__name__} raises in " + (
             f"`{tr.failure.module_name}`." if tr.failure.module_name else "its own code."
         )
-        result["sentences"] = [explain(tr.failure), f"{type(tr.failure.exc).__name__}: {str(tr.failure.exc).strip().splitlines()[0] if str(tr.failure.exc).strip() else ''}"]
+        result["sentences"] = [
+            explain(tr.failure),
+            f"{type(tr.failure.exc).__name__}: {str(tr.failure.exc).strip().splitlines()[0] if str(tr.failure.exc).strip() else ''}",
+        ]
         result["details"]["exception"] = type(tr.failure.exc).__name__
         result["details"]["failingModule"] = tr.failure.module_name
         return result
     out = tr.rows[0] if tr.rows else None
     warnings = batch_warnings(tr, batch)
     result["verdict"] = R.WARN if warnings else R.PASS
-    result["headline"] = f"The forward runs: {fmt(out.inputs) if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
+    result["headline"] = (
+        f"The forward runs: {fmt(out.inputs) if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
+    )
     result["sentences"] = warnings
     return result
 

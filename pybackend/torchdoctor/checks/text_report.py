@@ -55,7 +55,9 @@ def sparkline(values: list, width: int = SPARK_WIDTH) -> str:
     lo, hi = min(finite), max(finite)
     span = (hi - lo) or 1.0
     return "".join(
-        "×" if not (isinstance(v, (int, float)) and math.isfinite(v)) else _BLOCKS[min(len(_BLOCKS) - 1, int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5))]
+        "×"
+        if not (isinstance(v, (int, float)) and math.isfinite(v))
+        else _BLOCKS[min(len(_BLOCKS) - 1, int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5))]
         for v in sampled
     )
 

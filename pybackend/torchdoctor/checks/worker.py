@@ -75,7 +75,10 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
         import torch
     except ImportError as exc:
         return R.error_result(
-            args.check, args.class_name, file, R.ERR_NO_TORCH,
+            args.check,
+            args.class_name,
+            file,
+            R.ERR_NO_TORCH,
             f"torch is not installed in {sys.executable}: pip install torch or set torchDoctor.python",
             detail=str(exc),
         )
@@ -97,10 +100,22 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
         check = __import__(f"{__package__}.{_MODULES[args.check]}", fromlist=["run"])
         return check.run(ex, options, channel.progress, result)
     except E.ExampleError as exc:
-        return R.error_result(args.check, args.class_name, file, exc.kind, exc.message, detail=exc.detail, snippet=exc.snippet, inferred=exc.inferred)
+        return R.error_result(
+            args.check,
+            args.class_name,
+            file,
+            exc.kind,
+            exc.message,
+            detail=exc.detail,
+            snippet=exc.snippet,
+            inferred=exc.inferred,
+        )
     except Exception as exc:  # the user's model raised inside a check: report, with the traceback
         return R.error_result(
-            args.check, args.class_name, file, R.ERR_FORWARD,
+            args.check,
+            args.class_name,
+            file,
+            R.ERR_FORWARD,
             f"The model raised {type(exc).__name__} during the {R.TITLES[args.check]}: {exc}",
             detail=traceback.format_exc(),
             inferred=result["inferred"],

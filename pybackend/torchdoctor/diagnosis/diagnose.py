@@ -19,7 +19,12 @@ def diagnose(snapshot: Any, thresholds: Optional[Thresholds] = None) -> Dict[str
     status = text(snapshot.get("status"), "error")
     message = text(snapshot.get("message"))
     if status != "ok":
-        return {"status": status, "message": message or "the snapshot is empty", "gradientFlow": None, "shapeTrace": None}
+        return {
+            "status": status,
+            "message": message or "the snapshot is empty",
+            "gradientFlow": None,
+            "shapeTrace": None,
+        }
     flow = gradient_flow.build(snapshot, th)
     flags = _flags_by_call(snapshot, flow)
     trace = shape_trace.build(snapshot, flags)
@@ -29,7 +34,9 @@ def diagnose(snapshot: Any, thresholds: Optional[Thresholds] = None) -> Dict[str
 def _flags_by_call(snapshot: Dict[str, Any], flow: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
     """The activation flags, keyed by call index, for the shape trace's rows."""
     out: Dict[int, List[Dict[str, Any]]] = {}
-    leaf_calls = [c for c in snapshot.get("calls", []) if isinstance(c, dict) and c.get("leaf") and obj(c.get("activation"))]
+    leaf_calls = [
+        c for c in snapshot.get("calls", []) if isinstance(c, dict) and c.get("leaf") and obj(c.get("activation"))
+    ]
     for call, act in zip(leaf_calls, flow.get("activations", [])):
         if act["flags"] and isinstance(call.get("index"), int):
             out[call["index"]] = act["flags"]

@@ -53,19 +53,25 @@ def grad_rows(snapshot: Dict[str, Any]) -> List[Tuple[Dict[str, Any], R.GradRow]
         inf = max(integer(g.get("inf"), 0), 0) if has else 0
         if has and not nan and not inf and (g.get("hasNonFinite") or integer(g.get("nonFinite"), 0) > 0):
             nan = -1
-        out.append((p, R.GradRow(
-            name=text(p.get("name"), "?"),
-            module=text(p.get("module")),
-            module_type=text(p.get("moduleType")),
-            mean_abs=num(g.get("meanAbs")) if has else None,
-            max_abs=num(g.get("maxAbs")) if has else None,
-            norm=num(g.get("norm")) if has else None,
-            nan=nan, inf=inf,
-            has_grad=has,
-            requires_grad=bool(p.get("requiresGrad", True)),
-            changed=bool(p.get("changedSinceBackward")),
-            weights_nonfinite=integer(values.get("nan"), 0) + integer(values.get("inf"), 0) if values else 0,
-        )))
+        out.append(
+            (
+                p,
+                R.GradRow(
+                    name=text(p.get("name"), "?"),
+                    module=text(p.get("module")),
+                    module_type=text(p.get("moduleType")),
+                    mean_abs=num(g.get("meanAbs")) if has else None,
+                    max_abs=num(g.get("maxAbs")) if has else None,
+                    norm=num(g.get("norm")) if has else None,
+                    nan=nan,
+                    inf=inf,
+                    has_grad=has,
+                    requires_grad=bool(p.get("requiresGrad", True)),
+                    changed=bool(p.get("changedSinceBackward")),
+                    weights_nonfinite=integer(values.get("nan"), 0) + integer(values.get("inf"), 0) if values else 0,
+                ),
+            )
+        )
     return out
 
 
@@ -84,13 +90,29 @@ def act_rows(snapshot: Dict[str, Any]) -> List[Tuple[Dict[str, Any], R.ActRow]]:
             bad = nan + inf if nan is not None and inf is not None else (integer(a.get("nonFinite"), 0) or 0)
             if not bad and a.get("hasNonFinite"):
                 bad = -1
-            out.append((c, R.ActRow(
-                path=path, type=type_name, occurrence=integer(c.get("occurrence"), 1), leaf=True,
-                count=integer(a.get("count"), 0), mean=num(a.get("mean")), std=num(a.get("std")),
-                zeros=num(a.get("zeros")), dead_units=num(a.get("deadUnits")),
-                units=integer(a.get("units"), 0) or None, min=num(a.get("min")), max=num(a.get("max")),
-                nonfinite=bad, nan=nan, inf=inf, feeder=feeder,
-            )))
+            out.append(
+                (
+                    c,
+                    R.ActRow(
+                        path=path,
+                        type=type_name,
+                        occurrence=integer(c.get("occurrence"), 1),
+                        leaf=True,
+                        count=integer(a.get("count"), 0),
+                        mean=num(a.get("mean")),
+                        std=num(a.get("std")),
+                        zeros=num(a.get("zeros")),
+                        dead_units=num(a.get("deadUnits")),
+                        units=integer(a.get("units"), 0) or None,
+                        min=num(a.get("min")),
+                        max=num(a.get("max")),
+                        nonfinite=bad,
+                        nan=nan,
+                        inf=inf,
+                        feeder=feeder,
+                    ),
+                )
+            )
         if c.get("leaf") and integer(c.get("ownParams"), 0) > 0:
             feeder = (path, type_name)
     return out
@@ -112,8 +134,10 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     weights_bad = {row.module for _, row in params if row.weights_nonfinite}
     input_stats = obj(snapshot.get("input"))
     input_bad = _input_bad(input_stats)
-    clip = R.clip_advice([r for _, r in params], [r.name for _, r in params
-                                                   if r.mean_abs is not None and r.mean_abs > th.exploding_gradient])
+    clip = R.clip_advice(
+        [r for _, r in params],
+        [r.name for _, r in params if r.mean_abs is not None and r.mean_abs > th.exploding_gradient],
+    )
     for index, (_call, row) in enumerate(acts):
         flags: List[R.Flag] = []
         flag = R.dead_units(row, th)
@@ -143,21 +167,33 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     show_rows = source != "none" and any(r.has_grad for _, r in params)
     per_param: List[R.Flag] = []
     for _, param_row in params:
-        found = [R.grad_nonfinite(param_row, clip), R.weights_nonfinite(param_row, clip),
-                 R.grad_exploding(param_row, th, clip),
-                 R.grad_vanishing(param_row, th, _dead_near(param_row.module, dead, order)),
-                 R.grad_missing(param_row) if show_rows else None]
+        found = [
+            R.grad_nonfinite(param_row, clip),
+            R.weights_nonfinite(param_row, clip),
+            R.grad_exploding(param_row, th, clip),
+            R.grad_vanishing(param_row, th, _dead_near(param_row.module, dead, order)),
+            R.grad_missing(param_row) if show_rows else None,
+        ]
         for f in found:
             if f:
                 rows_flags[param_row.name].append(f)
                 per_param.append(f)
         if param_row.module in dead:
-            relu_flag = next(f for i, (_, a) in enumerate(acts) for f in act_flags[i]
-                             if f.rule == R.DEAD_UNITS and a.path == dead[param_row.module][0])
-            rows_flags[param_row.name].append(R.Flag(R.DEAD_UNITS, R.WARNING,
-                                                     f"Feeds {layer(*dead[param_row.module])}, whose units are dead: "
-                                                     + relu_flag.sentence,
-                                                     relu_flag.suggestion, relu_flag.module))
+            relu_flag = next(
+                f
+                for i, (_, a) in enumerate(acts)
+                for f in act_flags[i]
+                if f.rule == R.DEAD_UNITS and a.path == dead[param_row.module][0]
+            )
+            rows_flags[param_row.name].append(
+                R.Flag(
+                    R.DEAD_UNITS,
+                    R.WARNING,
+                    f"Feeds {layer(*dead[param_row.module])}, whose units are dead: " + relu_flag.sentence,
+                    relu_flag.suggestion,
+                    relu_flag.module,
+                )
+            )
     verdicts.extend(_grouped(per_param))
     flag = R.grad_ratio(_layers(params), th, clip)
     if flag:
@@ -171,21 +207,25 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
 
     rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
     ordered = R.by_severity(verdicts)
-    return finish_gradient_flow({
-        "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
-        "rows": rows,
-        "verdicts": [f.to_json(with_module=True) for f in ordered],
-        "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
-        "thresholds": th.to_json(),
-    })
+    return finish_gradient_flow(
+        {
+            "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
+            "rows": rows,
+            "verdicts": [f.to_json(with_module=True) for f in ordered],
+            "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
+            "thresholds": th.to_json(),
+        }
+    )
 
 
 class _Order:
     """The calls of the pass, once: ``(path, type, a leaf with parameters)`` and first positions."""
 
     def __init__(self, snapshot: Dict[str, Any]) -> None:
-        self.calls = [(text(c.get("path")), text(c.get("type")), bool(c.get("leaf")) and integer(c.get("ownParams"), 0) > 0)
-                      for c in objs(snapshot.get("calls"))]
+        self.calls = [
+            (text(c.get("path")), text(c.get("type")), bool(c.get("leaf")) and integer(c.get("ownParams"), 0) > 0)
+            for c in objs(snapshot.get("calls"))
+        ]
         self.first: Dict[str, int] = {}
         for i, (path, _, _) in enumerate(self.calls):
             self.first.setdefault(path, i)
@@ -218,8 +258,13 @@ def _dead_near(module: str, dead: Dict[str, Tuple[str, str]], order: _Order) -> 
 def _input_bad(stats: Dict[str, Any]) -> bool:
     if not stats:
         return False
-    return bool(integer(stats.get("nonFinite"), 0) or stats.get("hasNonFinite")
-                or integer(stats.get("nan"), 0) or integer(stats.get("posinf"), 0) or integer(stats.get("neginf"), 0))
+    return bool(
+        integer(stats.get("nonFinite"), 0)
+        or stats.get("hasNonFinite")
+        or integer(stats.get("nan"), 0)
+        or integer(stats.get("posinf"), 0)
+        or integer(stats.get("neginf"), 0)
+    )
 
 
 def _input_counts(stats: Dict[str, Any]) -> Tuple[int, Optional[int], Optional[int]]:
@@ -265,10 +310,16 @@ def _grouped(flags: List[R.Flag]) -> List[R.Flag]:
                 out.append(f)
             continue
         first = group[0]
-        out.append(R.Flag(rule, first.severity,
-                          f"{len(group)} parameters in {len(modules)} layers ({names(modules)}): {_rule_words(rule)}. "
-                          f"First: {first.sentence}",
-                          first.suggestion, first.module))
+        out.append(
+            R.Flag(
+                rule,
+                first.severity,
+                f"{len(group)} parameters in {len(modules)} layers ({names(modules)}): {_rule_words(rule)}. "
+                f"First: {first.sentence}",
+                first.suggestion,
+                first.module,
+            )
+        )
     return out
 
 
@@ -307,9 +358,15 @@ def _row(p: Dict[str, Any], row: R.GradRow, flags: List[R.Flag]) -> Dict[str, An
 def _act(call: Dict[str, Any], row: R.ActRow, flags: List[R.Flag]) -> Dict[str, Any]:
     a = obj(call.get("activation"))
     return {
-        "path": row.path, "type": row.type, "occurrence": row.occurrence,
-        "mean": row.mean, "std": row.std, "zeros": row.zeros, "deadUnits": row.dead_units,
-        "min": row.min, "max": row.max,
+        "path": row.path,
+        "type": row.type,
+        "occurrence": row.occurrence,
+        "mean": row.mean,
+        "std": row.std,
+        "zeros": row.zeros,
+        "deadUnits": row.dead_units,
+        "min": row.min,
+        "max": row.max,
         "nonFinite": True if row.nonfinite < 0 else row.nonfinite,
         "source": text(a.get("source")) or None,
         "fromPass": a.get("fromPass") if isinstance(a.get("fromPass"), int) else None,
@@ -343,5 +400,7 @@ def _summary(snapshot, model_type, params, verdicts, show_rows, grads) -> str:
     high = max(with_grad, key=lambda r: r.mean_abs)
     norms = [r.norm for r in with_grad if r.norm is not None]
     total = f", total norm {mag(math.sqrt(sum(n * n for n in norms)))}" if norms else ""
-    return (f"{model_type}{after}: no gradient problems in {len(params)} parameters; mean |g| from "
-            f"{mag(low.mean_abs)} (`{low.name}`) to {mag(high.mean_abs)} (`{high.name}`){total}.")
+    return (
+        f"{model_type}{after}: no gradient problems in {len(params)} parameters; mean |g| from "
+        f"{mag(low.mean_abs)} (`{low.name}`) to {mag(high.mean_abs)} (`{high.name}`){total}."
+    )

@@ -31,7 +31,9 @@ def _worst(flags: Sequence[Dict[str, Any]]) -> str:
 
 def _flag_key(flag: Dict[str, Any]) -> str:
     """Flags fold when they say the same thing: severity, rule and the same next step."""
-    return "\0".join((str(flag.get("severity", "")), str(flag.get("rule", "")), str(flag.get("suggestion", "")).strip()))
+    return "\0".join(
+        (str(flag.get("severity", "")), str(flag.get("rule", "")), str(flag.get("suggestion", "")).strip())
+    )
 
 
 def fold_repeated(flag_lists: Sequence[Sequence[Dict[str, Any]]]) -> List[List[Dict[str, int]]]:
@@ -90,7 +92,7 @@ def finish_gradient_flow(model: Dict[str, Any]) -> Dict[str, Any]:
 
 def _dtype(name: Any) -> str:
     text = str(name or "")
-    return text[len("torch."):] if text.startswith("torch.") else text
+    return text[len("torch.") :] if text.startswith("torch.") else text
 
 
 def shape_counts(rows: Sequence[Dict[str, Any]]) -> Dict[str, int]:
@@ -103,7 +105,7 @@ def shape_counts(rows: Sequence[Dict[str, Any]]) -> Dict[str, int]:
 
 
 def uniform_note(model: Dict[str, Any]) -> str:
-    """"All tensors float32 on cpu." when nothing changes and the summary is not already saying it.
+    """ "All tensors float32 on cpu." when nothing changes and the summary is not already saying it.
 
     Under a failure the view hides the summary, so the note is said there in any case.
     """

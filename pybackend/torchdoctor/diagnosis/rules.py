@@ -109,8 +109,12 @@ class Flag:
     module: Optional[str] = None  # the layer it names (path), for verdicts
 
     def to_json(self, with_module: bool = False) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"rule": self.rule, "severity": self.severity, "sentence": self.sentence,
-                               "suggestion": self.suggestion}
+        out: Dict[str, Any] = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "sentence": self.sentence,
+            "suggestion": self.suggestion,
+        }
         if with_module:
             out["module"] = self.module
         return out
@@ -188,9 +192,9 @@ def clip_advice(rows: Sequence[GradRow], exploding: Sequence[str]) -> ClipAdvice
     """
     bad = set(exploding)
     finite = [(r.name, r.norm) for r in rows if r.norm is not None and r.nan == 0 and r.inf == 0]
-    total = math.sqrt(sum(norm ** 2 for _, norm in finite)) if finite else None
+    total = math.sqrt(sum(norm**2 for _, norm in finite)) if finite else None
     healthy_norms = [norm for name, norm in finite if name not in bad]
-    healthy = math.sqrt(sum(norm ** 2 for norm in healthy_norms)) if healthy_norms else None
+    healthy = math.sqrt(sum(norm**2 for norm in healthy_norms)) if healthy_norms else None
     max_norm = nice(healthy) if healthy and healthy > 0 else 1.0
     return ClipAdvice(max_norm, total, healthy)
 
@@ -211,7 +215,8 @@ def grad_nonfinite(row: GradRow, clip: ClipAdvice) -> Optional[Flag]:
     if row.inf:
         parts.append(_counted(row.inf, "Inf"))
     return Flag(
-        GRAD_NONFINITE, ERROR,
+        GRAD_NONFINITE,
+        ERROR,
         f"`{row.name}` has {' and '.join(parts)} gradient values after the last backward.",
         "Check the data for NaN/Inf first (`torch.isfinite(x).all()` on a batch and its targets). If it is clean, "
         f"lower the learning rate 10x and clip the gradients: `{clip.code()}` between `loss.backward()` and "
@@ -224,7 +229,8 @@ def grad_exploding(row: GradRow, th: Thresholds, clip: ClipAdvice) -> Optional[F
     if row.mean_abs is None or row.mean_abs <= th.exploding_gradient:
         return None
     return Flag(
-        GRAD_EXPLODING, WARNING,
+        GRAD_EXPLODING,
+        WARNING,
         f"`{row.name}`: mean |g| = {mag(row.mean_abs)}, above {mag(th.exploding_gradient)}: exploding gradients "
         f"in {layer(row.module, row.module_type)}.",
         f"Clip the gradients: `{clip.code()}` between `loss.backward()` and `optimizer.step()`{clip.why()}. "
@@ -238,22 +244,34 @@ def grad_vanishing(row: GradRow, th: Thresholds, dead_near: Optional[Tuple[str, 
     if row.mean_abs is None or row.mean_abs >= th.vanishing_gradient or not row.requires_grad or row.changed:
         return None
     if row.mean_abs == 0:
-        sentence = f"`{row.name}`: every gradient value is exactly 0: {layer(row.module, row.module_type)} is not learning."
+        sentence = (
+            f"`{row.name}`: every gradient value is exactly 0: {layer(row.module, row.module_type)} is not learning."
+        )
     else:
-        sentence = (f"`{row.name}`: mean |g| = {mag(row.mean_abs)}, below {mag(th.vanishing_gradient)}: vanishing "
-                    f"gradients; {layer(row.module, row.module_type)} is barely learning.")
+        sentence = (
+            f"`{row.name}`: mean |g| = {mag(row.mean_abs)}, below {mag(th.vanishing_gradient)}: vanishing "
+            f"gradients; {layer(row.module, row.module_type)} is barely learning."
+        )
     if dead_near is not None and dead_near[2] == "after":
-        suggestion = (f"The dead {dead_near[1]} {layer(dead_near[0])} after it passes no gradient back: fix that "
-                      "first (its verdict says how).")
+        suggestion = (
+            f"The dead {dead_near[1]} {layer(dead_near[0])} after it passes no gradient back: fix that "
+            "first (its verdict says how)."
+        )
     elif dead_near is not None:
-        suggestion = (f"Its input comes from the dead {dead_near[1]} {layer(dead_near[0])}, all zeros, so its weights "
-                      "get no gradient: fix that first (its verdict says how).")
+        suggestion = (
+            f"Its input comes from the dead {dead_near[1]} {layer(dead_near[0])}, all zeros, so its weights "
+            "get no gradient: fix that first (its verdict says how)."
+        )
     elif row.mean_abs == 0:
-        suggestion = ("Nothing of the loss reaches it through a live path: look for dead ReLUs after it, a `.detach()` "
-                      "or `torch.no_grad()` in the forward; a learning rate that was too high can also have killed the units.")
+        suggestion = (
+            "Nothing of the loss reaches it through a live path: look for dead ReLUs after it, a `.detach()` "
+            "or `torch.no_grad()` in the forward; a learning rate that was too high can also have killed the units."
+        )
     else:
-        suggestion = ("Use ReLU/GELU rather than sigmoid/tanh, add residual connections or normalisation "
-                      "(BatchNorm/LayerNorm), and check the initialisation (`nn.init.kaiming_normal_` for ReLU).")
+        suggestion = (
+            "Use ReLU/GELU rather than sigmoid/tanh, add residual connections or normalisation "
+            "(BatchNorm/LayerNorm), and check the initialisation (`nn.init.kaiming_normal_` for ReLU)."
+        )
     return Flag(GRAD_VANISHING, WARNING, sentence, suggestion, row.module)
 
 
@@ -261,7 +279,8 @@ def grad_missing(row: GradRow) -> Optional[Flag]:
     if row.has_grad or not row.requires_grad:
         return None
     return Flag(
-        GRAD_MISSING, WARNING,
+        GRAD_MISSING,
+        WARNING,
         f"`{row.name}` got no gradient from the last backward although it requires one: "
         f"{layer(row.module, row.module_type)} does not take part in the loss.",
         "An unused layer, a `.detach()` or `torch.no_grad()` on its path, or an output the loss ignores. Remove the "
@@ -275,7 +294,8 @@ def weights_nonfinite(row: GradRow, clip: ClipAdvice) -> Optional[Flag]:
         return None
     n = row.weights_nonfinite
     return Flag(
-        WEIGHTS_NONFINITE, ERROR,
+        WEIGHTS_NONFINITE,
+        ERROR,
         f"`{row.name}` itself holds {_counted(n, 'NaN/Inf')} values: an earlier update diverged.",
         f"Lower the learning rate 10x and clip the gradients (`{clip.code()}`); restart from a checkpoint taken "
         "before the divergence.",
@@ -294,7 +314,8 @@ def grad_ratio(layers: Sequence[Tuple[str, str, Optional[float]]], th: Threshold
     if last / first > th.gradient_ratio:
         ratio = last / first
         return Flag(
-            GRAD_RATIO, WARNING,
+            GRAD_RATIO,
+            WARNING,
             f"Gradients shrink {ratio:.0f}x from the last layer {layer(lp, lt)} (mean |g| {mag(last)}) to the first "
             f"{layer(fp, ft)} ({mag(first)}), more than {mag(th.gradient_ratio)}x: vanishing gradients; the first "
             "layers learn far more slowly.",
@@ -305,7 +326,8 @@ def grad_ratio(layers: Sequence[Tuple[str, str, Optional[float]]], th: Threshold
     if first / last > th.gradient_ratio:
         ratio = first / last
         return Flag(
-            GRAD_RATIO, WARNING,
+            GRAD_RATIO,
+            WARNING,
             f"Gradients grow {ratio:.0f}x from the last layer {layer(lp, lt)} (mean |g| {mag(last)}) back to the "
             f"first {layer(fp, ft)} ({mag(first)}), more than {mag(th.gradient_ratio)}x: exploding gradients "
             "towards the input.",
@@ -322,7 +344,8 @@ def grads_changed(rows: Sequence[GradRow]) -> Optional[Flag]:
     zeroed = all((r.max_abs == 0) for r in changed if r.max_abs is not None)
     what = "were zeroed" if zeroed else "were changed in place"
     return Flag(
-        GRADS_CHANGED, INFO,
+        GRADS_CHANGED,
+        INFO,
         f"The gradients of {len(changed)} parameters {what} after the backward (`zero_grad(set_to_none=False)`, "
         "clipping or accumulation): their rows show the current values, and the vanishing rule skips them.",
         "Pause right after `loss.backward()`, before `optimizer.zero_grad()` or clipping, to see what the backward produced.",
@@ -359,16 +382,23 @@ def dead_units(row: ActRow, th: Thresholds) -> Optional[Flag]:
         if row.dead_units <= th.dead_fraction:
             return None
         units = f"{row.units} units" if row.units else "units"
-        measured = (f"{pct(row.dead_units)} of its {units} output exactly 0 for every sample of the batch "
-                    f"({pct(row.zeros)} of all its outputs are 0)")
+        measured = (
+            f"{pct(row.dead_units)} of its {units} output exactly 0 for every sample of the batch "
+            f"({pct(row.zeros)} of all its outputs are 0)"
+        )
     elif row.zeros is not None and row.zeros > th.dead_fraction:
         measured = f"{pct(row.zeros)} of its outputs are exactly 0"
     else:
         return None
     before = f"`{row.feeder[0]}` before it" if row.feeder else "the layer before it"
-    init = f"`nn.init.kaiming_normal_({row.feeder[0]}.weight, nonlinearity='relu')` and a zero bias" if row.feeder else "Kaiming initialisation"
+    init = (
+        f"`nn.init.kaiming_normal_({row.feeder[0]}.weight, nonlinearity='relu')` and a zero bias"
+        if row.feeder
+        else "Kaiming initialisation"
+    )
     return Flag(
-        DEAD_UNITS, WARNING,
+        DEAD_UNITS,
+        WARNING,
         f"{_call(row)}: {measured}, above {pct(th.dead_fraction)}: dead units; no gradient flows back through them.",
         f"Re-initialise {before} ({init}), or switch `{row.path}` to `nn.LeakyReLU(0.01)`; if the units died "
         "during training, lower the learning rate.",
@@ -381,7 +411,8 @@ def collapsed(row: ActRow, th: Thresholds) -> Optional[Flag]:
         return None
     value = f" ({mag(row.mean)})" if row.mean is not None else ""
     return Flag(
-        ACT_COLLAPSED, WARNING,
+        ACT_COLLAPSED,
+        WARNING,
         f"{_call(row)}: output std = {mag(row.std)}, below {mag(th.collapsed_std)}: collapsed activations; every "
         f"value is (nearly) the same{value}.",
         f"Check that the input varies (not a constant batch) and that `{row.path}`'s weights are not all equal "
@@ -394,7 +425,8 @@ def exploding_activation(row: ActRow, th: Thresholds) -> Optional[Flag]:
     if row.mean is None or abs(row.mean) <= th.exploding_activation:
         return None
     return Flag(
-        ACT_EXPLODING, WARNING,
+        ACT_EXPLODING,
+        WARNING,
         f"{_call(row)}: output mean = {mag(row.mean)}, |mean| above {mag(th.exploding_activation)}: exploding activations.",
         f"Normalise the input (mean 0, std 1), add normalisation (BatchNorm/LayerNorm) after `{row.path}`, check its "
         "initialisation scale, and lower the learning rate if the activations grew during training.",
@@ -411,17 +443,24 @@ def _bad_values(nonfinite: int, nan: Optional[int], inf: Optional[int]) -> str:
 def activation_nonfinite(row: ActRow, input_bad: bool, weights_bad: bool, clip: ClipAdvice) -> Flag:
     """The first output in the pass holding NaN/Inf: where they were born."""
     if input_bad:
-        suggestion = ("The input batch already holds NaN/Inf: check the data and its preprocessing "
-                      "(`torch.isfinite(x).all()`), and skip or repair the bad samples.")
+        suggestion = (
+            "The input batch already holds NaN/Inf: check the data and its preprocessing "
+            "(`torch.isfinite(x).all()`), and skip or repair the bad samples."
+        )
     elif weights_bad:
-        suggestion = (f"`{row.path}`'s own weights hold NaN/Inf: an earlier update diverged. Lower the learning rate "
-                      f"10x and clip the gradients (`{clip.code()}`).")
+        suggestion = (
+            f"`{row.path}`'s own weights hold NaN/Inf: an earlier update diverged. Lower the learning rate "
+            f"10x and clip the gradients (`{clip.code()}`)."
+        )
     else:
-        suggestion = ("Its input was finite, so this operation overflowed or divided by zero: lower the learning rate "
-                      "10x, clamp before log/exp (eps=1e-7), subtract the max before exp (log-sum-exp), and check the "
-                      "eps of any custom normalisation.")
+        suggestion = (
+            "Its input was finite, so this operation overflowed or divided by zero: lower the learning rate "
+            "10x, clamp before log/exp (eps=1e-7), subtract the max before exp (log-sum-exp), and check the "
+            "eps of any custom normalisation."
+        )
     return Flag(
-        ACT_NONFINITE, ERROR,
+        ACT_NONFINITE,
+        ERROR,
         f"NaN/Inf first appear in the output of {_call(row)}: {_bad_values(row.nonfinite, row.nan, row.inf)} values.",
         suggestion,
         row.path,
@@ -432,7 +471,8 @@ def input_nonfinite(nonfinite: int, nan: Optional[int], inf: Optional[int], mode
     if not nonfinite:
         return None
     return Flag(
-        INPUT_NONFINITE, ERROR,
+        INPUT_NONFINITE,
+        ERROR,
         f"The input batch of {model_type} holds {_bad_values(nonfinite, nan, inf)} values.",
         "Check the data for NaN/Inf (`torch.isfinite(x).all()`) and the preprocessing that made them "
         "(a division by a zero std, log of 0, a missing value read as NaN).",

@@ -52,45 +52,56 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
         if status == "running":
             running = text(c.get("path"))
         a = obj(c.get("activation"))
-        rows.append({
-            "index": index,
-            "path": text(c.get("path")),
-            "type": text(c.get("type"), "?"),
-            "depth": integer(c.get("depth"), 0),
-            "occurrence": integer(c.get("occurrence"), 1),
-            "inputs": inputs,
-            "outputs": outputs,
-            "params": integer(c.get("params"), 0),
-            "dtypeChange": bool(fin and fout and fin["dtype"] and fout["dtype"] and fin["dtype"] != fout["dtype"]),
-            "deviceChange": bool(fin and fout and fin["device"] and fout["device"] and fin["device"] != fout["device"]),
-            "failed": status == "failed" or index == failed_index,
-            "status": status,
-            "location": location(c.get("location")),
-            "activation": _activation(a) if a else None,
-            "flags": flags_by_call.get(index, []),
-        })
+        rows.append(
+            {
+                "index": index,
+                "path": text(c.get("path")),
+                "type": text(c.get("type"), "?"),
+                "depth": integer(c.get("depth"), 0),
+                "occurrence": integer(c.get("occurrence"), 1),
+                "inputs": inputs,
+                "outputs": outputs,
+                "params": integer(c.get("params"), 0),
+                "dtypeChange": bool(fin and fout and fin["dtype"] and fout["dtype"] and fin["dtype"] != fout["dtype"]),
+                "deviceChange": bool(
+                    fin and fout and fin["device"] and fout["device"] and fin["device"] != fout["device"]
+                ),
+                "failed": status == "failed" or index == failed_index,
+                "status": status,
+                "location": location(c.get("location")),
+                "activation": _activation(a) if a else None,
+                "flags": flags_by_call.get(index, []),
+            }
+        )
     failed = next((r for r in rows if r["failed"]), None)
     explanation = text(error.get("explanation")) or None if error else None
     message = None
     if error:
         head = f"{text(error.get('type'), 'Error')}: {text(error.get('message')).strip()}"
         message = head + (f"\n\n{explanation}" if explanation else "")
-    return finish_shape_trace({
-        "summary": _summary(snapshot, model_type, rows, failed, error, explanation, running),
-        "rows": rows,
-        "failedModule": (text(error.get("module")) if error else None) if error or failed else None,
-        "error": message,
-        "explanation": explanation,
-        "running": running,
-    })
+    return finish_shape_trace(
+        {
+            "summary": _summary(snapshot, model_type, rows, failed, error, explanation, running),
+            "rows": rows,
+            "failedModule": (text(error.get("module")) if error else None) if error or failed else None,
+            "error": message,
+            "explanation": explanation,
+            "running": running,
+        }
+    )
 
 
 def _activation(a: Dict[str, Any]) -> Dict[str, Any]:
-    return {"mean": num(a.get("mean")), "std": num(a.get("std")), "zeros": num(a.get("zeros")),
-            "deadUnits": num(a.get("deadUnits")),
-            "min": num(a.get("min")), "max": num(a.get("max")),
-            "nonFinite": True if a.get("hasNonFinite") and not a.get("nonFinite") else integer(a.get("nonFinite"), 0),
-            "source": text(a.get("source")) or None}
+    return {
+        "mean": num(a.get("mean")),
+        "std": num(a.get("std")),
+        "zeros": num(a.get("zeros")),
+        "deadUnits": num(a.get("deadUnits")),
+        "min": num(a.get("min")),
+        "max": num(a.get("max")),
+        "nonFinite": True if a.get("hasNonFinite") and not a.get("nonFinite") else integer(a.get("nonFinite"), 0),
+        "source": text(a.get("source")) or None,
+    }
 
 
 def _summary(snapshot, model_type, rows, failed, error, explanation, running) -> str:
@@ -107,16 +118,21 @@ def _summary(snapshot, model_type, rows, failed, error, explanation, running) ->
     calls = len(rows) - 1
     params = count(integer(model.get("params"), root["params"]))
     if running is not None:
-        return (f"Paused inside the forward of {model_type} (forward {integer(model.get('passNumber'), 0)}), in "
-                f"{layer(running, next((r['type'] for r in rows if r['path'] == running), ''))}: {calls} module calls so far.")
+        return (
+            f"Paused inside the forward of {model_type} (forward {integer(model.get('passNumber'), 0)}), in "
+            f"{layer(running, next((r['type'] for r in rows if r['path'] == running), ''))}: {calls} module calls so far."
+        )
     fin = next((i for i in root["inputs"] if i["shape"] is not None), None)
     fout = next((o for o in root["outputs"] if o["shape"] is not None), None)
     io = f"{shape(fin['shape']) if fin else '?'} -> {shape(fout['shape']) if fout else '?'}"
     dtypes = sorted({m["dtype"] for r in rows for m in r["inputs"] + r["outputs"] if m.get("dtype")})
     devices = sorted({m["device"] for r in rows for m in r["inputs"] + r["outputs"] if m.get("device")})
     changes = sum(1 for r in rows if r["dtypeChange"] or r["deviceChange"])
-    tail = f"; all tensors {dtypes[0]} on {devices[0]}" if len(dtypes) == 1 and len(devices) == 1 else (
-        f"; {changes} calls change dtype or device" if changes else "")
+    tail = (
+        f"; all tensors {dtypes[0]} on {devices[0]}"
+        if len(dtypes) == 1 and len(devices) == 1
+        else (f"; {changes} calls change dtype or device" if changes else "")
+    )
     dropped = integer(model.get("callsDropped"), 0)
     more = f" (and {dropped} calls not listed)" if dropped else ""
     return f"{model_type}: {io} through {calls} module calls{more}, {params} parameters{tail}."

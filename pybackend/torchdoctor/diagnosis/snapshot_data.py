@@ -22,8 +22,10 @@ def problem(snapshot: Any) -> Optional[str]:
         return "this is not a Torch Doctor snapshot"
     version = snapshot.get("version")
     if version not in SUPPORTED_VERSIONS:
-        return (f"snapshot version {version!r} is not supported by this backend (it reads "
-                f"{', '.join(str(v) for v in SUPPORTED_VERSIONS)}): the extension and its runtime differ")
+        return (
+            f"snapshot version {version!r} is not supported by this backend (it reads "
+            f"{', '.join(str(v) for v in SUPPORTED_VERSIONS)}): the extension and its runtime differ"
+        )
     return None
 
 
@@ -67,8 +69,11 @@ def tensor_meta(leaf: Any) -> Dict[str, Any]:
     o = obj(leaf)
     dims = o.get("shape")
     if isinstance(dims, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-        return {"shape": dims, "dtype": o.get("dtype") if isinstance(o.get("dtype"), str) else None,
-                "device": o.get("device") if isinstance(o.get("device"), str) else None}
+        return {
+            "shape": dims,
+            "dtype": o.get("dtype") if isinstance(o.get("dtype"), str) else None,
+            "device": o.get("device") if isinstance(o.get("device"), str) else None,
+        }
     return {"shape": None, "dtype": None, "device": None, "type": text(o.get("type"), "?")}
 
 

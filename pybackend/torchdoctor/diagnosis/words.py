@@ -47,7 +47,7 @@ def nice(value: float) -> float:
     best: Optional[Tuple[float, float]] = None  # (distance on the log scale, candidate)
     for e in (exp - 1, exp, exp + 1):
         for m in (1, 2, 5):
-            candidate = m * 10.0 ** e
+            candidate = m * 10.0**e
             d = abs(math.log10(candidate) - math.log10(value))
             if best is None or d < best[0]:
                 best = (d, candidate)

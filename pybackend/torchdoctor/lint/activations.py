@@ -43,8 +43,27 @@ _LAYERS = {
 }
 # Operations that move or reshape values without changing what they mean.
 _SHAPE_METHODS = frozenset(
-    {"view", "reshape", "squeeze", "unsqueeze", "flatten", "float", "double", "half", "to", "contiguous",
-     "permute", "transpose", "clone", "cpu", "cuda", "view_as", "reshape_as", "type_as", "t"}
+    {
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "float",
+        "double",
+        "half",
+        "to",
+        "contiguous",
+        "permute",
+        "transpose",
+        "clone",
+        "cpu",
+        "cuda",
+        "view_as",
+        "reshape_as",
+        "type_as",
+        "t",
+    }
 )
 _SHAPE_FUNCTIONS = frozenset({"torch.squeeze", "torch.unsqueeze", "torch.flatten", "torch.reshape", "torch.transpose"})
 _MAX_DEPTH = 16
@@ -195,6 +214,10 @@ class ActivationAnalysis:
 
 def _element(value: Optional[ast.AST], index: int) -> Optional[ast.AST]:
     """Element ``index`` of a returned tuple literal (``return F.log_softmax(x), hidden``)."""
-    if isinstance(value, ast.Tuple) and index < len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts):
+    if (
+        isinstance(value, ast.Tuple)
+        and index < len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in value.elts)
+    ):
         return value.elts[index]
     return None

@@ -83,7 +83,11 @@ class Bindings:
         handler = _HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(owner, FUNCTIONS) and isinstance(parent, ast.ClassDef):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and isinstance(owner, FUNCTIONS)
+            and isinstance(parent, ast.ClassDef)
+        ):
             args = owner.args.args
             if args:
                 self._record_self_attr(node, args[0].arg, parent)
@@ -157,8 +161,9 @@ class Bindings:
     def _with(self, node) -> None:
         for item in node.items:
             if item.optional_vars is not None:
-                self._bind_target(item.optional_vars, None, node, "with", source=item.context_expr,
-                                  pos=_end(item.context_expr))
+                self._bind_target(
+                    item.optional_vars, None, node, "with", source=item.context_expr, pos=_end(item.context_expr)
+                )
 
     def _except(self, node: ast.ExceptHandler) -> None:
         if node.name:
@@ -217,7 +222,6 @@ class Bindings:
     def all_bindings(self, scope_node: ast.AST, name: str) -> List[Binding]:
         scope = self.scopes.get(scope_node)
         return list(scope.names.get(name, [])) if scope else []
-
 
 
 _HANDLERS = {

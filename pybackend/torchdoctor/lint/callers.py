@@ -62,8 +62,13 @@ class CallerResolution:
             sites = self.call_sites(func)
             owner = self.enclosing_class(func)
             if func.name == "__init__" and owner is not None:
-                sites = sites + [c for c in self.calls if isinstance(c.func, ast.Name) and c.func.id == owner.name
-                                 and self.callee_class(c) == "local:" + owner.name]
+                sites = sites + [
+                    c
+                    for c in self.calls
+                    if isinstance(c.func, ast.Name)
+                    and c.func.id == owner.name
+                    and self.callee_class(c) == "local:" + owner.name
+                ]
             self._sites[func] = sites
         return sites
 
@@ -125,7 +130,13 @@ class CallerResolution:
             index = self._calls_by_name = {}
             for call in self.calls:
                 target = call.func
-                key = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+                key = (
+                    target.id
+                    if isinstance(target, ast.Name)
+                    else target.attr
+                    if isinstance(target, ast.Attribute)
+                    else None
+                )
                 if key is not None:
                     index.setdefault(key, []).append(call)
         return index.get(name, [])

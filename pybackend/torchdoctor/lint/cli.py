@@ -33,8 +33,13 @@ def add_lint(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (searched for *.py)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    p.add_argument("--disable", action="append", default=[], metavar="IDS",
-                   help="comma-separated rule ids to skip, e.g. TD015,TD017 (repeatable)")
+    p.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="comma-separated rule ids to skip, e.g. TD015,TD017 (repeatable)",
+    )
     p.set_defaults(func=run)
 
 
@@ -130,6 +135,8 @@ def _as_text(results) -> str:
 def _as_json(results) -> dict:
     return {
         "version": __version__,
-        "files": [{"path": path, "findings": [f.to_json() for f in findings]} for path, findings in results if findings],
+        "files": [
+            {"path": path, "findings": [f.to_json() for f in findings]} for path, findings in results if findings
+        ],
         "summary": {"files": len(results), "findings": sum(len(f) for _, f in results)},
     }

@@ -19,18 +19,53 @@ from .source import SourceText
 
 # Methods of nn.Module that return the module itself: ``Net().to(device)`` is still a Net.
 _SELF_RETURNING = frozenset(
-    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_",
-     "share_memory", "to_empty", "xpu", "mps"}
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "train",
+        "eval",
+        "requires_grad_",
+        "share_memory",
+        "to_empty",
+        "xpu",
+        "mps",
+    }
 )
 # Wrappers whose instances behave like the module they wrap.
 _WRAPPERS = frozenset(
-    {"torch.compile", "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-     "torch.nn.parallel.DataParallel", "torch.jit.script"}
+    {
+        "torch.compile",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.jit.script",
+    }
 )
 _MAX_DEPTH = 12
 # Qualified names of libraries: never looked up in the user's project.
-_LIBRARIES = ("torch.", "torchvision.", "torchaudio.", "transformers.", "timm.", "lightning.", "pytorch_lightning.",
-              "sklearn.", "numpy.", "pandas.", "tensorflow.", "jax.", "flax.", "accelerate.", "peft.", "datasets.")
+_LIBRARIES = (
+    "torch.",
+    "torchvision.",
+    "torchaudio.",
+    "transformers.",
+    "timm.",
+    "lightning.",
+    "pytorch_lightning.",
+    "sklearn.",
+    "numpy.",
+    "pandas.",
+    "tensorflow.",
+    "jax.",
+    "flax.",
+    "accelerate.",
+    "peft.",
+    "datasets.",
+)
 
 _OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -41,8 +76,9 @@ _SCOPE_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 # Node types ``own_nodes`` can answer for.
-_OWN_INDEXED = frozenset({ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Assign, ast.AnnAssign,
-                          ast.Expr})
+_OWN_INDEXED = frozenset(
+    {ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Assign, ast.AnnAssign, ast.Expr}
+)
 # What the index does with each node kind (bit flags; absent = nothing).
 _F_OWNED, _F_LIST, _F_BINDS, _F_SCOPE, _F_OWNER = 1, 2, 4, 8, 16
 
@@ -393,7 +429,7 @@ class LintContext(CallerResolution):
         if not class_name:
             return None
         if class_name.startswith("local:"):
-            return self.classes.get(class_name[len("local:"):])
+            return self.classes.get(class_name[len("local:") :])
         if class_name.startswith(_LIBRARIES):
             return None
         found = self.project.find_class(class_name, self.path)
@@ -443,9 +479,7 @@ class LintContext(CallerResolution):
             last = base.rsplit(".", 1)[-1]
             if last in ("Module", "LightningModule", "Sequential", "ModuleList"):
                 return True
-        return any(
-            isinstance(item, ast.FunctionDef) and item.name == "forward" for item in cls.body
-        )
+        return any(isinstance(item, ast.FunctionDef) and item.name == "forward" for item in cls.body)
 
     def method(self, cls: ast.ClassDef, name: str):
         for item in cls.body:

@@ -88,8 +88,10 @@ def _parse(text: str, path: Optional[str]):
         if newer is not None:
             (major, minor), what = newer
             here = sys.version_info
-            msg += (f" (your interpreter is {here[0]}.{here[1]}; this file uses syntax from Python "
-                    f"{major}.{minor} or newer: {what})")
+            msg += (
+                f" (your interpreter is {here[0]}.{here[1]}; this file uses syntax from Python "
+                f"{major}.{minor} or newer: {what})"
+            )
         return _syntax_finding(text, msg, exc.lineno, exc.offset)
     except (ValueError, RecursionError, MemoryError) as exc:
         # ValueError: source with NUL bytes; RecursionError: absurdly nested expressions.

@@ -31,7 +31,7 @@ def add_keyword(source: SourceText, call: ast.Call, text: str, title: str) -> Op
     func_len = len(source.segment(call.func))
     if not func_len or "(" not in before[func_len:]:
         return None
-    inner = before[before.index("(", func_len) + 1:-1]
+    inner = before[before.index("(", func_len) + 1 : -1]
     stripped = inner.rstrip()
     if not stripped:
         new_text = text

@@ -15,8 +15,16 @@ from typing import List
 from .context import LintContext
 
 _NO_RETURN = frozenset(
-    {"sys.exit", "os._exit", "os.abort", "pytest.fail", "pytest.skip", "pytest.exit", "typing.assert_never",
-     "typing_extensions.assert_never"}
+    {
+        "sys.exit",
+        "os._exit",
+        "os.abort",
+        "pytest.fail",
+        "pytest.skip",
+        "pytest.exit",
+        "typing.assert_never",
+        "typing_extensions.assert_never",
+    }
 )
 _NO_RETURN_BUILTINS = frozenset({"exit", "quit"})
 _MATCH = getattr(ast, "Match", None)  # Python >= 3.10 source may use ``match``
@@ -111,7 +119,11 @@ def _has_break(loop: ast.AST) -> bool:
 def _never_returns(ctx: LintContext, call: ast.Call, depth: int = 0) -> bool:
     if ctx.qualname(call.func) in _NO_RETURN:
         return True
-    if isinstance(call.func, ast.Name) and call.func.id in _NO_RETURN_BUILTINS and call.func.id not in ctx.imports.aliases:
+    if (
+        isinstance(call.func, ast.Name)
+        and call.func.id in _NO_RETURN_BUILTINS
+        and call.func.id not in ctx.imports.aliases
+    ):
         return True
     return _local_no_return(ctx, call)
 

@@ -53,7 +53,7 @@ def _comments(text: str):
     except (tokenize.TokenError, IndentationError, SyntaxError):
         for index, line in enumerate(text.splitlines()):
             if "#" in line:
-                yield index, line[line.index("#"):]
+                yield index, line[line.index("#") :]
 
 
 def is_ignored(finding: Finding, ignores: Ignores) -> bool:

@@ -75,7 +75,7 @@ def _is_module_base(ctx: LintContext, base: ast.AST) -> bool:
 
 
 def switch_of(call: ast.Call) -> Optional[str]:
-    """"eval" for ``x.eval()`` / ``x.train(False)``; "train" for ``x.train()`` / ``x.train(True)``."""
+    """ "eval" for ``x.eval()`` / ``x.train(False)``; "train" for ``x.train()`` / ``x.train(True)``."""
     func = call.func
     if not isinstance(func, ast.Attribute):
         return None

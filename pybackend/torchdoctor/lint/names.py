@@ -20,7 +20,10 @@ from typing import Dict, Optional
 # (``torch.nn.modules.loss.CrossEntropyLoss``); rules only know the public spelling.
 _PRIVATE_PATHS = (
     (re.compile(r"^torch\.nn\.modules(\.\w+)*\.(?=\w+$)"), "torch.nn."),
-    (re.compile(r"^torch\.optim\.(adam|adamw|sgd|rmsprop|adagrad|adadelta|adamax|nadam|radam|lbfgs)\.(?=\w+$)"), "torch.optim."),
+    (
+        re.compile(r"^torch\.optim\.(adam|adamw|sgd|rmsprop|adagrad|adadelta|adamax|nadam|radam|lbfgs)\.(?=\w+$)"),
+        "torch.optim.",
+    ),
     (re.compile(r"^torch\.utils\.data\.dataloader\.(?=\w+$)"), "torch.utils.data."),
     (re.compile(r"^torch\.autograd\.grad_mode\.(?=\w+$)"), "torch."),
     (re.compile(r"^torch\.autograd\.(?=(no_grad|enable_grad|set_grad_enabled|inference_mode)$)"), "torch."),

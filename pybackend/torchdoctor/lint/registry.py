@@ -73,4 +73,3 @@ def all_rules() -> List[Rule]:
 def get_rule(rule_id: str) -> Optional[Rule]:
     all_rules()
     return _RULES.get(rule_id)
-

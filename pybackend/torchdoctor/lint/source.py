@@ -79,9 +79,9 @@ class SourceText:
             return ""
         first, last = node.lineno - 1, end_lineno - 1
         if first == last:
-            raw = self.line(first).encode("utf-8")[node.col_offset:end_byte]
+            raw = self.line(first).encode("utf-8")[node.col_offset : end_byte]
             return raw.decode("utf-8", errors="replace")
-        parts = [self.line(first).encode("utf-8")[node.col_offset:].decode("utf-8", errors="replace")]
+        parts = [self.line(first).encode("utf-8")[node.col_offset :].decode("utf-8", errors="replace")]
         parts.extend(self.line(i) for i in range(first + 1, last))
         parts.append(self.line(last).encode("utf-8")[:end_byte].decode("utf-8", errors="replace"))
         return "\n".join(parts)
@@ -99,6 +99,6 @@ class SourceText:
         if before.strip():
             return False
         last = self.line((stmt.end_lineno or stmt.lineno) - 1)
-        after = last.encode("utf-8")[stmt.end_col_offset or 0:].decode("utf-8", errors="replace")
+        after = last.encode("utf-8")[stmt.end_col_offset or 0 :].decode("utf-8", errors="replace")
         after = after.strip()
         return not after or after.startswith("#")

@@ -42,12 +42,77 @@ LOSS_DISPLAY = {
 }
 # Method names that are never a loss module's attribute name in practice.
 _TENSOR_METHODS = frozenset(
-    {"view", "reshape", "to", "float", "long", "item", "sum", "mean", "size", "argmax", "max", "min", "detach", "cpu",
-     "cuda", "numpy", "append", "squeeze", "unsqueeze", "backward", "step", "zero_grad", "parameters", "eq", "format",
-     "get", "items", "keys", "values", "clone", "contiguous", "permute", "transpose", "flatten", "expand", "softmax",
-     "log_softmax", "sigmoid", "pow", "abs", "std", "var", "numel", "dim", "type", "half", "double", "int", "bool",
-     "tolist", "fill_", "zero_", "add_", "mul_", "copy_", "train", "eval", "state_dict", "load_state_dict", "split",
-     "chunk", "join", "startswith", "endswith", "update", "extend", "insert", "pop", "sort"}
+    {
+        "view",
+        "reshape",
+        "to",
+        "float",
+        "long",
+        "item",
+        "sum",
+        "mean",
+        "size",
+        "argmax",
+        "max",
+        "min",
+        "detach",
+        "cpu",
+        "cuda",
+        "numpy",
+        "append",
+        "squeeze",
+        "unsqueeze",
+        "backward",
+        "step",
+        "zero_grad",
+        "parameters",
+        "eq",
+        "format",
+        "get",
+        "items",
+        "keys",
+        "values",
+        "clone",
+        "contiguous",
+        "permute",
+        "transpose",
+        "flatten",
+        "expand",
+        "softmax",
+        "log_softmax",
+        "sigmoid",
+        "pow",
+        "abs",
+        "std",
+        "var",
+        "numel",
+        "dim",
+        "type",
+        "half",
+        "double",
+        "int",
+        "bool",
+        "tolist",
+        "fill_",
+        "zero_",
+        "add_",
+        "mul_",
+        "copy_",
+        "train",
+        "eval",
+        "state_dict",
+        "load_state_dict",
+        "split",
+        "chunk",
+        "join",
+        "startswith",
+        "endswith",
+        "update",
+        "extend",
+        "insert",
+        "pop",
+        "sort",
+    }
 )
 # Any other torch loss, for "is this a loss tensor" questions.
 _FUNCTIONAL_LOSS = re.compile(r"^torch\.nn\.functional\.\w*(loss|entropy\w*|_div)$")
@@ -238,17 +303,36 @@ def grad_mode_at(ctx: LintContext, node: ast.AST) -> Optional[str]:
 
 TENSOR_FACTORIES = frozenset(
     "torch." + name
-    for name in ("randn", "rand", "zeros", "ones", "empty", "full", "tensor", "arange", "randint",
-                 "linspace", "logspace", "eye", "randperm", "normal", "from_numpy", "as_tensor",
-                 "FloatTensor", "LongTensor", "Tensor")
+    for name in (
+        "randn",
+        "rand",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "tensor",
+        "arange",
+        "randint",
+        "linspace",
+        "logspace",
+        "eye",
+        "randperm",
+        "normal",
+        "from_numpy",
+        "as_tensor",
+        "FloatTensor",
+        "LongTensor",
+        "Tensor",
+    )
 )
 # Factories whose result is always on the CPU, whatever keyword is passed.
 CPU_ONLY_FACTORIES = frozenset({"torch.from_numpy", "torch.FloatTensor", "torch.LongTensor", "torch.Tensor"})
 
 DATALOADER = "torch.utils.data.DataLoader"
 
-_MODEL_NAME = re.compile(r"model|net|classifier|encoder|decoder|generator|discriminator|backbone|policy|critic",
-                         re.IGNORECASE)
+_MODEL_NAME = re.compile(
+    r"model|net|classifier|encoder|decoder|generator|discriminator|backbone|policy|critic", re.IGNORECASE
+)
 
 
 # Calls that return an object saved earlier: its class is not visible in the call.
@@ -285,9 +369,10 @@ def is_model(ctx: LintContext, expr: ast.AST) -> bool:
 
 def unwrap_iterable(ctx: LintContext, expr: ast.AST) -> ast.AST:
     """``enumerate(loader)``, ``tqdm(loader)``, ``zip(a, b)`` -> the first loader-like argument."""
-    while isinstance(expr, ast.Call) and expr.args and terminal_name(expr.func) in (
-        "enumerate", "tqdm", "trange", "iter", "zip", "track", "islice"
+    while (
+        isinstance(expr, ast.Call)
+        and expr.args
+        and terminal_name(expr.func) in ("enumerate", "tqdm", "trange", "iter", "zip", "track", "islice")
     ):
         expr = expr.args[0]
     return expr
-

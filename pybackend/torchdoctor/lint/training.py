@@ -83,8 +83,9 @@ class TrainingAnalysis:
 
     # -- following local calls ------------------------------------------------------
 
-    def _calls_local(self, node: ast.AST, predicate: Callable[[ast.AST], bool], depth: int = 0,
-                     seen: Optional[Set[ast.AST]] = None) -> bool:
+    def _calls_local(
+        self, node: ast.AST, predicate: Callable[[ast.AST], bool], depth: int = 0, seen: Optional[Set[ast.AST]] = None
+    ) -> bool:
         """Whether ``node`` calls (transitively) a function of this file satisfying ``predicate``."""
         if depth >= _FOLLOW_DEPTH:
             return False
@@ -119,7 +120,6 @@ class TrainingAnalysis:
                     everything = everything or sub_all or bool(sub_keys and _passes_optimizer(call))
                     keys |= sub_keys
         return everything, keys
-
 
     def cleared(self, node: ast.AST, depth: int = 0, seen: Optional[Set[ast.AST]] = None) -> "Cleared":
         """Like ``clears``, but keeps ``model.zero_grad()`` apart: its receivers are listed in
@@ -162,8 +162,12 @@ class Cleared:
 
 
 def _is_module_zero_grad(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "zero_grad"
-            and isinstance(node.func.value, (ast.Name, ast.Attribute)))
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "zero_grad"
+        and isinstance(node.func.value, (ast.Name, ast.Attribute))
+    )
 
 
 def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[str]:
@@ -179,8 +183,11 @@ def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[
     for arg in list(construction.args) + [k.value for k in construction.keywords]:
         value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
         for sub in ast.walk(value) if value is not None else ():
-            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                    and sub.func.attr in ("parameters", "named_parameters")):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in ("parameters", "named_parameters")
+            ):
                 owners.add(ctx.text(sub.func.value))
     return owners
 

@@ -85,13 +85,17 @@ def register(server: LanguageServer) -> None:
         uri = p.get("uri", "")
         source = _source(ls, uri)
         if source is None:
-            return protocol.FindModelsResult([], None, False, {"message": f"cannot read {uri}", "line": 0, "character": 0}).to_json()
+            return protocol.FindModelsResult(
+                [], None, False, {"message": f"cannot read {uri}", "line": 0, "character": 0}
+            ).to_json()
         found, error = cache.get(uri, source)
         pos = p.get("position")
         inside = found.containing(Position(int(pos["line"]), int(pos["character"]))) if pos else None
         err = {"message": error.message, "line": error.line, "character": error.character} if error else None
         models = [] if error else [m.to_json() for m in found.models]
-        return protocol.FindModelsResult(models, inside.qualname if inside and not error else None, found.hasExample, err).to_json()
+        return protocol.FindModelsResult(
+            models, inside.qualname if inside and not error else None, found.hasExample, err
+        ).to_json()
 
     @server.feature(protocol.RUN_CHECK)
     async def run_check(ls: LanguageServer, params: Any) -> dict:
@@ -132,7 +136,13 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
     uri, class_name, check = str(p.get("uri", "")), str(p.get("className", "")), str(p.get("check", ""))
     path = to_fs_path(uri) or uri
     if check not in R.CHECKS or not class_name or not uri:
-        return R.error_result(check, class_name, path, R.ERR_USAGE, f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})")
+        return R.error_result(
+            check,
+            class_name,
+            path,
+            R.ERR_USAGE,
+            f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})",
+        )
     settings = await read_check_settings(ls)
     options = dict(p.get("options") or {})
     options.setdefault("batchSize", settings.batch_size)
@@ -148,7 +158,9 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
         cwd=_workspace_folder(ls, path),
     )
     progress = await _Progress.start(ls, p.get("workDoneToken"), f"Torch Doctor: {R.TITLES[check]} on {class_name}")
-    job = asyncio.ensure_future(jobs.run_check(spec, on_progress=progress.report, on_stderr=_worker_log(class_name, check)))
+    job = asyncio.ensure_future(
+        jobs.run_check(spec, on_progress=progress.report, on_stderr=_worker_log(class_name, check))
+    )
     progress.on_cancel(job.cancel)
     try:
         result = await job
@@ -174,9 +186,21 @@ def _worker_log(class_name: str, check: str):
 def _log_result(result: dict) -> None:
     error = result.get("error")
     if error:
-        log.warning("%s on %s: %s%s", result["check"], result["className"], error["message"], ("\n" + error["detail"]) if error.get("detail") else "")
+        log.warning(
+            "%s on %s: %s%s",
+            result["check"],
+            result["className"],
+            error["message"],
+            ("\n" + error["detail"]) if error.get("detail") else "",
+        )
     else:
-        log.info("%s on %s: %s (%.1f s)", result["check"], result["className"], result["verdict"], result.get("durationSeconds") or 0.0)
+        log.info(
+            "%s on %s: %s (%.1f s)",
+            result["check"],
+            result["className"],
+            result["verdict"],
+            result.get("durationSeconds") or 0.0,
+        )
 
 
 def _workspace_folder(ls: LanguageServer, path: str) -> Optional[str]:
@@ -232,7 +256,10 @@ class _Progress:
                 token = None
         progress = cls(ls, token)
         if token is not None:
-            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0, message="starting the worker"))
+            ls.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0, message="starting the worker"),
+            )
         return progress
 
     def on_cancel(self, stop) -> None:
@@ -252,7 +279,9 @@ class _Progress:
             return
         percentage = max(self._last, min(100, int(fraction * 100)))  # never backwards
         self._last = percentage
-        self._ls.work_done_progress.report(self._token, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True))
+        self._ls.work_done_progress.report(
+            self._token, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True)
+        )
 
     def end(self, message: str) -> None:
         if self._token is None:

@@ -42,8 +42,12 @@ def register(server: LanguageServer) -> None:
         snapshot = plain(snapshot)
         result = diagnose(snapshot, thresholds)
         flow = result.get("gradientFlow") or {}
-        log.info("diagnoseSnapshot: %s, %d gradient rows, %d verdicts", result["status"],
-                 len(flow.get("rows", [])), len(flow.get("verdicts", [])))
+        log.info(
+            "diagnoseSnapshot: %s, %d gradient rows, %d verdicts",
+            result["status"],
+            len(flow.get("rows", [])),
+            len(flow.get("verdicts", [])),
+        )
         return result
 
 
@@ -60,5 +64,3 @@ def _parse(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
-
-

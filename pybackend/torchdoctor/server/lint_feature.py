@@ -214,11 +214,15 @@ def _matching(service: LintService, linted: Linted, params: types.CodeActionPara
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code]
     if ours:
         wanted = {(str(d.code), _range_key(d.range)) for d in ours}
-        return [f for f in linted.findings
-                if (f.rule_id, _range_key(service.client_range(linted.lines, f.span))) in wanted]
+        return [
+            f for f in linted.findings if (f.rule_id, _range_key(service.client_range(linted.lines, f.span))) in wanted
+        ]
     start, end = params.range.start, params.range.end
-    return [f for f in linted.findings
-            if _overlaps(service.client_range(linted.lines, f.span), start.line, start.character, end.line, end.character)]
+    return [
+        f
+        for f in linted.findings
+        if _overlaps(service.client_range(linted.lines, f.span), start.line, start.character, end.line, end.character)
+    ]
 
 
 def _range_key(r: types.Range):
@@ -229,26 +233,31 @@ def _overlaps(r: types.Range, sl: int, sc: int, el: int, ec: int) -> bool:
     return (r.start.line, r.start.character) <= (el, ec) and (sl, sc) <= (r.end.line, r.end.character)
 
 
-def _actions(service: LintService, uri: str, linted: Linted, finding: Finding,
-             diagnostics: Sequence[types.Diagnostic]) -> List[types.CodeAction]:
+def _actions(
+    service: LintService, uri: str, linted: Linted, finding: Finding, diagnostics: Sequence[types.Diagnostic]
+) -> List[types.CodeAction]:
     related = [d for d in diagnostics if d.source == SOURCE and str(d.code) == finding.rule_id] or None
     actions = []
     if finding.fix is not None:
         edits = [service.text_edit(linted.lines, e) for e in finding.fix.edits]
-        actions.append(types.CodeAction(
-            title=f"{finding.fix.title} ({finding.rule_id})",
+        actions.append(
+            types.CodeAction(
+                title=f"{finding.fix.title} ({finding.rule_id})",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=related,
+                edit=types.WorkspaceEdit(changes={uri: edits}),
+                is_preferred=True,
+            )
+        )
+    ignore = ignore_edit(linted.lines, finding.span.start_line, finding.rule_id)
+    actions.append(
+        types.CodeAction(
+            title=f"Ignore {finding.rule_id} on this line",
             kind=types.CodeActionKind.QuickFix,
             diagnostics=related,
-            edit=types.WorkspaceEdit(changes={uri: edits}),
-            is_preferred=True,
-        ))
-    ignore = ignore_edit(linted.lines, finding.span.start_line, finding.rule_id)
-    actions.append(types.CodeAction(
-        title=f"Ignore {finding.rule_id} on this line",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=related,
-        edit=types.WorkspaceEdit(changes={uri: [service.text_edit(linted.lines, ignore)]}),
-    ))
+            edit=types.WorkspaceEdit(changes={uri: [service.text_edit(linted.lines, ignore)]}),
+        )
+    )
     return actions
 
 
@@ -334,9 +343,11 @@ def register(server: LanguageServer) -> LintService:
         if linted is None:
             return None
         pos = params.position
-        under = [f for f in linted.findings
-                 if _overlaps(service.client_range(linted.lines, f.span), pos.line, pos.character, pos.line,
-                              pos.character)]
+        under = [
+            f
+            for f in linted.findings
+            if _overlaps(service.client_range(linted.lines, f.span), pos.line, pos.character, pos.line, pos.character)
+        ]
         if not under:
             return None
         return types.Hover(

@@ -62,8 +62,11 @@ def healthy_session() -> Dict[str, Any]:
     with DAPClient() as dap:
         dap.launch(str(SAMPLES / "train.py"), env=debuggee_env({"mode": "break"}))
         code = dap.wait_exited(timeout=400)
-        return {"exit_code": code, "stops": sum(1 for e in dap.events if e.get("event") == "stopped"),
-                "output": "".join(dap.output)}
+        return {
+            "exit_code": code,
+            "stops": sum(1 for e in dap.events if e.get("event") == "stopped"),
+            "output": "".join(dap.output),
+        }
 
 
 def condition_session(program: Path, conditions: Dict[int, str], expressions: Dict[str, str]) -> Dict[int, Any]:
@@ -71,9 +74,20 @@ def condition_session(program: Path, conditions: Dict[int, str], expressions: Di
     firsts: Dict[int, Any] = {}
     with DAPClient() as dap:
         dap.initialize()
-        seq = dap.send_request("launch", {"name": "t", "type": "debugpy", "request": "launch", "program": str(program),
-                                          "console": "internalConsole", "justMyCode": True, "python": dap.python,
-                                          "env": debuggee_env(None), "cwd": str(program.parent)})
+        seq = dap.send_request(
+            "launch",
+            {
+                "name": "t",
+                "type": "debugpy",
+                "request": "launch",
+                "program": str(program),
+                "console": "internalConsole",
+                "justMyCode": True,
+                "python": dap.python,
+                "env": debuggee_env(None),
+                "cwd": str(program.parent),
+            },
+        )
         dap.wait_event("initialized")
         points = dap.set_breakpoints(str(program), sorted(conditions), conditions=conditions)
         dap.request("configurationDone")
@@ -98,13 +112,22 @@ def sessions():
     jobs = {name: (watched_session, (BROKEN / name,)) for name in CASES}
     jobs["healthy"] = (healthy_session, ())
     jobs["zero_std_norm.py, justMyCode false"] = (watched_session, (BROKEN / "zero_std_norm.py", False))
-    jobs["any_nonfinite"] = (condition_session, (nan_input, {Case.line("nan_in_input.py"): CONDITIONS + "any_nonfinite()"},
-                                                 {"nan": "int(x.isnan().sum())"}))
-    jobs["lr conditions"] = (condition_session, (lr, {
-        marked_line(lr, "loss = nn.functional.mse_loss"): CONDITIONS + "exceeds(prediction, 20)",
-        Case.line("lr_too_high.py"): CONDITIONS + "loss_spiked(loss, 10)",
-        marked_line(lr, "optimizer.step()"): CONDITIONS + "grad_norm_exceeds(model, 1000)",
-    }, {"step": "step"}))
+    jobs["any_nonfinite"] = (
+        condition_session,
+        (nan_input, {Case.line("nan_in_input.py"): CONDITIONS + "any_nonfinite()"}, {"nan": "int(x.isnan().sum())"}),
+    )
+    jobs["lr conditions"] = (
+        condition_session,
+        (
+            lr,
+            {
+                marked_line(lr, "loss = nn.functional.mse_loss"): CONDITIONS + "exceeds(prediction, 20)",
+                Case.line("lr_too_high.py"): CONDITIONS + "loss_spiked(loss, 10)",
+                marked_line(lr, "optimizer.step()"): CONDITIONS + "grad_norm_exceeds(model, 1000)",
+            },
+            {"step": "step"},
+        ),
+    )
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = {name: pool.submit(fn, *args) for name, (fn, args) in jobs.items()}
         return {name: future.result() for name, future in futures.items()}

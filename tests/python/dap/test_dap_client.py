@@ -13,12 +13,14 @@ pytestmark = pytest.mark.timeout(600)  # a ceiling for a loaded machine, not an 
 
 def test_stepping_and_exception_stops(tmp_path):
     program = tmp_path / "boom.py"
-    program.write_text(textwrap.dedent("""\
+    program.write_text(
+        textwrap.dedent("""\
         x = 1
         y = x + 1
         print("about to fail")
         raise ValueError("boom")
-    """))
+    """)
+    )
     with DAPClient() as dap:
         dap.launch(str(program), exception_filters=["uncaught"], stopOnEntry=True)
         stop = dap.wait_stopped()

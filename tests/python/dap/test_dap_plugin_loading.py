@@ -63,8 +63,15 @@ def test_plugin_registers_and_never_imports_torch_on_its_own():
     assert not report["torch_after_plugin_import"] and not report["numpy_after_plugin_import"]
     assert report["list_without_torch"] is True and report["list_str_without_torch"] is None
     assert not report["torch_after_list"]
-    assert report["can_provide"] == {"Tensor": True, "Parameter": True, "Linear": True, "Size": False, "int": False,
-                                     "str": False, "dict": True}
+    assert report["can_provide"] == {
+        "Tensor": True,
+        "Parameter": True,
+        "Linear": True,
+        "Size": False,
+        "int": False,
+        "str": False,
+        "dict": True,
+    }
     assert report["resolver_for"] == {"Tensor": True, "Parameter": True, "Linear": False, "list": False}
     assert report["hover"] == report["variables"] == "tensor[2] f32 cpu 8 B ⚠ NaN×1 x=[1, NaN]"
     assert report["clipboard"] == report["hover"] + "\ntensor([1., nan])"

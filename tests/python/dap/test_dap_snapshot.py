@@ -47,20 +47,35 @@ def test_after_backward_the_snapshot_matches_the_model(tmp_path):
         assert status == "ok 6 modules 6 params"
         assert snap["model"]["type"] == "TinyCNN" and snap["model"]["passNumber"] == 1
         assert [(c["path"], c["outputs"][0]["shape"]) for c in snap["calls"]] == [
-            ("", [16, 10]), ("conv1", [16, 4, 32, 32]), ("act", [16, 4, 32, 32]), ("pool", [16, 4, 16, 16]),
-            ("conv2", [16, 8, 16, 16]), ("act", [16, 8, 16, 16]), ("pool", [16, 8, 8, 8]), ("fc", [16, 10])]
-        assert snap["calls"][0]["inputs"][0] == {"shape": [16, 3, 32, 32], "dtype": "float32", "device": "cpu",
-                                                 "requiresGrad": False}
+            ("", [16, 10]),
+            ("conv1", [16, 4, 32, 32]),
+            ("act", [16, 4, 32, 32]),
+            ("pool", [16, 4, 16, 16]),
+            ("conv2", [16, 8, 16, 16]),
+            ("act", [16, 8, 16, 16]),
+            ("pool", [16, 8, 8, 8]),
+            ("fc", [16, 10]),
+        ]
+        assert snap["calls"][0]["inputs"][0] == {
+            "shape": [16, 3, 32, 32],
+            "dtype": "float32",
+            "device": "cpu",
+            "requiresGrad": False,
+        }
         assert snap["calls"][1]["location"]["file"].endswith("models/cnn.py")
         # The gradients are the model's, exactly.
         names = _value(dap, stop.frame_id, "[n for n, _ in model.named_parameters()]")
         assert [p["name"] for p in snap["parameters"]] == names
         for p in snap["parameters"]:
-            expected = _value(dap, stop.frame_id, f"float(model.get_parameter('{p['name']}').grad.abs().double().mean())")
+            expected = _value(
+                dap, stop.frame_id, f"float(model.get_parameter('{p['name']}').grad.abs().double().mean())"
+            )
             assert p["grad"]["source"] == "live" and p["grad"]["meanAbs"] == pytest.approx(expected, rel=1e-9)
             norm = _value(dap, stop.frame_id, f"float(model.get_parameter('{p['name']}').grad.double().norm())")
             assert p["grad"]["norm"] == pytest.approx(norm, rel=1e-9)
-        assert snap["input"]["mean"] == pytest.approx(_value(dap, stop.frame_id, "float(images.double().mean())"), abs=1e-6)
+        assert snap["input"]["mean"] == pytest.approx(
+            _value(dap, stop.frame_id, "float(images.double().mean())"), abs=1e-6
+        )
         result = diagnose(snap)
         assert result["status"] == "ok" and result["gradientFlow"]["verdicts"] == []
         assert len(result["gradientFlow"]["rows"]) == 6 and len(result["shapeTrace"]["rows"]) == 8

@@ -59,19 +59,23 @@ def test_debuggee_state_is_unchanged_by_looking():
 
 def test_plugin_does_not_import_torch_into_a_program_without_it(tmp_path):
     program = tmp_path / "no_torch.py"
-    program.write_text(textwrap.dedent("""
+    program.write_text(
+        textwrap.dedent("""
         import sys
         numbers = [1, 2, 3]
         table = {"a": [1.0, 2.0], "b": (3, 4)}
         print("done")  # stop here
-    """))
+    """)
+    )
     with DAPClient() as dap:
-        stop = dap.launch_and_stop(str(program), [marked_line(program, "# stop here")], env=injected_env(),
-                                   just_my_code=False)
+        stop = dap.launch_and_stop(
+            str(program), [marked_line(program, "# stop here")], env=injected_env(), just_my_code=False
+        )
         values = {name: var["value"] for name, var in dap.frame_locals(stop.frame_id).items()}
         assert values["numbers"] == "[1, 2, 3]" and values["table"].startswith("{'a': [1.0, 2.0]")
         assert dap.evaluate("numbers", stop.frame_id, "hover")["result"] == "[1, 2, 3]"
-        loaded = dap.evaluate("sorted(m for m in sys.modules if 'torchdoctor' in m or m in ('torch', 'numpy'))",
-                              stop.frame_id, "repl")["result"]
+        loaded = dap.evaluate(
+            "sorted(m for m in sys.modules if 'torchdoctor' in m or m in ('torch', 'numpy'))", stop.frame_id, "repl"
+        )["result"]
         assert "pydevd_plugins.extensions.pydevd_plugin_torchdoctor" in loaded  # the plugin is there...
         assert "'torch'" not in loaded and "'numpy'" not in loaded  # ...and pulled in neither library

@@ -34,13 +34,17 @@ def test_variables_view_shows_summaries(paused):
     assert values["labels"].startswith("tensor[64] i64 cpu 512 B μ=") and values["labels"].endswith("[0, 9]")
     assert values["mask"].startswith("tensor[64] bool cpu 64 B True×")
     assert re.fullmatch(r"tensor\[\] f32 cpu \d\.\d+ grad_fn=NllLossBackward0", values["loss"]), values["loss"]
-    assert re.fullmatch(r"Parameter\[64, 32\] f32 cpu 8 KiB μ=\S+ σ=\S+ \[\S+, \S+\] \| grad μ=\S+ σ=\S+ \[\S+, \S+\]", values["weight"])
+    assert re.fullmatch(
+        r"Parameter\[64, 32\] f32 cpu 8 KiB μ=\S+ σ=\S+ \[\S+, \S+\] \| grad μ=\S+ σ=\S+ \[\S+, \S+\]", values["weight"]
+    )
     assert values["half"].startswith("tensor[64, 3, 32, 32] f16 cpu 384 KiB")
     assert values["expanded"].startswith("tensor[1000, 10] f32 cpu 39.1 KiB expanded×1000 μ=4.5")
     assert values["sparse"].startswith("tensor[8, 8] f32 cpu sparse_coo")
     assert values["scores"] == "ndarray[50] f64 400 B μ=0.5 σ=0.297 [0, 1]"
     assert values["model"] == "MLP 3 layers 6.92K params cpu train"
-    assert values["batch"].startswith("dict[3 tensors] f32/i64 cpu") and values["batch"].endswith("⚠ NaN in 'logits' ⚠ Inf in 'logits'")
+    assert values["batch"].startswith("dict[3 tensors] f32/i64 cpu") and values["batch"].endswith(
+        "⚠ NaN in 'logits' ⚠ Inf in 'logits'"
+    )
     assert values["outputs"].startswith("list[3 tensors] each [64, 10] f32 cpu 7.5 KiB ⚠ NaN in [1]")
 
 
@@ -69,7 +73,10 @@ def test_expanding_a_tensor_lists_its_children(paused):
     assert list(children)[:8] == ["shape", "dtype", "device", "layout", "memory", "stats", "requires_grad", "is_leaf"]
     assert children["shape"]["value"] == "torch.Size([64, 32])" and children["shape"]["evaluateName"] == "weight.shape"
     assert children["dtype"]["value"] == "torch.float32" and children["memory"]["value"] == "'8 KiB'"
-    assert children["grad"]["value"].startswith("tensor[64, 32] f32 cpu 8 KiB μ=") and children["grad"]["evaluateName"] == "weight.grad"
+    assert (
+        children["grad"]["value"].startswith("tensor[64, 32] f32 cpu 8 KiB μ=")
+        and children["grad"]["evaluateName"] == "weight.grad"
+    )
     assert "'nan': 0" in children["stats"]["value"] and children["stats"]["variablesReference"] > 0
     values = children["values[:10, :10]"]
     assert values["evaluateName"] == "weight[:10, :10]" and values["value"].startswith("[[")

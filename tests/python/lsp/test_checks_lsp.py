@@ -24,7 +24,7 @@ from torchdoctor.server import protocol
 ROOT = Path(__file__).resolve().parents[3]
 MODELS = ROOT / "sample_workspace" / "models"
 
-HANGING = '''\
+HANGING = """\
 import os, time
 import torch.nn as nn
 
@@ -39,7 +39,7 @@ class Hangs(nn.Module):
     def forward(self, x):
         while True:
             time.sleep(0.05)
-'''
+"""
 
 
 def _hanging(pid_file: Path) -> str:
@@ -53,7 +53,10 @@ def no_torch_python(tmp_path_factory) -> str:
     import subprocess
 
     for candidate in ("/usr/bin/python3",):
-        if os.path.exists(candidate) and subprocess.run([candidate, "-c", "import torch"], capture_output=True).returncode != 0:
+        if (
+            os.path.exists(candidate)
+            and subprocess.run([candidate, "-c", "import torch"], capture_output=True).returncode != 0
+        ):
             return candidate
     venv = tmp_path_factory.mktemp("notorch") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -77,7 +80,9 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=_capabilities(),
-            workspace_folders=[types.WorkspaceFolder(uri=(ROOT / "sample_workspace").as_uri(), name="sample_workspace")],
+            workspace_folders=[
+                types.WorkspaceFolder(uri=(ROOT / "sample_workspace").as_uri(), name="sample_workspace")
+            ],
         )
     )
     yield
@@ -88,14 +93,18 @@ def _open(client: LanguageClient, path: Path, text: str | None = None) -> str:
     uri = path.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text if text is not None else path.read_text())
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=text if text is not None else path.read_text()
+            )
         )
     )
     return uri
 
 
 async def _lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
-    return await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    return await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
 
 
 async def test_four_lenses_above_each_model_class(client: LanguageClient):
@@ -105,12 +114,23 @@ async def test_four_lenses_above_each_model_class(client: LanguageClient):
     for lens in lenses:
         assert lens.command.command == protocol.RUN_CHECK_COMMAND
         (arg,) = lens.command.arguments
-        by_class.setdefault(arg["className"], []).append((lens.command.title, arg["check"], arg["uri"], lens.range.start.line))
+        by_class.setdefault(arg["className"], []).append(
+            (lens.command.title, arg["check"], arg["uri"], lens.range.start.line)
+        )
     # SwishFn is an autograd.Function, not a module: no lenses for it.
     assert set(by_class) == {"LearnableSwish", "SwishNet"}
     titles = [(t, c) for t, c, _, _ in by_class["SwishNet"]]
-    assert titles == [("Overfit test", "overfit"), ("LR finder", "lr-find"), ("Gradient check", "gradcheck"), ("Shape trace", "shapes")]
-    line_of_class = next(i for i, text in enumerate((MODELS / "custom_autograd.py").read_text().splitlines()) if text.startswith("class SwishNet"))
+    assert titles == [
+        ("Overfit test", "overfit"),
+        ("LR finder", "lr-find"),
+        ("Gradient check", "gradcheck"),
+        ("Shape trace", "shapes"),
+    ]
+    line_of_class = next(
+        i
+        for i, text in enumerate((MODELS / "custom_autograd.py").read_text().splitlines())
+        if text.startswith("class SwishNet")
+    )
     assert {line for *_, line in by_class["SwishNet"]} == {line_of_class}
     assert all(u == uri for _, _, u, _ in by_class["SwishNet"])
 
@@ -132,11 +152,15 @@ async def test_find_models_says_which_class_holds_the_cursor(client: LanguageCli
     uri = _open(client, MODELS / "custom_autograd.py")
     lines = (MODELS / "custom_autograd.py").read_text().splitlines()
     inside = next(i for i, line in enumerate(lines) if "self.fc2 = nn.Linear" in line)
-    found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri, "position": {"line": inside, "character": 8}})
+    found = await client.protocol.send_request_async(
+        protocol.FIND_MODELS, {"uri": uri, "position": {"line": inside, "character": 8}}
+    )
     assert [m.name for m in found.models] == ["LearnableSwish", "SwishNet"]
     assert found.containing == "SwishNet"
     assert found.error is None
-    outside = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": uri, "position": {"line": 0, "character": 0}})
+    outside = await client.protocol.send_request_async(
+        protocol.FIND_MODELS, {"uri": uri, "position": {"line": 0, "character": 0}}
+    )
     assert outside.containing is None
 
 
@@ -150,13 +174,15 @@ async def test_find_models_reports_a_syntax_error_with_its_position(client: Lang
 
 async def test_run_check_answers_the_view_model_with_progress(client: LanguageClient):
     uri = _open(client, MODELS / "mlp.py")
-    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "overfit"})
+    result = await client.protocol.send_request_async(
+        protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "overfit"}
+    )
     assert result.verdict == "PASS", result.headline
     assert result.check == "overfit" and result.className == "TinyMLP"
     assert result.curve.series[0].name == "loss" and len(result.curve.series[0].points) > 10
     assert any("Input: (5, 20)" in s for s in result.inferred)  # torchDoctor.checks.batchSize
     assert result.python == sys.executable
-    (token, reports), = [(t, r) for t, r in client.progress_reports.items()]
+    ((token, reports),) = [(t, r) for t, r in client.progress_reports.items()]
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
     assert reports[0].cancellable is True
@@ -170,14 +196,18 @@ async def test_run_check_uses_the_unsaved_editor_text(client: LanguageClient):
     path = MODELS / "shape_mismatch.py"
     fixed = path.read_text().replace("nn.Linear(16 * 5 * 5, 32)", "nn.Linear(16 * 6 * 6, 32)")
     uri = _open(client, path, fixed)
-    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "LeNetish", "check": "shapes"})
+    result = await client.protocol.send_request_async(
+        protocol.RUN_CHECK, {"uri": uri, "className": "LeNetish", "check": "shapes"}
+    )
     assert result.verdict == "PASS", result.headline
 
 
 async def test_work_done_cancel_stops_the_worker(client: LanguageClient, tmp_path: Path):
     pid_file = tmp_path / "pid"
     uri = _open(client, tmp_path / "hangs.py", _hanging(pid_file))
-    request = asyncio.ensure_future(client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}))
+    request = asyncio.ensure_future(
+        client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"})
+    )
     token = await _wait_for_begin(client)
     pid = await _wait_for_pid(pid_file)
     started = time.monotonic()
@@ -194,7 +224,11 @@ async def test_cancel_request_stops_the_worker(client: LanguageClient, tmp_path:
     path = tmp_path / "hangs.py"
     uri = _open(client, path, _hanging(pid_file))
     msg_id = str(uuid.uuid4())
-    request = asyncio.ensure_future(client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}, msg_id=msg_id))
+    request = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}, msg_id=msg_id
+        )
+    )
     pid = await _wait_for_pid(pid_file)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(Exception) as info:
@@ -208,7 +242,8 @@ async def test_time_limit_from_options_kills_a_hanging_model(client: LanguageCli
     uri = _open(client, tmp_path / "hangs.py", _hanging(pid_file))
     result = await client.protocol.send_request_async(
         # 15 s: the limit covers the worker's start, and importing torch takes seconds on a busy box
-        protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes", "options": {"timeoutSeconds": 15}}
+        protocol.RUN_CHECK,
+        {"uri": uri, "className": "Hangs", "check": "shapes", "options": {"timeoutSeconds": 15}},
     )
     assert result.verdict == "ERROR"
     assert result.error.kind == "timeout"
@@ -219,11 +254,17 @@ async def test_time_limit_from_options_kills_a_hanging_model(client: LanguageCli
 
 async def test_interpreter_setting_without_torch_is_named(client: LanguageClient, no_torch_python: str):
     client.set_configuration({"torchDoctor": {"python": no_torch_python}})
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"torchDoctor": {"python": no_torch_python}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"torchDoctor": {"python": no_torch_python}})
+    )
     uri = _open(client, MODELS / "mlp.py")
-    result = await client.protocol.send_request_async(protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "shapes"})
+    result = await client.protocol.send_request_async(
+        protocol.RUN_CHECK, {"uri": uri, "className": "TinyMLP", "check": "shapes"}
+    )
     assert result.verdict == "ERROR" and result.error.kind == "no-torch"
-    assert result.headline == f"torch is not installed in {no_torch_python}: pip install torch or set torchDoctor.python"
+    assert (
+        result.headline == f"torch is not installed in {no_torch_python}: pip install torch or set torchDoctor.python"
+    )
 
 
 async def _wait_for_begin(client: LanguageClient, timeout: float = 20.0):

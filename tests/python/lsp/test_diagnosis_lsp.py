@@ -73,7 +73,9 @@ def _dump(snapshot, path: Path, model=None) -> dict:
 async def client(lsp_client: LanguageClient):
     lsp_client.set_configuration({"torchDoctor": {"diagnosis": {"deadFraction": 0.5}}})
     await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(configuration=True)))
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(configuration=True))
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -144,8 +146,9 @@ async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient,
     def snapshot_of(blocks: int) -> dict:
         collect_install.install(1.0)
         try:
-            model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
-                                          for _ in range(blocks)])
+            model = torch.nn.Sequential(
+                *[torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()) for _ in range(blocks)]
+            )
             model(torch.randn(4, 8)).sum().backward()
             return _dump(snapshot, tmp_path / f"net{blocks}.json")
         finally:
@@ -173,7 +176,9 @@ async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient,
 async def test_the_snapshot_as_text_gives_the_same_answer(client: LanguageClient, snapshots):
     snap = {k: v for k, v in snapshots["dead"].items() if not k.startswith("_")}
     as_object = await _diagnose(client, snap)
-    as_text = _plain(await client.protocol.send_request_async(protocol.DIAGNOSE_SNAPSHOT, {"snapshot": json.dumps(snap)}))
+    as_text = _plain(
+        await client.protocol.send_request_async(protocol.DIAGNOSE_SNAPSHOT, {"snapshot": json.dumps(snap)})
+    )
     assert as_text == as_object
     broken = _plain(await client.protocol.send_request_async(protocol.DIAGNOSE_SNAPSHOT, {"snapshot": "{not json"}))
     assert broken["status"] == "invalid"

@@ -56,18 +56,28 @@ async def client(lsp_client: LanguageClient, request):
 
 
 def open_doc(client: LanguageClient, text: str, uri: str = URI, version: int = 1) -> None:
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
+    )
 
 
 def change_doc(client: LanguageClient, text: str, version: int, uri: str = URI) -> None:
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
 
 
-async def published(client: LanguageClient, predicate: Callable[[types.PublishDiagnosticsParams], bool],
-                    uri: str = URI, timeout: float = 10.0) -> types.PublishDiagnosticsParams:
+async def published(
+    client: LanguageClient,
+    predicate: Callable[[types.PublishDiagnosticsParams], bool],
+    uri: str = URI,
+    timeout: float = 10.0,
+) -> types.PublishDiagnosticsParams:
     """The first publish for ``uri`` (already received or coming) that satisfies ``predicate``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -96,11 +106,13 @@ def apply(text: str, edits: List[types.TextEdit]) -> str:
 
 
 async def actions_for(client: LanguageClient, diagnostic: types.Diagnostic) -> List[types.CodeAction]:
-    result = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI),
-        range=diagnostic.range,
-        context=types.CodeActionContext(diagnostics=[diagnostic]),
-    ))
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
     return list(result or [])
 
 
@@ -158,9 +170,13 @@ async def test_code_actions_honour_the_requested_kinds(client: LanguageClient):
     (diag,) = (await published(client, lambda p: bool(p.diagnostics))).diagnostics
 
     async def titles(only):
-        result = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), range=diag.range,
-            context=types.CodeActionContext(diagnostics=[diag], only=only)))
+        result = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=URI),
+                range=diag.range,
+                context=types.CodeActionContext(diagnostics=[diag], only=only),
+            )
+        )
         return sorted(a.title for a in result or [])
 
     assert len(await titles([types.CodeActionKind.QuickFix])) == 2
@@ -170,31 +186,43 @@ async def test_code_actions_honour_the_requested_kinds(client: LanguageClient):
 async def test_code_actions_without_diagnostics_use_the_range(client: LanguageClient):
     open_doc(client, ZERO_GRAD)
     await published(client, lambda p: bool(p.diagnostics))
-    result = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI),
-        range=types.Range(start=types.Position(line=17, character=6), end=types.Position(line=17, character=6)),
-        context=types.CodeActionContext(diagnostics=[]),
-    ))
-    assert sorted(a.title for a in result) == ["Ignore TD001 on this line",
-                                               "Insert `optimizer.zero_grad()` after the step (TD001)"]
-    nothing = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI),
-        range=types.Range(start=types.Position(line=2, character=0), end=types.Position(line=2, character=0)),
-        context=types.CodeActionContext(diagnostics=[]),
-    ))
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=types.Range(start=types.Position(line=17, character=6), end=types.Position(line=17, character=6)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert sorted(a.title for a in result) == [
+        "Ignore TD001 on this line",
+        "Insert `optimizer.zero_grad()` after the step (TD001)",
+    ]
+    nothing = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=types.Range(start=types.Position(line=2, character=0), end=types.Position(line=2, character=0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     assert not nothing
 
 
 async def test_hover_explains_a_flagged_range_only(client: LanguageClient):
     open_doc(client, ZERO_GRAD)
     await published(client, lambda p: bool(p.diagnostics))
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=17, character=8)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=17, character=8)
+        )
+    )
     assert hover is not None and hover.contents.kind == types.MarkupKind.Markdown
     assert "TD001" in hover.contents.value and "zero_grad" in hover.contents.value
     assert "# torchdoctor: ignore[TD001]" in hover.contents.value
-    elsewhere = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=9, character=2)))
+    elsewhere = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=9, character=2)
+        )
+    )
     assert elsewhere is None
 
 
@@ -222,8 +250,9 @@ async def test_configuration_change_relints_open_documents(client: LanguageClien
     client.set_configuration({"lint": {"disabledRules": ["TD001"]}}, section="torchDoctor")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await published(client, lambda p: codes(p) == [("TD003", 17)])
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"torchDoctor": {"lint": {"enable": False}}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"torchDoctor": {"lint": {"enable": False}}})
+    )
     await published(client, lambda p: not p.diagnostics and p.version == 1)
 
 
@@ -234,7 +263,9 @@ async def test_close_clears_and_syntax_errors_keep_the_last_diagnostics(client: 
     await asyncio.sleep(0.8)
     assert not any(p.version == 2 for p in client.published), "a text that does not parse republishes nothing"
     assert codes(client.published[-1]) == [("TD001", 17)]
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI))
+    )
     await published(client, lambda p: p.version is None and not p.diagnostics)
 
 
@@ -247,18 +278,21 @@ async def test_ranges_are_in_utf16_units(client: LanguageClient):
     assert diag.range.start == types.Position(line=1, character=utf16_col)
 
 
-
 async def test_an_unsaved_change_to_the_model_file_relints_the_training_script(client: LanguageClient, tmp_path):
     """train.py imports Classifier from model.py: the rules see model.py as the editor holds it,
     and editing model.py re-publishes train.py (no save needed)."""
-    plain = "from torch import nn\n\n\nclass Classifier(nn.Module):\n    def __init__(self):\n" \
-            "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n" \
-            "        return self.fc(x)\n"
+    plain = (
+        "from torch import nn\n\n\nclass Classifier(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+    )
     softmax = plain.replace("return self.fc(x)", "return self.fc(x).softmax(dim=1)")
     (tmp_path / "model.py").write_text(plain, encoding="utf-8")
-    train = ("from torch import nn\nfrom model import Classifier\n\n\ndef train(model, loader, criterion):\n"
-             "    for x, y in loader:\n        loss = criterion(model(x), y)\n        loss.backward()\n\n\n"
-             "train(Classifier(), [], nn.CrossEntropyLoss())\n")
+    train = (
+        "from torch import nn\nfrom model import Classifier\n\n\ndef train(model, loader, criterion):\n"
+        "    for x, y in loader:\n        loss = criterion(model(x), y)\n        loss.backward()\n\n\n"
+        "train(Classifier(), [], nn.CrossEntropyLoss())\n"
+    )
     train_uri, model_uri = (tmp_path / "train.py").as_uri(), (tmp_path / "model.py").as_uri()
     open_doc(client, train, uri=train_uri)
     await published(client, lambda p: p.version == 1 and not p.diagnostics, uri=train_uri)

@@ -85,5 +85,11 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """``python -m torchdoctor ARGS`` as a user runs it (one torch thread: the CI box has two cores)."""
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
-    return subprocess.run([sys.executable, "-m", "torchdoctor", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=str(SAMPLES))
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=str(SAMPLES),
+    )

@@ -63,37 +63,72 @@ class Case:
 
 CASES: Dict[str, Case] = {
     "lr_too_high.py": Case(
-        "loss_spike", 5,
-        literal("Loss spike at step 5: ") + num("loss") + " is " + num("ratio") + "x the median " + num("median")
-        + literal(" of the last 5 losses (threshold ") + num("threshold") + literal("x)"),
-        relations=(("ratio = loss / median", lambda n: abs(n["ratio"] - n["loss"] / n["median"]) <= 0.02 * n["ratio"]),
-                   ("far past the threshold", lambda n: n["ratio"] > 10 * n["threshold"]))),
+        "loss_spike",
+        5,
+        literal("Loss spike at step 5: ")
+        + num("loss")
+        + " is "
+        + num("ratio")
+        + "x the median "
+        + num("median")
+        + literal(" of the last 5 losses (threshold ")
+        + num("threshold")
+        + literal("x)"),
+        relations=(
+            ("ratio = loss / median", lambda n: abs(n["ratio"] - n["loss"] / n["median"]) <= 0.02 * n["ratio"]),
+            ("far past the threshold", lambda n: n["ratio"] > 10 * n["threshold"]),
+        ),
+    ),
     "dead_relu.py": Case(
-        "dead_output", 2,
+        "dead_output",
+        2,
         literal("Dead output: all 2048 values of `model.act2` (ReLU) were 0 for 3 steps in a row (steps 0-2)"),
-        ("model.act2",)),
+        ("model.act2",),
+    ),
     "missing_zero_grad.py": Case(
-        "stale_grad", 1, literal("Gradients not zeroed: `optimizer.step()` at step 1 applies gradients"),
-        ("model.fc1.weight",)),
+        "stale_grad",
+        1,
+        literal("Gradients not zeroed: `optimizer.step()` at step 1 applies gradients"),
+        ("model.fc1.weight",),
+    ),
     "log_zero_loss.py": Case(
-        "loss_nan", 1,
-        literal("NaN loss at step 1; every module output was finite, so the loss computation made it: `log` of 2 zeros")),
+        "loss_nan",
+        1,
+        literal(
+            "NaN loss at step 1; every module output was finite, so the loss computation made it: `log` of 2 zeros"
+        ),
+    ),
     "zero_std_norm.py": Case(
-        "nonfinite_output", 0,
+        "nonfinite_output",
+        0,
         literal("NaN in the output of `model.norm` (Standardize) at step 0: 64 of 768 values; its inputs were finite"),
-        ("model.norm",)),
+        ("model.norm",),
+    ),
     "exploding_grad.py": Case(
-        "exploding_grad", 0,
+        "exploding_grad",
+        0,
         literal("Exploding gradient of `model.project.bias` (Linear `model.project`) at step 0: max |g| = ")
-        + num("max_abs") + literal(", above the threshold ") + num("threshold")
+        + num("max_abs")
+        + literal(", above the threshold ")
+        + num("threshold")
         + literal("; the first of 2 parameters past it, counting back from the loss; the gradients nearest the loss (")
-        + num("near") + literal(") and nearest the input (") + num("first") + literal(") are below it"),
+        + num("near")
+        + literal(") and nearest the input (")
+        + num("first")
+        + literal(") are below it"),
         ("model.project.bias",),
-        relations=(("far past the threshold", lambda n: n["max_abs"] > 10 * n["threshold"]),
-                   ("the neighbours far below it", lambda n: max(n["near"], n["first"]) < n["threshold"] / 100))),
+        relations=(
+            ("far past the threshold", lambda n: n["max_abs"] > 10 * n["threshold"]),
+            ("the neighbours far below it", lambda n: max(n["near"], n["first"]) < n["threshold"] / 100),
+        ),
+    ),
     "nan_in_input.py": Case(
-        "nonfinite_output", 2,
-        literal("NaN in the output of `model.fc1` (Linear) at step 2: 32 of 2048 values; "
-                "its inputs already had NaN (1 of 640 values)"),
-        ("model.fc1",)),
+        "nonfinite_output",
+        2,
+        literal(
+            "NaN in the output of `model.fc1` (Linear) at step 2: 32 of 2048 values; "
+            "its inputs already had NaN (1 of 640 values)"
+        ),
+        ("model.fc1",),
+    ),
 }

@@ -46,7 +46,10 @@ def quiet(fraction: float, message: str) -> None:
 def no_torch_python(tmp_dir: Path) -> str:
     """An interpreter without torch: the system one when it lacks torch, else a fresh venv."""
     candidate = "/usr/bin/python3"
-    if os.path.exists(candidate) and subprocess.run([candidate, "-c", "import torch"], capture_output=True).returncode != 0:
+    if (
+        os.path.exists(candidate)
+        and subprocess.run([candidate, "-c", "import torch"], capture_output=True).returncode != 0
+    ):
         return candidate
     venv = tmp_dir / "notorch"
     subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)

@@ -136,8 +136,16 @@ class DAPClient:
                 self.events.append(message)
                 self._events_changed.notify_all()
         elif kind == "request":  # reverse requests (runInTerminal...): we support none
-            self._send({"type": "response", "seq": self._next_seq(), "request_seq": message["seq"],
-                        "command": message.get("command"), "success": False, "message": "not supported"})
+            self._send(
+                {
+                    "type": "response",
+                    "seq": self._next_seq(),
+                    "request_seq": message["seq"],
+                    "command": message.get("command"),
+                    "success": False,
+                    "message": "not supported",
+                }
+            )
 
     def _response_queue(self, seq: int) -> "queue.Queue[Dict[str, Any]]":
         with self._write_lock:
@@ -162,12 +170,18 @@ class DAPClient:
             raise DAPError(response.get("message") or json.dumps(response.get("body")))
         return response.get("body") or {}
 
-    def request(self, command: str, arguments: Optional[Dict[str, Any]] = None,
-                timeout: float = DEFAULT_TIMEOUT) -> Dict[str, Any]:
+    def request(
+        self, command: str, arguments: Optional[Dict[str, Any]] = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> Dict[str, Any]:
         return self.wait_response(self.send_request(command, arguments), timeout)
 
-    def wait_event(self, event: str, predicate: Optional[Callable[[Dict[str, Any]], bool]] = None,
-                   timeout: float = DEFAULT_TIMEOUT, start: int = 0) -> Dict[str, Any]:
+    def wait_event(
+        self,
+        event: str,
+        predicate: Optional[Callable[[Dict[str, Any]], bool]] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        start: int = 0,
+    ) -> Dict[str, Any]:
         """The first event named ``event`` (from index ``start`` of :attr:`events`) that matches."""
         deadline = time.monotonic() + timeout
         with self._events_changed:
@@ -188,16 +202,31 @@ class DAPClient:
     # -- the usual session ----------------------------------------------------------------------
 
     def initialize(self) -> Dict[str, Any]:
-        return self.request("initialize", {
-            "clientID": "torchdoctor-tests", "adapterID": "debugpy", "pathFormat": "path",
-            "linesStartAt1": True, "columnsStartAt1": True, "supportsVariableType": True,
-            "supportsRunInTerminalRequest": False,
-        })
+        return self.request(
+            "initialize",
+            {
+                "clientID": "torchdoctor-tests",
+                "adapterID": "debugpy",
+                "pathFormat": "path",
+                "linesStartAt1": True,
+                "columnsStartAt1": True,
+                "supportsVariableType": True,
+                "supportsRunInTerminalRequest": False,
+            },
+        )
 
-    def launch(self, program: str, *, args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None,
-               cwd: Optional[str] = None, just_my_code: bool = True,
-               breakpoints: Optional[Mapping[str, Sequence[int]]] = None,
-               exception_filters: Optional[Sequence[str]] = None, **extra: Any) -> None:
+    def launch(
+        self,
+        program: str,
+        *,
+        args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        just_my_code: bool = True,
+        breakpoints: Optional[Mapping[str, Sequence[int]]] = None,
+        exception_filters: Optional[Sequence[str]] = None,
+        **extra: Any,
+    ) -> None:
         """initialize, launch, set breakpoints, configurationDone: the program is then running.
 
         ``extra`` goes into the launch configuration as is (``module``, ``stopOnEntry``...).
@@ -206,9 +235,18 @@ class DAPClient:
         sent first and its response awaited last.
         """
         self.initialize()
-        config = {"name": "test", "type": "debugpy", "request": "launch", "program": os.fspath(program),
-                  "args": list(args), "console": "internalConsole", "justMyCode": just_my_code,
-                  "python": self.python, "env": dict(env or {}), "cwd": os.fspath(cwd or os.path.dirname(os.path.abspath(program)))}
+        config = {
+            "name": "test",
+            "type": "debugpy",
+            "request": "launch",
+            "program": os.fspath(program),
+            "args": list(args),
+            "console": "internalConsole",
+            "justMyCode": just_my_code,
+            "python": self.python,
+            "env": dict(env or {}),
+            "cwd": os.fspath(cwd or os.path.dirname(os.path.abspath(program))),
+        }
         config.update(extra)
         launch_seq = self.send_request("launch", config)
         self.wait_event("initialized")
@@ -219,9 +257,13 @@ class DAPClient:
         self.request("configurationDone")
         self.wait_response(launch_seq)
 
-    def set_breakpoints(self, path: str, lines: Sequence[int], conditions: Optional[Mapping[int, str]] = None) -> List[Dict[str, Any]]:
+    def set_breakpoints(
+        self, path: str, lines: Sequence[int], conditions: Optional[Mapping[int, str]] = None
+    ) -> List[Dict[str, Any]]:
         conditions = conditions or {}
-        points = [dict({"line": line}, **({"condition": conditions[line]} if line in conditions else {})) for line in lines]
+        points = [
+            dict({"line": line}, **({"condition": conditions[line]} if line in conditions else {})) for line in lines
+        ]
         body = self.request("setBreakpoints", {"source": {"path": os.fspath(path)}, "breakpoints": points})
         return body.get("breakpoints", [])
 
@@ -238,7 +280,9 @@ class DAPClient:
         action()
         return self.wait_stopped(timeout=timeout, start=mark)
 
-    def launch_and_stop(self, program: str, lines: Sequence[int], timeout: float = DEFAULT_TIMEOUT, **launch_args: Any) -> Stop:
+    def launch_and_stop(
+        self, program: str, lines: Sequence[int], timeout: float = DEFAULT_TIMEOUT, **launch_args: Any
+    ) -> Stop:
         """Launch ``program`` with breakpoints at ``lines`` of it and wait for the first stop."""
         self.launch(program, breakpoints={os.fspath(program): lines}, **launch_args)
         return self.wait_stopped(timeout=timeout)

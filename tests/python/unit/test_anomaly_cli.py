@@ -39,16 +39,34 @@ def runs(tmp_path_factory):
     jobs = {name: ["run", "--json", str(tmp / f"{name}.json"), str(BROKEN / name)] for name in CASES}
     jobs["train.py"] = ["run", "--json", str(tmp / "train.py.json"), str(SAMPLES / "train.py")]
     jobs["log"] = ["run", "--anomaly", "log", "--json", str(tmp / "log.json"), str(BROKEN / "lr_too_high.py")]
-    jobs["options"] = ["run", "--config", '{"loss": {"spike": "off"}}', "--threshold", "1000", "--skip-steps", "6",
-                       "--json", str(tmp / "options.json"), str(BROKEN / "lr_too_high.py")]
+    jobs["options"] = [
+        "run",
+        "--config",
+        '{"loss": {"spike": "off"}}',
+        "--threshold",
+        "1000",
+        "--skip-steps",
+        "6",
+        "--json",
+        str(tmp / "options.json"),
+        str(BROKEN / "lr_too_high.py"),
+    ]
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
-    proc = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(jobs)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=str(SAMPLES))
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=str(SAMPLES),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {name: (status, out, err, json.loads((tmp / f"{name}.json").read_text())["anomalies"])
-            for name, (status, out, err) in results.items()}
+    return {
+        name: (status, out, err, json.loads((tmp / f"{name}.json").read_text())["anomalies"])
+        for name, (status, out, err) in results.items()
+    }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -100,8 +118,15 @@ def test_options_threshold_skip_steps_and_config(runs):
 def test_exit_statuses_end_to_end():
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
-    procs = [subprocess.Popen([sys.executable, "-m", "torchdoctor", "run", str(path)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env) for path in (BROKEN / "zero_std_norm.py", SAMPLES / "train.py")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "torchdoctor", "run", str(path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        for path in (BROKEN / "zero_std_norm.py", SAMPLES / "train.py")
+    ]
     assert [p.wait(timeout=180) for p in procs] == [1, 0]
 
 

@@ -92,7 +92,10 @@ def test_the_rules_see_the_packages():
 
 
 def test_runtime_imports_nothing_from_the_backend():
-    assert offenders("runtime", ("torchdoctor.server", "torchdoctor.checks", "torchdoctor.lint", "torchdoctor.diagnosis")) == []
+    assert (
+        offenders("runtime", ("torchdoctor.server", "torchdoctor.checks", "torchdoctor.lint", "torchdoctor.diagnosis"))
+        == []
+    )
 
 
 @pytest.mark.parametrize("package", ["server", "lint", "diagnosis", "checks"])

@@ -24,4 +24,9 @@ def build(module: ModuleType, class_name: str, options: dict) -> Example:
         notes.append(f"{EXAMPLE_FUNCTION}() in {where} builds another class, not {class_name}: inferring instead.")
     model = construct(cls)
     inputs, how = infer_inputs(model, cls, options)
-    return Example(model=model, inputs=inputs, source="inferred", inferred=notes + [f"Constructed {cls.__name__}() with no arguments.", how])
+    return Example(
+        model=model,
+        inputs=inputs,
+        source="inferred",
+        inferred=notes + [f"Constructed {cls.__name__}() with no arguments.", how],
+    )

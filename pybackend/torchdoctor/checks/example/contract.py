@@ -31,7 +31,9 @@ def user_example_function(module: ModuleType) -> tuple[Callable | None, str]:
     try:
         spec.loader.exec_module(mod)
     except Exception as exc:
-        raise ExampleError(R.ERR_IMPORT, f"importing {EXAMPLE_FILE} raised {type(exc).__name__}: {exc}", detail=user_traceback(exc)) from None
+        raise ExampleError(
+            R.ERR_IMPORT, f"importing {EXAMPLE_FILE} raised {type(exc).__name__}: {exc}", detail=user_traceback(exc)
+        ) from None
     fn = getattr(mod, EXAMPLE_FUNCTION, None)
     return (fn, EXAMPLE_FILE) if callable(fn) else (None, "")
 
@@ -51,7 +53,9 @@ def from_user_function(fn: Callable, where: str, cls, options: dict) -> Example 
     if not isinstance(model, cls):
         return None
     inferred = [f"Model and batch from {EXAMPLE_FUNCTION}() in {where}."]
-    ex = Example(model=model, inputs=inputs, targets=targets, loss_fn=loss_fn, source=EXAMPLE_FUNCTION, inferred=inferred)
+    ex = Example(
+        model=model, inputs=inputs, targets=targets, loss_fn=loss_fn, source=EXAMPLE_FUNCTION, inferred=inferred
+    )
     if loss_fn is not None:
         ex.loss_name = "custom"
         inferred.append(f"Loss: the loss_fn returned by {EXAMPLE_FUNCTION}().")
@@ -61,13 +65,21 @@ def from_user_function(fn: Callable, where: str, cls, options: dict) -> Example 
 def _unpack_user_example(returned, where: str):
     import torch
 
-    contract = f"{EXAMPLE_FUNCTION}() in {where} must return (model, (inputs, targets)) or (model, (inputs, targets), loss_fn)"
+    contract = (
+        f"{EXAMPLE_FUNCTION}() in {where} must return (model, (inputs, targets)) or (model, (inputs, targets), loss_fn)"
+    )
     if not isinstance(returned, (tuple, list)) or len(returned) not in (2, 3):
-        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; it returned {type(returned).__name__}", snippet=example_snippet("Net", [], ["x"]))
+        raise ExampleError(
+            R.ERR_BAD_EXAMPLE,
+            f"{contract}; it returned {type(returned).__name__}",
+            snippet=example_snippet("Net", [], ["x"]),
+        )
     model, batch = returned[0], returned[1]
     loss_fn = returned[2] if len(returned) == 3 else None
     if not isinstance(model, torch.nn.Module):
-        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; its first item is a {type(model).__name__}, not an nn.Module")
+        raise ExampleError(
+            R.ERR_BAD_EXAMPLE, f"{contract}; its first item is a {type(model).__name__}, not an nn.Module"
+        )
     if not isinstance(batch, (tuple, list)) or len(batch) != 2:
         raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; its second item must be the pair (inputs, targets)")
     inputs, targets = batch

@@ -68,4 +68,6 @@ def pick_output(out):
     for v in values:
         if isinstance(v, torch.Tensor):
             return v
-    raise ExampleError(R.ERR_BAD_EXAMPLE, f"the forward returned {type(out).__name__}, not a tensor Torch Doctor can put a loss on")
+    raise ExampleError(
+        R.ERR_BAD_EXAMPLE, f"the forward returned {type(out).__name__}, not a tensor Torch Doctor can put a loss on"
+    )

@@ -58,12 +58,17 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
     if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
         seq = int(options.get("seqLen", DEFAULT_SEQ_LEN))
         x = _randint(layer.num_embeddings, (batch, seq), g, device)
-        return (x,), f"Input: integer indices of shape {tuple(x.shape)} in [0, {layer.num_embeddings}) from the {where}, num_embeddings={layer.num_embeddings})."
+        return (
+            (x,),
+            f"Input: integer indices of shape {tuple(x.shape)} in [0, {layer.num_embeddings}) from the {where}, num_embeddings={layer.num_embeddings}).",
+        )
     if isinstance(layer, nn.RNNBase):
         seq = int(options.get("seqLen", DEFAULT_SEQ_LEN))
         shape: tuple[int, ...] = (batch, seq, layer.input_size) if layer.batch_first else (seq, batch, layer.input_size)
         order = "batch_first" if layer.batch_first else "sequence first, batch_first=False"
-        return (_randn(shape, g, dtype, device),), f"Input: {shape} ({order}) from the {where}, input_size={layer.input_size})."
+        return (
+            _randn(shape, g, dtype, device),
+        ), f"Input: {shape} ({order}) from the {where}, input_size={layer.input_size})."
     if isinstance(layer, nn.modules.conv._ConvNd):
         dims = len(layer.kernel_size)
         size = int(options.get("spatialSize", DEFAULT_SPATIAL[dims]))
@@ -96,7 +101,9 @@ def _first_layer(model):
 def _no_layer_error(cls, model) -> ExampleError:
     hidden = unregistered_layers(model)
     if hidden:  # the real bug, and the reason nothing is visible
-        return ExampleError(R.ERR_NEEDS_EXAMPLE, " ".join(hidden), snippet=example_snippet(cls.__name__, [], forward_params(cls)))
+        return ExampleError(
+            R.ERR_NEEDS_EXAMPLE, " ".join(hidden), snippet=example_snippet(cls.__name__, [], forward_params(cls))
+        )
     leaves = [type(m).__name__ for m in model.modules() if not list(m.children())]
     first = leaves[0] if leaves else "none"
     return ExampleError(
@@ -152,23 +159,34 @@ def complete(ex: Example, options: dict) -> Example:
         ) from None
     if ex.targets is not None:  # user targets, no loss: pick one from their types
         ex.loss_fn, ex.loss_name = _loss_for_targets(out, ex.targets)
-        ex.inferred.append(f"Loss: {ex.loss_name}, chosen from the output {tuple(out.shape)} and targets {tuple(ex.targets.shape)} {ex.targets.dtype}.")
+        ex.inferred.append(
+            f"Loss: {ex.loss_name}, chosen from the output {tuple(out.shape)} and targets {tuple(ex.targets.shape)} {ex.targets.dtype}."
+        )
         return ex
     g = _generator({"seed": int(options.get("seed", 0)) + 1})
     if out.dim() == 2 and out.shape[1] >= 2:
         ex.targets = _randint(out.shape[1], (out.shape[0],), g, out.device)
         ex.loss_fn, ex.loss_name = F.cross_entropy, "cross-entropy"
-        ex.inferred.append(f"Output {tuple(out.shape)} is (batch, classes): cross-entropy against random classes in [0, {out.shape[1]}).")
+        ex.inferred.append(
+            f"Output {tuple(out.shape)} is (batch, classes): cross-entropy against random classes in [0, {out.shape[1]})."
+        )
     else:
         ex.targets = torch.randn(tuple(out.shape), generator=g).to(dtype=out.dtype, device=out.device)
         ex.loss_fn, ex.loss_name = F.mse_loss, "mse"
-        ex.inferred.append(f"Output {tuple(out.shape)} is not (batch, classes): MSE against random targets of the same shape.")
+        ex.inferred.append(
+            f"Output {tuple(out.shape)} is not (batch, classes): MSE against random targets of the same shape."
+        )
     return ex
 
 
 def _loss_for_targets(out, targets):
     import torch.nn.functional as F
 
-    if not targets.is_floating_point() and out.dim() >= 2 and out.shape[0] == targets.shape[0] and out.dim() == targets.dim() + 1:
+    if (
+        not targets.is_floating_point()
+        and out.dim() >= 2
+        and out.shape[0] == targets.shape[0]
+        and out.dim() == targets.dim() + 1
+    ):
         return F.cross_entropy, "cross-entropy"
     return F.mse_loss, "mse"

@@ -56,7 +56,11 @@ def _syntax_error(exc: SyntaxError, path: str, source: str) -> ExampleError:
     line = lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else ""
     caret = " " * max((exc.offset or 1) - 1, 0) + "^"
     where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "an unknown position"
-    return ExampleError(R.ERR_SYNTAX, f"{os.path.basename(path)} has a syntax error at {where}: {exc.msg}", detail=f"{line}\n{caret}" if line else "")
+    return ExampleError(
+        R.ERR_SYNTAX,
+        f"{os.path.basename(path)} has a syntax error at {where}: {exc.msg}",
+        detail=f"{line}\n{caret}" if line else "",
+    )
 
 
 def user_traceback(exc: BaseException) -> str:
@@ -74,7 +78,11 @@ def find_class(module: ModuleType, class_name: str):
     for part in class_name.split("."):
         obj = getattr(obj, part, None)
     if not (inspect.isclass(obj) and issubclass(obj, torch.nn.Module)):
-        found = [n for n, v in vars(module).items() if inspect.isclass(v) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__]
+        found = [
+            n
+            for n, v in vars(module).items()
+            if inspect.isclass(v) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__
+        ]
         raise ExampleError(
             R.ERR_NO_CLASS,
             f"{class_name} is not an nn.Module class of {os.path.basename(module.__file__ or '?')}"

@@ -16,8 +16,25 @@ from ..model import WARNING
 from ..registry import Reporter, rule
 
 # Conversions that keep the label values (what matters here) unchanged.
-_KEEPS_VALUES = frozenset({"float", "double", "half", "to", "unsqueeze", "view", "reshape", "type", "squeeze",
-                           "long", "int", "flatten", "type_as", "cuda", "cpu"})
+_KEEPS_VALUES = frozenset(
+    {
+        "float",
+        "double",
+        "half",
+        "to",
+        "unsqueeze",
+        "view",
+        "reshape",
+        "type",
+        "squeeze",
+        "long",
+        "int",
+        "flatten",
+        "type_as",
+        "cuda",
+        "cpu",
+    }
+)
 _MAX_DEPTH = 10
 
 

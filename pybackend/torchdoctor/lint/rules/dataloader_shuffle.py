@@ -98,6 +98,7 @@ def _imports_test_framework(ctx: LintContext) -> bool:
 
 # -- is it for training? ------------------------------------------------------------------
 
+
 def _is_training_loader(ctx: LintContext, call: ast.Call) -> bool:
     target = _assigned_target(ctx, call)
     names = [terminal_name(target)] if target is not None else []
@@ -149,8 +150,11 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
 
 def _loops_in(ctx: LintContext, func) -> List[ast.stmt]:
     start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
-    return [loop for loop in ctx.loops
-            if isinstance(loop, (ast.For, ast.AsyncFor)) and start < (loop.lineno, loop.col_offset) < end]
+    return [
+        loop
+        for loop in ctx.loops
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and start < (loop.lineno, loop.col_offset) < end
+    ]
 
 
 def _same_object(ctx: LintContext, expr: ast.AST, target: ast.expr) -> bool:
@@ -185,6 +189,7 @@ def _parameter_receiving(site: ast.Call, func, name: str) -> Optional[str]:
 
 
 # -- what ``**kwargs`` holds -----------------------------------------------------------------
+
 
 def _star_options(ctx: LintContext, call: ast.Call):
     """``(always, branch, literal)`` for the ``**name`` arguments of ``call``: ``always`` when
@@ -311,6 +316,7 @@ def _branch_between(ctx: LintContext, node: ast.AST, call: ast.Call, scope: ast.
 
 # -- exceptions ---------------------------------------------------------------------------
 
+
 def _is_iterable_dataset(ctx: LintContext, dataset: ast.AST) -> bool:
     """Iterable-style datasets cannot be shuffled by the loader (it would raise)."""
     cls = ctx.local_class(ctx.class_of(dataset))
@@ -336,7 +342,12 @@ def _is_one_batch(ctx: LintContext, call: ast.Call) -> bool:
 def _length(indices: ast.AST) -> Optional[int]:
     if isinstance(indices, (ast.List, ast.Tuple)):
         return len(indices.elts)
-    if isinstance(indices, ast.Call) and isinstance(indices.func, ast.Name) and indices.func.id == "list" and indices.args:
+    if (
+        isinstance(indices, ast.Call)
+        and isinstance(indices.func, ast.Name)
+        and indices.func.id == "list"
+        and indices.args
+    ):
         return _length(indices.args[0])
     if isinstance(indices, ast.Call) and isinstance(indices.func, ast.Name) and indices.func.id == "range":
         bounds = indices.args
@@ -348,19 +359,23 @@ def _length(indices: ast.AST) -> Optional[int]:
 
 # -- report --------------------------------------------------------------------------------
 
+
 def _message(ctx: LintContext, call: ast.Call, branch: Optional[ast.AST]) -> str:
     loader = f"`{ctx.text(call.func)}` for the training data"
     if branch is None:
-        return (f"{loader} does not shuffle (the default is `shuffle=False`): every epoch sees the samples "
-                f"in stored order.")
+        return (
+            f"{loader} does not shuffle (the default is `shuffle=False`): every epoch sees the samples in stored order."
+        )
     head = ctx.source.first_line_span(branch)
-    header = ctx.source.line(head.start_line)[head.start_col:head.end_col].strip()
+    header = ctx.source.line(head.start_line)[head.start_col : head.end_col].strip()
     test = getattr(branch, "test", None)
     accelerator = test is not None and _ACCELERATOR.search(ctx.text(test))
     depends = "the accelerator branch" if accelerator else "a branch"
     otherwise = "on the CPU" if accelerator else "when it is not taken"
-    return (f"{loader} shuffles only under `{header}` (line {branch.lineno}): shuffling depends on {depends}, "
-            f"and {otherwise} every epoch sees the samples in stored order (the default is `shuffle=False`).")
+    return (
+        f"{loader} shuffles only under `{header}` (line {branch.lineno}): shuffling depends on {depends}, "
+        f"and {otherwise} every epoch sees the samples in stored order (the default is `shuffle=False`)."
+    )
 
 
 def _fix(ctx: LintContext, call: ast.Call, literal: Optional[ast.Dict]) -> Optional[Fix]:

@@ -18,8 +18,17 @@ from ..fixes import add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 
-_DTYPE_PREFIXES = ("torch.float", "torch.int", "torch.bool", "torch.bfloat", "torch.half", "torch.double",
-                   "torch.long", "torch.complex", "torch.uint")
+_DTYPE_PREFIXES = (
+    "torch.float",
+    "torch.int",
+    "torch.bool",
+    "torch.bfloat",
+    "torch.half",
+    "torch.double",
+    "torch.long",
+    "torch.complex",
+    "torch.uint",
+)
 
 
 @dataclass
@@ -51,7 +60,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
     if not moves:
         return
     by_text = _calls_by_callee_text(ctx)
-    by_binding = _calls_by_binding(ctx, _calls_through_parameters(ctx) + [c for m in moves for c in by_text.get(m.model_key, [])])
+    by_binding = _calls_by_binding(
+        ctx, _calls_through_parameters(ctx) + [c for m in moves for c in by_text.get(m.model_key, [])]
+    )
     for move in moves:
         seen = set()
         target = _moved_binding(ctx, move)
@@ -227,8 +238,10 @@ def _is_move_chain(value: ast.AST, call: ast.Call) -> bool:
     """``value`` is ``call``, possibly followed by more module methods (``.to(d).float()``)."""
     node = value
     while isinstance(node, ast.Call) and node is not call:
-        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "float", "half", "double",
-                                                                             "train", "eval", "bfloat16")):
+        if not (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("to", "cuda", "float", "half", "double", "train", "eval", "bfloat16")
+        ):
             return False
         node = node.func.value
     return node is call
@@ -273,7 +286,11 @@ def _origin_of_name(ctx: LintContext, name: ast.Name, whole: bool, depth: int):
     if bound.kind == "for" and bound.source is not None:
         loader = torchapi.unwrap_iterable(ctx, bound.source)
         built = ctx.construction_of(loader)
-        if built is not None and ctx.callee_class(built) == torchapi.DATALOADER and not torchapi.keyword(built, "collate_fn"):
+        if (
+            built is not None
+            and ctx.callee_class(built) == torchapi.DATALOADER
+            and not torchapi.keyword(built, "collate_fn")
+        ):
             return f"a batch from `{ctx.text(loader)}`, still on the CPU (no `.to(device)`)", None
     return None
 

@@ -21,8 +21,20 @@ from ..registry import Reporter, rule
 from ..training import analysis
 
 _EVAL_FIRST_WORDS = frozenset(
-    {"evaluate", "evaluation", "eval", "validate", "validation", "valid", "val", "test", "predict", "prediction",
-     "inference", "infer"}
+    {
+        "evaluate",
+        "evaluation",
+        "eval",
+        "validate",
+        "validation",
+        "valid",
+        "val",
+        "test",
+        "predict",
+        "prediction",
+        "inference",
+        "infer",
+    }
 )
 _EVAL_ANY_WORDS = frozenset({"evaluate", "evaluation", "validate", "validation", "inference"})
 _EVAL_DATA = re.compile(
@@ -130,8 +142,12 @@ def is_test_file(path: Optional[str]) -> bool:
         return False
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or any(p in ("tests", "test") for p in parts[:-1]))
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or any(p in ("tests", "test") for p in parts[:-1])
+    )
 
 
 def _is_eval_function(func: Optional[ast.AST], in_test_file: bool = False) -> bool:
@@ -192,8 +208,9 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     )
 
 
-def _switches_before(ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str,
-                     model: Optional[ast.AST] = None) -> bool:
+def _switches_before(
+    ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str, model: Optional[ast.AST] = None
+) -> bool:
     """Some switch to ``mode`` (``x.eval()`` / ``x.train()``) in ``scope`` runs before or inside
     ``point``, directly or in a helper defined in this file. With ``model``, a direct switch
     counts only on that model or another network (``criterion.eval()`` does not put the model

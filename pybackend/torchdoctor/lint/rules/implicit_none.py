@@ -18,8 +18,28 @@ from ..registry import Reporter, rule
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
-_PLAIN_CALLS = frozenset({"len", "str", "int", "float", "bool", "repr", "isinstance", "list", "dict", "tuple", "set",
-                          "sorted", "format", "hasattr", "callable", "issubclass", "any", "all"})
+_PLAIN_CALLS = frozenset(
+    {
+        "len",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "repr",
+        "isinstance",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "sorted",
+        "format",
+        "hasattr",
+        "callable",
+        "issubclass",
+        "any",
+        "all",
+    }
+)
 _SKIPPED = frozenset({"__exit__", "__aexit__", "__init__", "__post_init__", "__del__", "__setattr__", "__delattr__"})
 
 
@@ -45,7 +65,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
             continue
         if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
             continue  # generators end with StopIteration, not None
-        returns = [n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value) and not _returns_none(ctx, n.value)]
+        returns = [
+            n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value) and not _returns_none(ctx, n.value)
+        ]
         tensor_returns = [r for r in returns if _may_be_tensor(r.value)]
         if not tensor_returns:
             continue
@@ -71,9 +93,21 @@ def check(ctx: LintContext, report: Reporter) -> None:
 
 
 # Lightning hooks whose ``None`` result means "nothing to add" or "skip this batch".
-_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
-                    "training_step_end", "validation_step_end", "test_step_end", "lr_scheduler_step",
-                    "configure_callbacks", "configure_gradient_clipping"})
+_HOOKS = frozenset(
+    {
+        "training_step",
+        "validation_step",
+        "test_step",
+        "predict_step",
+        "configure_optimizers",
+        "training_step_end",
+        "validation_step_end",
+        "test_step_end",
+        "lr_scheduler_step",
+        "configure_callbacks",
+        "configure_gradient_clipping",
+    }
+)
 
 
 def _is_hook(ctx: LintContext, func) -> bool:
@@ -152,8 +186,13 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
     after = (stmt.end_lineno, stmt.end_col_offset)
     names = []
     for node in ast.walk(scope if scope is not ctx.tree else ctx.tree):
-        if (isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load)
-                and (node.lineno, node.col_offset) >= after and ctx.scope_of(node) is scope):
+        if (
+            isinstance(node, ast.Name)
+            and node.id == target.id
+            and isinstance(node.ctx, ast.Load)
+            and (node.lineno, node.col_offset) >= after
+            and ctx.scope_of(node) is scope
+        ):
             names.append(node)
     for name in sorted(names, key=lambda n: (n.lineno, n.col_offset)):
         parent = ctx.parents.get(name)
@@ -161,7 +200,9 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
             return _CHECKED
         if _tensor_use(ctx, name, parent):
             return _widen(ctx, parent)
-        if isinstance(ctx.statement_of(name), (ast.Assign, ast.AnnAssign)) and name is getattr(ctx.statement_of(name), "value", None):
+        if isinstance(ctx.statement_of(name), (ast.Assign, ast.AnnAssign)) and name is getattr(
+            ctx.statement_of(name), "value", None
+        ):
             return None  # aliased: lost track
     return None
 
@@ -175,7 +216,9 @@ def _widen(ctx: LintContext, use: ast.AST) -> ast.AST:
 
 
 def _is_none_check(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
-    if isinstance(parent, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators):
+    if isinstance(parent, ast.Compare) and any(
+        isinstance(c, ast.Constant) and c.value is None for c in parent.comparators
+    ):
         return True
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
         return True
@@ -183,7 +226,11 @@ def _is_none_check(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -
         return True
     if isinstance(parent, _CHECKS) and getattr(parent, "test", None) is node:
         return True
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "bool", "hasattr", "callable", "getattr"):
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "bool", "hasattr", "callable", "getattr")
+    ):
         return True
     return False
 
@@ -210,8 +257,11 @@ def _tensor_use(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> b
 
 # Receivers whose attributes are configuration or bookkeeping, not tensors (``dataset.coco``,
 # ``args.lr``, ``self.config.x``).
-_NOT_TENSOR_HOLDERS = re.compile(r"^(data(set)?|ds|cfg|conf(ig)?|args|opts?|options|hparams|params|meta(data)?|info|"
-                                 r"settings|env|logger|writer|path|file|tokenizer|processor)$", re.IGNORECASE)
+_NOT_TENSOR_HOLDERS = re.compile(
+    r"^(data(set)?|ds|cfg|conf(ig)?|args|opts?|options|hparams|params|meta(data)?|info|"
+    r"settings|env|logger|writer|path|file|tokenizer|processor)$",
+    re.IGNORECASE,
+)
 
 
 def _plausibly_tensor(ctx: LintContext, value: ast.AST) -> bool:
@@ -247,8 +297,22 @@ def _is_none(value: Optional[ast.AST]) -> bool:
 
 
 def _may_be_tensor(value: ast.AST) -> bool:
-    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Compare, ast.BoolOp,
-                          ast.Lambda, ast.DictComp, ast.ListComp, ast.SetComp)):
+    if isinstance(
+        value,
+        (
+            ast.Constant,
+            ast.JoinedStr,
+            ast.Dict,
+            ast.List,
+            ast.Set,
+            ast.Compare,
+            ast.BoolOp,
+            ast.Lambda,
+            ast.DictComp,
+            ast.ListComp,
+            ast.SetComp,
+        ),
+    ):
         return False
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
         return False

@@ -16,9 +16,22 @@ from ..model import WARNING
 from ..registry import Reporter, rule
 
 _PREPROCESSORS = frozenset(
-    {"StandardScaler", "MinMaxScaler", "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "PowerTransformer",
-     "OneHotEncoder", "OrdinalEncoder", "TargetEncoder", "SimpleImputer", "KNNImputer", "IterativeImputer",
-     "KBinsDiscretizer", "SplineTransformer"}
+    {
+        "StandardScaler",
+        "MinMaxScaler",
+        "RobustScaler",
+        "MaxAbsScaler",
+        "QuantileTransformer",
+        "PowerTransformer",
+        "OneHotEncoder",
+        "OrdinalEncoder",
+        "TargetEncoder",
+        "SimpleImputer",
+        "KNNImputer",
+        "IterativeImputer",
+        "KBinsDiscretizer",
+        "SplineTransformer",
+    }
 )
 _PREPROCESSING_MODULES = ("sklearn.preprocessing.", "sklearn.impute.", "sklearn.experimental.")
 _SPLITTERS = frozenset({"sklearn.model_selection.train_test_split", "sklearn.cross_validation.train_test_split"})
@@ -106,7 +119,12 @@ def _statistic_of(ctx: LintContext, expr: ast.AST):
     qual = ctx.qualname(func) or ""
     if qual.startswith(_ARRAY_LIBS) and qual.rsplit(".", 1)[-1] in _STATS and expr.args:
         return expr.args[0], expr
-    if isinstance(func, ast.Attribute) and func.attr in _STATS and not qual and isinstance(func.value, (ast.Name, ast.Attribute)):
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _STATS
+        and not qual
+        and isinstance(func.value, (ast.Name, ast.Attribute))
+    ):
         return func.value, expr
     return None
 

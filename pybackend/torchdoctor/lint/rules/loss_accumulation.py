@@ -140,8 +140,12 @@ def _backward_subjects(call: ast.Call) -> List[ast.AST]:
     subjects: List[ast.AST] = list(call.args[:1])
     if isinstance(func, ast.Attribute) and func.attr == "backward":
         receiver = func.value
-        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
-               and receiver.func.attr == "scale" and receiver.args):
+        while (
+            isinstance(receiver, ast.Call)
+            and isinstance(receiver.func, ast.Attribute)
+            and receiver.func.attr == "scale"
+            and receiver.args
+        ):
             receiver = receiver.args[0]
         subjects.append(receiver)
     return subjects
@@ -164,13 +168,22 @@ def _defined_outside(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
     lets the graphs of many batches pile up between two resets."""
     start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
     if isinstance(acc, ast.Attribute):
-        resets = [n for n in ctx.own_nodes(loop, ast.Assign)
-                  if any(_is_ref(t) and _same(ctx, t, acc) for t in n.targets) and not _is_self_add(ctx, n, acc)]
+        resets = [
+            n
+            for n in ctx.own_nodes(loop, ast.Assign)
+            if any(_is_ref(t) and _same(ctx, t, acc) for t in n.targets) and not _is_self_add(ctx, n, acc)
+        ]
         return not any(_every_iteration(ctx, n, loop) for n in resets)
     bindings = ctx.bindings.all_bindings(ctx.scope_of(loop), acc.id)
     before = [b for b in bindings if b.pos <= start]
-    inside = [b for b in bindings if start < b.pos <= end and b.kind == "assign" and not _is_self_add(ctx, b.stmt, acc)
-              and _every_iteration(ctx, b.stmt, loop)]
+    inside = [
+        b
+        for b in bindings
+        if start < b.pos <= end
+        and b.kind == "assign"
+        and not _is_self_add(ctx, b.stmt, acc)
+        and _every_iteration(ctx, b.stmt, loop)
+    ]
     return bool(before) and not inside
 
 
@@ -246,8 +259,9 @@ def _within_one_step(ctx: LintContext, loop: ast.AST) -> bool:
     outer = ctx.enclosing_loops(loop)
     holder = outer[0] if outer else ctx.scope_of(loop)
     end = (loop.end_lineno, loop.end_col_offset)
-    return any(torchapi.stepped_optimizer(ctx, c) is not None and (c.lineno, c.col_offset) > end
-               for c in ctx.own_calls(holder))
+    return any(
+        torchapi.stepped_optimizer(ctx, c) is not None and (c.lineno, c.col_offset) > end for c in ctx.own_calls(holder)
+    )
 
 
 def _under_no_grad(ctx: LintContext, node: ast.AST) -> bool:
@@ -264,7 +278,9 @@ def _release_text(ctx: LintContext, loss: ast.AST, method: str) -> str:
 def _fix(ctx: LintContext, acc: ast.AST, loss: ast.AST, loop: ast.AST) -> Optional[Fix]:
     """``.item()`` unless the accumulator is used as a tensor later (``total.item()``)."""
     method = "detach" if _used_as_tensor(ctx, acc, loop) else "item"
-    return replace_node(ctx.source, loss, _release_text(ctx, loss, method), f"Accumulate `{_release_text(ctx, loss, method)}`")
+    return replace_node(
+        ctx.source, loss, _release_text(ctx, loss, method), f"Accumulate `{_release_text(ctx, loss, method)}`"
+    )
 
 
 def _used_as_tensor(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:

@@ -89,7 +89,10 @@ def _where_loss_was_made(ctx: LintContext, call: ast.Call, block: Optional[ast.A
         return "unknown"
     if any(anc is holder for anc in ctx.ancestors(bound.stmt)):
         return "inside"
-    if isinstance(holder, (ast.With, ast.AsyncWith)) and (bound.stmt.lineno, bound.stmt.col_offset) < (holder.lineno, holder.col_offset):
+    if isinstance(holder, (ast.With, ast.AsyncWith)) and (bound.stmt.lineno, bound.stmt.col_offset) < (
+        holder.lineno,
+        holder.col_offset,
+    ):
         return "before"
     return "unknown"
 
@@ -99,8 +102,12 @@ def _subject(call: ast.Call) -> Optional[ast.AST]:
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "backward" and not call.args:
         receiver = func.value
-        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
-               and receiver.func.attr == "scale" and receiver.args):
+        while (
+            isinstance(receiver, ast.Call)
+            and isinstance(receiver.func, ast.Attribute)
+            and receiver.func.attr == "scale"
+            and receiver.args
+        ):
             receiver = receiver.args[0]
         return receiver
     if call.args and not isinstance(call.args[0], ast.Starred):
@@ -203,7 +210,7 @@ def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
 
 def _header(ctx: LintContext, block: ast.AST) -> str:
     span = ctx.source.first_line_span(block)
-    return ctx.source.line(span.start_line)[span.start_col:span.end_col].strip()
+    return ctx.source.line(span.start_line)[span.start_col : span.end_col].strip()
 
 
 def _short(text: str, limit: int = 40) -> str:

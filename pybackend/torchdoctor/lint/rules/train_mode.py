@@ -69,7 +69,11 @@ def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.C
     for call in calls:
         if switch_of(call) == "eval":
             model = call.func.value
-            if torchapi.is_model(ctx, model) and _is_trained(ctx, model) and not _fresh_each_iteration(ctx, model, loop):
+            if (
+                torchapi.is_model(ctx, model)
+                and _is_trained(ctx, model)
+                and not _fresh_each_iteration(ctx, model, loop)
+            ):
                 return call, model
             continue
         helper = ctx.local_function_called(call)
@@ -87,8 +91,12 @@ def _fresh_each_iteration(ctx: LintContext, model: ast.AST, loop: ast.AST) -> bo
     if not isinstance(model, ast.Name):
         return False
     bound = ctx.binding(model)
-    return (bound is not None and bound.kind == "assign" and isinstance(bound.value, ast.Call)
-            and loop in ctx.enclosing_loops(bound.stmt))
+    return (
+        bound is not None
+        and bound.kind == "assign"
+        and isinstance(bound.value, ast.Call)
+        and loop in ctx.enclosing_loops(bound.stmt)
+    )
 
 
 def _report_eval_before(ctx: LintContext, loop: ast.AST, report: Reporter) -> None:
@@ -127,8 +135,10 @@ def _trains(ctx: LintContext, loop: ast.AST) -> bool:
 
     def step_and_backward(node: ast.AST) -> Tuple[bool, bool]:
         calls = training.own_calls(node)
-        return (any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls),
-                any(torchapi.is_backward(ctx, c) for c in calls))
+        return (
+            any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls),
+            any(torchapi.is_backward(ctx, c) for c in calls),
+        )
 
     steps, backs = step_and_backward(loop)
     for call in training.own_calls(loop):
@@ -166,8 +176,10 @@ def _optimized_models(ctx: LintContext) -> set:
             if not cls.startswith("torch.optim.") or cls.startswith("torch.optim.lr_scheduler"):
                 continue
             for sub in ast.walk(call):
-                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in (
-                    "parameters", "named_parameters"
+                if (
+                    isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr in ("parameters", "named_parameters")
                 ):
                     names.add(ctx.text(sub.func.value))
         return names
@@ -204,4 +216,7 @@ def _fix(ctx: LintContext, loop: ast.AST, model: Optional[ast.AST]) -> Optional[
     indent = ctx.source.indent_of(first.lineno)
     line = first.lineno - 1
     code = f"{ctx.text(model)}.train()"
-    return Fix(f"Insert `{code}` at the top of the loop", (TextEdit(Span(line, 0, line, 0), f"{indent}{code}{ctx.source.newline}"),))
+    return Fix(
+        f"Insert `{code}` at the top of the loop",
+        (TextEdit(Span(line, 0, line, 0), f"{indent}{code}{ctx.source.newline}"),),
+    )

@@ -138,9 +138,16 @@ class ScalerTracker:
         if run.reported or not (collapsed or run.skipped >= MAX_SKIP_RUN):
             return None
         run.reported = True
-        return {"skipped": run.skipped, "since": run.since, "scale_before": run.scale_before,
-                "last_scale": run.last_scale, "collapsed": collapsed, "total_skipped": run.total,
-                "max_run": MAX_SKIP_RUN, "min_scale": MIN_SCALE}
+        return {
+            "skipped": run.skipped,
+            "since": run.since,
+            "scale_before": run.scale_before,
+            "last_scale": run.last_scale,
+            "collapsed": collapsed,
+            "total_skipped": run.total,
+            "max_run": MAX_SKIP_RUN,
+            "min_scale": MIN_SCALE,
+        }
 
     def _run(self, scaler: Any) -> _Run:
         entry = self._runs.get(id(scaler))

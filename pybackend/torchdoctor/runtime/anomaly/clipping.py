@@ -82,8 +82,10 @@ class ClipHints:
     def _names(self, code: Any, depth: int = 0) -> bool:
         named = self._by_code.get(code)
         if named is None:
-            named = bool(_NAME_SET.intersection(code.co_names)) or (depth < 2 and any(
-                self._names(const, depth + 1) for const in code.co_consts if hasattr(const, "co_names")))
+            named = bool(_NAME_SET.intersection(code.co_names)) or (
+                depth < 2
+                and any(self._names(const, depth + 1) for const in code.co_consts if hasattr(const, "co_names"))
+            )
             if len(self._by_code) < MAX_CODES:
                 self._by_code[code] = named
         return named

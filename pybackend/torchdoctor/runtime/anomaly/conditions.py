@@ -65,8 +65,11 @@ def loss_spiked(loss: Any, factor: float = 10.0) -> bool:
             return True
         history = _histories.setdefault(_call_site(), [])
         recent = history[-SPIKE_WINDOW:]
-        spiked = len(recent) >= SPIKE_MIN_HISTORY and statistics.median(recent) > 0 and (
-            value > factor * statistics.median(recent))
+        spiked = (
+            len(recent) >= SPIKE_MIN_HISTORY
+            and statistics.median(recent) > 0
+            and (value > factor * statistics.median(recent))
+        )
         history.append(value)
         del history[:-SPIKE_WINDOW]
         return spiked

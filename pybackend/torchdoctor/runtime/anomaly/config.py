@@ -82,9 +82,15 @@ class AnomalyConfig:
         """The settings in the variable's own spelling (what ``parse`` would read back)."""
         loss: Dict[str, Any] = dict(self.loss_actions)
         loss["spikeFactor"] = self.spike_factor
-        return {"mode": self.mode, "threshold": self.threshold, "skipSteps": self.skip_steps,
-                "firstOnly": self.first_only, "checks": list(self.checks), "deadSteps": self.dead_steps,
-                "loss": loss}
+        return {
+            "mode": self.mode,
+            "threshold": self.threshold,
+            "skipSteps": self.skip_steps,
+            "firstOnly": self.first_only,
+            "checks": list(self.checks),
+            "deadSteps": self.dead_steps,
+            "loss": loss,
+        }
 
 
 def from_env(environ: Mapping[str, str]) -> Optional[AnomalyConfig]:

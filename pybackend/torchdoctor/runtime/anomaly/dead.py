@@ -75,7 +75,7 @@ class DeadRule:
         """``before``: the extremes of the input an in-place module has just overwritten."""
         if self.config.dead_steps <= 0:
             return
-        tensors = list(iter_tensors(inputs))[:R.MAX_INPUTS]
+        tensors = list(iter_tensors(inputs))[: R.MAX_INPUTS]
         seen_in = [before] if before is not None else [extremes(x) for x in tensors]
         if not seen_in or all(low == 0.0 and high == 0.0 for low, high in seen_in):
             return  # zeros in, zeros out: the cause is upstream (or the data)
@@ -119,4 +119,3 @@ class DeadRule:
             report["evidence"] = evidence
             self._emit(report, frame)
             return
-

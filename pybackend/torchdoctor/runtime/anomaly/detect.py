@@ -28,8 +28,13 @@ MAX_TENSORS = 16
 
 def checkable(t: Any) -> bool:
     torch = sys.modules["torch"]
-    return (type(t) is torch.Tensor or type(t) is torch.nn.Parameter) and t.layout == torch.strided and (
-        t.dtype.is_floating_point or t.dtype.is_complex) and not t.is_meta and t.numel() > 0
+    return (
+        (type(t) is torch.Tensor or type(t) is torch.nn.Parameter)
+        and t.layout == torch.strided
+        and (t.dtype.is_floating_point or t.dtype.is_complex)
+        and not t.is_meta
+        and t.numel() > 0
+    )
 
 
 # On the CPU (torch 2.13, one thread) ``amin`` + ``amax`` read big tensors ~35% faster than one

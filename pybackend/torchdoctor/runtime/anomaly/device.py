@@ -44,6 +44,6 @@ class DeviceBatch:
             at = 0
             for i in indices:
                 size = parts[i][1].numel()
-                host[i] = flat[at:at + size]
+                host[i] = flat[at : at + size]
                 at += size
         return [(tag, host[i]) for i, (tag, _) in enumerate(parts)]

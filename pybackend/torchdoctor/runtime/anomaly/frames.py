@@ -41,7 +41,8 @@ def is_internal(frame: FrameType) -> bool:
     verdict = _VERDICTS.get(filename)
     if verdict is None:
         verdict = filename.startswith(("<frozen", "<string>")) or os.path.normcase(
-            os.path.abspath(filename)).startswith(_internal_prefixes())
+            os.path.abspath(filename)
+        ).startswith(_internal_prefixes())
         if len(_VERDICTS) < 4096:
             _VERDICTS[filename] = verdict
     return verdict
@@ -89,8 +90,11 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     torch = sys.modules.get("torch")
     if torch is None:
         return None
-    codes = {getattr(torch.nn.Module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
-             if hasattr(getattr(torch.nn.Module, name, None), "__code__")}
+    codes = {
+        getattr(torch.nn.Module, name).__code__
+        for name in ("_call_impl", "_wrapped_call_impl")
+        if hasattr(getattr(torch.nn.Module, name, None), "__code__")
+    }
     found = None
     while frame is not None:
         if frame.f_code in codes:

@@ -61,7 +61,9 @@ class GradientChecks:
         report.update(R.tensor_facts(grad))
         largest = grads[found["largest_index"]]
         report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
-        report.update({k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")})
+        report.update(
+            {k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")}
+        )
         report["threshold"] = self.config.threshold
         report["loss"] = self._last_loss
         report.update({k: v for k, v in extra.items() if v is not None})
@@ -84,8 +86,11 @@ class GradientChecks:
         step, self._pending_explosion = self._pending_explosion, None
         if step is None or not self.check_backward or not self._may_report(self.config.mode, step=step):
             return
-        grads = [(path, p, module, p.grad) for path, p, module in self.names.parameters()
-                 if p.grad is not None and checkable(p.grad)]
+        grads = [
+            (path, p, module, p.grad)
+            for path, p, module in self.names.parameters()
+            if p.grad is not None and checkable(p.grad)
+        ]
         table = extremes_of([e[3] for e in grads])
         if self._pending_scale is not None and self._unscaled_step != step:
             table = unscaled(table, self._pending_scale)  # clipped while still scaled
@@ -99,7 +104,11 @@ class GradientChecks:
         try:
             finding = self.amp.after_update(scaler)
             step = max(self.step - 1, 0)
-            if finding is None or not self.config.watches("backward") or not self._may_report(self.config.mode, step=step):
+            if (
+                finding is None
+                or not self.config.watches("backward")
+                or not self._may_report(self.config.mode, step=step)
+            ):
                 return
             frame = user_frame()
             report = R.base("scaler_skips", "optimizer", step, frame, self.config.mode)
@@ -109,7 +118,6 @@ class GradientChecks:
             self._emit(report, frame, step=step)
         except Exception as exc:
             self._error(exc)
-
 
 
 def _within(table, threshold: float) -> bool:

@@ -18,7 +18,6 @@ from typing import Any, Dict, List, Optional, Tuple
 from .detect import EXPLOSION, NONFINITE, extremes_device, magnitude, verdict
 
 
-
 def extremes_of(tensors: List[Any]) -> List[Tuple[float, float]]:
     """``(min, max)`` of each tensor: device-side reductions, then one transfer per device."""
     torch = sys.modules["torch"]
@@ -34,8 +33,9 @@ def extremes_of(tensors: List[Any]) -> List[Tuple[float, float]]:
     return table
 
 
-def judge(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float]],
-          threshold: float) -> Optional[Dict[str, Any]]:
+def judge(
+    grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float]], threshold: float
+) -> Optional[Dict[str, Any]]:
     """The gradient finding of this step, or None: non-finite beats explosion."""
     found = {NONFINITE: [], EXPLOSION: []}
     for index in reversed(range(len(grads))):  # nearest the loss first
@@ -47,11 +47,16 @@ def judge(grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float
         return None
     index = found[kind][0]
     largest = max(range(len(grads)), key=lambda i: _sortable(magnitude(*table[i])))
-    return {"kind": kind, "index": index, "bad_params": len(found[kind]),
-            "max_abs": magnitude(*table[index]),
-            "nearest_max_abs": magnitude(*table[-1]),
-            "farthest_max_abs": magnitude(*table[0]),
-            "largest_index": largest, "largest_max_abs": magnitude(*table[largest])}
+    return {
+        "kind": kind,
+        "index": index,
+        "bad_params": len(found[kind]),
+        "max_abs": magnitude(*table[index]),
+        "nearest_max_abs": magnitude(*table[-1]),
+        "farthest_max_abs": magnitude(*table[0]),
+        "largest_index": largest,
+        "largest_max_abs": magnitude(*table[largest]),
+    }
 
 
 def unscaled(table: List[Tuple[float, float]], scale: float) -> List[Tuple[float, float]]:

@@ -103,9 +103,19 @@ class LossHealth:
             return None
         recent = list(self.recent)[-SPIKE_WINDOW:]
         median = _median(recent)
-        if median > 0 and value > self.spike_factor * median and value > SPIKE_FLOOR * _median(self.first[:SPIKE_MIN_HISTORY]):
-            return {"rule": "spike", "value": value, "median": median, "ratio": value / median,
-                    "factor": self.spike_factor, "window": len(recent)}
+        if (
+            median > 0
+            and value > self.spike_factor * median
+            and value > SPIKE_FLOOR * _median(self.first[:SPIKE_MIN_HISTORY])
+        ):
+            return {
+                "rule": "spike",
+                "value": value,
+                "median": median,
+                "ratio": value / median,
+                "factor": self.spike_factor,
+                "window": len(recent),
+            }
         return None
 
     def _not_decreasing(self) -> Optional[Finding]:
@@ -117,8 +127,14 @@ class LossHealth:
         last = _median(list(self.recent)[-TREND_WINDOW:])
         # "99% of first" for positive losses; the same margin below it for negative ones.
         if last >= first - (1 - NOT_DECREASING_RATIO) * abs(first):
-            return {"rule": "notDecreasing", "first_mean": first, "last_mean": last, "window": TREND_WINDOW,
-                    "steps": self.count, "smoothed": "median"}
+            return {
+                "rule": "notDecreasing",
+                "first_mean": first,
+                "last_mean": last,
+                "window": TREND_WINDOW,
+                "steps": self.count,
+                "smoothed": "median",
+            }
         return None
 
     def _oscillating(self) -> Optional[Finding]:
@@ -135,8 +151,14 @@ class LossHealth:
         level = _median([abs(v) for v in window])
         net = abs(_median(window[:BLOCK]) - _median(window[-BLOCK:]))
         if level > 0 and swing > OSCILLATION_SWING * level and net < swing:
-            return {"rule": "oscillating", "swing": swing, "level": level, "net": net, "window": len(window),
-                    "correlation": correlation}
+            return {
+                "rule": "oscillating",
+                "swing": swing,
+                "level": level,
+                "net": net,
+                "window": len(window),
+                "correlation": correlation,
+            }
         return None
 
 

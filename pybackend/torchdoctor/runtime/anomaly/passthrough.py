@@ -34,6 +34,7 @@ def bounds_function(module_type: type) -> Optional[Bounds]:
 
 def _monotone(f: Callable[[float, object], float]) -> Bounds:
     """Exact extremes of an f monotone on each side of 0 (a LeakyReLU with a negative slope too)."""
+
     def bounds(low: float, high: float, module: object) -> Tuple[float, float]:
         values = [f(low, module), f(high, module)] + ([f(0.0, module)] if low < 0.0 < high else [])
         return min(values), max(values)
@@ -59,9 +60,23 @@ def _build() -> Dict[type, Bounds]:
         nn.Tanh: _monotone(lambda x, m: math.tanh(x)),
         nn.Sigmoid: _monotone(_sigmoid),
     }
-    for name in ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-                 "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-                 "Flatten", "Unflatten", "Identity"):
+    for name in (
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+        "Flatten",
+        "Unflatten",
+        "Identity",
+    ):
         cls = getattr(nn, name, None)
         if cls is not None:
             table[cls] = _within

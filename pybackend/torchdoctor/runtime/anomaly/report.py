@@ -25,9 +25,9 @@ from __future__ import annotations
 from types import FrameType
 from typing import Any, Dict, List, Optional
 
+from ..summary.api import stats, summarize
 from .detect import NONFINITE, bad_counts, checkable, extremes, iter_tensors, magnitude, verdict
 from .frames import user_stack, variable_name
-from ..summary.api import stats, summarize
 
 Report = Dict[str, Any]
 
@@ -38,8 +38,15 @@ MAX_PARAMS = 64
 def base(kind: str, phase: str, step: int, frame: Optional[FrameType], action: str) -> Report:
     stack = user_stack(frame)
     where = ":".join(stack[0].split(":")[:-1]) if stack else None
-    return {"kind": kind, "phase": phase, "step": step, "action": action, "where": where,
-            "user_stack": stack, "exact": True}
+    return {
+        "kind": kind,
+        "phase": phase,
+        "step": step,
+        "action": action,
+        "where": where,
+        "user_stack": stack,
+        "exact": True,
+    }
 
 
 def root_label(root: Any, frame: Optional[FrameType]) -> Dict[str, Any]:
@@ -52,15 +59,27 @@ def module_facts(names: Any, module: Any, frame: Optional[FrameType], hint: Any 
     if root is None:
         root, path = module, ""
     label = root_label(root, frame)
-    return {"module": path, "module_type": type(module).__name__, "root": label["root"],
-            "root_var": label["root_var"], "qualname": f"{label['label']}.{path}" if path else label["label"]}
+    return {
+        "module": path,
+        "module_type": type(module).__name__,
+        "root": label["root"],
+        "root_var": label["root_var"],
+        "qualname": f"{label['label']}.{path}" if path else label["label"],
+    }
 
 
 def output_facts(tensor: Any, inputs: Any, low: float, high: float, threshold: float) -> Report:
     """Counts and summaries of a bad output, and what its inputs looked like."""
-    facts: Report = {"max_abs": magnitude(low, high), "min": low, "max": high, "threshold": threshold,
-                     "counts": bad_counts(tensor), "device": str(tensor.device),
-                     "output": stats(tensor), "output_summary": summarize(tensor)}
+    facts: Report = {
+        "max_abs": magnitude(low, high),
+        "min": low,
+        "max": high,
+        "threshold": threshold,
+        "counts": bad_counts(tensor),
+        "device": str(tensor.device),
+        "output": stats(tensor),
+        "output_summary": summarize(tensor),
+    }
     tensors = list(iter_tensors(inputs))[:MAX_INPUTS]
     facts["inputs"] = [stats(t) for t in tensors]
     facts["input_summaries"] = [summarize(t) for t in tensors]
@@ -95,5 +114,9 @@ def inputs_facts(tensors: List[Any]) -> Report:
 
 def tensor_facts(tensor: Any) -> Report:
     """Counts and summary of a gradient (or any tensor a report is about)."""
-    return {"counts": bad_counts(tensor), "device": str(tensor.device), "output": stats(tensor),
-            "output_summary": summarize(tensor)}
+    return {
+        "counts": bad_counts(tensor),
+        "device": str(tensor.device),
+        "output": stats(tensor),
+        "output_summary": summarize(tensor),
+    }

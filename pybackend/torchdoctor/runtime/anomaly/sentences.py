@@ -75,8 +75,10 @@ def _inputs_text(r: Report, what: str) -> str:
 
 
 def _exploding_output(r: Report) -> str:
-    text = (f"Exploding values in the output of {_where(r)} at step {r['step']}: max |x| = {fmt_num(r['max_abs'])}, "
-            f"above the threshold {fmt_num(r['threshold'])}")
+    text = (
+        f"Exploding values in the output of {_where(r)} at step {r['step']}: max |x| = {fmt_num(r['max_abs'])}, "
+        f"above the threshold {fmt_num(r['threshold'])}"
+    )
     inputs = r.get("inputs_max_abs")
     if inputs is None:
         return text
@@ -87,8 +89,10 @@ def _exploding_output(r: Report) -> str:
 def _dead_output(r: Report) -> str:
     first, last = r["dead_since"], r["step"]
     steps = f"steps {first}-{last}" if last > first else f"step {last}"
-    text = (f"Dead output: all {r['counts']['numel']} values of {_where(r)} were 0 for {last - first + 1} steps "
-            f"in a row ({steps}) while its inputs were not")
+    text = (
+        f"Dead output: all {r['counts']['numel']} values of {_where(r)} were 0 for {last - first + 1} steps "
+        f"in a row ({steps}) while its inputs were not"
+    )
     low, high = r.get("inputs_min"), r.get("inputs_max")
     if low is not None and high is not None:
         text += f" (inputs in [{fmt_num(low)}, {fmt_num(high)}])"
@@ -114,8 +118,10 @@ def _nonfinite_grad(r: Report) -> str:
 
 
 def _exploding_grad(r: Report) -> str:
-    text = (f"Exploding gradient of {_param(r)} at step {r['step']}: max |g| = {fmt_num(r['max_abs'])}, "
-            f"above the threshold {fmt_num(r['threshold'])}")
+    text = (
+        f"Exploding gradient of {_param(r)} at step {r['step']}: max |g| = {fmt_num(r['max_abs'])}, "
+        f"above the threshold {fmt_num(r['threshold'])}"
+    )
     if r.get("grad_scale"):
         text += f" (unscaled: the GradScaler's scale {fmt_num(r['grad_scale'])} divided out)"
     if r.get("clipped_by"):
@@ -125,12 +131,16 @@ def _exploding_grad(r: Report) -> str:
     near, far, first = r.get("nearest_max_abs"), r.get("largest"), r.get("farthest_max_abs")
     if first is not None and first <= r["threshold"] and near is not None and near <= r["threshold"]:
         # Healthy on both sides: the explosion is made in these layers, not grown through depth.
-        text += (f"; the gradients nearest the loss ({fmt_num(near)}) and nearest the input ({fmt_num(first)}) "
-                 f"are below it, so these layers make the explosion themselves: look at what their output "
-                 f"goes through (a division by a small norm or standard deviation, a custom backward)")
+        text += (
+            f"; the gradients nearest the loss ({fmt_num(near)}) and nearest the input ({fmt_num(first)}) "
+            f"are below it, so these layers make the explosion themselves: look at what their output "
+            f"goes through (a division by a small norm or standard deviation, a custom backward)"
+        )
     elif near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
-        text += (f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
-                 f"{fmt_num(far[1])} at `{far[0]}`")
+        text += (
+            f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
+            f"{fmt_num(far[1])} at `{far[0]}`"
+        )
         if not r.get("clipping"):  # never advise what the script already does
             text += " (clip them with torch.nn.utils.clip_grad_norm_)"
     return text
@@ -140,18 +150,24 @@ def _scaler_skips(r: Report) -> str:
     skipped, first, last = r["skipped"], r.get("since"), r["step"]
     steps = f"steps {first}-{last}" if first is not None and last > first else f"step {last}"
     scaler = r.get("scaler") or "scaler"
-    text = (f"The GradScaler `{scaler}` skipped {skipped} optimizer step{'s' if skipped != 1 else ''} in a row "
-            f"({steps}): the gradients held Inf/NaN every time")
+    text = (
+        f"The GradScaler `{scaler}` skipped {skipped} optimizer step{'s' if skipped != 1 else ''} in a row "
+        f"({steps}): the gradients held Inf/NaN every time"
+    )
     before, last_scale, now = r.get("scale_before"), r.get("last_scale"), r.get("scale_now")
     if before is not None and last_scale is not None:
         text += f", and its scale fell from {fmt_num(before)} to {fmt_num(now if now is not None else last_scale)}"
     if r.get("collapsed"):
-        text += (f"; they overflow even at a scale of {fmt_num(last_scale)} (<= {fmt_num(r.get('min_scale', 1.0))}), "
-                 f"so this is no float16 overflow the scaler can back off from: look for a NaN/Inf made in the "
-                 f"backward pass (a division by zero, sqrt or log at 0, a custom backward)")
+        text += (
+            f"; they overflow even at a scale of {fmt_num(last_scale)} (<= {fmt_num(r.get('min_scale', 1.0))}), "
+            f"so this is no float16 overflow the scaler can back off from: look for a NaN/Inf made in the "
+            f"backward pass (a division by zero, sqrt or log at 0, a custom backward)"
+        )
     else:
-        text += (f"; backing off is the scaler's job, but not {skipped} times in a row: the gradients are not "
-                 f"finite in float16 at any scale it tried (keep that part of the model in float32, or use bfloat16)")
+        text += (
+            f"; backing off is the scaler's job, but not {skipped} times in a row: the gradients are not "
+            f"finite in float16 at any scale it tried (keep that part of the model in float32, or use bfloat16)"
+        )
     return text
 
 
@@ -161,9 +177,11 @@ def _stale_grad(r: Report) -> str:
     what = f"{count} parameters" if count else "its parameters"
     if example:
         what += f", e.g. `{example}`"
-    return (f"Gradients not zeroed: `{r.get('optimizer', 'optimizer')}.step()` at step {r['step']} applies gradients "
-            f"that still hold those of the step before ({what}); call `optimizer.zero_grad()` every step "
-            f"before `loss.backward()`")
+    return (
+        f"Gradients not zeroed: `{r.get('optimizer', 'optimizer')}.step()` at step {r['step']} applies gradients "
+        f"that still hold those of the step before ({what}); call `optimizer.zero_grad()` every step "
+        f"before `loss.backward()`"
+    )
 
 
 def _loss_nan(r: Report) -> str:
@@ -180,9 +198,11 @@ def _loss_nan(r: Report) -> str:
 
 
 def _loss_spike(r: Report) -> str:
-    return (f"Loss spike at step {r['step']}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
-            f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
-            f"a learning rate too high is the usual cause")
+    return (
+        f"Loss spike at step {r['step']}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
+        f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
+        f"a learning rate too high is the usual cause"
+    )
 
 
 def _series(r: Report) -> str:
@@ -192,19 +212,25 @@ def _series(r: Report) -> str:
 
 def _loss_not_decreasing(r: Report) -> str:
     average = "median" if r.get("smoothed") == "median" else "mean"
-    text = (f"Loss not decreasing at step {r['step']}{_series(r)}: the {average} of the last {r['window']} losses "
-            f"({fmt_num(r['last_mean'])}) is not below 99% of the {average} of the first {r['window']} "
-            f"({fmt_num(r['first_mean'])})")
+    text = (
+        f"Loss not decreasing at step {r['step']}{_series(r)}: the {average} of the last {r['window']} losses "
+        f"({fmt_num(r['last_mean'])}) is not below 99% of the {average} of the first {r['window']} "
+        f"({fmt_num(r['first_mean'])})"
+    )
     zero = r.get("zero_grad_params")
     if zero:
-        text += f"; the gradients of {len(zero)} of {r.get('params_with_grad')} parameters are exactly 0 (e.g. `{zero[0]}`)"
+        text += (
+            f"; the gradients of {len(zero)} of {r.get('params_with_grad')} parameters are exactly 0 (e.g. `{zero[0]}`)"
+        )
     return text
 
 
 def _loss_oscillating(r: Report) -> str:
-    text = (f"Loss oscillating at step {r['step']}{_series(r)}: over the last {r['window']} steps it swings by "
-            f"{fmt_num(r['swing'])} per step around {fmt_num(r['level'])} with little net progress "
-            f"({fmt_num(r['net'])})")
+    text = (
+        f"Loss oscillating at step {r['step']}{_series(r)}: over the last {r['window']} steps it swings by "
+        f"{fmt_num(r['swing'])} per step around {fmt_num(r['level'])} with little net progress "
+        f"({fmt_num(r['net'])})"
+    )
     if r.get("correlation") is not None:
         text += f", up and down in turn (lag-1 autocorrelation {fmt_num(r['correlation'])})"
     return text + "; a learning rate too high is the usual cause"

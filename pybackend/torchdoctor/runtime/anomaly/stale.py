@@ -37,7 +37,7 @@ class StaleGradTracker:
         self._states[id(optimizer)] = (weakref.ref(optimizer), STEPPED, None)
 
     def before_backward(self) -> None:
-        for key, (ref, state, info) in list(self._states.items()):
+        for key, (ref, state, _info) in list(self._states.items()):
             optimizer = ref()
             if optimizer is None:
                 del self._states[key]

@@ -21,8 +21,11 @@ NAME = "anomaly"  # our name in runtime.startup's registry
 _STATE: dict = {"activated": False, "problems": []}
 
 
-def activate(environ: Optional[Mapping[str, str]] = None, on_break: Optional[Callable] = None,
-             config: Optional[AnomalyConfig] = None) -> bool:
+def activate(
+    environ: Optional[Mapping[str, str]] = None,
+    on_break: Optional[Callable] = None,
+    config: Optional[AnomalyConfig] = None,
+) -> bool:
     """Arrange for the watch; True if it is (or will be, at ``import torch``) installed."""
     try:
         config = config or from_env(os.environ if environ is None else environ)

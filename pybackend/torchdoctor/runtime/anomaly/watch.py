@@ -57,8 +57,9 @@ _WATCH: Optional["Watch"] = None
 _REPORTS: List[Dict[str, Any]] = []
 
 
-def install(config: AnomalyConfig, on_break: Optional[Callable[[Dict[str, Any]], None]] = None,
-            deferred: Optional[bool] = None) -> Optional["Watch"]:
+def install(
+    config: AnomalyConfig, on_break: Optional[Callable[[Dict[str, Any]], None]] = None, deferred: Optional[bool] = None
+) -> Optional["Watch"]:
     """Start watching (replacing any watch already installed); None if ``mode`` is off.
 
     ``on_break(report)`` runs for a "break" hit when no debugger is attached (``torchdoctor
@@ -250,8 +251,13 @@ class Watch(GradientChecks, DeadRule):
         if not self._may_report(self.config.mode):
             return
         frame = user_frame()
-        report = R.base("nonfinite_output" if kind == NONFINITE else "exploding_output", "forward",
-                        self.step, frame, self.config.mode)
+        report = R.base(
+            "nonfinite_output" if kind == NONFINITE else "exploding_output",
+            "forward",
+            self.step,
+            frame,
+            self.config.mode,
+        )
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
         report.update(R.output_facts(t, inputs, low, high, self.config.threshold))
         if kind == NONFINITE:
@@ -296,8 +302,12 @@ class Watch(GradientChecks, DeadRule):
         self._last_loss = value
         # One series per backward() call site (the caller's line and the line that called it):
         # a GAN's discriminator and generator losses are different curves.
-        site = (frame.f_code, frame.f_lineno, frame.f_back.f_code if frame.f_back else None,
-                frame.f_back.f_lineno if frame.f_back else 0)
+        site = (
+            frame.f_code,
+            frame.f_lineno,
+            frame.f_back.f_code if frame.f_back else None,
+            frame.f_back.f_lineno if frame.f_back else 0,
+        )
         health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
         for finding in health.observe(value, self.updates):
             rule = str(finding["rule"])
@@ -386,12 +396,25 @@ class Watch(GradientChecks, DeadRule):
             if not self._may_report(self.config.mode):
                 return
             frame = user_frame(frame)
-            report = R.base("nonfinite_output" if kind == NONFINITE else "exploding_output", "forward",
-                            self.step, frame, self.config.mode)
+            report = R.base(
+                "nonfinite_output" if kind == NONFINITE else "exploding_output",
+                "forward",
+                self.step,
+                frame,
+                self.config.mode,
+            )
             report.update(R.module_facts(self.names, module, frame))
-            report.update({"max_abs": max(-low, high) if low == low and high == high else float("nan"),
-                           "min": low, "max": high, "threshold": self.config.threshold, "exact": False,
-                           "counts": None, "inputs_counts": None})
+            report.update(
+                {
+                    "max_abs": max(-low, high) if low == low and high == high else float("nan"),
+                    "min": low,
+                    "max": high,
+                    "threshold": self.config.threshold,
+                    "exact": False,
+                    "counts": None,
+                    "inputs_counts": None,
+                }
+            )
             self._emit(report, frame)
             return
 
@@ -482,8 +505,12 @@ class Watch(GradientChecks, DeadRule):
             self.errors.append(f"{type(exc).__name__}: {exc}")
 
 
-_LOSS_KINDS = {"nan": "loss_nan", "spike": "loss_spike", "notDecreasing": "loss_not_decreasing",
-               "oscillating": "loss_oscillating"}
+_LOSS_KINDS = {
+    "nan": "loss_nan",
+    "spike": "loss_spike",
+    "notDecreasing": "loss_not_decreasing",
+    "oscillating": "loss_oscillating",
+}
 
 
 def _site_label(frame) -> str:

@@ -19,8 +19,9 @@ DEFAULT_CAPACITY = 0.02  # seconds of reductions that may be spent in a burst (a
 
 
 class TimeBudget:
-    def __init__(self, fraction: float = DEFAULT_FRACTION, capacity: float = DEFAULT_CAPACITY,
-                 clock=time.perf_counter) -> None:
+    def __init__(
+        self, fraction: float = DEFAULT_FRACTION, capacity: float = DEFAULT_CAPACITY, clock=time.perf_counter
+    ) -> None:
         self.fraction = max(0.0, float(fraction))
         self.capacity = max(0.0, float(capacity))
         self.clock = clock

@@ -137,8 +137,11 @@ class GradWatch:
             if sampled and entries:
                 start = time.perf_counter()
                 strided = self._torch.strided
-                grads = [(e, g) for e, g in ((e, e.grad()) for e in entries)
-                         if g is not None and g.layout == strided and g.numel() > 0]
+                grads = [
+                    (e, g)
+                    for e, g in ((e, e.grad()) for e in entries)
+                    if g is not None and g.layout == strided and g.numel() > 0
+                ]
                 with self._torch.no_grad():
                     partials = grad_partials(self._torch, [g for _, g in grads], state.rows)
                 for (entry, g), part in zip(grads, partials):
@@ -173,4 +176,3 @@ def _first_with_grad_fn(value: Any, tensor_type: Any, depth: int = 0) -> Any:
         if found is not None:
             return found
     return None
-

@@ -48,30 +48,41 @@ def parameters(collector, the_pass, pass_root, root, first_call, locations):
             except Exception:
                 values = None
         order = first_call.get(mpath)
-        rows.append((order if order is not None else 10**9, position, {
-            "name": name,
-            "module": mpath,
-            "moduleType": mtype,
-            "shape": [int(d) for d in p.shape],
-            "dtype": str(p.dtype).replace("torch.", ""),
-            "device": str(p.device),
-            "numel": int(p.numel()),
-            "requiresGrad": bool(p.requires_grad),
-            "grad": grad,
-            "gradNote": note,
-            "changedSinceBackward": changed,
-            "values": values,
-            "order": order,
-            "location": locations.get(mpath),
-        }))
+        rows.append(
+            (
+                order if order is not None else 10**9,
+                position,
+                {
+                    "name": name,
+                    "module": mpath,
+                    "moduleType": mtype,
+                    "shape": [int(d) for d in p.shape],
+                    "dtype": str(p.dtype).replace("torch.", ""),
+                    "device": str(p.device),
+                    "numel": int(p.numel()),
+                    "requiresGrad": bool(p.requires_grad),
+                    "grad": grad,
+                    "gradNote": note,
+                    "changedSinceBackward": changed,
+                    "values": values,
+                    "order": order,
+                    "location": locations.get(mpath),
+                },
+            )
+        )
     rows.sort(key=lambda r: (r[0], r[1]))
     gradients = {"source": source, "backwardNumber": None, "fromPass": None, "latestPass": False, "note": None}
     if record is not None:
-        gradients.update(backwardNumber=record.backward_number, fromPass=record.pass_number,
-                         latestPass=record.pass_number == the_pass.number)
+        gradients.update(
+            backwardNumber=record.backward_number,
+            fromPass=record.pass_number,
+            latestPass=record.pass_number == the_pass.number,
+        )
         if record.pass_number != the_pass.number:
-            gradients["note"] = (f"gradients of the backward after forward {record.pass_number}; "
-                                 f"the forward shown is number {the_pass.number}")
+            gradients["note"] = (
+                f"gradients of the backward after forward {record.pass_number}; "
+                f"the forward shown is number {the_pass.number}"
+            )
     elif source == "current":
         gradients["note"] = "the parameters' current .grad (no backward through the model's output was seen)"
     else:
@@ -81,7 +92,7 @@ def parameters(collector, the_pass, pass_root, root, first_call, locations):
 
 def _entries(record) -> Dict[int, Any]:
     out = {}
-    for entry in (record.entries if record is not None else ()):
+    for entry in record.entries if record is not None else ():
         p = entry.param()
         if p is not None:
             out[id(p)] = entry

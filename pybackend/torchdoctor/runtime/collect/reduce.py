@@ -89,15 +89,28 @@ def activation_from_row(count: int, values: Sequence[float], batch: int = 0) -> 
     dead = None
     if alive >= 0 and batch >= 2 and count:
         units = count // batch
-        dead = {"units": units, "deadUnitCount": units - int(alive),
-                "deadUnits": (units - int(alive)) / units if units else None}
+        dead = {
+            "units": units,
+            "deadUnitCount": units - int(alive),
+            "deadUnits": (units - int(alive)) / units if units else None,
+        }
     finite = all(math.isfinite(v) for v in (low, high, total, norm))
     out: Dict[str, Any] = {
-        "count": count, "mean": None, "std": None, "min": None, "max": None,
-        "zeros": (count - nonzero) / count if count else None, "zeroCount": count - nonzero,
-        "nan": None, "posinf": None, "neginf": None, "nonFinite": 0 if finite else None,
+        "count": count,
+        "mean": None,
+        "std": None,
+        "min": None,
+        "max": None,
+        "zeros": (count - nonzero) / count if count else None,
+        "zeroCount": count - nonzero,
+        "nan": None,
+        "posinf": None,
+        "neginf": None,
+        "nonFinite": 0 if finite else None,
         "hasNonFinite": not finite,
-        "units": None, "deadUnitCount": None, "deadUnits": None,
+        "units": None,
+        "deadUnitCount": None,
+        "deadUnits": None,
     }
     if dead is not None:
         out.update(dead)
@@ -132,8 +145,14 @@ def grad_partials(torch: Any, grads: List[Any], rows: "Rows") -> List[Any]:
     for device, indices in by_device.items():
         table = rows.table(device, len(indices))
         try:
-            block = torch.stack([torch.stack([ones[i] for i in indices]), torch.stack([twos[i] for i in indices]),
-                                 torch.stack([tops[i] for i in indices])], dim=1)
+            block = torch.stack(
+                [
+                    torch.stack([ones[i] for i in indices]),
+                    torch.stack([twos[i] for i in indices]),
+                    torch.stack([tops[i] for i in indices]),
+                ],
+                dim=1,
+            )
         except Exception:  # gradients of several dtypes on one device
             block = torch.stack([torch.stack([ones[i], twos[i], tops[i]]).to(table.dtype) for i in indices])
         table[: len(indices)].copy_(block)
@@ -146,7 +165,23 @@ def grad_from_row(count: int, values: Sequence[float]) -> Dict[str, Any]:
     one, two, top = (float(v) for v in values[:GRAD_WIDTH])
     finite = all(math.isfinite(v) for v in (one, two, top))
     if not finite:
-        return {"count": count, "meanAbs": None, "maxAbs": None, "norm": None, "nan": None, "inf": None,
-                "nonFinite": None, "hasNonFinite": True}
-    return {"count": count, "meanAbs": one / count if count else None, "maxAbs": top, "norm": two,
-            "nan": 0, "inf": 0, "nonFinite": 0, "hasNonFinite": False}
+        return {
+            "count": count,
+            "meanAbs": None,
+            "maxAbs": None,
+            "norm": None,
+            "nan": None,
+            "inf": None,
+            "nonFinite": None,
+            "hasNonFinite": True,
+        }
+    return {
+        "count": count,
+        "meanAbs": one / count if count else None,
+        "maxAbs": top,
+        "norm": two,
+        "nan": 0,
+        "inf": 0,
+        "nonFinite": 0,
+        "hasNonFinite": False,
+    }

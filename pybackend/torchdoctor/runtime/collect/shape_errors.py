@@ -17,7 +17,9 @@ from typing import Any
 _MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 _VIEW = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 _CONV_CHANNELS = re.compile(r"expected input\[([\d, ]+)\] to have (\d+) channels, but got (\d+) channels")
-_CONV_DIMS = re.compile(r"Expected (\d)D \(unbatched\) or (\d)D \(batched\) input to (conv\w+), but got input of size: \[([\d, ]+)\]")
+_CONV_DIMS = re.compile(
+    r"Expected (\d)D \(unbatched\) or (\d)D \(batched\) input to (conv\w+), but got input of size: \[([\d, ]+)\]"
+)
 _RNN_SIZE = re.compile(r"input.size\(-1\) must be equal to input_size. Expected (\d+), got (\d+)")
 _RUNNING = re.compile(r"running_mean should contain (\d+) elements not (\d+)")
 
@@ -37,7 +39,17 @@ class Failure:
 def explain(f: Failure) -> str:
     """One plain sentence (or two) about the failure."""
     msg = str(f.exc)
-    for rule in (_flatten_into_linear, _bad_view, _conv_channels, _conv_dims, _rnn_size, _batchnorm, _embedding_dtype, _dtype, _device):
+    for rule in (
+        _flatten_into_linear,
+        _bad_view,
+        _conv_channels,
+        _conv_dims,
+        _rnn_size,
+        _batchnorm,
+        _embedding_dtype,
+        _dtype,
+        _device,
+    ):
         text = rule(f, msg)
         if text:
             return text
@@ -161,7 +173,9 @@ def _batchnorm(f: Failure, msg: str) -> str | None:
 def _embedding_dtype(f: Failure, msg: str) -> str | None:
     if "'indices'" not in msg or "Long, Int" not in msg:
         return None
-    return f"{_who(f)} takes integer token indices (torch.long), but got floats. Pass x.long() or check the data pipeline."
+    return (
+        f"{_who(f)} takes integer token indices (torch.long), but got floats. Pass x.long() or check the data pipeline."
+    )
 
 
 def _dtype(f: Failure, msg: str) -> str | None:

@@ -160,8 +160,11 @@ def build(model: Any = None) -> Dict[str, Any]:
 
     collector = install.current()
     if collector is None:
-        return _base("inactive", "the collection is not running in this program: start it with a Torch Doctor "
-                                 "debug configuration (or call torchdoctor.runtime.collect.install.install())")
+        return _base(
+            "inactive",
+            "the collection is not running in this program: start it with a Torch Doctor "
+            "debug configuration (or call torchdoctor.runtime.collect.install.install())",
+        )
     torch = sys.modules["torch"]
     chosen = _choose(collector.tracer.live_roots(), model)
     if isinstance(chosen, str):
@@ -178,7 +181,9 @@ def _choose(states: list, model: Any):
     roots = [(s, s.latest.root()) for s in states]
     roots = [(s, r) for s, r in roots if r is not None]
     if not roots:
-        return "no model seen yet: no nn.Module has run a forward since torch was imported (pause after the first forward)"
+        return (
+            "no model seen yet: no nn.Module has run a forward since torch was imported (pause after the first forward)"
+        )
     contained = {id(r) for _, r in roots for _, other in roots if other is not r and _contains(other, r)}
     outer = [(s, r) for s, r in roots if id(r) not in contained]
     focus = None
@@ -198,8 +203,11 @@ def _choose(states: list, model: Any):
     else:
         ranked = [(_param_count(r), position, (s, r)) for position, (s, r) in enumerate(outer)]
         chosen = max(ranked, key=lambda x: (x[0], x[1]))[2]  # most parameters, then most recent
-    others = [{"type": type(r).__name__, "params": _param_count(r), "passNumber": s.latest.number}
-              for s, r in roots if r is not chosen[1]]
+    others = [
+        {"type": type(r).__name__, "params": _param_count(r), "passNumber": s.latest.number}
+        for s, r in roots
+        if r is not chosen[1]
+    ]
     return chosen[0], chosen[1], naming if naming is not None else chosen[1], focus, others
 
 
@@ -285,8 +293,9 @@ def _param_counts(named: Dict[str, Any]) -> Tuple[Dict[str, int], Dict[str, int]
     return own, total
 
 
-def _calls(the_pass: Any, sampled: bool, path_of: Dict[int, str], own: Dict[str, int], total: Dict[str, int],
-           locations: Any) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
+def _calls(
+    the_pass: Any, sampled: bool, path_of: Dict[int, str], own: Dict[str, int], total: Dict[str, int], locations: Any
+) -> Tuple[List[Dict[str, Any]], Dict[str, int]]:
     from .tensors import leaf_json
 
     rows: List[Dict[str, Any]] = []
@@ -303,24 +312,26 @@ def _calls(the_pass: Any, sampled: bool, path_of: Dict[int, str], own: Dict[str,
         first_call.setdefault(path, call.index)
         stats, note, changed = _activation(call, the_pass, sampled)
         leaf = module is not None and next(iter(module.children()), None) is None
-        rows.append({
-            "index": call.index,
-            "path": path,
-            "type": type_name,
-            "depth": call.depth,
-            "parent": call.parent,
-            "occurrence": seen[path],
-            "leaf": bool(leaf),
-            "status": call.status,
-            "inputs": [leaf_json(item) for item in call.inputs],
-            "outputs": [leaf_json(item) for item in call.outputs] if call.outputs is not None else None,
-            "params": total.get(path, _param_count(module) if module is not None else 0),
-            "ownParams": own.get(path, 0),
-            "activation": stats,
-            "activationNote": note,
-            "changedSinceForward": changed,
-            "location": locations.get(path) if known else (parent_row["location"] if parent_row else None),
-        })
+        rows.append(
+            {
+                "index": call.index,
+                "path": path,
+                "type": type_name,
+                "depth": call.depth,
+                "parent": call.parent,
+                "occurrence": seen[path],
+                "leaf": bool(leaf),
+                "status": call.status,
+                "inputs": [leaf_json(item) for item in call.inputs],
+                "outputs": [leaf_json(item) for item in call.outputs] if call.outputs is not None else None,
+                "params": total.get(path, _param_count(module) if module is not None else 0),
+                "ownParams": own.get(path, 0),
+                "activation": stats,
+                "activationNote": note,
+                "changedSinceForward": changed,
+                "location": locations.get(path) if known else (parent_row["location"] if parent_row else None),
+            }
+        )
     return rows, first_call
 
 
@@ -333,8 +344,15 @@ def _activation(call, the_pass, sampled) -> Tuple[Optional[dict], Optional[str],
     from .reduce import activation_from_row
 
     if call.status != "ok":
-        return None, {"running": "not returned yet", "failed": "its forward raised",
-                      "propagated": "an exception went through it"}.get(call.status), False
+        return (
+            None,
+            {
+                "running": "not returned yet",
+                "failed": "its forward raised",
+                "propagated": "an exception went through it",
+            }.get(call.status),
+            False,
+        )
     if call.out_ref is None:
         return None, "no tensor in its output", False
     t = call.out_ref()
@@ -409,7 +427,7 @@ def _explain(call, row, calls) -> Optional[str]:
             exc = exc_type(call.error_message)
         except Exception:
             exc = RuntimeError(call.error_message)
-        done = [r for r in calls[:row["index"]] if r["status"] == "ok" and r["depth"] > 0]
+        done = [r for r in calls[: row["index"]] if r["status"] == "ok" and r["depth"] > 0]
         last = done[-1] if done else None
         last_output = None
         if last and last["outputs"] and "shape" in last["outputs"][0]:
@@ -461,8 +479,12 @@ def _base(status: str, message: str) -> Dict[str, Any]:
 
 def _collector_info(snapshot: Dict[str, Any], collector) -> Dict[str, Any]:
     budget = collector.budget
-    snapshot["collector"] = {"budget": budget.fraction, "sampledPasses": budget.granted,
-                             "skippedPasses": budget.refused, "errors": list(collector.errors)}
+    snapshot["collector"] = {
+        "budget": budget.fraction,
+        "sampledPasses": budget.granted,
+        "skippedPasses": budget.refused,
+        "errors": list(collector.errors),
+    }
     return snapshot
 
 

@@ -47,9 +47,22 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
     with torch.no_grad():
         count = int(t.numel())
         if count == 0:
-            return {"count": 0, "mean": None, "std": None, "min": None, "max": None, "zeros": None,
-                    "zeroCount": 0, "nan": 0, "posinf": 0, "neginf": 0, "nonFinite": 0,
-                    "units": None, "deadUnitCount": None, "deadUnits": None}
+            return {
+                "count": 0,
+                "mean": None,
+                "std": None,
+                "min": None,
+                "max": None,
+                "zeros": None,
+                "zeroCount": 0,
+                "nan": 0,
+                "posinf": 0,
+                "neginf": 0,
+                "nonFinite": 0,
+                "units": None,
+                "deadUnitCount": None,
+                "deadUnits": None,
+            }
         stats = VALUE_STATS.get_or_compute(t, fingerprint(t), lambda: value_stats(t))
         nonzero = _nonzero(t)
         units = None
@@ -60,9 +73,20 @@ def _activation_stats(t: Any) -> Dict[str, Any]:
         dead = {"units": units[0], "deadUnitCount": units[0] - units[1], "deadUnits": (units[0] - units[1]) / units[0]}
     if t.dtype == torch.bool:
         true = int(stats.get("true", nonzero))
-        return {"count": count, "mean": true / count, "std": None, "min": None, "max": None,
-                "zeros": (count - nonzero) / count, "zeroCount": count - nonzero,
-                "nan": 0, "posinf": 0, "neginf": 0, "nonFinite": 0, **dead}
+        return {
+            "count": count,
+            "mean": true / count,
+            "std": None,
+            "min": None,
+            "max": None,
+            "zeros": (count - nonzero) / count,
+            "zeroCount": count - nonzero,
+            "nan": 0,
+            "posinf": 0,
+            "neginf": 0,
+            "nonFinite": 0,
+            **dead,
+        }
     nan, posinf, neginf = int(stats.get("nan", 0)), int(stats.get("posinf", 0)), int(stats.get("neginf", 0))
     out: Dict[str, Any] = {
         "count": count,
@@ -120,11 +144,19 @@ def grad_stats(g: Any) -> Dict[str, Any]:
             nan = int(torch.isnan(x).sum().item())
             inf = int(torch.isinf(x).sum().item())
             clean = torch.where(finite, x, torch.zeros((), dtype=x.dtype, device=x.device))
-            row = torch.stack([norm(clean, 1, dtype=wide), norm(clean, 2, dtype=wide), norm(clean, float("inf"), dtype=wide)])
+            row = torch.stack(
+                [norm(clean, 1, dtype=wide), norm(clean, 2, dtype=wide), norm(clean, float("inf"), dtype=wide)]
+            )
             one, two, top = row.tolist()
     good = count - nan - inf
-    return {"count": count, "meanAbs": _finite(one / good) if good else None, "maxAbs": _finite(top) if good else None,
-            "norm": _finite(two) if good else None, "nan": nan, "inf": inf}
+    return {
+        "count": count,
+        "meanAbs": _finite(one / good) if good else None,
+        "maxAbs": _finite(top) if good else None,
+        "norm": _finite(two) if good else None,
+        "nan": nan,
+        "inf": inf,
+    }
 
 
 def device_grad_stats(count: int, reduced: Any) -> Dict[str, Any]:
@@ -132,9 +164,15 @@ def device_grad_stats(count: int, reduced: Any) -> Dict[str, Any]:
     torch = _torch()
     one, two, top, bad = (float(v.to(torch.float64).item()) if hasattr(v, "item") else float(v) for v in reduced)
     bad = int(bad)
-    return {"count": count, "meanAbs": _finite(one / count) if count and not bad else None,
-            "maxAbs": _finite(top) if not bad else None, "norm": _finite(two) if not bad else None,
-            "nan": None if bad else 0, "inf": None if bad else 0, "nonFinite": bad}
+    return {
+        "count": count,
+        "meanAbs": _finite(one / count) if count and not bad else None,
+        "maxAbs": _finite(top) if not bad else None,
+        "norm": _finite(two) if not bad else None,
+        "nan": None if bad else 0,
+        "inf": None if bad else 0,
+        "nonFinite": bad,
+    }
 
 
 def value_check(p: Any) -> Dict[str, Any]:
@@ -142,9 +180,14 @@ def value_check(p: Any) -> Dict[str, Any]:
     torch = _torch()
     with torch.no_grad():
         stats = VALUE_STATS.get_or_compute(p, fingerprint(p), lambda: value_stats(p))
-    return {"nan": int(stats.get("nan", 0)), "inf": int(stats.get("posinf", 0)) + int(stats.get("neginf", 0)),
-            "mean": _finite(stats.get("mean")), "std": _finite(stats.get("std")),
-            "min": _finite(stats.get("min")), "max": _finite(stats.get("max"))}
+    return {
+        "nan": int(stats.get("nan", 0)),
+        "inf": int(stats.get("posinf", 0)) + int(stats.get("neginf", 0)),
+        "mean": _finite(stats.get("mean")),
+        "std": _finite(stats.get("std")),
+        "min": _finite(stats.get("min")),
+        "max": _finite(stats.get("max")),
+    }
 
 
 def total_numel(params: List[Any]) -> int:

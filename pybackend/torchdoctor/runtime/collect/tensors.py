@@ -78,6 +78,10 @@ def leaf_json(leaf: Any) -> dict:
     for a tensor, ``{"type": "int"}`` for anything else."""
     if isinstance(leaf, tuple):
         shape, dtype, device, requires_grad = leaf
-        return {"shape": [int(d) for d in shape], "dtype": dtype_name(dtype), "device": str(device),
-                "requiresGrad": bool(requires_grad)}
+        return {
+            "shape": [int(d) for d in shape],
+            "dtype": dtype_name(dtype),
+            "device": str(device),
+            "requiresGrad": bool(requires_grad),
+        }
     return {"type": str(leaf)}

@@ -49,9 +49,24 @@ PROPAGATED = "propagated"
 class Call:
     """One module call of a pass."""
 
-    __slots__ = ("index", "module", "parent", "depth", "inputs", "outputs", "status", "out_ref",
-                 "out_version", "out_count", "out_batch", "partials", "error_type", "error_message", "in_ref",
-                 "in_version")
+    __slots__ = (
+        "index",
+        "module",
+        "parent",
+        "depth",
+        "inputs",
+        "outputs",
+        "status",
+        "out_ref",
+        "out_version",
+        "out_count",
+        "out_batch",
+        "partials",
+        "error_type",
+        "error_message",
+        "in_ref",
+        "in_version",
+    )
 
     def __init__(self, index: int, module_ref: Any, parent: int, depth: int, inputs: list) -> None:
         self.index = index
@@ -196,7 +211,9 @@ class Tracer:
                 state = RootState(self._torch)  # new root (or a recycled id)
             self.roots[key] = state
             state.count += 1
-            new = Pass(weakref.ref(root), state.count, bool(self._grad_enabled()), sampled, state.rows if sampled else None)
+            new = Pass(
+                weakref.ref(root), state.count, bool(self._grad_enabled()), sampled, state.rows if sampled else None
+            )
             state.latest = new
             if sampled:
                 state.sampled = new
@@ -257,7 +274,9 @@ class Tracer:
         tb = getattr(exc, "__traceback__", None)
         if tb is None:
             return False
-        frame: Optional[FrameType] = sys._getframe(2)  # _raised_here <- post <- torch's _call_impl (maybe a wrapper more)
+        frame: Optional[FrameType] = sys._getframe(
+            2
+        )  # _raised_here <- post <- torch's _call_impl (maybe a wrapper more)
         for _ in range(3):
             if frame is None:
                 return False

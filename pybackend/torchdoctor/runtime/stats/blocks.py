@@ -54,7 +54,7 @@ def iter_blocks(x: Any, limit: int) -> Iterator[Any]:
     if per_row <= limit:
         rows = max(1, limit // per_row)
         for start in range(0, int(shape[0]), rows):
-            yield x[start:start + rows]
+            yield x[start : start + rows]
     else:
         for row in range(int(shape[0])):
             yield from iter_blocks(x[row], limit)

@@ -21,8 +21,15 @@ def fingerprint(t: Any) -> Optional[Tuple]:
         torch = sys.modules["torch"]
         if t.layout != torch.strided:
             values = t._values() if t.layout == torch.sparse_coo else t.values()
-            return ("sparse", str(t.layout), t._version, values._version, tuple(t.shape),
-                    _storage_key(values), probe(values))
+            return (
+                "sparse",
+                str(t.layout),
+                t._version,
+                values._version,
+                tuple(t.shape),
+                _storage_key(values),
+                probe(values),
+            )
         return ("dense", t._version, _storage_key(t), probe(t))
     except Exception:
         return None  # e.g. inference tensors have no version counter: do not cache them

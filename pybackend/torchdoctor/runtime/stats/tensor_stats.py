@@ -175,7 +175,7 @@ def _fast_rows(torch, base: Any, convert, scratch, shift, limit: int):
     c = flat.pop()
     rows, fast = [], []
     for i, n in enumerate(counts):
-        drift, squares, low, high = flat[4 * i:4 * i + 4]
+        drift, squares, low, high = flat[4 * i : 4 * i + 4]
         rows.append(_host_row(n, c, drift, squares, low, high, 0.0, 0.0, 0.0))
         if math.isfinite(low) and math.isfinite(high):
             fast.append((n, c, drift, squares))
@@ -216,7 +216,7 @@ def _host_row(n, centre, drift, squares, low, high, nan, posinf, neginf) -> Tupl
 def _fast_block(torch, block, scratch, shift):
     """``[drift, squares, min, max]`` about ``shift``: four ops, one read from memory."""
     low, high = torch.aminmax(block)
-    centred = scratch[:block.numel()].view(block.shape)
+    centred = scratch[: block.numel()].view(block.shape)
     torch.sub(block, shift, out=centred)
     drift = centred.sum()
     squares = centred.mul_(centred).sum()

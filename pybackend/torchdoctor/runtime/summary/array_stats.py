@@ -115,5 +115,9 @@ def _centred(np, n: int, mean: float, centred: Any) -> Tuple[int, float, float]:
     """Corrected two-pass: the deviations' own sum repairs a rounded mean (see tensor_stats)."""
     drift = float(centred.sum(dtype=np.float64))
     flat = centred.reshape(-1)
-    squares = float(np.dot(flat, flat)) if flat.dtype == np.float64 else float(np.square(flat, out=flat).sum(dtype=np.float64))
+    squares = (
+        float(np.dot(flat, flat))
+        if flat.dtype == np.float64
+        else float(np.square(flat, out=flat).sum(dtype=np.float64))
+    )
     return n, mean * n + drift, squares - drift * drift / max(n, 1)

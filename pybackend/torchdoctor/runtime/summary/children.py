@@ -20,8 +20,22 @@ Child = Tuple[str, Any, Optional[str]]
 MAX_VALUES = 100
 _LAST_DIMS = 10  # per trailing dimension of the slice; leading dimensions take their first row
 
-_STAT_FIELDS = ("count", "nan", "posinf", "neginf", "min", "max", "mean", "std", "of", "true",
-                "nnz", "density", "exact", "note")
+_STAT_FIELDS = (
+    "count",
+    "nan",
+    "posinf",
+    "neginf",
+    "min",
+    "max",
+    "mean",
+    "std",
+    "of",
+    "true",
+    "nnz",
+    "density",
+    "exact",
+    "note",
+)
 
 
 def tensor_children(t: Any) -> List[Child]:
@@ -37,7 +51,11 @@ def tensor_children(t: Any) -> List[Child]:
 def _children(torch, t: Any) -> List[Child]:
     info: Dict[str, Any] = stats(t)
     out: List[Child] = [
-        ("shape", t.shape if not t.is_nested else fmt_shape(info.get("shape", [])), ".shape" if not t.is_nested else None),
+        (
+            "shape",
+            t.shape if not t.is_nested else fmt_shape(info.get("shape", [])),
+            ".shape" if not t.is_nested else None,
+        ),
         ("dtype", t.dtype, ".dtype"),
         ("device", t.device, ".device"),
         ("layout", t.layout, ".layout"),
@@ -107,4 +125,4 @@ def _nest(flat: List[Any], shape: List[int]) -> Any:
     if len(shape) <= 1:
         return flat
     step = len(flat) // shape[0] if shape[0] else 0
-    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]

@@ -78,5 +78,9 @@ def _bad_names(torch, params: List, grads: bool) -> List[str]:
 
 
 def _checkable(torch, t: Any) -> bool:
-    return t.layout == torch.strided and not t.is_meta and t.numel() > 0 and (
-        t.dtype.is_floating_point or t.dtype.is_complex)
+    return (
+        t.layout == torch.strided
+        and not t.is_meta
+        and t.numel() > 0
+        and (t.dtype.is_floating_point or t.dtype.is_complex)
+    )

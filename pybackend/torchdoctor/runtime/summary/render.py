@@ -84,8 +84,10 @@ def _spread_text(info: Dict[str, Any]) -> str:
     if low == high:
         return ""  # a single value: x=[...] shows it
     digits = _distinct_digits(low, high)
-    return (f"{prefix}μ={fmt_num(info.get('mean'), digits)} σ={fmt_num(info.get('std'))} "
-            f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]")
+    return (
+        f"{prefix}μ={fmt_num(info.get('mean'), digits)} σ={fmt_num(info.get('std'))} "
+        f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
+    )
 
 
 def _distinct_digits(low, high) -> int:
@@ -140,8 +142,11 @@ def _grad_text(info: Dict[str, Any]) -> str:
 
 def render_module(info: Dict[str, Any]) -> str:
     layers = int(info["layers"])
-    words = [str(info["type"]), f"{layers} layer{'s' if layers != 1 else ''}",
-             f"{fmt_count(int(info['params']))} params"]
+    words = [
+        str(info["type"]),
+        f"{layers} layer{'s' if layers != 1 else ''}",
+        f"{fmt_count(int(info['params']))} params",
+    ]
     frozen = int(info["params"]) - int(info["trainable"])
     if frozen:
         words.append(f"({fmt_count(frozen)} frozen)")
@@ -155,7 +160,14 @@ def render_module(info: Dict[str, Any]) -> str:
         words.append(("mixed devices " if len(devices) > 1 else "") + "+".join(devices))
     mode = "train" if info.get("training") else "eval"
     other = int(info.get("other_mode") or 0)
-    words.append(mode + (f" ({other} submodule{'s' if other != 1 else ''} in {'eval' if mode == 'train' else 'train'})" if other else ""))
+    words.append(
+        mode
+        + (
+            f" ({other} submodule{'s' if other != 1 else ''} in {'eval' if mode == 'train' else 'train'})"
+            if other
+            else ""
+        )
+    )
     words += _where(info.get("nan_in"), "NaN/Inf in")
     words += _where(info.get("grad_nan_in"), "NaN/Inf in grad of")
     return " ".join(words)

@@ -20,8 +20,9 @@ def test_measure_times_both_paths_and_leaves_nothing_installed():
 
 
 def test_the_script_prints_a_verdict():
-    out = subprocess.run([sys.executable, str(BENCH), "--repeats", "3", "--steps", "2"], capture_output=True, text=True,
-                         timeout=900)  # a ceiling: the bench imports torch and times 41 pairs on a possibly busy box
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--repeats", "3", "--steps", "2"], capture_output=True, text=True, timeout=900
+    )  # a ceiling: the bench imports torch and times 41 pairs on a possibly busy box
     assert out.returncode == 0, out.stderr
     assert "batch  32:" in out.stdout and "ratio on/off" in out.stdout
     assert out.stdout.strip().splitlines()[-1].split(": ")[-1] in ("PASS", "MISS")

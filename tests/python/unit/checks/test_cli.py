@@ -34,13 +34,30 @@ def test_json_is_the_view_model(capsys):
 
 def test_lr_find_writes_the_csv(tmp_path: Path, capsys):
     csv_path = tmp_path / "sweep.csv"
-    assert main(["check", "lr-find", f"{MODELS / 'mlp.py'}::TinyMLP", "--csv", str(csv_path), "--options", '{"numIter": 40}']) == 0
+    assert (
+        main(
+            [
+                "check",
+                "lr-find",
+                f"{MODELS / 'mlp.py'}::TinyMLP",
+                "--csv",
+                str(csv_path),
+                "--options",
+                '{"numIter": 40}',
+            ]
+        )
+        == 0
+    )
     assert csv_path.read_text().splitlines()[0] == "step,lr,loss,smoothed_loss"
     assert f"CSV written to {csv_path}" in capsys.readouterr().out
 
 
 def test_constructor_arguments_exit_2_with_the_snippet(tmp_path: Path, capsys):
-    path = write(tmp_path, "args.py", "import torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n        self.fc = nn.Linear(3, width)\n\n    def forward(self, x):\n        return self.fc(x)\n")
+    path = write(
+        tmp_path,
+        "args.py",
+        "import torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n        self.fc = nn.Linear(3, width)\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    )
     assert main(["check", "overfit", f"{path}::Net"]) == 2
     out = capsys.readouterr().out
     assert out.startswith("ERROR Overfit test on Net")
@@ -67,8 +84,20 @@ def test_interpreter_without_torch_exits_2(no_torch_python: str, capsys):
 
 def test_the_installed_command(tmp_path: Path):
     r = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "check", "overfit", f"{MODELS / 'ctor_args.py'}::ConfigurableMLP", "--json"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120, env={"PYTHONPATH": str(ROOT / "pybackend"), "PATH": "/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "check",
+            "overfit",
+            f"{MODELS / 'ctor_args.py'}::ConfigurableMLP",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT / "pybackend"), "PATH": "/usr/bin:/bin"},
     )
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)

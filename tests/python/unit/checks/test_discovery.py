@@ -117,7 +117,9 @@ def test_positions_are_utf16():
 
 
 def test_innermost_class_contains_the_position():
-    d = discover(code("import torch.nn as nn\nclass A(nn.Module):\n    class B(nn.Module):\n        x = 1\n    y = 2\n"))
+    d = discover(
+        code("import torch.nn as nn\nclass A(nn.Module):\n    class B(nn.Module):\n        x = 1\n    y = 2\n")
+    )
     assert d.containing(Position(3, 8)).qualname == "A.B"
     assert d.containing(Position(4, 4)).qualname == "A"
 

@@ -44,7 +44,9 @@ class Noisy(nn.Module):
 
 def test_user_prints_never_reach_the_protocol(tmp_path: Path):
     lines, fractions = [], []
-    r = run(spec("overfit", write(tmp_path, "noisy.py", NOISY), "Noisy"), lambda f, m: fractions.append(f), lines.append)
+    r = run(
+        spec("overfit", write(tmp_path, "noisy.py", NOISY), "Noisy"), lambda f, m: fractions.append(f), lines.append
+    )
     assert r["verdict"] == "PASS", r["headline"]
     assert "hello from import" in lines and any(line.startswith("in forward") for line in lines)
     assert any('"verdict": "FAKE"' in line for line in lines)  # the fake result went to stderr
@@ -69,7 +71,14 @@ def test_unknown_check_and_missing_file_are_usage_errors(tmp_path: Path):
 
 
 def test_syntax_error_in_the_unsaved_text(tmp_path: Path):
-    r = run(spec("shapes", MODELS / "mlp.py", "TinyMLP", source="import torch.nn as nn\n\nclass TinyMLP(nn.Module)\n    pass\n"))
+    r = run(
+        spec(
+            "shapes",
+            MODELS / "mlp.py",
+            "TinyMLP",
+            source="import torch.nn as nn\n\nclass TinyMLP(nn.Module)\n    pass\n",
+        )
+    )
     assert r["error"]["kind"] == "syntax-error"
     assert r["headline"].startswith("mlp.py has a syntax error at line 3")
     assert r["error"]["detail"].splitlines()[0] == "class TinyMLP(nn.Module)"

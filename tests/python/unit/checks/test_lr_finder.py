@@ -16,7 +16,9 @@ from torchdoctor.checks import lr_finder as L
 
 def _net():
     g = torch.Generator().manual_seed(3)
-    model = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.BatchNorm1d(12), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(12, 3))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(6, 12), torch.nn.BatchNorm1d(12), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(12, 3)
+    )
     x = torch.randn(16, 6, generator=g)
     y = torch.randint(0, 3, (16,), generator=g)
     return model, x, y
@@ -36,7 +38,9 @@ def test_model_optimizer_grads_modes_and_rng_are_restored(kind: str):
     model[3].train()  # mixed modes must come back as they were
     before_model = {k: v.clone() for k, v in model.state_dict().items()}
     before_opt = optimizer.state_dict()
-    before_opt_state = {k: {n: t.clone() if torch.is_tensor(t) else t for n, t in s.items()} for k, s in before_opt["state"].items()}
+    before_opt_state = {
+        k: {n: t.clone() if torch.is_tensor(t) else t for n, t in s.items()} for k, s in before_opt["state"].items()
+    }
     before_grads = [p.grad.clone() for p in model.parameters()]
     before_rng = torch.random.get_rng_state()
 
@@ -75,7 +79,9 @@ def test_state_is_restored_even_when_the_loss_raises():
 def test_stops_when_the_smoothed_loss_passes_four_times_the_best():
     model, x, y = _net()
     optimizer = L.make_optimizer("sgd", model.parameters())
-    sweep = L.lr_find(model, optimizer, lambda: F.cross_entropy(model(x), y) * 1.0, start_lr=1e-3, end_lr=1e4, num_iter=100)
+    sweep = L.lr_find(
+        model, optimizer, lambda: F.cross_entropy(model(x), y) * 1.0, start_lr=1e-3, end_lr=1e4, num_iter=100
+    )
     assert sweep.stopped in ("diverged", "nan")
     assert len(sweep.lrs) < 100
     if sweep.stopped == "diverged":
@@ -100,7 +106,10 @@ def test_nan_stops_the_sweep_and_is_not_recorded():
 def test_both_suggestions_on_a_known_curve():
     # loss falls fastest around 1e-3 (per decade), is lowest at 1e-1, then explodes
     lrs = [10 ** (-7 + 8 * i / 99) for i in range(100)]
-    s = [2.0 - 1.5 / (1 + math.exp(-(math.log10(lr) + 3) * 3)) + (0 if lr < 0.1 else (math.log10(lr) + 1) ** 2) for lr in lrs]
+    s = [
+        2.0 - 1.5 / (1 + math.exp(-(math.log10(lr) + 3) * 3)) + (0 if lr < 0.1 else (math.log10(lr) + 1) ** 2)
+        for lr in lrs
+    ]
     sug = L.suggestions(L.Sweep(lrs=lrs, losses=s, smoothed=s))
     assert sug["steepest"] == pytest.approx(1e-3, rel=0.25)
     assert sug["minimum"] == pytest.approx(0.1, rel=0.25)

@@ -75,7 +75,14 @@ def test_misaligned_labels_are_found_in_the_users_batch(tmp_path: Path):
     x = torch.randn(6, 4, generator=torch.Generator().manual_seed(1))
     x[3] = x[1]
     y = torch.tensor([0, 1, 0, 0, 1, 1])  # rows 1 and 3: same input, different labels
-    ex = E.Example(model=model, inputs=(x,), targets=y, loss_fn=F.cross_entropy, loss_name="cross-entropy", source="torchdoctor_example")
+    ex = E.Example(
+        model=model,
+        inputs=(x,),
+        targets=y,
+        loss_fn=F.cross_entropy,
+        loss_name="cross-entropy",
+        source="torchdoctor_example",
+    )
     r = run(ex, steps=60)
     assert r["verdict"] == "FAIL"
     assert any(s.startswith("Data and labels misaligned: samples 1 and 3") for s in r["sentences"])

@@ -90,7 +90,9 @@ def test_a_bad_view_in_the_models_own_code(tmp_path: Path):
     assert r["verdict"] == "FAIL"
     assert r["headline"] == "The forward of Net raises in its own code."
     text = r["sentences"][0]
-    assert text.startswith("The reshape to [-1,400] in the forward of Net itself (not one of its layers) cannot work: the tensor has 2592 elements.")
+    assert text.startswith(
+        "The reshape to [-1,400] in the forward of Net itself (not one of its layers) cannot work: the tensor has 2592 elements."
+    )
     assert "`conv`, produced (8, 4, 9, 9), that is 324 features per sample" in text
     assert "give the next Linear in_features=324" in text and "flatten-size mistake" in text
 
@@ -121,6 +123,8 @@ def test_trace_helpers_never_raise_for_the_models_errors():
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(5, 2))
     tr = S.trace(model, (torch.zeros(2, 3),))
     assert tr.failure is not None and tr.failure.module_name == "1"
-    assert S.explain_forward_failure(model, (torch.zeros(2, 3),)).startswith("Layer `1` (Linear) expects 5 input features")
+    assert S.explain_forward_failure(model, (torch.zeros(2, 3),)).startswith(
+        "Layer `1` (Linear) expects 5 input features"
+    )
     assert S.explain_forward_failure(model, (torch.zeros(2, 3),)) is not None
     assert S.fmt([[2, 3], [[1, 2], [1, 2]]]) == "(2, 3), [(1, 2), (1, 2)]"

@@ -24,18 +24,28 @@ from torchdoctor.diagnosis.presentation import (
     verdict_counts,
 )
 
-DEAD = {"rule": "dead-units", "severity": "warning", "sentence": "73% of the units after conv2 are zero.",
-        "suggestion": "Use LeakyReLU."}
+DEAD = {
+    "rule": "dead-units",
+    "severity": "warning",
+    "sentence": "73% of the units after conv2 are zero.",
+    "suggestion": "Use LeakyReLU.",
+}
 
 
 def vanish(name):
-    return {"rule": "vanishing", "severity": "error", "sentence": f"{name} mean |g| under 1e-7.",
-            "suggestion": "Add normalisation."}
+    return {
+        "rule": "vanishing",
+        "severity": "error",
+        "sentence": f"{name} mean |g| under 1e-7.",
+        "suggestion": "Add normalisation.",
+    }
 
 
 def rules_and_repeats(flag_lists):
-    return [[(flags[d["flag"]]["rule"], d["repeats"]) for d in row]
-            for flags, row in zip(flag_lists, fold_repeated(flag_lists))]
+    return [
+        [(flags[d["flag"]]["rule"], d["repeats"]) for d in row]
+        for flags, row in zip(flag_lists, fold_repeated(flag_lists))
+    ]
 
 
 def test_a_run_of_rows_flagged_by_one_rule_writes_its_flag_once():
@@ -52,13 +62,21 @@ def test_flags_without_a_rule_are_never_folded():
 def test_another_next_step_or_severity_is_not_the_same_flag():
     other = {**vanish("b"), "suggestion": "Lower the LR."}
     milder = {**vanish("c"), "severity": "warning"}
-    assert rules_and_repeats([[vanish("a")], [other], [milder]]) == [[("vanishing", 0)], [("vanishing", 0)], [("vanishing", 0)]]
+    assert rules_and_repeats([[vanish("a")], [other], [milder]]) == [
+        [("vanishing", 0)],
+        [("vanishing", 0)],
+        [("vanishing", 0)],
+    ]
 
 
 def test_gradient_counts_count_rows_by_their_most_severe_flag():
     rows = [{"flags": []}, {"flags": [DEAD]}, {"flags": [vanish("fc.weight")]}, {"flags": []}, {"flags": []}]
     assert gradient_counts(rows) == {"rows": 5, "flagged": 2, "error": 1, "warning": 1, "info": 0}
-    both = [{"flags": [vanish("a"), DEAD]}, {"flags": [{**DEAD, "severity": "info"}]}, {"flags": [{**DEAD, "sentence": " "}]}]
+    both = [
+        {"flags": [vanish("a"), DEAD]},
+        {"flags": [{**DEAD, "severity": "info"}]},
+        {"flags": [{**DEAD, "sentence": " "}]},
+    ]
     assert gradient_counts(both) == {"rows": 3, "flagged": 2, "error": 1, "warning": 0, "info": 1}
     assert gradient_counts([{"flags": [{**DEAD, "severity": "fatal"}]}])["warning"] == 1, "unknown reads as a warning"
 
@@ -71,8 +89,9 @@ def test_verdict_counts_are_the_chips_over_the_verdicts():
 def test_finish_gradient_flow_adds_counts_and_each_rows_fold():
     flags = [[] if i < 2 else [vanish(f"b{i}")] for i in range(6)]
     flags[1] = [DEAD]
-    model = finish_gradient_flow({"summary": "s", "rows": [{"name": f"b{i}.weight", "flags": f} for i, f in enumerate(flags)],
-                                  "verdicts": []})
+    model = finish_gradient_flow(
+        {"summary": "s", "rows": [{"name": f"b{i}.weight", "flags": f} for i, f in enumerate(flags)], "verdicts": []}
+    )
     assert model["counts"] == {"rows": 6, "flagged": 5, "error": 4, "warning": 1, "info": 0}
     assert [r["fold"] for r in model["rows"]][:3] == [[], [{"flag": 0, "repeats": 0}], [{"flag": 0, "repeats": 3}]]
     assert model["rows"][5]["flags"] == [vanish("b5")], "the folded rows keep their own flags (icon, aria-label)"
@@ -83,8 +102,16 @@ def meta(shape, dtype="float32", device="cpu"):
 
 
 def srow(path, inputs, outputs, **extra):
-    return {"path": path, "inputs": inputs, "outputs": outputs, "dtypeChange": False, "deviceChange": False,
-            "failed": False, "flags": [], **extra}
+    return {
+        "path": path,
+        "inputs": inputs,
+        "outputs": outputs,
+        "dtypeChange": False,
+        "deviceChange": False,
+        "failed": False,
+        "flags": [],
+        **extra,
+    }
 
 
 def test_shape_counts_and_no_uniform_note_when_dtypes_and_devices_change():
@@ -133,7 +160,9 @@ def test_row_flags_and_verdicts_come_most_severe_first():
 
     bad = stats(mean=None, std=None, low=None, high=None, nan=5, posinf=0)
     dead = stats(mean=0.0, std=0.0, zeros=1.0, low=0.0, high=0.0, dead_units=1.0, units=32)
-    flow = diagnose(mlp(out=bad, relu2=dead, grads={"out.weight": {"nan": 5, "mean_abs": None, "norm": None}}))["gradientFlow"]
+    flow = diagnose(mlp(out=bad, relu2=dead, grads={"out.weight": {"nan": 5, "mean_abs": None, "norm": None}}))[
+        "gradientFlow"
+    ]
     rank = {"error": 0, "warning": 1, "info": 2}
     assert [rank[v["severity"]] for v in flow["verdicts"]] == sorted(rank[v["severity"]] for v in flow["verdicts"])
     for row in flow["rows"]:

@@ -27,13 +27,25 @@ CLIP = R.ClipAdvice(2.0, 40.0, 1.8)
 
 def test_defaults_are_seed_002s():
     assert TH == R.Thresholds(0.5, 1e-7, 100.0, 100.0, 1e-6, 10.0)
-    assert TH.to_json() == {"deadFraction": 0.5, "vanishingGradient": 1e-7, "explodingGradient": 100.0,
-                            "gradientRatio": 100.0, "collapsedStd": 1e-6, "explodingActivation": 10.0}
+    assert TH.to_json() == {
+        "deadFraction": 0.5,
+        "vanishingGradient": 1e-7,
+        "explodingGradient": 100.0,
+        "gradientRatio": 100.0,
+        "collapsedStd": 1e-6,
+        "explodingActivation": 10.0,
+    }
 
 
 def test_thresholds_from_settings_keep_defaults_for_bad_values():
-    values = {"diagnosis.deadFraction": 0.8, "diagnosis.explodingGradient": "high", "diagnosis.gradientRatio": 1,
-              "diagnosis.collapsedStd": -1, "diagnosis.vanishingGradient": True, "diagnosis.explodingActivation": 50}
+    values = {
+        "diagnosis.deadFraction": 0.8,
+        "diagnosis.explodingGradient": "high",
+        "diagnosis.gradientRatio": 1,
+        "diagnosis.collapsedStd": -1,
+        "diagnosis.vanishingGradient": True,
+        "diagnosis.explodingActivation": 50,
+    }
     th, problems = R.Thresholds.from_settings(lambda key, default: values.get(key, default))
     assert th.dead_fraction == 0.8 and th.exploding_activation == 50.0
     assert th.exploding_gradient == 100.0 and th.gradient_ratio == 100.0 and th.collapsed_std == 1e-6
@@ -112,7 +124,10 @@ def test_dead_units_count_units_not_zeros():
     flag = R.dead_units(dead, TH)
     assert flag.rule == R.DEAD_UNITS and flag.module == "act2"
     assert flag.sentence.startswith("`act2` (ReLU): 100% of its 32 units output exactly 0 for every sample")
-    assert "nn.LeakyReLU(0.01)" in flag.suggestion and "kaiming_normal_(fc2.weight, nonlinearity='relu')" in flag.suggestion
+    assert (
+        "nn.LeakyReLU(0.01)" in flag.suggestion
+        and "kaiming_normal_(fc2.weight, nonlinearity='relu')" in flag.suggestion
+    )
     assert "lower the learning rate" in flag.suggestion
     assert R.dead_units(act("act", zeros=0.9, dead_units=0.5, min=0.0), TH) is None  # not above 50%
     # Without unit counts (a batch of one), the fraction of zero outputs stands in, as in the seed.
@@ -148,7 +163,7 @@ def test_clip_advice_uses_the_healthy_norm():
     rows = [grad("a.weight", norm=1.5), grad("b.weight", norm=0.8), grad("c.weight", norm=4000.0)]
     advice = R.clip_advice(rows, ["c.weight"])
     assert advice.max_norm == 2.0 and math.isclose(advice.healthy, 1.7)
-    assert math.isclose(advice.total, math.sqrt(1.5 ** 2 + 0.8 ** 2 + 4000.0 ** 2))
+    assert math.isclose(advice.total, math.sqrt(1.5**2 + 0.8**2 + 4000.0**2))
     assert R.clip_advice([grad(norm=500.0)], ["fc.weight"]).max_norm == 1.0  # nothing healthy left
     assert R.clip_advice([grad(norm=3.0)], []).max_norm == 2.0  # nothing exploding: about the current norm
     assert "max_norm=2)" in advice.code()

@@ -20,7 +20,9 @@ PYENV = Path.home() / ".pyenv" / "versions"
 
 
 def test_a_message_quoting_several_source_lines_stays_on_one_line():
-    finding = Finding("TD010", WARNING, "`model.eval(\n    )` is never undone:\tcall  `model.train()`", Span(3, 4, 4, 5))
+    finding = Finding(
+        "TD010", WARNING, "`model.eval(\n    )` is never undone:\tcall  `model.train()`", Span(3, 4, 4, 5)
+    )
     lines = _as_text([("train.py", [finding])]).splitlines()
     assert lines[0] == "train.py:4:5: TD010 warning: `model.eval( )` is never undone: call `model.train()`"
     assert len(lines) == 2  # the finding and the summary
@@ -49,8 +51,12 @@ def test_a_closed_pipe_prints_no_traceback(tmp_path):
     script = tmp_path / "many.py"
     script.write_text("import torch\n" + "".join(f"w{i} = torch.load('w{i}.pt')\n" for i in range(3000)))
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
-    lint = subprocess.Popen([sys.executable, "-m", "torchdoctor", "lint", str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    lint = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", "lint", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     lint.stdout.readline()
     lint.stdout.close()  # what ``| head -1`` does
     err = lint.stderr.read().decode()
@@ -93,11 +99,14 @@ def test_under_pyenv_interpreters(version, tmp_path):
     script = tmp_path / "aliases.py"
     script.write_text("import torch\n\ntype Batch = list[torch.Tensor]\n")
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
-    run = subprocess.run([str(found[-1]), "-m", "torchdoctor", "lint", str(script)], capture_output=True, text=True,
-                         env=env, timeout=120)
+    run = subprocess.run(
+        [str(found[-1]), "-m", "torchdoctor", "lint", str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
     if version == "3.11":
         assert run.returncode == 1
-        assert ("TD000 error: syntax error: invalid syntax (your interpreter is 3.11; this file uses syntax from "
-                "Python 3.12 or newer: a `type` alias statement)") in run.stdout
+        assert (
+            "TD000 error: syntax error: invalid syntax (your interpreter is 3.11; this file uses syntax from "
+            "Python 3.12 or newer: a `type` alias statement)"
+        ) in run.stdout
     else:
         assert run.returncode == 0, run.stdout + run.stderr

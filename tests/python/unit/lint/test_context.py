@@ -22,16 +22,19 @@ def expr_at(ctx, source_text):
     raise AssertionError(source_text)
 
 
-@pytest.mark.parametrize("imports, expr, expected", [
-    ("import torch.nn.functional as F", "F.softmax", "torch.nn.functional.softmax"),
-    ("from torch import nn", "nn.CrossEntropyLoss", "torch.nn.CrossEntropyLoss"),
-    ("import torch.nn", "torch.nn.MSELoss", "torch.nn.MSELoss"),
-    ("from torch.nn import CrossEntropyLoss as CE", "CE", "torch.nn.CrossEntropyLoss"),
-    ("from torch.nn.modules.loss import NLLLoss", "NLLLoss", "torch.nn.NLLLoss"),
-    ("from torch.cuda.amp import GradScaler", "GradScaler", "torch.amp.GradScaler"),
-    ("import torch as T", "T.optim.Adam", "torch.optim.Adam"),
-    ("from . import nn", "nn.Linear", ".nn.Linear"),  # the project's own nn module, never torch.nn
-])
+@pytest.mark.parametrize(
+    "imports, expr, expected",
+    [
+        ("import torch.nn.functional as F", "F.softmax", "torch.nn.functional.softmax"),
+        ("from torch import nn", "nn.CrossEntropyLoss", "torch.nn.CrossEntropyLoss"),
+        ("import torch.nn", "torch.nn.MSELoss", "torch.nn.MSELoss"),
+        ("from torch.nn import CrossEntropyLoss as CE", "CE", "torch.nn.CrossEntropyLoss"),
+        ("from torch.nn.modules.loss import NLLLoss", "NLLLoss", "torch.nn.NLLLoss"),
+        ("from torch.cuda.amp import GradScaler", "GradScaler", "torch.amp.GradScaler"),
+        ("import torch as T", "T.optim.Adam", "torch.optim.Adam"),
+        ("from . import nn", "nn.Linear", ".nn.Linear"),  # the project's own nn module, never torch.nn
+    ],
+)
 def test_qualified_names_through_aliases(imports, expr, expected):
     ctx = context(f"{imports}\nvalue = {expr}\n")
     assert ctx.qualname(expr_at(ctx, expr)) == expected

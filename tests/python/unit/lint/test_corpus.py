@@ -104,10 +104,48 @@ def test_arbitrary_text_never_raises(text):
 
 
 _IDENT = st.from_regex(r"[a-z][a-z0-9_]{2,10}", fullmatch=True).filter(
-    lambda s: s not in {"for", "and", "not", "def", "del", "try", "with", "while", "print", "range", "import", "from",
-                        "lambda", "return", "class", "pass", "global", "yield", "async", "await", "assert", "raise",
-                        "elif", "else", "break", "true", "none", "false", "torch", "nn", "model", "loss", "step",
-                        "criterion", "out", "x", "y"}
+    lambda s: (
+        s
+        not in {
+            "for",
+            "and",
+            "not",
+            "def",
+            "del",
+            "try",
+            "with",
+            "while",
+            "print",
+            "range",
+            "import",
+            "from",
+            "lambda",
+            "return",
+            "class",
+            "pass",
+            "global",
+            "yield",
+            "async",
+            "await",
+            "assert",
+            "raise",
+            "elif",
+            "else",
+            "break",
+            "true",
+            "none",
+            "false",
+            "torch",
+            "nn",
+            "model",
+            "loss",
+            "step",
+            "criterion",
+            "out",
+            "x",
+            "y",
+        }
+    )
 )
 
 

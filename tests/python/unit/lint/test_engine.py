@@ -38,8 +38,15 @@ def test_disabled_rules_are_skipped():
     assert lint_source(BUGGY, disabled=["td001"]).findings == []
 
 
-@pytest.mark.parametrize("comment", ["# torchdoctor: ignore[TD001]", "# torchdoctor: ignore", "#torchdoctor:ignore[TD002, TD001]",
-                                     "# note  # torchdoctor: ignore[td001]"])
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# torchdoctor: ignore[TD001]",
+        "# torchdoctor: ignore",
+        "#torchdoctor:ignore[TD002, TD001]",
+        "# note  # torchdoctor: ignore[td001]",
+    ],
+)
 def test_ignore_comment_on_the_finding_line(comment):
     text = BUGGY.replace("optimizer.step()", f"optimizer.step()  {comment}")
     assert hits(text) == []
@@ -56,19 +63,25 @@ def test_ignore_text_inside_a_string_is_not_a_comment():
 
 def test_ignore_edit_adds_a_comment_or_extends_one():
     lines = ["optimizer.step()", "y = 1  # torchdoctor: ignore[TD002]", "z = 2   "]
-    assert apply_edits("\n".join(lines), [ignore_edit(lines, 0, "TD001")]).splitlines()[0] == \
-        "optimizer.step()  # torchdoctor: ignore[TD001]"
-    assert apply_edits("\n".join(lines), [ignore_edit(lines, 1, "TD001")]).splitlines()[1] == \
-        "y = 1  # torchdoctor: ignore[TD002, TD001]"
-    assert apply_edits("\n".join(lines), [ignore_edit(lines, 2, "TD003")]).splitlines()[2] == \
-        "z = 2  # torchdoctor: ignore[TD003]"
+    assert (
+        apply_edits("\n".join(lines), [ignore_edit(lines, 0, "TD001")]).splitlines()[0]
+        == "optimizer.step()  # torchdoctor: ignore[TD001]"
+    )
+    assert (
+        apply_edits("\n".join(lines), [ignore_edit(lines, 1, "TD001")]).splitlines()[1]
+        == "y = 1  # torchdoctor: ignore[TD002, TD001]"
+    )
+    assert (
+        apply_edits("\n".join(lines), [ignore_edit(lines, 2, "TD003")]).splitlines()[2]
+        == "z = 2  # torchdoctor: ignore[TD003]"
+    )
 
 
 def test_columns_are_code_points_not_utf8_bytes():
     text = "import torch\nétiquette = 'ñ'; é = torch.load(path, weights_only=False)\n"
     (finding,) = findings(text)
     line = text.splitlines()[1]
-    assert line[finding.span.start_col:finding.span.end_col] == "weights_only=False"
+    assert line[finding.span.start_col : finding.span.end_col] == "weights_only=False"
 
 
 def test_findings_are_sorted_and_carry_json():
@@ -105,8 +118,7 @@ def test_the_linter_never_imports_torch():
     import subprocess
     import sys
 
-    probe = ("import sys, torchdoctor.lint as l; l.lint_source(open(sys.argv[1]).read()); "
-             "print('torch' in sys.modules)")
+    probe = "import sys, torchdoctor.lint as l; l.lint_source(open(sys.argv[1]).read()); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe, __file__], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

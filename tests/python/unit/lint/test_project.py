@@ -160,12 +160,15 @@ def test_a_trainer_holding_the_model_and_criterion_as_attributes(tmp_path):
 
 
 def test_relative_imports_and_a_package_init_that_re_exports_the_model(tmp_path):
-    root = project(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/models/__init__.py": "from .classifier import Classifier\n",
-        "pkg/models/classifier.py": MODEL_WITH_DROPOUT,
-        "pkg/train.py": TRAIN.format(module=".models"),
-    })
+    root = project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/models/__init__.py": "from .classifier import Classifier\n",
+            "pkg/models/classifier.py": MODEL_WITH_DROPOUT,
+            "pkg/train.py": TRAIN.format(module=".models"),
+        },
+    )
     found = rules(lint(root / "pkg" / "train.py"))
     assert ("TD003", 10) in found and ("TD008", 18) in found
 
@@ -195,16 +198,23 @@ def test_a_changed_file_on_disk_is_parsed_again(tmp_path):
     assert ("TD008", 18) in rules(lint(root / "train.py", index))
 
 
-@pytest.mark.parametrize("callers, expected", [
-    ("train(Classifier(), loader, nn.CrossEntropyLoss())", True),
-    ("train(Classifier(), loader, nn.CrossEntropyLoss())\ntrain(Classifier(), loader, nn.CrossEntropyLoss())", True),
-    ("train(Classifier(), loader, nn.CrossEntropyLoss())\ntrain(Classifier(), loader, nn.MSELoss())", False),
-    ("train(Classifier(), loader, criterion=nn.CrossEntropyLoss())", True),
-    ("train(Classifier(), loader, **options)", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "callers, expected",
+    [
+        ("train(Classifier(), loader, nn.CrossEntropyLoss())", True),
+        (
+            "train(Classifier(), loader, nn.CrossEntropyLoss())\ntrain(Classifier(), loader, nn.CrossEntropyLoss())",
+            True,
+        ),
+        ("train(Classifier(), loader, nn.CrossEntropyLoss())\ntrain(Classifier(), loader, nn.MSELoss())", False),
+        ("train(Classifier(), loader, criterion=nn.CrossEntropyLoss())", True),
+        ("train(Classifier(), loader, **options)", False),
+        ("", False),
+    ],
+)
 def test_a_parameter_is_what_every_caller_in_the_file_passes(callers, expected):
-    text = textwrap.dedent("""
+    text = (
+        textwrap.dedent("""
         import torch
         from torch import nn
 
@@ -222,7 +232,11 @@ def test_a_parameter_is_what_every_caller_in_the_file_passes(callers, expected):
             for x, y in loader:
                 loss = criterion(model(x), y)
                 loss.backward()
-    """).lstrip("\n") + "\n" + callers + "\n"
+    """).lstrip("\n")
+        + "\n"
+        + callers
+        + "\n"
+    )
     found = [f for f in lint_source(text).all if f.rule_id == "TD003"]
     assert bool(found) == expected
 
@@ -286,8 +300,10 @@ def test_a_model_reloaded_with_torch_load_is_still_a_model():
 
 def test_an_element_of_a_returned_tuple_reaches_the_criterion(tmp_path):
     """A recurrent model returning ``(log_softmax(decoded), hidden)``, unpacked by the loop."""
-    root = project(tmp_path, {
-        "model.py": """
+    root = project(
+        tmp_path,
+        {
+            "model.py": """
             import torch.nn.functional as F
             from torch import nn
 
@@ -301,7 +317,7 @@ def test_an_element_of_a_returned_tuple_reaches_the_criterion(tmp_path):
                     output, hidden = self.rnn(x, hidden)
                     return F.log_softmax(self.decoder(output), dim=-1), hidden
         """,
-        "train.py": """
+            "train.py": """
             from torch import nn
             from model import RNNModel
 
@@ -315,11 +331,15 @@ def test_an_element_of_a_returned_tuple_reaches_the_criterion(tmp_path):
                     loss = criterion(output, targets)
                     loss.backward()
         """,
-    })
+        },
+    )
     found = [f for f in lint(root / "train.py") if f[0] == "TD003"]
     assert [(rule, line) for rule, line, _ in found] == [("TD003", 11)]
     assert "log-softmax" in found[0][2] and "model.py line 12" in found[0][2]
-    hidden_only = (root / "train.py").read_text().replace("loss = criterion(output, targets)",
-                                                          "loss = criterion(hidden, targets)")
+    hidden_only = (
+        (root / "train.py")
+        .read_text()
+        .replace("loss = criterion(output, targets)", "loss = criterion(hidden, targets)")
+    )
     (root / "train.py").write_text(hidden_only)
     assert not any(f[0] == "TD003" for f in lint(root / "train.py"))  # element 1 is not the log-probabilities

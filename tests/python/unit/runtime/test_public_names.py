@@ -23,9 +23,15 @@ KEPT = {
         "torchdoctor.runtime.anomaly.conditions",
         ["any_nonfinite", "exceeds", "loss_spiked", "grad_norm_exceeds", "last_error"],
     ),
-    "torchdoctor.runtime.snapshot": ("torchdoctor.runtime.collect.snapshot", ["dump", "build", "status_line", "SCHEMA", "VERSION"]),
+    "torchdoctor.runtime.snapshot": (
+        "torchdoctor.runtime.collect.snapshot",
+        ["dump", "build", "status_line", "SCHEMA", "VERSION"],
+    ),
     "torchdoctor.runtime.anomaly_watch": ("torchdoctor.runtime.anomaly.watch", ["last_report"]),
-    "torchdoctor.runtime.activation": ("torchdoctor.runtime.startup", ["activate", "when_torch_imported", "forget", "problems", "reset"]),
+    "torchdoctor.runtime.activation": (
+        "torchdoctor.runtime.startup",
+        ["activate", "when_torch_imported", "forget", "problems", "reset"],
+    ),
     "torchdoctor.runtime.children": ("torchdoctor.runtime.summary.children", ["tensor_children"]),
     "torchdoctor.runtime.kinds": ("torchdoctor.runtime.summary.kinds", ["is_plain_container", "classify"]),
     "torchdoctor.runtime.summary": ("torchdoctor.runtime.summary.api", ["summarize", "stats", "summarize_if_ours"]),
@@ -58,7 +64,9 @@ def test_every_runtime_path_the_extension_names_is_kept():
 
 
 def test_every_runtime_module_the_pydevd_plugin_imports_is_kept():
-    plugin = (REPO / "pybackend" / "pydevd_plugins" / "extensions" / "pydevd_plugin_torchdoctor.py").read_text(encoding="utf-8")
+    plugin = (REPO / "pybackend" / "pydevd_plugins" / "extensions" / "pydevd_plugin_torchdoctor.py").read_text(
+        encoding="utf-8"
+    )
     imported = re.findall(r"from torchdoctor\.runtime(\.[a-z_.]+)? import ([a-z_, ]+)", plugin)
     assert imported
     for package, names in imported:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 PYBACKEND = Path(__file__).resolve().parents[4] / "pybackend"
 
-PROBE = r'''
+PROBE = r"""
 import json, os, sys
 from torchdoctor.runtime import startup as activation
 arranged = activation.activate(json.loads(sys.argv[1]))
@@ -35,13 +35,18 @@ print(json.dumps({
     "collection_first": bool(collector) and bool(hooks) and getattr(hooks[0], "__self__", None) is collector.tracer,
     "anomaly": watch is not None,
 }))
-'''
+"""
 
 
 def _probe(env: dict, import_torch_first: bool = False) -> dict:
     code = ("import torch\n" if import_torch_first else "") + PROBE
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(env)], capture_output=True, text=True, timeout=120,
-                         env={"PYTHONPATH": str(PYBACKEND), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(env)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(PYBACKEND), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 

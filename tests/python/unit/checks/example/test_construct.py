@@ -17,7 +17,10 @@ def model_file(tmp_path: Path, body: str, name: str = "net.py") -> Path:
 
 
 def test_constructor_with_arguments_asks_for_an_example_with_the_snippet(tmp_path: Path):
-    path = model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self, hidden, n_classes=3):\n        super().__init__()\n        self.f = nn.Linear(4, hidden)\n\n    def forward(self, x):\n        return self.f(x)\n")
+    path = model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self, hidden, n_classes=3):\n        super().__init__()\n        self.f = nn.Linear(4, hidden)\n\n    def forward(self, x):\n        return self.f(x)\n",
+    )
     with pytest.raises(E.ExampleError) as info:
         example(path, "Net")
     err = info.value
@@ -30,7 +33,10 @@ def test_constructor_with_arguments_asks_for_an_example_with_the_snippet(tmp_pat
 def test_model_that_needs_cuda_says_so(tmp_path: Path):
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    path = model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(3, 2).cuda()\n\n    def forward(self, x):\n        return self.f(x)\n")
+    path = model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(3, 2).cuda()\n\n    def forward(self, x):\n        return self.f(x)\n",
+    )
     with pytest.raises(E.ExampleError) as info:
         example(path, "Net")
     assert info.value.kind == R.ERR_NEEDS_CUDA

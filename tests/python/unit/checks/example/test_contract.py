@@ -23,7 +23,11 @@ def test_user_example_in_the_file_wins():
 
 
 def test_user_example_in_a_sibling_file_gets_the_same_class(tmp_path: Path):
-    model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self, k):\n        super().__init__()\n        self.f = nn.Linear(k, 2)\n\n    def forward(self, x):\n        return self.f(x)\n", name="mynet.py")
+    model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self, k):\n        super().__init__()\n        self.f = nn.Linear(k, 2)\n\n    def forward(self, x):\n        return self.f(x)\n",
+        name="mynet.py",
+    )
     write(
         tmp_path,
         "torchdoctor_example.py",

@@ -29,7 +29,10 @@ def model_file(tmp_path: Path, body: str, name: str = "net.py") -> Path:
     ],
 )
 def test_input_is_inferred_from_the_first_layer(tmp_path: Path, layer: str, shape: tuple, dtype):
-    path = model_file(tmp_path, f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.first = {layer}\n\n    def forward(self, x):\n        return self.first(x)\n")
+    path = model_file(
+        tmp_path,
+        f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.first = {layer}\n\n    def forward(self, x):\n        return self.first(x)\n",
+    )
     ex = example(path, "Net", targets=False)
     (x,) = ex.inputs
     assert tuple(x.shape) == shape and x.dtype == dtype
@@ -41,7 +44,10 @@ def test_input_is_inferred_from_the_first_layer(tmp_path: Path, layer: str, shap
 
 
 def test_batch_and_spatial_size_options(tmp_path: Path):
-    path = model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(1, 2, 3)\n\n    def forward(self, x):\n        return self.c(x)\n")
+    path = model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.c = nn.Conv2d(1, 2, 3)\n\n    def forward(self, x):\n        return self.c(x)\n",
+    )
     ex = example(path, "Net", {"batchSize": 3, "spatialSize": 28}, targets=False)
     assert tuple(ex.inputs[0].shape) == (3, 1, 28, 28)
     assert "spatial size 28" in ex.inferred[1]
@@ -56,7 +62,10 @@ def test_classification_output_gives_cross_entropy_with_random_classes():
 
 
 def test_other_outputs_give_mse(tmp_path: Path):
-    path = model_file(tmp_path, "class Reg(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.f(x)\n")
+    path = model_file(
+        tmp_path,
+        "class Reg(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.f(x)\n",
+    )
     ex = example(path, "Reg")
     assert ex.loss_name == "mse" and tuple(ex.targets.shape) == (8, 1) and ex.targets.is_floating_point()
     assert "MSE" in ex.inferred[-1]
@@ -77,7 +86,10 @@ def test_draws_come_from_a_private_generator():
 
 
 def test_forward_with_several_inputs_asks_for_an_example(tmp_path: Path):
-    path = model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(4, 2)\n\n    def forward(self, x, mask):\n        return self.f(x) * mask\n")
+    path = model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.Linear(4, 2)\n\n    def forward(self, x, mask):\n        return self.f(x) * mask\n",
+    )
     with pytest.raises(E.ExampleError) as info:
         example(path, "Net")
     assert info.value.kind == R.ERR_NEEDS_EXAMPLE
@@ -93,7 +105,10 @@ def test_layers_in_a_plain_list_are_named_when_nothing_tells_the_input():
 
 
 def test_lazy_first_layer_asks_for_an_example(tmp_path: Path):
-    path = model_file(tmp_path, "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.LazyLinear(2)\n\n    def forward(self, x):\n        return self.f(x)\n")
+    path = model_file(
+        tmp_path,
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.f = nn.LazyLinear(2)\n\n    def forward(self, x):\n        return self.f(x)\n",
+    )
     with pytest.raises(E.ExampleError) as info:
         example(path, "Net")
     assert info.value.kind == R.ERR_NEEDS_EXAMPLE and "tells the input size" in info.value.message

@@ -25,7 +25,7 @@ def test_import_error_keeps_the_users_traceback(tmp_path: Path):
         E.load_user_module(str(path))
     assert info.value.kind == R.ERR_IMPORT
     assert info.value.message == "importing boom.py raised KeyError: 'config'"
-    assert "boom.py\", line 4, in helper" in info.value.detail
+    assert 'boom.py", line 4, in helper' in info.value.detail
     assert "torchdoctor/checks/" not in info.value.detail.replace("\\", "/")  # no worker frames above the user's
 
 

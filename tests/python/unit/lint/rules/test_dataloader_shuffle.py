@@ -13,8 +13,17 @@ class RegressionTask:
 """
 
 
-@pytest.mark.parametrize("path", ["tests/task.py", "pkg/mylib/tests/helpers.py", "test_training.py",
-                                  "src/training_test.py", "conftest.py", "C:\\repo\\tests\\task.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/task.py",
+        "pkg/mylib/tests/helpers.py",
+        "test_training.py",
+        "src/training_test.py",
+        "conftest.py",
+        "C:\\repo\\tests\\task.py",
+    ],
+)
 def test_test_files_hold_fixtures_not_training_loaders(path):
     assert findings(FIXTURE, "TD017", path=path) == []
 
@@ -142,19 +151,24 @@ def test_the_fix_goes_into_the_dict_so_the_call_cannot_get_shuffle_twice():
     assert "DataLoader(dataset1, **train_kwargs)" in after
 
 
-@pytest.mark.parametrize("setup", [
-    "train_kwargs = {'batch_size': 64, 'shuffle': True}",
-    "train_kwargs = {'batch_size': 64}\n    train_kwargs.update({'shuffle': True})",
-    "train_kwargs = {'batch_size': 64}\n    train_kwargs.update(shuffle=True)",
-    "train_kwargs = {'batch_size': 64}\n    train_kwargs['sampler'] = sampler",
-    "train_kwargs = dict(batch_size=64, shuffle=True)",
-    "base = {'shuffle': True}\n    train_kwargs = {**base, 'batch_size': 64}",
-    "train_kwargs = {'batch_size': 64}\n    train_kwargs.update(options)",
-    "train_kwargs = load_options()",
-])
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "train_kwargs = {'batch_size': 64, 'shuffle': True}",
+        "train_kwargs = {'batch_size': 64}\n    train_kwargs.update({'shuffle': True})",
+        "train_kwargs = {'batch_size': 64}\n    train_kwargs.update(shuffle=True)",
+        "train_kwargs = {'batch_size': 64}\n    train_kwargs['sampler'] = sampler",
+        "train_kwargs = dict(batch_size=64, shuffle=True)",
+        "base = {'shuffle': True}\n    train_kwargs = {**base, 'batch_size': 64}",
+        "train_kwargs = {'batch_size': 64}\n    train_kwargs.update(options)",
+        "train_kwargs = load_options()",
+    ],
+)
 def test_kwargs_that_shuffle_or_cannot_be_read_are_fine(setup):
-    text = f"import torch\ndef main(train_ds, options):\n    {setup}\n" \
-           "    train_loader = torch.utils.data.DataLoader(train_ds, **train_kwargs)\n"
+    text = (
+        f"import torch\ndef main(train_ds, options):\n    {setup}\n"
+        "    train_loader = torch.utils.data.DataLoader(train_ds, **train_kwargs)\n"
+    )
     assert hits(text, "TD017") == []
 
 
@@ -175,7 +189,9 @@ def test_kwargs_that_never_shuffle_are_reported_with_the_plain_message():
     """
     (finding,) = findings(text, "TD017")
     assert "does not shuffle" in finding.message
-    assert fixed(text, "TD017").splitlines()[1] == 'train_kwargs = {"batch_size": 64, "num_workers": 2, "shuffle": True}'
+    assert (
+        fixed(text, "TD017").splitlines()[1] == 'train_kwargs = {"batch_size": 64, "num_workers": 2, "shuffle": True}'
+    )
 
 
 def test_only_the_nearest_folders_make_a_test_file():

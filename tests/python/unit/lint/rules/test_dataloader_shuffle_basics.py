@@ -1,12 +1,10 @@
 """TD017: training DataLoader without shuffle (basics) (moved from test_lint_misc_rules.py)."""
 
-
 import pytest
 
 from support.lint import fixed, hits
 
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
-
 
 
 # -- TD017 --------------------------------------------------------------------------------
@@ -24,15 +22,18 @@ def test_training_dataset_name_is_enough():
     assert hits(DL + "loader = DataLoader(train_ds, 64)\n") == [("TD017", 2)]
 
 
-@pytest.mark.parametrize("line", [
-    "train_loader = DataLoader(ds, batch_size=32, shuffle=True)",
-    "train_loader = DataLoader(ds, batch_size=32, shuffle=False)",
-    "train_loader = DataLoader(ds, batch_size=32, sampler=sampler)",
-    "train_loader = DataLoader(ds, 32, True)",
-    "val_loader = DataLoader(train_ds, batch_size=32)",
-    "test_loader = DataLoader(test_ds)",
-    "train_loader = DataLoader(train_stream, batch_size=4)",
-    "train_loader = DataLoader(ds, **loader_kwargs)",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "train_loader = DataLoader(ds, batch_size=32, shuffle=True)",
+        "train_loader = DataLoader(ds, batch_size=32, shuffle=False)",
+        "train_loader = DataLoader(ds, batch_size=32, sampler=sampler)",
+        "train_loader = DataLoader(ds, 32, True)",
+        "val_loader = DataLoader(train_ds, batch_size=32)",
+        "test_loader = DataLoader(test_ds)",
+        "train_loader = DataLoader(train_stream, batch_size=4)",
+        "train_loader = DataLoader(ds, **loader_kwargs)",
+    ],
+)
 def test_shuffled_explicit_or_not_training_loaders_are_fine(line):
     assert hits(DL + line + "\n") == []

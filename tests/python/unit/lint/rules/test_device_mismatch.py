@@ -65,7 +65,8 @@ Trainer(DataLoader(list(range(8)), shuffle=True)).fit()
 
 
 def test_batches_moved_before_the_forward_are_fine():
-    assert td014("""
+    assert (
+        td014("""
 netD = nn.Linear(4, 1).to(device)
 loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
 
@@ -80,11 +81,14 @@ def train(model):
 
 
 train(netD)
-""") == []
+""")
+        == []
+    )
 
 
 def test_a_model_that_is_not_the_moved_one_is_not_reported():
-    assert td014("""
+    assert (
+        td014("""
 netD = nn.Linear(4, 1).to(device)
 loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
 
@@ -95,7 +99,9 @@ def probe(model):
 
 
 probe(nn.Linear(4, 1))
-""") == []
+""")
+        == []
+    )
 
 
 def test_linear_in_the_length_of_a_long_script():
@@ -122,7 +128,8 @@ y{i} = model{i}(x{i})
 
 def test_a_device_chosen_in_two_branches_is_not_taken_for_the_cpu():
     """pytorch/examples' shape: ``device = accelerator`` in one branch, ``cpu`` in the other."""
-    assert hits("""
+    assert hits(
+        """
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
@@ -140,11 +147,19 @@ def main(use_accel):
         device = torch.device("cpu")
     model = nn.Linear(4, 1).to(device)
     train(model, device, DataLoader(list(range(8)), shuffle=True))
-""", "TD014") == [("TD014", 8)]
-    assert hits("""
+""",
+        "TD014",
+    ) == [("TD014", 8)]
+    assert (
+        hits(
+            """
 import torch
 from torch import nn
 device = torch.device("cpu")
 model = nn.Linear(4, 1).to(device)
 model(torch.randn(2, 4))
-""", "TD014") == []  # only ever the CPU: nothing mixes
+""",
+            "TD014",
+        )
+        == []
+    )  # only ever the CPU: nothing mixes

@@ -1,12 +1,10 @@
 """TD014: model moved to a device, inputs left on the CPU (one scope) (moved from test_lint_misc_rules.py)."""
 
-
 import pytest
 
 from support.lint import code, findings, fixed, hits
 
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
-
 
 
 # -- TD014 --------------------------------------------------------------------------------
@@ -21,24 +19,31 @@ def test_factory_input_without_device_gets_a_device_fix():
 
 
 def test_loader_batches_used_without_moving():
-    text = DEV + "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=4, shuffle=True)\n" \
-                 "for xb, yb in loader:\n    out = model(xb)\n"
+    text = (
+        DEV + "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=4, shuffle=True)\n"
+        "for xb, yb in loader:\n    out = model(xb)\n"
+    )
     assert hits(text) == [("TD014", 9)]
 
 
-@pytest.mark.parametrize("line", [
-    "x = torch.randn(8, 4, device=device)\nout = model(x)",
-    "x = torch.randn(8, 4).to(device)\nout = model(x)",
-    "x = torch.randn(8, 4)\nx = x.to(device)\nout = model(x)",
-    "out = model(batch)",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x = torch.randn(8, 4, device=device)\nout = model(x)",
+        "x = torch.randn(8, 4).to(device)\nout = model(x)",
+        "x = torch.randn(8, 4)\nx = x.to(device)\nout = model(x)",
+        "out = model(batch)",
+    ],
+)
 def test_inputs_on_the_model_device_are_fine(line):
     assert hits(DEV + line + "\n") == []
 
 
 def test_cpu_models_and_dtype_moves_are_fine():
-    text = T + "model = nn.Linear(4, 2).to('cpu')\nnet = nn.Linear(4, 2).to(torch.float64)\n" \
-               "x = torch.randn(1, 4)\nmodel(x)\nnet(x)\n"
+    text = (
+        T + "model = nn.Linear(4, 2).to('cpu')\nnet = nn.Linear(4, 2).to(torch.float64)\n"
+        "x = torch.randn(1, 4)\nmodel(x)\nnet(x)\n"
+    )
     assert hits(text) == []
 
 

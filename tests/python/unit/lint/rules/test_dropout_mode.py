@@ -1,12 +1,10 @@
 """TD016: functional dropout ignores eval() (moved from test_lint_misc_rules.py)."""
 
-
 import pytest
 
 from support.lint import code, fixed, hits
 
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
-
 
 
 # -- TD016 --------------------------------------------------------------------------------
@@ -28,8 +26,16 @@ def test_dropout_module_built_inside_forward():
     assert hits(MLP.format(body="nn.Dropout(0.3)(x)")) == [("TD016", 6)]
 
 
-@pytest.mark.parametrize("body", ["F.dropout(x, 0.3, training=self.training)", "F.dropout(x, 0.3, True)",
-                                  "F.dropout(x, 0.3, training=True)", "self.drop(x)", "F.relu(x)"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "F.dropout(x, 0.3, training=self.training)",
+        "F.dropout(x, 0.3, True)",
+        "F.dropout(x, 0.3, training=True)",
+        "self.drop(x)",
+        "F.relu(x)",
+    ],
+)
 def test_explicit_training_flag_or_layer_is_fine(body):
     assert hits(MLP.format(body=body)) == []
 

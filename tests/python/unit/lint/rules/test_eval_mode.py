@@ -2,7 +2,9 @@
 
 from support.lint import code, findings, hits
 
-MODEL = "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))\n"
+MODEL = (
+    "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))\n"
+)
 
 
 def test_evaluate_function_without_eval_and_no_grad():
@@ -27,7 +29,9 @@ def test_evaluate_function_done_right():
 
 def test_decorated_evaluator_and_inference_mode_count_as_no_grad():
     for deco in ("@torch.no_grad()", "@torch.inference_mode()"):
-        text = MODEL + f"{deco}\ndef validate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n"
+        text = (
+            MODEL + f"{deco}\ndef validate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n"
+        )
         assert hits(text) == [], deco
 
 
@@ -143,8 +147,10 @@ def test_fix_inserts_train_at_the_top_of_the_loop():
 
 
 def test_train_inside_the_training_helper_is_fine():
-    text = TRAINING.replace("    for x, y in loader:\n        opt.zero_grad()",
-                            "    model.train()\n    for x, y in loader:\n        opt.zero_grad()")
+    text = TRAINING.replace(
+        "    for x, y in loader:\n        opt.zero_grad()",
+        "    model.train()\n    for x, y in loader:\n        opt.zero_grad()",
+    )
     assert hits(text) == []
 
 

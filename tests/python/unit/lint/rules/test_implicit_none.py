@@ -22,35 +22,44 @@ def test_seed_004_style_helper():
     assert "`emb`" in finding.message
 
 
-@pytest.mark.parametrize("body", [
-    "if a:\n    return x\nreturn None",
-    "if a:\n    return x\nelse:\n    return y",
-    "if a:\n    return x\nraise ValueError(a)",
-    "while True:\n    if a:\n        return x",
-    "try:\n    return f(x)\nexcept KeyError:\n    raise",
-    "with ctx:\n    return x",
-    "for i in it:\n    return i\nelse:\n    return None",
-    "if a:\n    return x\nsys.exit(1)",
-    "if a:\n    return True",
-    "if a:\n    return f'{x}'",
-    "for row in rows:\n    yield row",
-    "if a:\n    return\nprint(a)",
-    "if a:\n    return x\nassert False, 'unreachable'",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if a:\n    return x\nreturn None",
+        "if a:\n    return x\nelse:\n    return y",
+        "if a:\n    return x\nraise ValueError(a)",
+        "while True:\n    if a:\n        return x",
+        "try:\n    return f(x)\nexcept KeyError:\n    raise",
+        "with ctx:\n    return x",
+        "for i in it:\n    return i\nelse:\n    return None",
+        "if a:\n    return x\nsys.exit(1)",
+        "if a:\n    return True",
+        "if a:\n    return f'{x}'",
+        "for row in rows:\n    yield row",
+        "if a:\n    return\nprint(a)",
+        "if a:\n    return x\nassert False, 'unreachable'",
+    ],
+)
 def test_paths_that_all_end_explicitly_or_non_tensor_returns(body):
-    text = T + "import sys\ndef f(a, x=None, y=None, it=(), ctx=None, rows=()):\n" + "".join(
-        "    " + line + "\n" for line in body.splitlines())
+    text = (
+        T
+        + "import sys\ndef f(a, x=None, y=None, it=(), ctx=None, rows=()):\n"
+        + "".join("    " + line + "\n" for line in body.splitlines())
+    )
     assert hits(text) == []
 
 
-@pytest.mark.parametrize("body", [
-    "if a:\n    return x",
-    "for i in it:\n    if i:\n        return i",
-    "while a:\n    return x",
-    "try:\n    return f(x)\nexcept KeyError:\n    pass",
-    "if a:\n    return x\nelif y:\n    return y\nelse:\n    print(a)",
-    "while True:\n    if a:\n        break\n    return x",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if a:\n    return x",
+        "for i in it:\n    if i:\n        return i",
+        "while a:\n    return x",
+        "try:\n    return f(x)\nexcept KeyError:\n    pass",
+        "if a:\n    return x\nelif y:\n    return y\nelse:\n    print(a)",
+        "while True:\n    if a:\n        break\n    return x",
+    ],
+)
 def test_paths_that_fall_off(body):
     text = T + "def f(a, x=None, y=None, it=()):\n" + "".join("    " + line + "\n" for line in body.splitlines())
     assert hits(text) == [("TD012", 2)]
@@ -61,7 +70,9 @@ def test_files_without_torch_are_not_checked():
 
 
 def test_stubs_and_abstract_methods_are_fine():
-    text = T + "class Base:\n    def forward(self, x):\n        raise NotImplementedError\n    def g(self):\n        ...\n"
+    text = (
+        T + "class Base:\n    def forward(self, x):\n        raise NotImplementedError\n    def g(self):\n        ...\n"
+    )
     assert hits(text) == []
 
 

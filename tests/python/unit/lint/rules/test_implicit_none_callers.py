@@ -24,21 +24,31 @@ def test_a_caller_using_the_result_as_a_tensor_is_named():
     assert "without checking for None" in finding.message
 
 
-@pytest.mark.parametrize("use", ["scaled = style_vector(p) * 2", "first = style_vector(p)[0]",
-                                 "out = torch.cat([style_vector(p), other])", "style_vector(p).norm()"])
+@pytest.mark.parametrize(
+    "use",
+    [
+        "scaled = style_vector(p) * 2",
+        "first = style_vector(p)[0]",
+        "out = torch.cat([style_vector(p), other])",
+        "style_vector(p).norm()",
+    ],
+)
 def test_direct_tensor_uses_of_the_call(use):
     (finding,) = findings(HELPER + use + "\n", "TD012")
     assert finding.severity == "warning"
     assert "(line 7)" in finding.message
 
 
-@pytest.mark.parametrize("use", [
-    "vec = style_vector(p)\nif vec is None:\n    vec = default\nvec.unsqueeze(0)",
-    "vec = style_vector(p)\nif vec is not None:\n    vec.unsqueeze(0)",
-    "vec = style_vector(p)\nif not vec:\n    raise SystemExit(1)",
-    "vec = style_vector(p) or default",
-    "vec = style_vector(p)\nassert vec is not None\nprint(vec.shape)",
-])
+@pytest.mark.parametrize(
+    "use",
+    [
+        "vec = style_vector(p)\nif vec is None:\n    vec = default\nvec.unsqueeze(0)",
+        "vec = style_vector(p)\nif vec is not None:\n    vec.unsqueeze(0)",
+        "vec = style_vector(p)\nif not vec:\n    raise SystemExit(1)",
+        "vec = style_vector(p) or default",
+        "vec = style_vector(p)\nassert vec is not None\nprint(vec.shape)",
+    ],
+)
 def test_callers_that_check_for_none_are_fine(use):
     assert hits(HELPER + use + "\n", "TD012") == []
 

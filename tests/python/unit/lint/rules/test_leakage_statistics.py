@@ -22,7 +22,8 @@ def test_normalised_with_its_own_mean_then_sliced():
 
 
 def test_through_names_and_torch_then_random_split():
-    assert hits("""
+    assert hits(
+        """
 import torch
 
 
@@ -31,16 +32,21 @@ def prepare(t):
     mu = torch.mean(t, dim=0)
     t = (t - mu) / std
     return torch.utils.data.random_split(t, [0.8, 0.2])
-""", "TD011") == [("TD011", 6)]  # at the statistic: torch.mean(t, dim=0)
+""",
+        "TD011",
+    ) == [("TD011", 6)]  # at the statistic: torch.mean(t, dim=0)
 
 
-@pytest.mark.parametrize("text", [
-    # statistics of the training rows, applied to both
-    "import numpy as np\ndef f(t, n):\n    train, test = t[:n], t[n:]\n    mu = train.mean(0)\n    return train - mu, test - mu\n",
-    # normalised, never split in this scope
-    "import numpy as np\nX = np.ones((4, 2))\nX = (X - X.mean(0)) / X.std(0)\nprint(X[:2])\n",
-    # a statistic of another array
-    "import numpy as np\nX, R = np.ones((4, 2)), np.ones((9, 2))\nX = X - R.mean(0)\na, b = X[:2], X[2:]\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # statistics of the training rows, applied to both
+        "import numpy as np\ndef f(t, n):\n    train, test = t[:n], t[n:]\n    mu = train.mean(0)\n    return train - mu, test - mu\n",
+        # normalised, never split in this scope
+        "import numpy as np\nX = np.ones((4, 2))\nX = (X - X.mean(0)) / X.std(0)\nprint(X[:2])\n",
+        # a statistic of another array
+        "import numpy as np\nX, R = np.ones((4, 2)), np.ones((9, 2))\nX = X - R.mean(0)\na, b = X[:2], X[2:]\n",
+    ],
+)
 def test_fine_shapes_are_silent(text):
     assert hits(text, "TD011") == []

@@ -15,14 +15,23 @@ for x, y in loader:
 """
 
 
-@pytest.mark.parametrize("line", ["total += loss", "total = total + loss", "total += loss * x.size(0)",
-                                  "total += crit(model(x), y)"])
+@pytest.mark.parametrize(
+    "line", ["total += loss", "total = total + loss", "total += loss * x.size(0)", "total += crit(model(x), y)"]
+)
 def test_tensor_accumulation_is_reported(line):
     assert hits(BASE.format(line=line)) == [("TD007", 7)]
 
 
-@pytest.mark.parametrize("line", ["total += loss.item()", "total += loss.detach()", "total += float(loss)",
-                                  "total += loss.item() * x.size(0)", "total += x.sum()"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "total += loss.item()",
+        "total += loss.detach()",
+        "total += float(loss)",
+        "total += loss.item() * x.size(0)",
+        "total += x.sum()",
+    ],
+)
 def test_number_accumulation_is_fine(line):
     assert hits(BASE.format(line=line)) == []
 
@@ -79,6 +88,7 @@ def test_message_names_both_variables():
 
 
 # -- precision and recall on real-code shapes (issue 13) -------------------------------------
+
 
 def test_loss_terms_summed_over_layers_then_backpropagated_are_fine():
     # the style-transfer shape: a sum over feature maps inside one step, then one backward

@@ -8,8 +8,10 @@ from support.lint import findings, fixed, hits
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
-@pytest.mark.parametrize("softmax", ["F.softmax(out, dim=1)", "torch.softmax(out, 1)", "out.softmax(dim=-1)",
-                                     "nn.functional.softmax(out, dim=1)"])
+@pytest.mark.parametrize(
+    "softmax",
+    ["F.softmax(out, dim=1)", "torch.softmax(out, 1)", "out.softmax(dim=-1)", "nn.functional.softmax(out, dim=1)"],
+)
 def test_inline_softmax_into_cross_entropy(softmax):
     text = HEADER + f"crit = nn.CrossEntropyLoss()\nloss = crit({softmax}, y)\n"
     assert hits(text) == [("TD003", 5)]
@@ -29,7 +31,9 @@ def test_softmax_through_a_variable_has_no_fix():
 
 
 def test_model_whose_forward_ends_in_softmax():
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -43,12 +47,15 @@ model = Net()
 criterion = nn.CrossEntropyLoss()
 loss = criterion(model(torch.randn(2, 4)), torch.tensor([0, 2]))
 """
+    )
     assert hits(text) == [("TD003", 16)]
 
 
 def test_sequential_ending_in_softmax_moved_to_a_device():
-    text = HEADER + "model = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1)).to('cuda')\n" \
-                    "loss = nn.CrossEntropyLoss()(model(x), y)\n"
+    text = (
+        HEADER + "model = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1)).to('cuda')\n"
+        "loss = nn.CrossEntropyLoss()(model(x), y)\n"
+    )
     assert hits(text) == [("TD003", 5)]
 
 
@@ -59,17 +66,22 @@ def test_log_softmax_before_cross_entropy_is_only_information():
 
 
 def test_logits_into_cross_entropy_are_fine():
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
 crit = nn.CrossEntropyLoss(label_smoothing=0.1)
 loss = crit(model(x), y)
 probs = F.softmax(model(x), dim=1)
 """
+    )
     assert hits(text) == []
 
 
 def test_forward_returning_softmax_only_at_inference_is_fine():
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 class Net(nn.Module):
     def forward(self, x):
         logits = self.fc(x)
@@ -80,6 +92,7 @@ class Net(nn.Module):
 net = Net()
 loss = F.cross_entropy(net(x), y)
 """
+    )
     assert hits(text) == []
 
 
@@ -95,7 +108,9 @@ def test_sigmoid_before_bce_with_logits():
 
 
 def test_sigmoid_layer_in_a_self_attribute():
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -106,6 +121,7 @@ class Model(nn.Module):
         x, y = batch
         return self.loss_fn(self.net(x), y)
 """
+    )
     assert hits(text) == [("TD004", 13)]
 
 
@@ -125,8 +141,9 @@ def test_nll_on_softmax_gets_a_log_softmax_fix():
     assert fixed(text, "TD006").splitlines()[3] == "loss = nn.NLLLoss()(F.log_softmax(z, dim=1), y)"
 
 
-@pytest.mark.parametrize("inp", ["F.log_softmax(head(x), dim=1)", "torch.log_softmax(head(x), 1)", "logp",
-                                 "unknown_model(x)"])
+@pytest.mark.parametrize(
+    "inp", ["F.log_softmax(head(x), dim=1)", "torch.log_softmax(head(x), 1)", "logp", "unknown_model(x)"]
+)
 def test_nll_on_log_probabilities_or_unknown_is_fine(inp):
     text = HEADER + f"head = nn.Linear(8, 4)\nlogp = head(x).log_softmax(1)\nloss = F.nll_loss({inp}, y)\n"
     assert hits(text) == []

@@ -100,12 +100,14 @@ def test_an_optimizer_we_cannot_see_is_not_guessed():
     assert hits(text, "TD013") == []
 
 
-@pytest.mark.parametrize("inner", ["with torch.enable_grad():\n        logits = model(x)",
-                                   "logits = model(x)"])
+@pytest.mark.parametrize("inner", ["with torch.enable_grad():\n        logits = model(x)", "logits = model(x)"])
 def test_grad_re_enabled_or_forward_outside(inner):
-    text = FORWARD.replace("    with torch.no_grad():\n        logits = model(x)",
-                           "    with torch.no_grad():\n        pass\n    " + inner.replace("\n", "\n    ")
-                           if "enable" in inner else "    " + inner)
+    text = FORWARD.replace(
+        "    with torch.no_grad():\n        logits = model(x)",
+        "    with torch.no_grad():\n        pass\n    " + inner.replace("\n", "\n    ")
+        if "enable" in inner
+        else "    " + inner,
+    )
     assert hits(text, "TD013") == []
 
 

@@ -1,6 +1,5 @@
 """TD013: backward() inside torch.no_grad() (moved from test_lint_misc_rules.py)."""
 
-
 import pytest
 
 from support.lint import findings, hits
@@ -8,8 +7,8 @@ from support.lint import findings, hits
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
-
 # -- TD013 --------------------------------------------------------------------------------
+
 
 def test_backward_inside_no_grad_block():
     text = T + "with torch.no_grad():\n    loss = crit(model(x), y)\n    loss.backward()\n"
@@ -23,12 +22,15 @@ def test_backward_in_a_no_grad_function(head):
     assert hits(text) == [("TD013", 6)]
 
 
-@pytest.mark.parametrize("text", [
-    "with torch.no_grad():\n    with torch.enable_grad():\n        loss.backward()\n",
-    "with torch.set_grad_enabled(True):\n    loss.backward()\n",
-    "with torch.set_grad_enabled(is_train):\n    loss.backward()\n",
-    "with torch.no_grad():\n    def later():\n        loss.backward()\n",
-    "with torch.inference_mode(False):\n    loss.backward()\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "with torch.no_grad():\n    with torch.enable_grad():\n        loss.backward()\n",
+        "with torch.set_grad_enabled(True):\n    loss.backward()\n",
+        "with torch.set_grad_enabled(is_train):\n    loss.backward()\n",
+        "with torch.no_grad():\n    def later():\n        loss.backward()\n",
+        "with torch.inference_mode(False):\n    loss.backward()\n",
+    ],
+)
 def test_backward_with_grad_enabled_is_fine(text):
     assert hits(T + text) == []

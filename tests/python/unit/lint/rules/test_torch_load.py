@@ -1,6 +1,5 @@
 """TD015: torch.load without weights_only=True (moved from test_lint_misc_rules.py)."""
 
-
 import pytest
 
 from support.lint import findings, fixed, hits
@@ -8,8 +7,8 @@ from support.lint import findings, fixed, hits
 T = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
-
 # -- TD015 --------------------------------------------------------------------------------
+
 
 def test_weights_only_false_is_a_warning_with_fix():
     text = T + "state = torch.load(path, weights_only=False)\n"
@@ -25,7 +24,15 @@ def test_missing_weights_only_is_information_with_fix():
     assert "map_location='cpu', weights_only=True" in fixed(text, "TD015")
 
 
-@pytest.mark.parametrize("call", ["torch.load(p, weights_only=True)", "torch.load(p, **kw)",
-                                  "torch.load(p, weights_only=flag)", "pickle.load(p)", "np.load(p)"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.load(p, weights_only=True)",
+        "torch.load(p, **kw)",
+        "torch.load(p, weights_only=flag)",
+        "pickle.load(p)",
+        "np.load(p)",
+    ],
+)
 def test_safe_or_undecidable_loads_are_fine(call):
     assert hits(T + "import pickle\nimport numpy as np\n" + call + "\n") == []

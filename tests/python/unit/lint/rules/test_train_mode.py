@@ -61,8 +61,10 @@ for trial in range(5):
     evaluate(net)
 """
     assert hits(text, "TD010") == []
-    reused = text.replace("for trial in range(5):\n    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))",
-                          "net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))\nfor trial in range(5):")
+    reused = text.replace(
+        "for trial in range(5):\n    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))",
+        "net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))\nfor trial in range(5):",
+    )
     assert hits(reused, "TD010") == [("TD010", 22)]  # the same net: later trials train in eval mode
 
 

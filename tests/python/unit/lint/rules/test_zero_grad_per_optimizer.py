@@ -81,8 +81,9 @@ def test_parameters_collected_in_a_list_or_groups_are_followed():
 
 
 def test_generator_step_before_its_backward_is_not_hidden_by_the_discriminators():
-    text = GAN.replace("        errG.backward()\n        optimizerG.step()\n",
-                       "        optimizerG.step()\n        errG.backward()\n")
+    text = GAN.replace(
+        "        errG.backward()\n        optimizerG.step()\n", "        optimizerG.step()\n        errG.backward()\n"
+    )
     (finding,) = findings(text)
     assert (finding.rule_id, finding.line) == ("TD002", 19)
     assert "`errG.backward()` (line 20)" in finding.message
@@ -150,7 +151,9 @@ def test_no_fix_for_a_local_optimizer_class_without_zero_grad():
 
 def test_the_fix_is_offered_for_torch_and_unknown_optimizers():
     for build in ("torch.optim.SGD(model.parameters(), lr=0.1)", "build_optimizer(model)"):
-        text = f"import torch\noptimizer = {build}\nfor x, y in loader:\n" \
-               "    model(x).sub(y).pow(2).mean().backward()\n    optimizer.step()\n"
+        text = (
+            f"import torch\noptimizer = {build}\nfor x, y in loader:\n"
+            "    model(x).sub(y).pow(2).mean().backward()\n    optimizer.step()\n"
+        )
         (finding,) = findings(text, "TD001")
         assert finding.fix is not None, build

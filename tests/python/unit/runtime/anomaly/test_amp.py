@@ -57,12 +57,12 @@ def test_scaled_gradients_are_judged_unscaled_and_the_loss_shown_is_unscaled():
 
 def test_a_large_initial_scale_backing_off_for_several_steps_is_silent():
     model = classifier()
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=10)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**24, growth_interval=10)
     with watching() as seen:
         amp_run(model, 60, scaler)
         run = seen.watch.amp._runs[id(scaler)][1]
     assert seen.reports == [] and seen.watch.errors == []
-    assert run.total >= 3 and scaler.get_scale() < 2.0 ** 24  # it did back off, several times
+    assert run.total >= 3 and scaler.get_scale() < 2.0**24  # it did back off, several times
 
 
 def test_bfloat16_autocast_is_silent():
@@ -86,7 +86,7 @@ def test_a_scaler_whose_scale_collapses_is_reported_in_words():
 
 
 def test_a_scaler_skipping_many_steps_in_a_row_is_reported():
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 60)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**60)
     with watching() as seen:
         amp_run(classifier(), amp.MAX_SKIP_RUN + 2, scaler, poison_grad=True)
     [report] = seen.reports
@@ -107,7 +107,7 @@ def test_an_unscaled_gradient_past_the_threshold_is_still_reported_unscaled():
 
 def test_the_watch_changes_nothing_the_scaler_computes():
     def run(watched: bool):
-        model, scaler = classifier(), torch.amp.GradScaler("cpu", init_scale=2.0 ** 20, growth_interval=5)
+        model, scaler = classifier(), torch.amp.GradScaler("cpu", init_scale=2.0**20, growth_interval=5)
         if watched:
             with watching():
                 losses = amp_run(model, 20, scaler)
@@ -120,13 +120,23 @@ def test_the_watch_changes_nothing_the_scaler_computes():
 
 
 def test_uninstall_restores_the_scaler_and_the_clipping_functions():
-    originals = (torch.amp.GradScaler.scale, torch.amp.GradScaler.update, torch.amp.GradScaler.unscale_,
-                 torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad.clip_grad_value_)
+    originals = (
+        torch.amp.GradScaler.scale,
+        torch.amp.GradScaler.update,
+        torch.amp.GradScaler.unscale_,
+        torch.nn.utils.clip_grad_norm_,
+        torch.nn.utils.clip_grad.clip_grad_value_,
+    )
     with watching():
         assert torch.amp.GradScaler.scale is not originals[0]
         assert torch.nn.utils.clip_grad_norm_ is not originals[3]
-    assert (torch.amp.GradScaler.scale, torch.amp.GradScaler.update, torch.amp.GradScaler.unscale_,
-            torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad.clip_grad_value_) == originals
+    assert (
+        torch.amp.GradScaler.scale,
+        torch.amp.GradScaler.update,
+        torch.amp.GradScaler.unscale_,
+        torch.nn.utils.clip_grad_norm_,
+        torch.nn.utils.clip_grad.clip_grad_value_,
+    ) == originals
 
 
 def _line(marker: str) -> int:

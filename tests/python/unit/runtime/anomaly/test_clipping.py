@@ -57,8 +57,11 @@ def test_without_clipping_the_same_gradients_are_reported_with_the_advice():
     with watching() as seen:
         fit(model, batches)
     [report] = seen.reports
-    assert report["kind"] == "exploding_grad" and report["step"] == 0 and report["where"].endswith(
-        f"test_clipping.py:{_line('# clipping backward line')}")
+    assert (
+        report["kind"] == "exploding_grad"
+        and report["step"] == 0
+        and report["where"].endswith(f"test_clipping.py:{_line('# clipping backward line')}")
+    )
     assert not report.get("clipping")
 
 

@@ -6,29 +6,57 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from torchdoctor.runtime.anomaly.detect import (EXPLOSION, MAX_TENSORS, NONFINITE, ZERO, bad_counts, checkable, extremes,
-                                                iter_tensors, verdict)
+from torchdoctor.runtime.anomaly.detect import (
+    EXPLOSION,
+    MAX_TENSORS,
+    NONFINITE,
+    ZERO,
+    bad_counts,
+    checkable,
+    extremes,
+    iter_tensors,
+    verdict,
+)
 
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.mark.parametrize("low, high, expected", [
-    (NAN, NAN, NONFINITE), (-INF, 1.0, NONFINITE), (0.0, INF, NONFINITE),
-    (-2e4, 1.0, EXPLOSION), (0.0, 1e4 + 1, EXPLOSION), (-1e4, 1e4, None),
-    (0.0, 0.0, ZERO), (-1.0, 1.0, None), (0.0, 3.0, None),
-])
+@pytest.mark.parametrize(
+    "low, high, expected",
+    [
+        (NAN, NAN, NONFINITE),
+        (-INF, 1.0, NONFINITE),
+        (0.0, INF, NONFINITE),
+        (-2e4, 1.0, EXPLOSION),
+        (0.0, 1e4 + 1, EXPLOSION),
+        (-1e4, 1e4, None),
+        (0.0, 0.0, ZERO),
+        (-1.0, 1.0, None),
+        (0.0, 3.0, None),
+    ],
+)
 def test_verdict(low, high, expected):
     assert verdict(low, high, 1e4) == expected
 
 
-@pytest.mark.parametrize("t, ok", [
-    (torch.ones(3), True), (torch.ones(2, dtype=torch.float16), True), (torch.ones(2, dtype=torch.bfloat16), True),
-    (torch.ones(2, dtype=torch.complex64), True), (torch.nn.Parameter(torch.ones(2)), True),
-    (torch.ones(3, dtype=torch.int64), False), (torch.ones(2, dtype=torch.bool), False), (torch.ones(0), False),
-    (torch.ones(2, device="meta"), False), (torch.ones(2, 2).to_sparse(), False),
-])
+@pytest.mark.parametrize(
+    "t, ok",
+    [
+        (torch.ones(3), True),
+        (torch.ones(2, dtype=torch.float16), True),
+        (torch.ones(2, dtype=torch.bfloat16), True),
+        (torch.ones(2, dtype=torch.complex64), True),
+        (torch.nn.Parameter(torch.ones(2)), True),
+        (torch.ones(3, dtype=torch.int64), False),
+        (torch.ones(2, dtype=torch.bool), False),
+        (torch.ones(0), False),
+        (torch.ones(2, device="meta"), False),
+        (torch.ones(2, 2).to_sparse(), False),
+    ],
+)
 def test_checkable(t, ok):
     assert checkable(t) is ok
 
@@ -63,8 +91,12 @@ def test_verdict_agrees_with_plain_torch(values):
     else:
         assert kind is None
     counts = bad_counts(t)
-    assert counts == {"nan": int(torch.isnan(t).sum()), "posinf": int((t == INF).sum()),
-                      "neginf": int((t == -INF).sum()), "numel": len(values)}
+    assert counts == {
+        "nan": int(torch.isnan(t).sum()),
+        "posinf": int((t == INF).sum()),
+        "neginf": int((t == -INF).sum()),
+        "numel": len(values),
+    }
 
 
 def test_extremes_record_no_autograd_and_change_nothing():

@@ -46,22 +46,42 @@ DRIVER = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("healthy")
-    jobs = {name: ["run", "--json", str(tmp / f"{name}.json"), str(HEALTHY / name)] for name in SCRIPTS
-            if not (NO_COMPILE and name == "compiled_model.py")}
+    jobs = {
+        name: ["run", "--json", str(tmp / f"{name}.json"), str(HEALTHY / name)]
+        for name in SCRIPTS
+        if not (NO_COMPILE and name == "compiled_model.py")
+    }
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
-    proc = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(jobs)], capture_output=True, text=True,
-                          env=env, timeout=280, cwd=str(HEALTHY))
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=280,
+        cwd=str(HEALTHY),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {name: (status, out, err, json.loads((tmp / f"{name}.json").read_text())["anomalies"])
-            for name, (status, out, err, _) in results.items()}
+    return {
+        name: (status, out, err, json.loads((tmp / f"{name}.json").read_text())["anomalies"])
+        for name, (status, out, err, _) in results.items()
+    }
 
 
 def test_the_corpus_covers_the_recipes_of_issue_12():
-    assert {"amp_fp16_scaler.py", "amp_fp16_unscale_clip.py", "bf16_autocast.py", "dcgan_like.py",
-            "lora_accumulation.py", "vae_sum_bce.py", "clip_huge_norms.py", "compiled_model.py",
-            "noisy_regression.py", "noisy_classifier.py"} <= set(SCRIPTS)
+    assert {
+        "amp_fp16_scaler.py",
+        "amp_fp16_unscale_clip.py",
+        "bf16_autocast.py",
+        "dcgan_like.py",
+        "lora_accumulation.py",
+        "vae_sum_bce.py",
+        "clip_huge_norms.py",
+        "compiled_model.py",
+        "noisy_regression.py",
+        "noisy_classifier.py",
+    } <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

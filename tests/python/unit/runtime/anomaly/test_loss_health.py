@@ -24,8 +24,9 @@ from torchdoctor.runtime.anomaly.loss_health import (
 
 def feed(values, factor=10.0, updates=None):
     health = LossHealth(factor)
-    return [[f["rule"] for f in health.observe(v, None if updates is None else updates(i))]
-            for i, v in enumerate(values)]
+    return [
+        [f["rule"] for f in health.observe(v, None if updates is None else updates(i))] for i, v in enumerate(values)
+    ]
 
 
 def fired(rules, rule):
@@ -144,8 +145,13 @@ def test_small_noise_around_a_plateau_is_not_oscillation():
 
 
 @settings(max_examples=60)
-@given(scale=st.floats(0.05, 50), floor=st.floats(0, 0.1), tau=st.floats(5, 20), noise=st.floats(0, 0.1),
-       seed=st.integers(0, 10**6))
+@given(
+    scale=st.floats(0.05, 50),
+    floor=st.floats(0, 0.1),
+    tau=st.floats(5, 20),
+    noise=st.floats(0, 0.1),
+    seed=st.integers(0, 10**6),
+)
 def test_healthy_noisy_curves_raise_nothing(scale, floor, tau, noise, seed):
     """Exponential decay to a floor, with multiplicative mini-batch noise up to +-10%."""
     rng = random.Random(seed)

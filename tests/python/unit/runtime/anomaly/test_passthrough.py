@@ -21,8 +21,11 @@ def test_monotone_bounds_are_the_true_extremes(module, scale):
     assert (low, high) == pytest.approx(extremes(module(x)), abs=1e-12)
 
 
-@pytest.mark.parametrize("module", [nn.MaxPool1d(2), nn.AvgPool1d(3), nn.AdaptiveAvgPool1d(4), nn.Flatten(), nn.Identity()],
-                         ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize(
+    "module",
+    [nn.MaxPool1d(2), nn.AvgPool1d(3), nn.AdaptiveAvgPool1d(4), nn.Flatten(), nn.Identity()],
+    ids=lambda m: type(m).__name__,
+)
 def test_pooling_and_reshaping_stay_within_the_input_range(module):
     x = torch.randn(2, 3, 16) * 7
     low, high = bounds_function(type(module))(*extremes(x), module)

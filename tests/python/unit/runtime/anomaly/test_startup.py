@@ -83,8 +83,9 @@ def test_bad_settings_are_reported_not_raised(activation):
 
 def test_the_pydevd_plugin_activates_it():
     """As debugpy does at start: load the plugin modules, send on_debugger_modules_loaded."""
-    import debugpy
     from pathlib import Path
+
+    import debugpy
 
     pydevd_dir = Path(debugpy.__file__).parent / "_vendored" / "pydevd"
     code = textwrap.dedent("""
@@ -98,8 +99,12 @@ def test_the_pydevd_plugin_activates_it():
         from torchdoctor.runtime.anomaly import watch as anomaly_watch
         print(json.dumps({"before": before, "installed": anomaly_watch.current() is not None}))
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYBACKEND), str(pydevd_dir)]), OMP_NUM_THREADS="1",
-               TORCHDOCTOR_ANOMALY='{"mode": "break"}')
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(PYBACKEND), str(pydevd_dir)]),
+        OMP_NUM_THREADS="1",
+        TORCHDOCTOR_ANOMALY='{"mode": "break"}',
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"before": False, "installed": True}

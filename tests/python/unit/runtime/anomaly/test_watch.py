@@ -41,11 +41,18 @@ def test_nan_made_by_a_module_is_caught_there_with_finite_inputs():
         train(model, x, y)
     [report] = seen.reports
     assert report["kind"] == "nonfinite_output" and report["phase"] == "forward" and report["step"] == 0
-    assert (report["module"], report["module_type"], report["root"], report["qualname"]) == ("fc2", "Linear", "MLP", "model.fc2")
+    assert (report["module"], report["module_type"], report["root"], report["qualname"]) == (
+        "fc2",
+        "Linear",
+        "MLP",
+        "model.fc2",
+    )
     assert report["counts"] == {"nan": 32, "posinf": 0, "neginf": 0, "numel": 64}
     assert report["inputs_bad"] is False and report["params_bad"] == ["weight"]
     assert report["where"] == FORWARD_LINE and report["user_stack"][0].endswith(":forward")
-    assert report["sentence"].startswith("NaN in the output of `model.fc2` (Linear) at step 0: 32 of 64 values; its inputs were finite")
+    assert report["sentence"].startswith(
+        "NaN in the output of `model.fc2` (Linear) at step 0: 32 of 64 values; its inputs were finite"
+    )
     assert seen.breaks == [report]  # break mode, no debugger: handed to on_break
     json.dumps(report, allow_nan=False)
 
@@ -111,8 +118,10 @@ def test_log_of_zero_in_the_loss_is_named_at_the_backward_line():
         loss.backward()  # the NaN loss
     [report] = seen.reports
     assert report["kind"] == "loss_nan" and report["modules_clean"] and report["origin_op"]["op"] == "log"
-    assert report["sentence"] == ("NaN loss at step 0; every module output was finite, so the loss computation "
-                                  "made it: `log` of 4 zeros (LogBackward0)")
+    assert report["sentence"] == (
+        "NaN loss at step 0; every module output was finite, so the loss computation "
+        "made it: `log` of 4 zeros (LogBackward0)"
+    )
     assert report["where"] == line_of("# the NaN loss", __file__)
 
 
@@ -242,7 +251,9 @@ def test_a_trend_is_advice_and_does_not_end_the_watch():
     """In break mode, "loss not decreasing" is noted as advice; the NaN later still breaks."""
     seen = flat_run()
     assert [(r["kind"], r["action"], r["step"], r["advice"]) for r in seen.reports] == [
-        ("loss_not_decreasing", "log", 49, True), ("loss_nan", "break", 55, False)]
+        ("loss_not_decreasing", "log", 49, True),
+        ("loss_nan", "break", 55, False),
+    ]
     assert [r["kind"] for r in seen.breaks] == ["loss_nan"]
 
 

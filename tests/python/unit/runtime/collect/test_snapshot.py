@@ -28,8 +28,24 @@ def test_dump_writes_the_documented_json(collector, tmp_path):
     data = json.loads(text)
     assert "NaN" not in text and "Infinity" not in text
     assert data["schema"] == "torchdoctor.snapshot" and data["version"] == snapshot.VERSION == 1
-    assert set(data) == {"schema", "version", "status", "message", "createdAt", "pid", "python", "torch", "model",
-                         "otherRoots", "input", "calls", "parameters", "gradients", "error", "collector"}
+    assert set(data) == {
+        "schema",
+        "version",
+        "status",
+        "message",
+        "createdAt",
+        "pid",
+        "python",
+        "torch",
+        "model",
+        "otherRoots",
+        "input",
+        "calls",
+        "parameters",
+        "gradients",
+        "error",
+        "collector",
+    }
     assert data["message"] == "TinyCNN: forward 1, 8 module calls"
     assert [p["name"] for p in data["parameters"]] == [n for n, _ in model.named_parameters()]
     assert data["parameters"][0]["values"]["nan"] == 0
@@ -64,12 +80,18 @@ def test_sequential_children_take_their_containers_line(collector):
     s = snap()
     net_line = _line(train, "self.net = nn.Sequential(")
     assert [(c["path"], c["location"]["line"]) for c in s["calls"]] == [
-        ("", _line(train, "class MLP")), ("net", net_line), ("net.0", net_line), ("net.1", net_line),
-        ("net.2", net_line), ("net.3", net_line), ("net.4", net_line)]
+        ("", _line(train, "class MLP")),
+        ("net", net_line),
+        ("net.0", net_line),
+        ("net.1", net_line),
+        ("net.2", net_line),
+        ("net.3", net_line),
+        ("net.4", net_line),
+    ]
 
 
 def test_assignment_styles(tmp_path):
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         import torch.nn as nn
 
         class Base(nn.Module):
@@ -86,7 +108,7 @@ def test_assignment_styles(tmp_path):
                 self.body = nn.Sequential(nn.Linear(2, 2))
                 if self.head == None:  # a comparison, not an assignment
                     pass
-    ''')
+    """)
     path = tmp_path / "styles_model.py"
     path.write_text(source)
     import importlib.util
@@ -100,8 +122,14 @@ def test_assignment_styles(tmp_path):
     def line_of(text):
         return next(i for i, line in enumerate(lines, 1) if text in line)
 
-    for attr, text in (("fc1", "self.fc1, self.act1"), ("act1", "self.fc1, self.act1"), ("head", "self.head:"),
-                       ("extra", "add_module"), ("shared", "self.shared ="), ("body", "self.body =")):
+    for attr, text in (
+        ("fc1", "self.fc1, self.act1"),
+        ("act1", "self.fc1, self.act1"),
+        ("head", "self.head:"),
+        ("extra", "add_module"),
+        ("shared", "self.shared ="),
+        ("body", "self.body ="),
+    ):
         found = assignment_location(mod.Net, attr)
         assert found == {"file": str(path), "line": line_of(text), "kind": "assignment"}, attr
     assert assignment_location(mod.Net, "missing") is None

@@ -16,8 +16,14 @@ from torchdoctor.runtime.collect.stats import activation_stats, grad_stats
 def direct(t: torch.Tensor) -> dict:
     v = t.detach().double().reshape(-1)
     dead = (t.detach() != 0).reshape(t.shape[0], -1).any(dim=0)
-    return {"mean": float(v.mean()), "std": float(v.std()), "min": float(v.min()), "max": float(v.max()),
-            "zeros": float((v == 0).double().mean()), "deadUnits": float((~dead).double().mean())}
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std()),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "zeros": float((v == 0).double().mean()),
+        "deadUnits": float((~dead).double().mean()),
+    }
 
 
 def close(a, b, rel=1e-5, abs_=1e-7):

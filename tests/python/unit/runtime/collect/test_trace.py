@@ -18,8 +18,15 @@ def test_tiny_cnn_calls_match_a_direct_computation(collector, tmp_path):
     s = snap(tmp_path=tmp_path)
     assert s["_status"] == "ok 6 modules 6 params"
     assert [(c["path"], c["type"], c["depth"], c["occurrence"]) for c in s["calls"]] == [
-        ("", "TinyCNN", 0, 1), ("conv1", "Conv2d", 1, 1), ("act", "ReLU", 1, 1), ("pool", "MaxPool2d", 1, 1),
-        ("conv2", "Conv2d", 1, 1), ("act", "ReLU", 1, 2), ("pool", "MaxPool2d", 1, 2), ("fc", "Linear", 1, 1)]
+        ("", "TinyCNN", 0, 1),
+        ("conv1", "Conv2d", 1, 1),
+        ("act", "ReLU", 1, 1),
+        ("pool", "MaxPool2d", 1, 1),
+        ("conv2", "Conv2d", 1, 1),
+        ("act", "ReLU", 1, 2),
+        ("pool", "MaxPool2d", 1, 2),
+        ("fc", "Linear", 1, 1),
+    ]
     with torch.no_grad():  # the shapes, by hand
         a = model.conv1(x)
         b = model.pool(model.act(a))
@@ -49,9 +56,17 @@ def test_nested_modules_have_parents_paths_and_depths(collector):
     model(torch.randn(2, 4))
     s = snap()
     rows = [(c["path"], c["depth"], c["parent"], c["leaf"]) for c in s["calls"]]
-    assert rows == [("", 0, -1, False), ("0", 1, 0, False), ("0.body", 2, 1, False), ("0.body.0", 3, 2, True),
-                    ("0.body.1", 3, 2, True), ("1", 1, 0, False), ("1.body", 2, 5, False), ("1.body.0", 3, 6, True),
-                    ("1.body.1", 3, 6, True)]
+    assert rows == [
+        ("", 0, -1, False),
+        ("0", 1, 0, False),
+        ("0.body", 2, 1, False),
+        ("0.body.0", 3, 2, True),
+        ("0.body.1", 3, 2, True),
+        ("1", 1, 0, False),
+        ("1.body", 2, 5, False),
+        ("1.body.0", 3, 6, True),
+        ("1.body.1", 3, 6, True),
+    ]
     assert calls_by(s)["0"]["params"] == 20 and calls_by(s)["0"]["ownParams"] == 0
 
 
@@ -74,10 +89,16 @@ def test_a_failing_forward_keeps_the_trace_and_marks_the_module(collector, tmp_p
     s = snap(tmp_path=tmp_path)
     assert s["_status"] == "ok 4 modules 8 params failed in fc1"
     assert [(c["path"], c["status"]) for c in s["calls"]] == [
-        ("", "propagated"), ("conv1", "ok"), ("conv2", "ok"), ("fc1", "failed")]
+        ("", "propagated"),
+        ("conv1", "ok"),
+        ("conv2", "ok"),
+        ("fc1", "failed"),
+    ]
     fc1 = calls_by(s)["fc1"]
     assert fc1["inputs"][0]["shape"] == [8, 576] and fc1["outputs"] is None and fc1["activation"] is None
-    assert s["error"]["module"] == "fc1" and s["error"]["moduleType"] == "Linear" and s["error"]["type"] == "RuntimeError"
+    assert (
+        s["error"]["module"] == "fc1" and s["error"]["moduleType"] == "Linear" and s["error"]["type"] == "RuntimeError"
+    )
     assert "(8x576 and 400x32)" in s["error"]["message"]
     assert "nn.Linear(576" in s["error"]["explanation"]
     assert not s["model"]["passComplete"]
@@ -163,9 +184,15 @@ def test_odd_arguments_and_outputs_never_raise(collector):
     assert calls_by(s)["lstm"]["outputs"] == [
         {"shape": [2, 5, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True},
         {"shape": [1, 2, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True},
-        {"shape": [1, 2, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True}]
+        {"shape": [1, 2, 4], "dtype": "float32", "device": "cpu", "requiresGrad": True},
+    ]
     root = calls_by(s)[""]
-    assert [leaf.get("shape", leaf.get("type")) for leaf in root["outputs"]] == [[2, 5, 4], [1, 2, 4], "NoneType", "int"]
+    assert [leaf.get("shape", leaf.get("type")) for leaf in root["outputs"]] == [
+        [2, 5, 4],
+        [1, 2, 4],
+        "NoneType",
+        "int",
+    ]
     assert collector.errors == []
 
     class ReturnsNone(nn.Module):

@@ -15,9 +15,11 @@ from torchdoctor.runtime.stats.moments import combine, repeat
 def test_combine_matches_statistics(data, cut, k):
     rows = []
     for i in range(0, len(data), cut):
-        chunk = data[i:i + cut]
+        chunk = data[i : i + cut]
         m = sum(chunk) / len(chunk)
-        rows.append(repeat((len(chunk), sum(chunk), sum((v - m) ** 2 for v in chunk), min(chunk), max(chunk), 0, 0, 0), k))
+        rows.append(
+            repeat((len(chunk), sum(chunk), sum((v - m) ** 2 for v in chunk), min(chunk), max(chunk), 0, 0, 0), k)
+        )
     out = combine(rows)
     everything = data * k
     assert out["count"] == len(everything) and out["min"] == min(data) and out["max"] == max(data)

@@ -16,9 +16,14 @@ from torchdoctor.runtime.summary.api import stats
 pytestmark = pytest.mark.filterwarnings("error")
 
 FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
-FLOAT8 = [getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz") if hasattr(torch, n)]
+FLOAT8 = [
+    getattr(torch, n)
+    for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+    if hasattr(torch, n)
+]
 INTS = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8] + [
-    getattr(torch, n) for n in ("uint16", "uint32", "uint64") if hasattr(torch, n)]
+    getattr(torch, n) for n in ("uint16", "uint32", "uint64") if hasattr(torch, n)
+]
 COMPLEX = [torch.complex64, torch.complex128]
 ALL = FLOATS + FLOAT8 + INTS + COMPLEX + [torch.bool]
 
@@ -79,9 +84,16 @@ specials = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from([math.nan, 
 
 
 @settings(max_examples=150)
-@given(dtype=st.sampled_from(ALL), shape=st.lists(st.integers(1, 6), min_size=0, max_size=4), seed=st.integers(0, 2**16),
-       scale=st.sampled_from([1e-3, 1.0, 100.0]), offset=st.sampled_from([0.0, 3.0, 1000.0]), special=specials,
-       how=st.sampled_from(["none", "transpose", "step", "expand", "select"]), blocks=st.sampled_from([None, 1, 5]))
+@given(
+    dtype=st.sampled_from(ALL),
+    shape=st.lists(st.integers(1, 6), min_size=0, max_size=4),
+    seed=st.integers(0, 2**16),
+    scale=st.sampled_from([1e-3, 1.0, 100.0]),
+    offset=st.sampled_from([0.0, 3.0, 1000.0]),
+    special=specials,
+    how=st.sampled_from(["none", "transpose", "step", "expand", "select"]),
+    blocks=st.sampled_from([None, 1, 5]),
+)
 def test_matches_float64_reference(dtype, shape, seed, scale, offset, special, how, blocks):
     t = view_of(make(dtype, shape, seed, scale, offset, special), how)
     with block_size(blocks or tensor_stats.BLOCK_CPU):
@@ -162,7 +174,9 @@ def test_compressed_sparse_layouts(layout):
     dense = torch.zeros(4, 6)
     dense[1, 2], dense[3, 5] = 2.0, -1.0
     with quiet():
-        t = {"csr": dense.to_sparse_csr, "csc": dense.to_sparse_csc, "bsr": lambda: dense.to_sparse_bsr((2, 2))}[layout]()
+        t = {"csr": dense.to_sparse_csr, "csc": dense.to_sparse_csc, "bsr": lambda: dense.to_sparse_bsr((2, 2))}[
+            layout
+        ]()
     got = stats(t)
     assert_matches(got, reference(dense), 1e-9)
     assert got["layout"] == "sparse_" + layout

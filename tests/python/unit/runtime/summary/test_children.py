@@ -18,8 +18,20 @@ def named(t):
 def test_dense_children_in_order_with_evaluate_suffixes():
     t = torch.arange(12.0).reshape(3, 4)
     children = tensor_children(t)
-    assert [c[0] for c in children] == ["shape", "dtype", "device", "layout", "memory", "stats", "requires_grad",
-                                        "is_leaf", "stride", "contiguous", "version", "values[:3, :4]"]
+    assert [c[0] for c in children] == [
+        "shape",
+        "dtype",
+        "device",
+        "layout",
+        "memory",
+        "stats",
+        "requires_grad",
+        "is_leaf",
+        "stride",
+        "contiguous",
+        "version",
+        "values[:3, :4]",
+    ]
     kids = named(t)
     assert kids["values[:3, :4]"] == ([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], "[:3, :4]")
     assert kids["stats"][0]["max"] == 11 and kids["shape"] == (torch.Size([3, 4]), ".shape")
@@ -34,8 +46,10 @@ def test_autograd_children():
     assert torch.equal(named(leaf)["grad"][0], torch.full((2,), 3.0))
 
 
-@pytest.mark.parametrize("shape, index", [((5,), (5,)), ((1000,), (100,)), ((64, 3, 32, 32), (1, 1, 10, 10)),
-                                          ((7, 200), (7, 10)), ((2, 1), (2, 1))])
+@pytest.mark.parametrize(
+    "shape, index",
+    [((5,), (5,)), ((1000,), (100,)), ((64, 3, 32, 32), (1, 1, 10, 10)), ((7, 200), (7, 10)), ((2, 1), (2, 1))],
+)
 def test_value_slice_is_bounded(shape, index):
     assert bounded_index(shape) == index
     total = 1

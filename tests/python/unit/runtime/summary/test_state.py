@@ -24,7 +24,11 @@ class RecordOps(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        grads = [o.grad_fn is not None for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+        grads = [
+            o.grad_fn is not None
+            for o in (out if isinstance(out, (tuple, list)) else [out])
+            if isinstance(o, torch.Tensor)
+        ]
         self.calls.append((getattr(func, "__name__", str(func)), any(grads), _numel(out)))
         return out
 
@@ -38,7 +42,11 @@ def _numel(out):
 
 
 def _rng_snapshot():
-    state = {"python": random.getstate(), "numpy": np.random.get_state()[1].copy(), "torch": torch.get_rng_state().clone()}
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state()[1].copy(),
+        "torch": torch.get_rng_state().clone(),
+    }
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = [s.clone() for s in torch.cuda.get_rng_state_all()]
     return state
@@ -65,20 +73,38 @@ def _subjects():
         sparse = torch.sparse_coo_tensor(torch.tensor([[0, 0], [1, 1]]), torch.tensor([1.0, 2.0]), (3, 3))
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     nan_tensor = torch.tensor([1.0, math.nan, math.inf])
-    return {"leaf": leaf, "hidden": hidden, "loss": loss, "param": param, "sparse": sparse, "model": model,
-            "nan": nan_tensor, "expanded": torch.arange(3.0).expand(4, 3), "int": torch.arange(10),
-            "array": np.random.default_rng(0).standard_normal(100), "dict": {"a": leaf, "b": nan_tensor}}
+    return {
+        "leaf": leaf,
+        "hidden": hidden,
+        "loss": loss,
+        "param": param,
+        "sparse": sparse,
+        "model": model,
+        "nan": nan_tensor,
+        "expanded": torch.arange(3.0).expand(4, 3),
+        "int": torch.arange(10),
+        "array": np.random.default_rng(0).standard_normal(100),
+        "dict": {"a": leaf, "b": nan_tensor},
+    }
 
 
 def _tensor_facts(t):
-    return (t._version, t.requires_grad, t.grad_fn, t.is_leaf, t.clone().detach() if t.layout == torch.strided else None)
+    return (
+        t._version,
+        t.requires_grad,
+        t.grad_fn,
+        t.is_leaf,
+        t.clone().detach() if t.layout == torch.strided else None,
+    )
 
 
 def test_nothing_changes(recwarn):
     subjects = _subjects()
     tensors = {k: v for k, v in subjects.items() if isinstance(v, torch.Tensor)}
     facts = {k: _tensor_facts(t) for k, t in tensors.items()}
-    grads = {k: (t.grad.clone() if t.grad is not None else None) for k, t in tensors.items() if t.is_leaf or t.retains_grad}
+    grads = {
+        k: (t.grad.clone() if t.grad is not None else None) for k, t in tensors.items() if t.is_leaf or t.retains_grad
+    }
     array_before = subjects["array"].copy()
     model_state = {k: v.clone() for k, v in subjects["model"].state_dict().items()}
     rng = _rng_snapshot()

@@ -14,7 +14,7 @@ torch.manual_seed(0)
 features, classes = 32, 5
 model = nn.Sequential(nn.Linear(features, 128), nn.GELU(), nn.Linear(128, 128), nn.GELU(), nn.Linear(128, classes))
 optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=25)
+scaler = torch.amp.GradScaler("cpu", init_scale=2.0**24, growth_interval=25)
 centres = torch.randn(classes, features) * 2
 
 skipped = 0

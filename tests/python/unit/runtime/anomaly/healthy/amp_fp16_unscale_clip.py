@@ -10,9 +10,15 @@ from torch import nn
 
 torch.manual_seed(1)
 model = nn.Sequential(
-    nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-    nn.Linear(32, 4))
+    nn.Conv2d(3, 16, 3, padding=1),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Conv2d(16, 32, 3, padding=1),
+    nn.ReLU(),
+    nn.AdaptiveAvgPool2d(1),
+    nn.Flatten(),
+    nn.Linear(32, 4),
+)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler("cpu")
 patterns = torch.randn(4, 3, 16, 16)

@@ -18,7 +18,7 @@ optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
 for _ in range(30):
     order = torch.randperm(n)
     for start in range(0, n, 64):
-        batch = order[start:start + 64]
+        batch = order[start : start + 64]
         loss = nn.functional.cross_entropy(model(x_all[batch]), y_all[batch])
         optimizer.zero_grad()
         loss.backward()
