@@ -26,8 +26,9 @@ from pygls.uris import to_fs_path
 
 from ..checks import jobs
 from ..checks import result as R
-from ..checks.discovery import Discovery, Position, SourceSyntaxError, discover
-from . import protocol
+from ..checks.discovery import Position
+from . import documents, protocol
+from .model_index import ModelIndex
 from .params import plain
 from .settings import settings_for
 
@@ -49,49 +50,35 @@ class CheckSettings:
     batch_size: int = protocol.DEFAULT_CHECK_BATCH_SIZE
 
 
-class _Discoveries:
-    """Per-document discovery; keeps the last good one so lenses do not vanish while the user types."""
-
-    def __init__(self) -> None:
-        self._last_good: dict[str, Discovery] = {}
-
-    def get(self, uri: str, source: str) -> tuple[Discovery, Optional[SourceSyntaxError]]:
-        try:
-            found = discover(source, to_fs_path(uri) or uri)
-        except SourceSyntaxError as exc:
-            return self._last_good.get(uri, Discovery(models=[], hasExample=False)), exc
-        self._last_good[uri] = found
-        return found, None
-
-
 def register(server: LanguageServer) -> None:
     """Attach the CodeLens provider and the two custom requests."""
-    cache = _Discoveries()
+    cache = ModelIndex()
     settings_for(server)  # wire the shared settings reader now, before the client initializes
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    async def code_lens(ls: LanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         """Overfit test · LR finder · Gradient check · Shape trace, above each model class."""
-        source = _source(ls, params.text_document.uri)
+        uri = params.text_document.uri
+        source, _ = documents.source(ls, uri)
         if source is None:
             return []
-        found, _ = cache.get(params.text_document.uri, source)
+        found, _ = await cache.get(uri, documents.fs_path(uri), source, _version(ls, uri))
         return [lens for model in found.models for lens in _lenses(params.text_document.uri, model)]
 
     @server.feature(protocol.FIND_MODELS)
-    def find_models(ls: LanguageServer, params: Any) -> dict:
+    async def find_models(ls: LanguageServer, params: Any) -> dict:
         """The module classes of a file and the one containing ``position``."""
         p = plain(params) or {}
-        uri = p.get("uri", "")
-        source = _source(ls, uri)
+        uri = str(p.get("uri") or "")
+        source, why = documents.source(ls, uri)
         if source is None:
             return protocol.FindModelsResult(
-                [], None, False, {"message": f"cannot read {uri}", "line": 0, "character": 0}
+                [], None, False, {"message": why or f"cannot read {uri}", "line": 0, "character": 0}
             ).to_json()
-        found, error = cache.get(uri, source)
-        pos = p.get("position")
-        inside = found.containing(Position(int(pos["line"]), int(pos["character"]))) if pos else None
-        err = {"message": error.message, "line": error.line, "character": error.character} if error else None
+        found, error = await cache.get(uri, documents.fs_path(uri), source, _version(ls, uri))
+        pos = _position(p.get("position"))
+        inside = found.containing(pos) if pos is not None else None
+        err = error.to_json() if error else None
         models = [] if error else [m.to_json() for m in found.models]
         return protocol.FindModelsResult(
             models, inside.qualname if inside and not error else None, found.hasExample, err
@@ -119,22 +106,23 @@ def _lenses(uri: str, model) -> list[types.CodeLens]:
     ]
 
 
-def _source(ls: LanguageServer, uri: str) -> Optional[str]:
-    """The editor's text when the document is open, else the file on disk."""
-    doc = ls.workspace.text_documents.get(uri)
-    if doc is not None:
-        return doc.source
-    path = to_fs_path(uri)
+def _version(ls: LanguageServer, uri: str) -> object:
+    """The open document's version (None for a file on disk: read afresh each time)."""
+    doc = documents.open_document(ls, uri)
+    return doc.version if doc is not None else None
+
+
+def _position(pos: Any) -> Optional[Position]:
+    """The request's ``position``, or None when absent or not two integers."""
     try:
-        with open(path or "", encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
+        return Position(int(pos["line"]), int(pos["character"])) if pos else None
+    except (TypeError, KeyError, ValueError):
         return None
 
 
 async def _run_check(ls: LanguageServer, p: dict) -> dict:
     uri, class_name, check = str(p.get("uri", "")), str(p.get("className", "")), str(p.get("check", ""))
-    path = to_fs_path(uri) or uri
+    path = documents.fs_path(uri)
     if check not in R.CHECKS or not class_name or not uri:
         return R.error_result(
             check,
@@ -146,7 +134,7 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
     settings = await read_check_settings(ls)
     options = dict(p.get("options") or {})
     options.setdefault("batchSize", settings.batch_size)
-    doc = ls.workspace.text_documents.get(uri)
+    doc = documents.open_document(ls, uri)
     spec = jobs.JobSpec(
         check=check,
         file=path,

@@ -305,3 +305,38 @@ def _is_zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except OSError:
         return True
+
+
+SAVED = """\
+import torch.nn as nn
+
+
+class OnDisk(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+UNSAVED = SAVED.replace("OnDisk", "InEditor") + SAVED.split("\n\n\n")[1].replace("OnDisk", "Second")
+
+
+async def test_unsaved_text_is_used_for_a_uri_with_escapes(client: LanguageClient, tmp_path: Path):
+    # A space is %20 in the URI (a Windows drive is c%3A): pygls keys documents by the unquoted URI.
+    path = tmp_path / "my models" / "net.py"
+    path.parent.mkdir()
+    path.write_text(SAVED)
+    uri = _open(client, path, UNSAVED)
+    assert "%20" in uri
+    found = await client.protocol.send_request_async(
+        protocol.FIND_MODELS, {"uri": uri, "position": {"line": 3, "character": 4}}
+    )
+    assert [m.name for m in found.models] == ["InEditor", "Second"] and found.containing == "InEditor"
+    lenses = await _lenses(client, uri)
+    assert {lens.command.arguments[0]["className"] for lens in lenses} == {"InEditor", "Second"}
+    result = await client.protocol.send_request_async(
+        protocol.RUN_CHECK,
+        {"uri": uri, "className": "Second", "check": "shapes"},
+    )
+    assert result.verdict == "PASS", result.headline  # the file on disk has no class Second
