@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..spelling import fmt_num
 from . import result as R
-from .preconditions import unregistered_layers
+from .preconditions import explain_backward_error, unregistered_layers
 
 STEPS = 200
 LR = 1e-3
@@ -73,7 +73,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
             break
         try:
             loss.backward()
-        except RuntimeError as exc:  # "element 0 of tensors does not require grad": the graph is cut
+        except RuntimeError as exc:  # a cut graph, a graph freed by an earlier step, an in-place change
             stuck = str(exc)
             break
         if step == 0:
@@ -170,9 +170,7 @@ def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
             "Every gradient is exactly zero after the first backward: dead ReLUs (bad initialisation), saturated activations, or an output that does not depend on the parameters."
         )
     elif stuck:
-        why.append(
-            f"loss.backward() failed: {stuck}. The loss does not depend on any parameter through autograd: the graph is cut (.detach(), .item(), torch.no_grad()) in forward or in the loss."
-        )
+        why.append(explain_backward_error(stuck))
     probs = _looks_like_probabilities(ex)
     if probs:
         why.append(probs)

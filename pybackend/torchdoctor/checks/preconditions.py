@@ -48,3 +48,25 @@ def unregistered_layers(model) -> list[str]:
                     f"{where} is a tensor that requires grad but is not an nn.Parameter: the optimizer never sees it."
                 )
     return found
+
+
+def explain_backward_error(message: str) -> str:
+    """What a ``loss.backward()`` RuntimeError means for the user's code, in words (torch's message first)."""
+    text = message.strip().splitlines()[0] if message.strip() else message
+    if "backward through the graph a second time" in message:
+        return (
+            f"loss.backward() failed: {text}. A graph is reused across steps: this step's forward uses a tensor "
+            "computed in an earlier step (an RNN hidden state carried over, a cached or running value stored on the "
+            "model), whose graph the previous backward already freed. Detach the carried state at the start of each "
+            "step (hidden = hidden.detach(), or repackage_hidden); retain_graph=True only hides it and grows memory."
+        )
+    if "modified by an inplace operation" in message:
+        return (
+            f"loss.backward() failed: {text}. A tensor that autograd saved for the backward was changed in place "
+            "afterwards (x += ..., x[...] = ..., relu_(), an inplace=True layer on a value used again). "
+            "Use the out-of-place form (x = x + ...)."
+        )
+    return (
+        f"loss.backward() failed: {text}. The loss does not depend on any parameter through autograd: the graph is "
+        "cut (.detach(), .item(), torch.no_grad()) in forward or in the loss."
+    )
