@@ -41,7 +41,7 @@ def test_variables_view_shows_summaries(paused):
     assert values["expanded"].startswith("tensor[1000, 10] f32 cpu 39.1 KiB expanded×1000 μ=4.5")
     assert values["sparse"].startswith("tensor[8, 8] f32 cpu sparse_coo")
     assert values["scores"] == "ndarray[50] f64 400 B μ=0.5 σ=0.297 [0, 1]"
-    assert values["model"] == "MLP 3 layers 6.92K params cpu train"
+    assert values["model"] == "MLP 3 modules, 6.92K params cpu train"
     assert values["batch"].startswith("dict[3 tensors] f32/i64 cpu") and values["batch"].endswith(
         "⚠ NaN in 'logits' ⚠ Inf in 'logits'"
     )
@@ -55,7 +55,7 @@ def test_evaluate_contexts_show_the_summary(paused, context):
     assert result["result"].startswith("tensor[64, 10] f32 cpu 2.5 KiB ⚠ NaN×1 +Inf×1 μ=")
     assert result["variablesReference"] > 0
     assert dap.evaluate("weight.grad", stop.frame_id, context)["result"].startswith("tensor[64, 32] f32 cpu 8 KiB μ=")
-    assert dap.evaluate("model", stop.frame_id, context)["result"] == "MLP 3 layers 6.92K params cpu train"
+    assert dap.evaluate("model", stop.frame_id, context)["result"] == "MLP 3 modules, 6.92K params cpu train"
 
 
 def test_clipboard_gets_summary_then_values(paused):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...spelling import fmt_bytes, fmt_count, fmt_num, fmt_scalar, fmt_shape
+from ...spelling import fmt_bytes, fmt_num, fmt_scalar, fmt_shape
 
 WARN = "⚠"
 
@@ -141,36 +141,9 @@ def _grad_text(info: Dict[str, Any]) -> str:
 
 
 def render_module(info: Dict[str, Any]) -> str:
-    layers = int(info["layers"])
-    words = [
-        str(info["type"]),
-        f"{layers} layer{'s' if layers != 1 else ''}",
-        f"{fmt_count(int(info['params']))} params",
-    ]
-    frozen = int(info["params"]) - int(info["trainable"])
-    if frozen:
-        words.append(f"({fmt_count(frozen)} frozen)")
-    if info.get("uninitialized"):
-        words.append(f"(+{info['uninitialized']} uninitialized lazy)")
-    dtypes = info.get("dtypes") or []
-    if dtypes and dtypes != ["f32"]:
-        words.append("/".join(dtypes))
-    devices = info.get("devices") or []
-    if devices:
-        words.append(("mixed devices " if len(devices) > 1 else "") + "+".join(devices))
-    mode = "train" if info.get("training") else "eval"
-    other = int(info.get("other_mode") or 0)
-    words.append(
-        mode
-        + (
-            f" ({other} submodule{'s' if other != 1 else ''} in {'eval' if mode == 'train' else 'train'})"
-            if other
-            else ""
-        )
-    )
-    words += _where(info.get("nan_in"), "NaN/Inf in")
-    words += _where(info.get("grad_nan_in"), "NaN/Inf in grad of")
-    return " ".join(words)
+    from .module_info import render_module as module_line  # what is counted is decided there
+
+    return module_line(info)
 
 
 def render_container(info: Dict[str, Any]) -> str:

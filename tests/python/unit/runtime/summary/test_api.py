@@ -149,19 +149,19 @@ def test_module_line():
             )
 
     model = MLP()
-    assert summarize(model) == "MLP 3 layers 12.2K params cpu train"
+    assert summarize(model) == "MLP 6 modules, 12.2K params cpu train"
     model.eval()
     model.net[0].weight.requires_grad_(False)
     model.net[2].train()
-    assert summarize(model) == "MLP 3 layers 12.2K params (10K frozen) cpu eval (1 submodule in train)"
+    assert summarize(model) == "MLP 6 modules, 12.2K params (10K frozen) cpu eval (1 submodule in train)"
     with torch.no_grad():
         model.net[4].bias[0] = math.nan
     model.net[0].bias.grad = torch.full((100,), math.inf)
     assert summarize(model).endswith("⚠ NaN/Inf in net.4.bias ⚠ NaN/Inf in grad of net.0.bias")
-    assert summarize(torch.nn.ReLU()) == "ReLU 0 layers 0 params train"
-    assert summarize(torch.nn.Linear(2, 2).half()) == "Linear 1 layer 6 params f16 cpu train"
+    assert summarize(torch.nn.ReLU()) == "ReLU 0 params train"
+    assert summarize(torch.nn.Linear(2, 2).half()) == "Linear 6 params f16 cpu train"
     lazy = torch.nn.Sequential(torch.nn.LazyLinear(4), torch.nn.Linear(4, 2))
-    assert summarize(lazy) == "Sequential 2 layers 10 params (+2 uninitialized lazy) cpu train"
+    assert summarize(lazy) == "Sequential 2 modules, 10 params (+2 uninitialized lazy) cpu train"
 
 
 def test_stats_are_json():

@@ -1,0 +1,117 @@
+"""The model's one line: parameters once by storage, blocks and modules counted, buffers checked."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.utils.parametrizations import spectral_norm, weight_norm
+
+from torchdoctor.runtime.summary.api import stats, summarize
+from torchdoctor.runtime.summary.module_info import storage_key, unique_parameters
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+class Block(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.ln = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, width)
+        self.act = nn.GELU()
+        self.drop = nn.Dropout(0.0)
+
+
+class TiedLM(nn.Module):
+    """nanoGPT's shape: embeddings, a ModuleList of blocks, a head tied to the token embedding."""
+
+    def __init__(self, blocks: int = 4, width: int = 8, vocab: int = 50) -> None:
+        super().__init__()
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(vocab, width),
+                wpe=nn.Embedding(16, width),
+                h=nn.ModuleList([Block(width) for _ in range(blocks)]),
+                ln_f=nn.LayerNorm(width),
+            )
+        )
+        self.lm_head = nn.Linear(width, vocab, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+
+def test_tied_weights_count_once():
+    model = TiedLM()
+    info = stats(model)
+    by_name = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
+    once = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    assert info["params"] == once < by_name  # the head's 400 elements are the embedding's
+    assert info["trainable"] == info["params"]
+
+
+def test_two_parameters_over_one_storage_count_once():
+    a = nn.Linear(4, 4, bias=False)
+    b = nn.Linear(4, 4, bias=False)
+    b.weight = nn.Parameter(a.weight.data)  # a new Parameter, the same memory
+    pair = nn.Sequential(a, b)
+    assert storage_key(a.weight) == storage_key(b.weight)
+    assert stats(pair)["params"] == 16
+    assert len(unique_parameters(pair.named_parameters())) == 1
+
+
+def test_views_of_one_storage_are_different_elements():
+    base = torch.zeros(10)
+    assert storage_key(base[:5]) != storage_key(base[5:])
+
+
+def test_blocks_and_modules_are_counted_and_named():
+    model = TiedLM(blocks=4)
+    info = stats(model)
+    assert info["blocks"] == 4
+    assert info["modules"] == len(list(model.modules())) - 1
+    line = summarize(model)
+    assert line.startswith(f"TiedLM 4 blocks, {info['modules']} modules, ")
+    assert "layer" not in line
+
+
+def test_a_stack_of_layers_is_not_blocks():
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    assert stats(mlp)["blocks"] is None
+    assert summarize(mlp).startswith("Sequential 5 modules, 130 params ")
+
+
+def test_the_trunk_is_the_stack_with_most_parameters():
+    class TwoStacks(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.small = nn.ModuleList([Block(2) for _ in range(6)])
+            self.big = nn.ModuleList([Block(16) for _ in range(3)])
+
+    assert stats(TwoStacks())["blocks"] == 3
+
+
+def test_leaves_say_no_module_count():
+    assert summarize(nn.Dropout(0.1)) == "Dropout 0 params train"
+    assert summarize(nn.Linear(1, 1)) == "Linear 2 params cpu train"
+
+
+def test_parametrized_modules_count_their_parameters_not_their_machinery():
+    model = nn.Sequential(weight_norm(nn.Linear(4, 4)), spectral_norm(nn.Linear(4, 3)))
+    info = stats(model)
+    assert info["modules"] == 2  # the parametrizations dicts and lists are not the model's modules
+    # weight_norm: g (4x1) and v (4x4) plus the bias; spectral_norm: the original 3x4 and the bias
+    assert info["params"] == 4 + 16 + 4 + 12 + 3
+    assert "⚠" not in summarize(model)  # its _u/_v buffers are finite
+
+
+def test_nan_in_a_buffer_marks_the_line():
+    bn = nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.running_mean[1] = math.nan
+    net = nn.Sequential(nn.Linear(3, 3), bn)
+    assert summarize(net).endswith("⚠ NaN/Inf in 1.running_mean")
+    assert "1.running_mean" in stats(net)["nan_in"]
+
+
+def test_integer_buffers_are_not_checked():
+    bn = nn.BatchNorm1d(3)  # num_batches_tracked is an int64 buffer
+    assert stats(bn)["nan_in"] == []
