@@ -36,6 +36,7 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import rules as R
+from .blocks import block_paths, gradient_groups
 from .presentation import finish_gradient_flow
 from .snapshot_data import integer, location, num, obj, objs, text
 from .words import layer, mag, names
@@ -206,11 +207,16 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
         verdicts.append(flag)
 
     rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
+    calls = objs(snapshot.get("calls"))
+    blocks = block_paths(calls, [r["name"] for r in rows])
+    groups = gradient_groups(rows, blocks, {text(c.get("path")): text(c.get("type")) for c in calls})
     ordered = R.by_severity(verdicts)
     return finish_gradient_flow(
         {
             "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
+            "moment": moment(rows) if show_rows else None,
             "rows": rows,
+            "groups": groups,
             "verdicts": [f.to_json(with_module=True) for f in ordered],
             "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
             "thresholds": th.to_json(),
@@ -353,6 +359,35 @@ def _row(p: Dict[str, Any], row: R.GradRow, flags: List[R.Flag]) -> Dict[str, An
         "changed": row.changed,
         "note": text(p.get("gradNote")) or None,
     }
+
+
+def moment(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """When the rows' values are from, in words: ``{"when": "pause" | "backward" | "mixed",
+    "changed": int, "text": str}``. The pause is what ``optimizer.step()`` uses (after the
+    program's clipping when paused after it); ``backward`` is what the backward left, before
+    any clipping (the gradients were freed since)."""
+    live = [r for r in rows if r["source"] in ("live", "current")]
+    old = [r for r in rows if r["source"] in ("backward", "earlier")]
+    changed = sum(1 for r in live if r["changed"])
+    if old and not live:
+        when, words = (
+            "backward",
+            "Values as the backward left them, before any clipping: `.grad` was freed since (`zero_grad()`).",
+        )
+    elif old:
+        when = "mixed"
+        words = (
+            f"Values at the pause for {len(live)} parameters; {len(old)} were freed since the backward "
+            "and show what the backward left, before any clipping."
+        )
+    else:
+        when, words = "pause", "Values at the pause: what `optimizer.step()` uses."
+    if changed:
+        words += (
+            f" {changed} of {len(rows)} gradients were changed in place after the backward "
+            "(clipping such as `clip_grad_norm_`, or accumulation): their rows are after it."
+        )
+    return {"when": when, "changed": changed, "text": words}
 
 
 def _act(call: Dict[str, Any], row: R.ActRow, flags: List[R.Flag]) -> Dict[str, Any]:

@@ -347,7 +347,8 @@ def grads_changed(rows: Sequence[GradRow]) -> Optional[Flag]:
         GRADS_CHANGED,
         INFO,
         f"The gradients of {len(changed)} parameters {what} after the backward (`zero_grad(set_to_none=False)`, "
-        "clipping or accumulation): their rows show the current values, and the vanishing rule skips them.",
+        "clipping or accumulation): their rows show them as they are at the pause, after that change (what "
+        "`optimizer.step()` uses), and the vanishing rule skips them.",
         "Pause right after `loss.backward()`, before `optimizer.zero_grad()` or clipping, to see what the backward produced.",
         None,
     )

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from .blocks import block_paths, shape_folds
 from .presentation import finish_shape_trace
 from .snapshot_data import first_tensor, integer, location, num, obj, objs, tensor_meta, text
 from .words import count, layer, shape
@@ -62,7 +63,7 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
                 "inputs": inputs,
                 "outputs": outputs,
                 "params": integer(c.get("params"), 0),
-                "dtypeChange": bool(fin and fout and fin["dtype"] and fout["dtype"] and fin["dtype"] != fout["dtype"]),
+                "dtypeChange": dtype_change(fin, fout),
                 "deviceChange": bool(
                     fin and fout and fin["device"] and fout["device"] and fin["device"] != fout["device"]
                 ),
@@ -73,6 +74,7 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
                 "flags": flags_by_call.get(index, []),
             }
         )
+    shape_folds(rows, block_paths(calls))
     failed = next((r for r in rows if r["failed"]), None)
     explanation = text(error.get("explanation")) or None if error else None
     message = None
@@ -89,6 +91,25 @@ def build(snapshot: Dict[str, Any], flags_by_call: Optional[Dict[int, List[Dict[
             "running": running,
         }
     )
+
+
+# Integer and bool tensors are indices, ids and masks: a module that takes them and gives floats
+# (Embedding, EmbeddingBag, a language model's own call on token ids) changes the dtype by design.
+_INDEX_DTYPES = frozenset(
+    ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool", "long", "int")
+)
+
+
+def dtype_change(fin: Optional[Dict[str, Any]], fout: Optional[Dict[str, Any]]) -> bool:
+    """The first input's dtype differs from the first output's, unexpectedly: indices in,
+    floats out is what a lookup does and is never flagged."""
+    if not (fin and fout and fin["dtype"] and fout["dtype"]) or fin["dtype"] == fout["dtype"]:
+        return False
+    return _bare(fin["dtype"]) not in _INDEX_DTYPES
+
+
+def _bare(dtype: str) -> str:
+    return dtype[len("torch.") :] if dtype.startswith("torch.") else dtype
 
 
 def _activation(a: Dict[str, Any]) -> Dict[str, Any]:

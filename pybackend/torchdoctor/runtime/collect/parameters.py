@@ -102,8 +102,12 @@ def _entries(record) -> Dict[int, Any]:
 def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Optional[str], bool]:
     """``(stats, note, changed since the backward)`` for one parameter.
 
-    Exact when the gradient of the last backward is still alive and unchanged ("live"); else
-    the reductions of that backward ("backward") or of the latest sampled one ("earlier").
+    The moment is fixed, so the same stop always shows the same numbers: the gradient as it is
+    at the pause, exactly, whenever the last backward's gradient is still alive ("live"; after
+    the program's clipping when it paused after ``clip_grad_norm_``, then ``changed`` says so):
+    what ``optimizer.step()`` uses. Only a gradient already freed (``zero_grad()``) is described
+    by the reductions taken at the end of that backward ("backward", before any clipping), or
+    of the latest sampled one ("earlier").
     """
     from .reduce import grad_from_row
     from .stats import grad_stats
@@ -120,25 +124,20 @@ def _gradient(p, source, latest, earlier, state) -> Tuple[Optional[dict], Option
     if entry is None:
         return None, _no_grad_note(p, "the last backward"), False
     g = entry.grad()
-    changed = g is not None and version_of(g) != entry.version
-    if g is not None and not changed:
-        stats = grad_stats(g)
-        stats["source"] = "live"
-        return stats, None, False
-    if entry.partials is not None:
-        stats = grad_from_row(entry.count, entry.partials.tolist())
-        stats["source"] = "backward"
-        return stats, None, changed
     if g is not None:
         stats = grad_stats(g)
         stats["source"] = "live"
-        return stats, None, True
+        return stats, None, version_of(g) != entry.version
+    if entry.partials is not None:
+        stats = grad_from_row(entry.count, entry.partials.tolist())
+        stats["source"] = "backward"
+        return stats, "freed by zero_grad() since the backward: as the backward left it (before any clipping)", False
     old = earlier.get(id(p))
     if old is not None and old.partials is not None:
         stats = grad_from_row(old.count, old.partials.tolist())
         stats["source"] = "earlier"
         stats["fromBackward"] = state.sampled.backward_number
-        return stats, None, False
+        return stats, "freed by zero_grad() since the backward: from an earlier backward (before any clipping)", False
     return None, "freed by zero_grad() since the backward, which was not sampled", False
 
 

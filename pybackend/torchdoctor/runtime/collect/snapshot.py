@@ -100,13 +100,16 @@ Snapshot JSON, ``"version": 1`` (keys always present unless marked "?")::
                       "nan": int | null, "inf": int | null, "nonFinite"?: int | null,
                       "hasNonFinite"?: bool,
                       "source": "live" | "backward" | "earlier" | "current", "fromBackward"?: int},
-               # live: exact, the gradient of the last backward still alive and unchanged;
-               # backward: reduced at the end of that backward (NaN/Inf detected, not
-               # counted); earlier: of the latest sampled backward; current: the .grad read
-               # now (no backward through the model seen). Magnitudes over finite values.
-      "gradNote": str | null,       # why there is no gradient
-      "changedSinceBackward": bool, # modified in place since the backward (zero_grad without
-                                    # set_to_none, clipping): the statistics are of its current values
+               # The moment is fixed: the gradient as it is at the pause (what the optimizer
+               # steps with; after the program's clipping when paused after it), whenever
+               # the last backward's gradient is alive. live: exact, that gradient now;
+               # backward: freed since (zero_grad), reduced at the end of that backward, before
+               # any clipping (NaN/Inf detected, not counted); earlier: of the latest sampled
+               # backward; current: the .grad read now (no backward through the model seen).
+               # Magnitudes over finite values.
+      "gradNote": str | null,       # why there is no gradient, or why it is not of the pause
+      "changedSinceBackward": bool, # live, and modified in place since the backward (clipping,
+                                    # zero_grad without set_to_none, accumulation)
       "values": null | {"nan": int, "inf": int, "mean", "std", "min", "max": float | null},
       "order": int | null,          # index of the first call of the owning module
       "location": Location | null
@@ -124,6 +127,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from .counts import elements, param_count, param_counts, unique
 from .parameters import parameters
 from .trace import version_of
 
@@ -201,10 +205,10 @@ def _choose(states: list, model: Any):
             return f"no forward of {type(model).__name__} yet since the collection started"
         chosen = hit[0]
     else:
-        ranked = [(_param_count(r), position, (s, r)) for position, (s, r) in enumerate(outer)]
+        ranked = [(param_count(r), position, (s, r)) for position, (s, r) in enumerate(outer)]
         chosen = max(ranked, key=lambda x: (x[0], x[1]))[2]  # most parameters, then most recent
     others = [
-        {"type": type(r).__name__, "params": _param_count(r), "passNumber": s.latest.number}
+        {"type": type(r).__name__, "params": param_count(r), "passNumber": s.latest.number}
         for s, r in roots
         if r is not chosen[1]
     ]
@@ -225,13 +229,6 @@ def _path_of(root: Any, module: Any) -> Optional[str]:
     return None
 
 
-def _param_count(module: Any) -> int:
-    try:
-        return sum(int(p.numel()) for p in module.parameters())
-    except Exception:
-        return 0
-
-
 # -- describing it ---------------------------------------------------------------------------
 
 
@@ -242,7 +239,7 @@ def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[s
     the_pass = state.latest
     named = dict(root.named_modules())
     path_of = {id(m): name for name, m in named.items()}
-    own, total = _param_counts(named)
+    own, total = param_counts(named)
     locations = locate_all(root, named)
     calls, first_call = _calls(the_pass, state.sampled, path_of, own, total, locations)
     error = _error(the_pass, calls)
@@ -253,7 +250,7 @@ def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[s
         "type": type(root).__name__,
         "location": locations.get(""),
         "params": total.get("", 0),
-        "trainable": sum(int(p.numel()) for p in root.parameters() if p.requires_grad),
+        "trainable": elements([(n, p) for n, p in unique(root) if p.requires_grad]),
         "training": bool(root.training),
         "passNumber": the_pass.number,
         "passComplete": the_pass.complete,
@@ -279,18 +276,6 @@ def _input_stats(root_call) -> Optional[dict]:
     if stats is not None:
         stats["changedSinceForward"] = version_of(t) != root_call.in_version
     return stats
-
-
-def _param_counts(named: Dict[str, Any]) -> Tuple[Dict[str, int], Dict[str, int]]:
-    own = {name: sum(int(p.numel()) for p in m.parameters(recurse=False)) for name, m in named.items()}
-    total = dict(own)
-    for name in sorted(named, key=lambda n: -n.count(".") if n else 1):  # deepest first, root last
-        if not name:
-            continue
-        parent = name.rpartition(".")[0]
-        if parent in total:
-            total[parent] += total[name]
-    return own, total
 
 
 def _calls(
@@ -324,7 +309,7 @@ def _calls(
                 "status": call.status,
                 "inputs": [leaf_json(item) for item in call.inputs],
                 "outputs": [leaf_json(item) for item in call.outputs] if call.outputs is not None else None,
-                "params": total.get(path, _param_count(module) if module is not None else 0),
+                "params": total.get(path, param_count(module) if module is not None else 0),
                 "ownParams": own.get(path, 0),
                 "activation": stats,
                 "activationNote": note,
