@@ -9,6 +9,16 @@ sys.path and instantiates the classes registered with its extension ABCs:
   tensor: shape, dtype, device, stats, grad and a bounded slice of values, never properties that
   allocate (``.T``) as pydevd's default ``dir()`` walk would.
 
+Every DAP request answers within a time budget (:mod:`torchdoctor.runtime.stats.budget`): one
+deadline is shared by all the values of one request (found on the call stack: the ``request``
+pydevd is answering), 300 ms for a Variables page and 150 ms for a hover, watch or REPL value
+(``TORCHDOCTOR_BUDGET_VARIABLES_MS`` / ``TORCHDOCTOR_BUDGET_EVALUATE_MS`` in the debuggee's
+environment change them; 0 means no limit). What does not fit says ``stats…`` and is computed
+when the tensor is expanded (no limit then: the user asked for it) or at a later request. The
+request also carries the stop's epoch (the pydevd frames tracker of this suspension, renewed by
+anything evaluated in the REPL or assigned from the debugger), under which a model's whole line
+is cached.
+
 Importing the module (pydevd does so as it loads, before the program runs) also arranges the
 runtime's hooks for the program's ``import torch`` through their one entry point,
 ``torchdoctor.runtime.startup.activate``: the views' collection and, when the session set
@@ -20,7 +30,10 @@ module costs two small imports; the runtime (and through it torch) is touched on
 tensor, module, array or container of them is actually shown.
 """
 
+import os
 import sys
+import threading
+import weakref
 
 from _pydevd_bundle.pydevd_extension_api import StrPresentationProvider, TypeResolveProvider
 
@@ -36,12 +49,134 @@ def _runtime():
     """The runtime modules, or None if torchdoctor is not importable (then we stay out of the way)."""
     if not _RUNTIME:
         try:
+            from torchdoctor.runtime.stats import budget
             from torchdoctor.runtime.summary import api, children, kinds
 
-            _RUNTIME.append((api, children, kinds))
+            _RUNTIME.append((api, children, kinds, budget))
         except Exception:
             _RUNTIME.append(None)  # do not retry the import for every variable shown
     return _RUNTIME[0]
+
+
+def _budget_seconds(name, default_ms):
+    """A budget from the debuggee's environment, in seconds; None for no limit."""
+    try:
+        ms = float(os.environ.get(name, default_ms))
+    except ValueError:
+        ms = default_ms
+    return ms / 1000.0 if ms > 0 else None
+
+
+VARIABLES_SECONDS = _budget_seconds("TORCHDOCTOR_BUDGET_VARIABLES_MS", 300)
+EVALUATE_SECONDS = _budget_seconds("TORCHDOCTOR_BUDGET_EVALUATE_MS", 150)
+
+# pydevd's functions that answer one DAP request in the suspended thread (their local
+# ``request`` is that request), and the one that holds a suspension's frames tracker.
+_REQUEST_FUNCTIONS = {
+    "internal_get_variable_json": "variables",
+    "internal_evaluate_expression_json": "evaluate",
+    "internal_set_expression_json": "evaluate",
+    "internal_change_variable_json": "variables",
+}
+_SUSPEND_FUNCTION = "_do_wait_suspend"
+_STACK_LIMIT = 48
+
+
+class _Requests(object):
+    """The budget of the request being answered: one per request, shared by all its values."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.request = None  # held strongly, so its id cannot be recycled while we compare it
+        self.budget = None
+        self.tracker = None  # weakref to the frames tracker of the stop we last saw
+        self.mutations = -1
+        self.epoch = None
+
+    def budget_for(self, budget_module, context):
+        request, kind, tracker = _find_request()
+        with self.lock:
+            epoch = self._epoch(tracker)
+            if request is not None and request is self.request:
+                return self.budget
+            seconds = VARIABLES_SECONDS if kind == "variables" and context is None else EVALUATE_SECONDS
+            if context == _CLIPBOARD:
+                seconds = None  # Copy Value asks for the numbers themselves
+            made = budget_module.Budget(seconds, epoch)
+            self.request, self.budget = request, made
+            return made
+
+    def _epoch(self, tracker):
+        """The same token while at one stop with nothing run from the REPL, else a new one."""
+        if tracker is None or _MUTATIONS[0] is None:
+            return None
+        if self.tracker is None or self.tracker() is not tracker or self.mutations != _MUTATIONS[0]:
+            try:
+                self.tracker = weakref.ref(tracker)
+            except TypeError:
+                return None
+            self.mutations = _MUTATIONS[0]
+            self.epoch = object()
+        return self.epoch
+
+
+_REQUESTS = _Requests()
+
+
+def _find_request():
+    """``(request, kind, frames tracker)`` of the pydevd request on this thread's stack."""
+    request = kind = tracker = None
+    frame = sys._getframe(2)
+    for _ in range(_STACK_LIMIT):
+        if frame is None:
+            break
+        name = frame.f_code.co_name
+        if kind is None and name in _REQUEST_FUNCTIONS:
+            request, kind = frame.f_locals.get("request"), _REQUEST_FUNCTIONS[name]
+        elif name == _SUSPEND_FUNCTION:
+            tracker = frame.f_locals.get("frames_tracker")
+            break
+        frame = frame.f_back
+    return request, kind, tracker
+
+
+# Requests that may change the program's data while it is paused (a REPL line, a value set from
+# the Variables view), counted so that the stop's epoch is renewed by them; None when pydevd's
+# API could not be wrapped (then no epoch is ever trusted).
+_MUTATIONS = [None]
+_READ_ONLY_CONTEXTS = ("hover", "watch", "clipboard", "variables")
+
+
+def _count_mutations():
+    try:
+        from _pydevd_bundle.pydevd_api import PyDevdAPI
+    except Exception:
+        return
+    names = ("request_exec_or_evaluate_json", "request_set_expression_json", "request_change_variable_json")
+    if any(not callable(getattr(PyDevdAPI, name, None)) for name in names):
+        return
+    for name in names:
+        original = getattr(PyDevdAPI, name)
+        if getattr(original, "_torchdoctor_counts", False):
+            continue
+        setattr(PyDevdAPI, name, _counting(original, name == names[0]))
+    _MUTATIONS[0] = 0
+
+
+def _counting(original, is_evaluate):
+    def wrapper(self, py_db, request, *args, **kwargs):
+        try:
+            context = getattr(request.arguments, "context", None) if is_evaluate else None
+            if context not in _READ_ONLY_CONTEXTS:
+                _MUTATIONS[0] += 1
+        except Exception:
+            pass
+        return original(self, py_db, request, *args, **kwargs)
+
+    wrapper._torchdoctor_counts = True
+    wrapper.__name__ = getattr(original, "__name__", "wrapper")
+    wrapper.__doc__ = getattr(original, "__doc__", None)
+    return wrapper
 
 
 def _is_tensor_type(cls):
@@ -78,7 +213,9 @@ class TorchDoctorStrProvider(object):
         runtime = _runtime()
         if runtime is None:
             return None  # pydevd falls back to its own repr
-        line = runtime[0].summarize_if_ours(val)
+        budget = runtime[3]
+        with budget.activate(_REQUESTS.budget_for(budget, context)):
+            line = runtime[0].summarize_if_ours(val)
         if line is None:
             return None  # e.g. a list without tensors keeps pydevd's usual presentation
         if context == _CLIPBOARD:
@@ -108,7 +245,12 @@ class TorchDoctorTensorResolver(object):
             return False
 
     def get_contents_debug_adapter_protocol(self, obj, fmt=None):
-        return _runtime()[1].tensor_children(obj)
+        runtime = _runtime()
+        budget = runtime[3]
+        # Expanding is asking for this tensor's statistics: no deadline, but the stop's epoch.
+        epoch = _REQUESTS.budget_for(budget, None).epoch
+        with budget.activate(budget.Budget(None, epoch)):
+            return runtime[1].tensor_children(obj)
 
     def get_dictionary(self, obj):
         return {name: value for name, value, _ in self.get_contents_debug_adapter_protocol(obj)}
@@ -120,6 +262,10 @@ class TorchDoctorTensorResolver(object):
 if not sys.platform.startswith("java"):
     StrPresentationProvider.register(TorchDoctorStrProvider)
     TypeResolveProvider.register(TorchDoctorTensorResolver)
+    try:
+        _count_mutations()
+    except Exception:
+        _MUTATIONS[0] = None  # no epochs: every model line is described afresh (still right)
 
 
 def _activate_runtime():

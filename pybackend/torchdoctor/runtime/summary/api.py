@@ -3,6 +3,11 @@
 Both are safe to call on anything, from any thread, at any stop: they never raise (a failure
 becomes a short string or an ``{"kind": "error"}`` dict), never print, never draw random
 numbers, never record autograd history and never modify or move the object.
+
+Inside a debugger request a time budget is active (:mod:`..stats.budget`): what is free (kind,
+shape, dtype, device, size, grad) is always shown, statistics only when they fit; the rest says
+``stats…`` on the line (``"pending": True`` in ``stats()``) and is computed when expanded or
+at a later request. Models and numpy arrays go through :mod:`aggregates`' caches.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import reprlib
 from typing import Any, Dict, Optional
 
 from ...spelling import clip
+from ..stats import budget
+from ..stats.cache import PENDING_NOTE
 from .jsonable import jsonable
 from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, classify
 from .render import render
@@ -49,25 +56,37 @@ def summarize_if_ours(obj: Any) -> Optional[str]:
     if info.get("kind") == "other":
         return None
     try:
-        return render(info)
+        line = render(info)
     except Exception as exc:
         return render(_error(obj, exc))
+    if info.get("pending") and info.get("kind") in ("module", "container") and PENDING_NOTE not in line:
+        line += " " + PENDING_NOTE  # part of its NaN/Inf check did not fit: say so, never drop it
+    return line
 
 
 def _describe(obj: Any) -> Dict[str, object]:
+    active = budget.current()
+    before = active.deferred if active is not None else 0
+    info = _describe_kind(obj)
+    if active is not None and active.deferred > before and info.get("kind") in ("module", "container"):
+        info = dict(info, pending=True)
+    return info
+
+
+def _describe_kind(obj: Any) -> Dict[str, object]:
     kind = classify(obj)
     if kind == TENSOR:
         from .tensor_info import describe_tensor
 
         return describe_tensor(obj)
     if kind == NDARRAY:
-        from .array_stats import describe_array
+        from .aggregates import describe_array_cached
 
-        return describe_array(obj)
+        return describe_array_cached(obj)
     if kind == MODULE:
-        from .module_info import describe_module
+        from .aggregates import describe_module_cached
 
-        return describe_module(obj)
+        return describe_module_cached(obj)
     if kind == CONTAINER:
         from .container_info import describe_container
 
