@@ -36,7 +36,18 @@ from __future__ import annotations
 from .assemble import build
 from .construct import construct
 from .contract import from_user_function, user_example_function
-from .core import EXAMPLE_FILE, Example, ExampleError, pick_output
+from .core import (
+    EXAMPLE_FILE,
+    Example,
+    ExampleError,
+    class_dim,
+    cross_entropy,
+    map_tensors,
+    model_loss,
+    own_loss,
+    pick_output,
+    tensors_in,
+)
 from .infer import DEFAULT_BATCH, DEFAULT_SEQ_LEN, DEFAULT_SPATIAL, complete, infer_inputs
 from .load import find_class, load_user_module
 from .snippet import example_snippet
@@ -49,6 +60,12 @@ __all__ = [
     "Example",
     "ExampleError",
     "build",
+    "class_dim",
+    "cross_entropy",
+    "map_tensors",
+    "model_loss",
+    "own_loss",
+    "tensors_in",
     "complete",
     "construct",
     "example_snippet",

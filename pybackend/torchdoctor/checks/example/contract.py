@@ -1,4 +1,16 @@
-"""The user's ``torchdoctor_example()``: finding it, calling it, checking what it returned."""
+"""The user's ``torchdoctor_example()``: finding it, calling it, checking what it returned.
+
+Two shapes are accepted (docs/checks.md, "Your own example"):
+
+- a dict: ``{"model": m, "inputs": x or (x, hidden), "kwargs": {...}, "targets": y, "loss": fn or "model"}``,
+  only ``model`` required; ``inputs``/``kwargs`` may nest tuples, lists and dicts of tensors; a
+  ``loss`` function sees everything the forward returned; ``"model"`` means the forward returns
+  its own loss;
+- the tuple ``(model, (inputs, targets))`` or ``(model, (inputs, targets), loss_fn)``, where
+  ``loss_fn`` sees the first output tensor (the first contract, kept as it was).
+
+Without a loss, a forward that returns its own loss is used as such (``own.py`` decides).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +23,16 @@ from typing import Callable
 from .. import result as R
 from ..discovery import EXAMPLE_FUNCTION
 from .construct import construct_kind
-from .core import EXAMPLE_FILE, Example, ExampleError
+from .core import ALL, EXAMPLE_FILE, MODEL, OUTPUT, Example, ExampleError, model_loss, tensors_in
 from .load import user_traceback
+from .own import adopt_own_loss
 from .snippet import example_snippet
+
+KEYS = ("model", "inputs", "kwargs", "targets", "loss")
+CONTRACT = (
+    "{fn}() in {where} must return a dict {{'model', 'inputs', 'kwargs', 'targets', 'loss'}} (only 'model' required), "
+    "or (model, (inputs, targets)), or (model, (inputs, targets), loss_fn)"
+)
 
 
 def user_example_function(module: ModuleType) -> tuple[Callable | None, str]:
@@ -49,45 +68,81 @@ def from_user_function(fn: Callable, where: str, cls, options: dict) -> Example 
             f"{EXAMPLE_FUNCTION}() in {where} raised {type(exc).__name__}: {exc}",
             detail=user_traceback(exc),
         ) from None
-    model, inputs, targets, loss_fn = _unpack_user_example(returned, where)
-    if not isinstance(model, cls):
+    contract = CONTRACT.format(fn=EXAMPLE_FUNCTION, where=where)
+    ex = _from_dict(returned, contract) if isinstance(returned, dict) else _from_tuple(returned, contract)
+    if not isinstance(ex.model, cls):
         return None
-    inferred = [f"Model and batch from {EXAMPLE_FUNCTION}() in {where}."]
-    ex = Example(
-        model=model, inputs=inputs, targets=targets, loss_fn=loss_fn, source=EXAMPLE_FUNCTION, inferred=inferred
-    )
-    if loss_fn is not None:
+    ex.source = EXAMPLE_FUNCTION
+    ex.inferred.insert(0, f"Model and batch from {EXAMPLE_FUNCTION}() in {where}.")
+    if ex.loss_sees == MODEL:
+        adopt_own_loss(ex, required=True)
+        return ex
+    if ex.loss_fn is None and adopt_own_loss(ex):
+        return ex
+    if ex.loss_fn is not None:
         ex.loss_name = "custom"
-        inferred.append(f"Loss: the loss_fn returned by {EXAMPLE_FUNCTION}().")
+        sees = "everything the forward returned" if ex.loss_sees == ALL else "the first output tensor"
+        ex.inferred.append(f"Loss: the loss returned by {EXAMPLE_FUNCTION}(), on {sees}.")
     return ex
 
 
-def _unpack_user_example(returned, where: str):
-    import torch
-
-    contract = (
-        f"{EXAMPLE_FUNCTION}() in {where} must return (model, (inputs, targets)) or (model, (inputs, targets), loss_fn)"
-    )
+def _from_tuple(returned, contract: str) -> Example:
+    """The first contract: ``(model, (inputs, targets))`` or ``(model, (inputs, targets), loss_fn)``."""
     if not isinstance(returned, (tuple, list)) or len(returned) not in (2, 3):
         raise ExampleError(
             R.ERR_BAD_EXAMPLE,
             f"{contract}; it returned {type(returned).__name__}",
             snippet=example_snippet("Net", [], ["x"]),
         )
-    model, batch = returned[0], returned[1]
-    loss_fn = returned[2] if len(returned) == 3 else None
-    if not isinstance(model, torch.nn.Module):
-        raise ExampleError(
-            R.ERR_BAD_EXAMPLE, f"{contract}; its first item is a {type(model).__name__}, not an nn.Module"
-        )
+    batch = returned[1]
     if not isinstance(batch, (tuple, list)) or len(batch) != 2:
         raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; its second item must be the pair (inputs, targets)")
-    inputs, targets = batch
+    loss = returned[2] if len(returned) == 3 else None
+    return _example(returned[0], batch[0], {}, batch[1], loss, contract, loss_sees=OUTPUT)
+
+
+def _from_dict(returned: dict, contract: str) -> Example:
+    unknown = [k for k in returned if k not in KEYS]
+    if unknown:
+        raise ExampleError(
+            R.ERR_BAD_EXAMPLE,
+            f"{contract}; unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}",
+        )
+    if "model" not in returned:
+        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; the dict has no 'model'")
+    kwargs = returned.get("kwargs") or {}
+    if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; 'kwargs' must be a dict of keyword arguments")
+    return _example(
+        returned["model"], returned.get("inputs", ()), dict(kwargs), returned.get("targets"), returned.get("loss"),
+        contract, loss_sees=ALL,
+    )  # fmt: skip
+
+
+def _example(model, inputs, kwargs: dict, targets, loss, contract: str, *, loss_sees: str) -> Example:
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; the model is a {type(model).__name__}, not an nn.Module")
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    if not all(isinstance(x, torch.Tensor) for x in inputs):
-        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; inputs must be a tensor or a tuple of tensors")
-    if targets is not None and not isinstance(targets, torch.Tensor):
-        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; targets must be a tensor or None")
-    if loss_fn is not None and not callable(loss_fn):
-        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; loss_fn must be callable")
-    return model, inputs, targets, loss_fn
+    if not any(True for _ in tensors_in((inputs, kwargs))):
+        raise ExampleError(
+            R.ERR_BAD_EXAMPLE,
+            f"{contract}; the inputs hold no tensor: give a tensor, a tuple of forward arguments "
+            "(tuples, lists and dicts of tensors inside are fine), or keyword arguments in 'kwargs'",
+        )
+    if targets is not None and not any(True for _ in tensors_in(targets)):
+        raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; targets must be a tensor (or a nest of tensors) or None")
+    ex = Example(model=model, inputs=inputs, kwargs=kwargs, targets=targets, loss_sees=loss_sees)
+    if isinstance(loss, str):
+        if loss != MODEL:
+            raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; 'loss' is a function or \"model\", not {loss!r}")
+        ex.loss_sees, ex.loss_fn, ex.loss_name = MODEL, model_loss, "model"
+        ex.inferred.append('Loss: the model\'s own, returned by its forward ("loss": "model").')
+    elif loss is not None:
+        if not callable(loss):
+            raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; the loss must be callable")
+        ex.loss_fn = loss
+    else:
+        ex.loss_sees = OUTPUT  # our loss, chosen later from the first output tensor
+    return ex

@@ -8,7 +8,7 @@ from .. import result as R
 from ..discovery import EXAMPLE_FUNCTION
 from ..preconditions import unregistered_layers
 from .construct import forward_params
-from .core import Example, ExampleError
+from .core import Example, ExampleError, class_dim, cross_entropy
 from .load import user_traceback
 from .snippet import example_snippet
 
@@ -137,8 +137,8 @@ def _randint(high, shape, g, device):
 
 def complete(ex: Example, options: dict) -> Example:
     """Targets and loss, inferred from one forward when the user gave none."""
-    if ex.targets is not None and ex.loss_fn is not None:
-        return ex
+    if ex.loss_fn is not None and (ex.targets is not None or ex.loss_sees != "output"):
+        return ex  # the user's loss (or the model's own) needs no targets of ours
     import torch
     import torch.nn.functional as F
 
@@ -182,11 +182,6 @@ def complete(ex: Example, options: dict) -> Example:
 def _loss_for_targets(out, targets):
     import torch.nn.functional as F
 
-    if (
-        not targets.is_floating_point()
-        and out.dim() >= 2
-        and out.shape[0] == targets.shape[0]
-        and out.dim() == targets.dim() + 1
-    ):
-        return F.cross_entropy, "cross-entropy"
+    if not targets.is_floating_point() and class_dim(out, targets) is not None:
+        return cross_entropy, "cross-entropy"  # (B, C, ...) or a language model's (B, T, V)
     return F.mse_loss, "mse"

@@ -59,10 +59,10 @@ def test_user_example_with_a_loss_function(tmp_path: Path):
 @pytest.mark.parametrize(
     "returned, words",
     [
-        ("Net()", "must return (model, (inputs, targets))"),
+        ("Net()", "must return a dict {'model', 'inputs', 'kwargs', 'targets', 'loss'}"),
         ("(Net(), torch.randn(2, 3))", "second item must be the pair (inputs, targets)"),
         ("('model', (torch.randn(2, 3), None))", "not an nn.Module"),
-        ("(Net(), ([1, 2], None))", "inputs must be a tensor or a tuple of tensors"),
+        ("(Net(), ([1, 2], None))", "the inputs hold no tensor"),
     ],
 )
 def test_a_wrong_user_example_is_explained(tmp_path: Path, returned: str, words: str):
