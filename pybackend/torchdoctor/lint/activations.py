@@ -74,7 +74,7 @@ class Activation:
     """The last thing applied to a tensor, and where (``node``: the call that applied it)."""
 
     kind: str
-    node: ast.AST
+    node: ast.expr
     # The file ``node`` is in, when another file of the project (a model class imported from it).
     origin: Optional[LintContext] = None
 
@@ -140,7 +140,7 @@ class ActivationAnalysis:
             return Activation(LOG_SOFTMAX, call)
         return None
 
-    def _module_output(self, callee: ast.AST, depth: int, element: Optional[int] = None) -> Optional[Activation]:
+    def _module_output(self, callee: ast.expr, depth: int, element: Optional[int] = None) -> Optional[Activation]:
         """What calling the module ``callee`` returns (element ``element`` of a returned tuple),
         if we can see how it was built."""
         ctx = self.ctx
@@ -206,8 +206,9 @@ class ActivationAnalysis:
             returns = self.ctx.own_nodes(forward, ast.Return)
             values = [r.value if element is None else _element(r.value, element) for r in returns]
             kinds = [self.output_of(v, depth + 1) if v is not None else None for v in values]
-            if kinds and all(k is not None for k in kinds) and len({k.kind for k in kinds}) == 1:
-                result = kinds[0]
+            known = [k for k in kinds if k is not None]
+            if kinds and len(known) == len(kinds) and len({k.kind for k in known}) == 1:
+                result = known[0]
         self._forward_cache[key] = result
         return result
 

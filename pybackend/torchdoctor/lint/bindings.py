@@ -13,9 +13,12 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 Pos = Tuple[int, int]
+# What a binding comes from: a statement, a lambda or walrus (expressions), or an ``except``.
+BindingNode = Union[ast.stmt, ast.expr, ast.excepthandler]
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -29,7 +32,7 @@ class Binding:
     pos: Pos  # the name holds this value from this position on
     value: Optional[ast.expr]  # what was assigned; None when it cannot be followed
     kind: str  # assign | param | for | with | unpack | aug | def | class | other
-    stmt: ast.AST
+    stmt: BindingNode
     # For ``for`` and ``unpack`` bindings: the iterated / unpacked expression.
     source: Optional[ast.expr] = None
     # For ``unpack`` bindings of a flat tuple target (``logits, loss = model(x)``): the position.
@@ -40,7 +43,7 @@ class Binding:
 class _Scope:
     node: ast.AST
     names: Dict[str, List[Binding]] = field(default_factory=dict)
-    globals: set = field(default_factory=set)
+    globals: Set[str] = field(default_factory=set)
     _positions: Dict[str, List[Pos]] = field(default_factory=dict)
 
     def add(self, binding: Binding) -> None:
@@ -56,11 +59,11 @@ class _Scope:
         return found
 
 
-def _end(node: ast.AST) -> Pos:
-    return (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
+def _end(node: BindingNode) -> Pos:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
 
 
-def _start(node: ast.AST) -> Pos:
+def _start(node: BindingNode) -> Pos:
     return (node.lineno, node.col_offset)
 
 
@@ -72,17 +75,15 @@ class Bindings:
         self.scopes: Dict[ast.AST, _Scope] = {}
         # class node -> attribute -> bindings made through ``self.attr = ...`` in its methods
         self.class_attrs: Dict[ast.ClassDef, Dict[str, List[Binding]]] = {}
-        self._scope: Optional[_Scope] = None
 
     # -- collection -----------------------------------------------------------------
 
     def record(self, node: ast.AST, owner: ast.AST, parent: Optional[ast.AST]) -> None:
         """Note what ``node`` binds. ``owner`` is the innermost function, lambda, class or
         module around it; ``parent`` is the owner's parent (to recognise methods)."""
-        self._scope = self._scope_for(owner)
         handler = _HANDLERS.get(type(node))
         if handler is not None:
-            handler(self, node)
+            handler(self, self._scope_for(owner), node)
         if (
             isinstance(node, (ast.Assign, ast.AnnAssign))
             and isinstance(owner, FUNCTIONS)
@@ -92,7 +93,7 @@ class Bindings:
             if args:
                 self._record_self_attr(node, args[0].arg, parent)
 
-    def begin_scope(self, node: ast.AST) -> None:
+    def begin_scope(self, node: Union[Function, ast.Lambda]) -> None:
         """A function or lambda starts: bind its parameters in its own scope."""
         scope = self._scope_for(node)
         args = node.args
@@ -115,7 +116,7 @@ class Bindings:
             scope = self.scopes[owner] = _Scope(owner)
         return scope
 
-    def _record_self_attr(self, node: ast.AST, self_name: str, owner: ast.ClassDef) -> None:
+    def _record_self_attr(self, node: Union[ast.Assign, ast.AnnAssign], self_name: str, owner: ast.ClassDef) -> None:
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif node.value is not None:
@@ -131,64 +132,83 @@ class Bindings:
                 attrs = self.class_attrs.setdefault(owner, {})
                 attrs.setdefault(target.attr, []).append(Binding(target.attr, _end(node), value, "assign", node))
 
-    def _def(self, node) -> None:
-        self._scope.add(Binding(node.name, _start(node), None, "def", node))
+    def _def(self, scope: _Scope, node: Function) -> None:
+        scope.add(Binding(node.name, _start(node), None, "def", node))
 
-    def _class(self, node: ast.ClassDef) -> None:
-        self._scope.add(Binding(node.name, _start(node), None, "class", node))
+    def _class(self, scope: _Scope, node: ast.ClassDef) -> None:
+        scope.add(Binding(node.name, _start(node), None, "class", node))
 
-    def _global(self, node) -> None:
-        self._scope.globals.update(node.names)
+    def _global(self, scope: _Scope, node: Union[ast.Global, ast.Nonlocal]) -> None:
+        scope.globals.update(node.names)
 
-    def _assign(self, node: ast.Assign) -> None:
+    def _assign(self, scope: _Scope, node: ast.Assign) -> None:
         for target in node.targets:
-            self._bind_target(target, node.value, node, "assign")
+            self._bind_target(scope, target, node.value, node, "assign")
 
-    def _ann_assign(self, node: ast.AnnAssign) -> None:
+    def _ann_assign(self, scope: _Scope, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self._bind_target(node.target, node.value, node, "assign")
+            self._bind_target(scope, node.target, node.value, node, "assign")
 
-    def _aug_assign(self, node: ast.AugAssign) -> None:
+    def _aug_assign(self, scope: _Scope, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name):
-            self._scope.add(Binding(node.target.id, _end(node), None, "aug", node))
+            scope.add(Binding(node.target.id, _end(node), None, "aug", node))
 
-    def _named(self, node) -> None:
-        self._scope.add(Binding(node.target.id, _end(node), node.value, "assign", node))
+    def _named(self, scope: _Scope, node: ast.NamedExpr) -> None:
+        scope.add(Binding(node.target.id, _end(node), node.value, "assign", node))
 
-    def _for(self, node) -> None:
-        self._bind_target(node.target, None, node, "for", source=node.iter, pos=_end(node.iter))
+    def _for(self, scope: _Scope, node: Union[ast.For, ast.AsyncFor]) -> None:
+        self._bind_target(scope, node.target, None, node, "for", source=node.iter, pos=_end(node.iter))
 
-    def _with(self, node) -> None:
+    def _with(self, scope: _Scope, node: Union[ast.With, ast.AsyncWith]) -> None:
         for item in node.items:
             if item.optional_vars is not None:
                 self._bind_target(
-                    item.optional_vars, None, node, "with", source=item.context_expr, pos=_end(item.context_expr)
+                    scope,
+                    item.optional_vars,
+                    None,
+                    node,
+                    "with",
+                    source=item.context_expr,
+                    pos=_end(item.context_expr),
                 )
 
-    def _except(self, node: ast.ExceptHandler) -> None:
+    def _except(self, scope: _Scope, node: ast.ExceptHandler) -> None:
         if node.name:
-            self._scope.add(Binding(node.name, _start(node), None, "other", node))
+            scope.add(Binding(node.name, _start(node), None, "other", node))
 
-    def _bind_target(self, target, value, stmt, kind, source=None, pos=None, index=None) -> None:
+    def _bind_target(
+        self,
+        scope: _Scope,
+        target: ast.expr,
+        value: Optional[ast.expr],
+        stmt: BindingNode,
+        kind: str,
+        source: Optional[ast.expr] = None,
+        pos: Optional[Pos] = None,
+        index: Optional[int] = None,
+    ) -> None:
         pos = pos or _end(stmt)
         if isinstance(target, ast.Name):
-            self._scope.add(Binding(target.id, pos, value, kind, stmt, source, index))
+            scope.add(Binding(target.id, pos, value, kind, stmt, source, index))
         elif isinstance(target, ast.Starred):
-            self._bind_target(target.value, None, stmt, "unpack", source, pos)
+            self._bind_target(scope, target.value, None, stmt, "unpack", source, pos)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            pairwise = (
-                isinstance(value, (ast.Tuple, ast.List))
-                and len(value.elts) == len(target.elts)
-                and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
-            )
+            # ``a, b = x, y`` binds pairwise; anything else (a call, a starred side) unpacks.
+            paired = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if paired is not None and (
+                len(paired) != len(target.elts) or any(isinstance(e, ast.Starred) for e in target.elts + paired)
+            ):
+                paired = None
             flat = not any(isinstance(e, ast.Starred) for e in target.elts)
             for index, elt in enumerate(target.elts):
-                if pairwise:
-                    self._bind_target(elt, value.elts[index], stmt, kind, source, pos)
+                if paired is not None:
+                    self._bind_target(scope, elt, paired[index], stmt, kind, source, pos)
                 else:
                     sub_kind = kind if kind in ("for", "with") else "unpack"
                     position = index if flat and sub_kind == "unpack" and source is None else None
-                    self._bind_target(elt, None, stmt, sub_kind, source if source is not None else value, pos, position)
+                    self._bind_target(
+                        scope, elt, None, stmt, sub_kind, source if source is not None else value, pos, position
+                    )
 
     # -- queries --------------------------------------------------------------------
 
@@ -224,7 +244,7 @@ class Bindings:
         return list(scope.names.get(name, [])) if scope else []
 
 
-_HANDLERS = {
+_HANDLERS: Dict[type, Callable[..., None]] = {
     ast.FunctionDef: Bindings._def,
     ast.AsyncFunctionDef: Bindings._def,
     ast.ClassDef: Bindings._class,

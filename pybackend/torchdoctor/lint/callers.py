@@ -8,24 +8,39 @@ context module stays about the tree and names, and this one about calls.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple, Union
 
-from .bindings import FUNCTIONS, Binding
+from .bindings import FUNCTIONS, Binding, Function
 
-MISSING = object()  # an argument that cannot be told (``*args``, ``**kwargs`` at the call site)
+
+class _Missing:
+    """The type of ``MISSING``: an argument that cannot be told (``*args``, ``**kwargs`` at the
+    call site); a class of its own so the type checker tells it from an expression."""
+
+
+MISSING = _Missing()
 _MISSING = MISSING
 
 
 class CallerResolution:
     """Call-site questions, answered from the calls of one file and cached per function."""
 
-    _sites: Dict[ast.AST, List[ast.Call]]
-    _resolving: set
-    _arguments: Dict[tuple, Optional[ast.AST]]
+    _sites: Dict[Function, List[ast.Call]]
+    _resolving: Set[Tuple[ast.AST, str]]
+    _arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]]
     _calls_by_name: Optional[Dict[str, List[ast.Call]]]
     calls: List[ast.Call]
 
-    def argument_for(self, param: Binding) -> Optional[ast.AST]:
+    if TYPE_CHECKING:  # provided by LintContext, the class this one is mixed into
+
+        def class_of(self, expr: Optional[ast.expr]) -> Optional[str]: ...
+        def callee_class(self, call: ast.Call) -> Optional[str]: ...
+        def enclosing_class(self, func: ast.AST) -> Optional[ast.ClassDef]: ...
+        def enclosing_function(self, node: ast.AST) -> Optional[Function]: ...
+        def binding(self, name: ast.Name) -> Optional[Binding]: ...
+        def method(self, cls: ast.ClassDef, name: str) -> Optional[Function]: ...
+
+    def argument_for(self, param: Binding) -> Optional[ast.expr]:
         """What the callers in this file pass for a parameter: ``train(model, ...)`` called as
         ``train(Net(), ...)`` makes ``model`` a Net. Only when every caller agrees on the class
         (or there is one caller); a default value counts when no caller passes the argument."""
@@ -43,9 +58,9 @@ class CallerResolution:
         self._arguments[key] = found
         return found
 
-    def _agreed_argument(self, func, name: str) -> Optional[ast.AST]:
-        args = [self._argument_at(site, func, name) for site in self.callers_of(func)]
-        args = [a for a in args if a is not _MISSING]
+    def _agreed_argument(self, func: Function, name: str) -> Optional[ast.expr]:
+        found = [self._argument_at(site, func, name) for site in self.callers_of(func)]
+        args = [a for a in found if not isinstance(a, _Missing)]
         if not args:
             return None
         if len(args) == 1:
@@ -53,7 +68,7 @@ class CallerResolution:
         classes = {self.class_of(a) if a is not None else None for a in args}
         return args[0] if len(classes) == 1 and None not in classes else None
 
-    def callers_of(self, func) -> List[ast.Call]:
+    def callers_of(self, func: Function) -> List[ast.Call]:
         """Calls in this file that run ``func``: by name, as ``self.method(...)``, and for an
         ``__init__`` the calls that build its class."""
         sites = self._sites.get(func)
@@ -72,12 +87,12 @@ class CallerResolution:
             self._sites[func] = sites
         return sites
 
-    def _argument_at(self, site: ast.Call, func, name: str):
+    def _argument_at(self, site: ast.Call, func: Function, name: str) -> Union[ast.expr, None, _Missing]:
         """The expression ``site`` passes for parameter ``name`` of ``func`` (``_MISSING`` when
         it cannot be told, e.g. ``*args``), or the parameter's default, or None."""
         params = list(getattr(func.args, "posonlyargs", [])) + list(func.args.args)
         names = [p.arg for p in params]
-        is_method = self.enclosing_class(func) is not None and names and names[0] in ("self", "cls")
+        is_method = self.enclosing_class(func) is not None and bool(names) and names[0] in ("self", "cls")
         if is_method:
             names = names[1:]
         for kw in site.keywords:
@@ -98,13 +113,13 @@ class CallerResolution:
                 return defaults[position - offset]
         return _MISSING
 
-    def local_function_called(self, call: ast.Call):
+    def local_function_called(self, call: ast.Call) -> Optional[Function]:
         """The function defined in this file that ``call`` runs: ``helper(...)`` for a
         module-level or enclosing-scope def, ``self.helper(...)`` for a method of the class."""
         func = call.func
         if isinstance(func, ast.Name):
             bound = self.binding(func)
-            if bound is not None and bound.kind == "def":
+            if bound is not None and bound.kind == "def" and isinstance(bound.stmt, FUNCTIONS):
                 return bound.stmt
             return None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -118,7 +133,7 @@ class CallerResolution:
                 method_owner = self.enclosing_function(method_owner)
         return None
 
-    def call_sites(self, func) -> List[ast.Call]:
+    def call_sites(self, func: Function) -> List[ast.Call]:
         """Calls in this file that run ``func`` (by the rules of ``local_function_called``)."""
         return [c for c in self.calls_named(func.name) if self.local_function_called(c) is func]
 

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
-from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings
-from .callers import MISSING as _MISSING
+from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings, Function
 from .callers import CallerResolution
 from .names import ImportMap
 from .source import SourceText
+
+if TYPE_CHECKING:  # project.py imports this module
+    from .project import ProjectIndex
+
+_T = TypeVar("_T")
+Loop = Union[ast.For, ast.AsyncFor, ast.While]
+# One entry of the per-owner index: (start, end, node), positions as (line, column).
+_Owned = Tuple[Tuple[int, int], Tuple[int, int], ast.AST]
 
 # Methods of nn.Module that return the module itself: ``Net().to(device)`` is still a Net.
 _SELF_RETURNING = frozenset(
@@ -104,49 +111,53 @@ _FLAGS = _flags()
 class LintContext(CallerResolution):
     """Shared, read-only facts about one module, for the rules."""
 
-    def __init__(self, tree: ast.Module, source: SourceText, path: Optional[str] = None, project=None) -> None:
+    def __init__(
+        self, tree: ast.Module, source: SourceText, path: Optional[str] = None, project: Optional[ProjectIndex] = None
+    ) -> None:
         self.tree = tree
         self.source = source
         self.path = path
         if project is None:
-            from .project import PROJECT as project
-        self.project = project
+            from .project import PROJECT
+
+            project = PROJECT
+        self.project: ProjectIndex = project
         # classes found in other files of the project -> the context of the file defining them
         self._foreign: Dict[ast.ClassDef, "LintContext"] = {}
-        self._sites: Dict[ast.AST, List[ast.Call]] = {}
-        self._resolving: set = set()
-        self._arguments: Dict[tuple, Optional[ast.AST]] = {}
+        self._sites: Dict[Function, List[ast.Call]] = {}
+        self._resolving: Set[Tuple[ast.AST, str]] = set()
+        self._arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []
-        self.loops: List[ast.stmt] = []
-        self.functions: List[ast.AST] = []
+        self.loops: List[Loop] = []
+        self.functions: List[Function] = []
         self.classes: Dict[str, ast.ClassDef] = {}
         # owner (function, lambda, class or module) -> node type -> [(start, end, node)] by start
-        self._owned: Dict[ast.AST, Dict[type, list]] = {}
+        self._owned: Dict[ast.AST, Dict[type, List[_Owned]]] = {}
         # node -> the innermost function, lambda or class strictly around it (module: the tree)
         self._owner: Dict[ast.AST, ast.AST] = {}
         self._chains: Dict[ast.AST, List[ast.AST]] = {}
-        import_nodes: List[ast.AST] = []
+        import_nodes: List[Union[ast.Import, ast.ImportFrom]] = []
         self.bindings = Bindings()
         self._index(tree, import_nodes)
         self.bindings.finish()
         self.imports = ImportMap(import_nodes)
         self._shared: Dict[str, object] = {}
-        self._values: Dict[ast.AST, Optional[ast.AST]] = {}
+        self._values: Dict[ast.AST, Optional[ast.expr]] = {}
         self._constructions: Dict[ast.AST, Optional[ast.Call]] = {}
-        self._loops_around: Dict[ast.AST, List[ast.stmt]] = {}
-        self._qualnames: Dict[ast.AST, object] = {}
+        self._loops_around: Dict[ast.AST, List[Loop]] = {}
+        self._qualnames: Dict[ast.AST, Optional[str]] = {}
 
-    def shared(self, key: str, factory):
+    def shared(self, key: str, factory: Callable[[], _T]) -> _T:
         """An analysis several rules use (training structure, activations), built once."""
         if key not in self._shared:
             self._shared[key] = factory()
-        return self._shared[key]
+        return self._shared[key]  # type: ignore[return-value]  # each key is built by one factory
 
     # -- indexing -------------------------------------------------------------------
 
-    def _index(self, tree: ast.AST, import_nodes: List[ast.AST]) -> None:
+    def _index(self, tree: ast.Module, import_nodes: List[Union[ast.Import, ast.ImportFrom]]) -> None:
         """One pass over the tree: parents, the node lists rules iterate, and per-owner
         position-sorted lists of the node types rules look for inside a loop or function."""
         parents = self.parents
@@ -156,7 +167,9 @@ class LintContext(CallerResolution):
         child_fields = _CHILD_FIELDS
         flags_of = _FLAGS
         node_type = ast.AST
-        stack = [(tree, tree)]
+        # Nodes are handled generically (``Any``): the flags of a node's kind say which
+        # attributes it has (owned kinds have positions, scope kinds have ``args``).
+        stack: List[Tuple[Any, ast.AST]] = [(tree, tree)]
         while stack:
             node, owner = stack.pop()
             owner_map[node] = owner
@@ -196,7 +209,8 @@ class LintContext(CallerResolution):
             for entries in by_kind.values():
                 entries.sort(key=lambda e: e[0])
 
-    def _list_for(self, kind: type, node: ast.AST, import_nodes: List[ast.AST]) -> None:
+    def _list_for(self, kind: type, node: Any, import_nodes: List[Union[ast.Import, ast.ImportFrom]]) -> None:
+        # ``node`` is of kind ``kind`` (the walk's generic node; each branch knows its type).
         if kind is ast.Call:
             self.calls.append(node)
         elif kind in _LOOPS:
@@ -208,7 +222,7 @@ class LintContext(CallerResolution):
         elif kind in _IMPORT_KINDS:
             import_nodes.append(node)
 
-    def own_nodes(self, node: ast.AST, *kinds: type) -> List[ast.AST]:
+    def own_nodes(self, node: ast.AST, *kinds: type) -> List[Any]:
         """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,
         lambdas or classes), in source order. ``kinds`` must be among ``_OWN_INDEXED``."""
         owner = node if isinstance(node, _OWNER_KINDS) or node is self.tree else self.owner_of(node)
@@ -216,8 +230,10 @@ class LintContext(CallerResolution):
         found: List[Tuple[Tuple[int, int], ast.AST]] = []
         whole = owner is node
         if not whole:
-            start = (node.lineno, node.col_offset)
-            end = (node.end_lineno, node.end_col_offset)
+            # Anything but an owner or the module is a statement or expression: it has a span.
+            located: Any = node
+            start = (located.lineno, located.col_offset)
+            end = (located.end_lineno, located.end_col_offset)
         for kind in kinds:
             entries = by_kind.get(kind, ())
             if whole:
@@ -255,7 +271,7 @@ class LintContext(CallerResolution):
         chain = self._chains.get(owner)
         if chain is None:
             chain = []
-            current = owner
+            current: Optional[ast.AST] = owner
             while current is not None and current is not self.tree:
                 if isinstance(current, SCOPES):
                     chain.append(current)
@@ -264,7 +280,7 @@ class LintContext(CallerResolution):
             self._chains[owner] = chain
         return chain
 
-    def enclosing_function(self, node: ast.AST):
+    def enclosing_function(self, node: ast.AST) -> Optional[Function]:
         """The ``def`` around ``node`` (through classes, not through lambdas), or None."""
         current = self._owner.get(node)
         while current is not None and current is not self.tree:
@@ -292,14 +308,14 @@ class LintContext(CallerResolution):
 
     def own_calls(self, node: ast.AST) -> List[ast.Call]:
         """Calls that run when ``node`` runs, in source order."""
-        return self.own_nodes(node, ast.Call)  # type: ignore[return-value]
+        return self.own_nodes(node, ast.Call)
 
-    def enclosing_loops(self, node: ast.AST) -> List[ast.stmt]:
+    def enclosing_loops(self, node: ast.AST) -> List[Loop]:
         """Loops around ``node`` within its function (body, not header), innermost first."""
         cached = self._loops_around.get(node)
         if cached is not None:
             return cached
-        loops = []
+        loops: List[Loop] = []
         child = node
         for anc in self.ancestors(node):
             if isinstance(anc, _OWNER_KINDS):
@@ -313,10 +329,10 @@ class LintContext(CallerResolution):
     # -- names and values -----------------------------------------------------------
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
-        cached = self._qualnames.get(expr, _MISSING)
-        if cached is _MISSING:
-            cached = self._qualnames[expr] = self.imports.qualname(expr)
-        return cached  # type: ignore[return-value]
+        if expr in self._qualnames:
+            return self._qualnames[expr]
+        found = self._qualnames[expr] = self.imports.qualname(expr)
+        return found
 
     def binding(self, name: ast.Name) -> Optional[Binding]:
         return self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
@@ -338,14 +354,14 @@ class LintContext(CallerResolution):
 
     def _instance_attr_binding(self, attr: ast.Attribute, depth: int) -> Optional[Binding]:
         """``net.fc`` where ``net = Net()`` and ``Net.__init__`` sets ``self.fc``."""
-        if self.imports.is_module_alias(attr.value.id) or depth >= _MAX_DEPTH:
+        if not isinstance(attr.value, ast.Name) or self.imports.is_module_alias(attr.value.id) or depth >= _MAX_DEPTH:
             return None
         owner = self.local_class(self.class_of(attr.value))
         if owner is None:
             return None
         return self.bindings.self_attr(owner, attr.attr)
 
-    def value_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[ast.AST]:
+    def value_of(self, expr: Optional[ast.expr], depth: int = 0) -> Optional[ast.expr]:
         """Follow names and ``self.x`` to the expression last assigned to them.
 
         Returns ``expr`` itself when it is not a name, and None when the trail is lost.
@@ -358,7 +374,7 @@ class LintContext(CallerResolution):
             return self._values[expr]
         return self._follow(expr, depth)
 
-    def _follow(self, expr: Optional[ast.AST], depth: int) -> Optional[ast.AST]:
+    def _follow(self, expr: Optional[ast.expr], depth: int) -> Optional[ast.expr]:
         while depth < _MAX_DEPTH:
             if isinstance(expr, ast.Name):
                 bound = self.binding(expr)
@@ -380,7 +396,7 @@ class LintContext(CallerResolution):
             depth += 1
         return None
 
-    def construction_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[ast.Call]:
+    def construction_of(self, expr: Optional[ast.expr], depth: int = 0) -> Optional[ast.Call]:
         """The call that built the object ``expr`` refers to, through names, ``self.x``,
         module methods that return ``self`` (``.to(device)``) and wrappers (``torch.compile``)."""
         if depth > _MAX_DEPTH or expr is None:
@@ -392,7 +408,7 @@ class LintContext(CallerResolution):
             return self._constructions[expr]
         return self._construction(expr, depth)
 
-    def _construction(self, expr: ast.AST, depth: int) -> Optional[ast.Call]:
+    def _construction(self, expr: ast.expr, depth: int) -> Optional[ast.Call]:
         value = self.value_of(expr)
         if not isinstance(value, ast.Call):
             return None
@@ -405,7 +421,7 @@ class LintContext(CallerResolution):
             return self.construction_of(value.args[0], depth + 1)
         return value
 
-    def class_of(self, expr: Optional[ast.AST]) -> Optional[str]:
+    def class_of(self, expr: Optional[ast.expr]) -> Optional[str]:
         """The class of the object ``expr`` refers to: a qualified name for imported classes
         (``torch.nn.CrossEntropyLoss``), ``local:Net`` for classes defined in this file."""
         call = self.construction_of(expr)
@@ -441,7 +457,8 @@ class LintContext(CallerResolution):
 
     def context_for(self, node: ast.AST) -> "LintContext":
         """The context of the file ``node`` comes from (a class found by ``local_class``)."""
-        return self._foreign.get(node, self)
+        found = self._foreign.get(node) if isinstance(node, ast.ClassDef) else None
+        return found if found is not None else self
 
     def is_project_class(self, class_name: Optional[str]) -> bool:
         """Whether ``class_name`` names a class of the user's own code: defined here, imported
@@ -481,7 +498,7 @@ class LintContext(CallerResolution):
                 return True
         return any(isinstance(item, ast.FunctionDef) and item.name == "forward" for item in cls.body)
 
-    def method(self, cls: ast.ClassDef, name: str):
+    def method(self, cls: ast.ClassDef, name: str) -> Optional[Function]:
         for item in cls.body:
             if isinstance(item, FUNCTIONS) and item.name == name:
                 return item
@@ -500,3 +517,10 @@ def terminal_name(expr: Optional[ast.AST]) -> str:
     if isinstance(expr, ast.Call):
         return terminal_name(expr.func)
     return ""
+
+
+def receiver(call: ast.Call) -> ast.expr:
+    """The object a method call is made on: ``net`` of ``net.eval()`` or ``model.to(device)``
+    (the callee itself when the call is not a method call)."""
+    func = call.func
+    return func.value if isinstance(func, ast.Attribute) else func

@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from .model import Fix, Span, TextEdit
-from .source import SourceText
+from .source import Located, SourceText
 
 
 def insert_line_after(source: SourceText, stmt: ast.stmt, code: str, title: str) -> Optional[Fix]:
@@ -67,7 +67,7 @@ def add_dict_entry(source: SourceText, display: ast.Dict, key: str, value: str, 
     return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
 
 
-def replace_node(source: SourceText, node: ast.AST, new_text: str, title: str) -> Fix:
+def replace_node(source: SourceText, node: Located, new_text: str, title: str) -> Fix:
     return Fix(title, (TextEdit(source.span(node), new_text),))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import List
 
-from .context import LintContext
+from .context import LintContext, Loop
 
 _NO_RETURN = frozenset(
     {
@@ -93,7 +93,7 @@ def _is_true(test: ast.AST) -> bool:
     return isinstance(test, ast.Constant) and bool(test.value)
 
 
-def _has_break(loop: ast.AST) -> bool:
+def _has_break(loop: Loop) -> bool:
     """A ``break`` that exits ``loop`` itself (not a nested loop, not a nested function).
 
     Only statements are visited: ``break`` is one, so expressions need not be walked."""

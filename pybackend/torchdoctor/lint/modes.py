@@ -25,7 +25,7 @@ _MODE_FREE = re.compile(
 _MAX_DEPTH = 6
 
 
-def mode_matters(ctx: LintContext, model: ast.AST) -> bool:
+def mode_matters(ctx: LintContext, model: ast.expr) -> bool:
     """False only when the whole model is visible and has no mode-dependent layer."""
     built = ctx.construction_of(model)
     if built is None:
@@ -66,7 +66,9 @@ def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
 
 def _constructs_layer(ctx: LintContext, call: ast.Call) -> bool:
     cls = ctx.callee_class(call)
-    return bool(cls) and (cls.startswith("torch.nn.") and cls[9:10].isupper() or cls.startswith("local:"))
+    if not cls:
+        return False
+    return cls.startswith("torch.nn.") and cls[9:10].isupper() or cls.startswith("local:")
 
 
 def _is_module_base(ctx: LintContext, base: ast.AST) -> bool:

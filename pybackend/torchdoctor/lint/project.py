@@ -79,7 +79,9 @@ class ProjectIndex:
 
     def has_module(self, module: str, importer: Optional[str]) -> bool:
         """Whether ``import module`` from ``importer`` finds a file of the project."""
-        return bool(importer and module) and next(_candidate_files(module, os.path.abspath(importer)), None) is not None
+        if not importer or not module:
+            return False
+        return next(_candidate_files(module, os.path.abspath(importer)), None) is not None
 
     def context(self, path: str) -> Optional["LintContext"]:
         """The parsed file at ``path`` (None when it cannot be read or parsed)."""

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from .model import Span
+
+# The nodes that carry a position (statements, expressions, handlers, arguments, keywords...):
+# ``ast.AST`` itself has none, so every position helper takes one of these.
+Located = Union[ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword, ast.alias]
 
 # The line breaks Python's tokenizer knows; ``str.splitlines`` also splits on form feeds
 # and other characters that editors and ``ast`` keep inside a line.
@@ -46,11 +50,11 @@ class SourceText:
             return byte_col
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
-    def span(self, node: ast.AST, end: Optional[ast.AST] = None) -> Span:
+    def span(self, node: Located, end: Optional[Located] = None) -> Span:
         """The span of ``node`` (through ``end`` when given)."""
         last = end if end is not None else node
-        end_lineno = getattr(last, "end_lineno", None) or node.lineno
-        end_byte = getattr(last, "end_col_offset", None)
+        end_lineno = last.end_lineno or node.lineno
+        end_byte = last.end_col_offset
         if end_byte is None:
             end_byte = node.col_offset
         return Span(
@@ -60,7 +64,7 @@ class SourceText:
             self.char_col(end_lineno, end_byte),
         )
 
-    def first_line_span(self, node: ast.AST) -> Span:
+    def first_line_span(self, node: Located) -> Span:
         """The span of ``node`` cut at the end of its first line (for long compound statements)."""
         full = self.span(node)
         if full.end_line == full.start_line:
@@ -73,15 +77,19 @@ class SourceText:
         Like ``ast.get_source_segment`` but without re-splitting the whole text per call,
         which would make rules quadratic on long files.
         """
+        # Any node is accepted (a rule may quote a module or a comprehension clause): those
+        # without a position quote as "".
         end_lineno = getattr(node, "end_lineno", None)
         end_byte = getattr(node, "end_col_offset", None)
-        if end_lineno is None or end_byte is None or not hasattr(node, "lineno"):
+        lineno = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", None)
+        if end_lineno is None or end_byte is None or lineno is None or col is None:
             return ""
-        first, last = node.lineno - 1, end_lineno - 1
+        first, last = lineno - 1, end_lineno - 1
         if first == last:
-            raw = self.line(first).encode("utf-8")[node.col_offset : end_byte]
+            raw = self.line(first).encode("utf-8")[col:end_byte]
             return raw.decode("utf-8", errors="replace")
-        parts = [self.line(first).encode("utf-8")[node.col_offset :].decode("utf-8", errors="replace")]
+        parts = [self.line(first).encode("utf-8")[col:].decode("utf-8", errors="replace")]
         parts.extend(self.line(i) for i in range(first + 1, last))
         parts.append(self.line(last).encode("utf-8")[:end_byte].decode("utf-8", errors="replace"))
         return "\n".join(parts)

@@ -185,7 +185,7 @@ def is_backward(ctx: LintContext, call: ast.Call) -> bool:
     return ctx.qualname(func) == "torch.autograd.backward"
 
 
-def is_optimizer(ctx: LintContext, expr: ast.AST) -> bool:
+def is_optimizer(ctx: LintContext, expr: ast.expr) -> bool:
     """Whether ``expr`` is an optimizer: built from ``torch.optim`` here, or named like one."""
     cls = ctx.class_of(expr)
     if cls is not None:
@@ -197,7 +197,7 @@ def is_optimizer(ctx: LintContext, expr: ast.AST) -> bool:
     return bool(_OPTIMIZER_NAME.search(name)) and not _SCHEDULER_NAME.search(name)
 
 
-def is_scaler(ctx: LintContext, expr: ast.AST) -> bool:
+def is_scaler(ctx: LintContext, expr: ast.expr) -> bool:
     cls = ctx.class_of(expr)
     if cls is not None:
         return cls in _SCALER_CLASSES
@@ -339,7 +339,7 @@ _MODEL_NAME = re.compile(
 _UNPICKLERS = frozenset({"torch.load", "torch.jit.load", "pickle.load", "copy.deepcopy"})
 
 
-def is_model(ctx: LintContext, expr: ast.AST) -> bool:
+def is_model(ctx: LintContext, expr: ast.expr) -> bool:
     """Whether ``expr`` refers to a network: a torch module or local ``nn.Module`` subclass
     built here, or (when built elsewhere) a variable named like one."""
     cls = ctx.class_of(expr)
@@ -367,7 +367,7 @@ def is_model(ctx: LintContext, expr: ast.AST) -> bool:
     return False
 
 
-def unwrap_iterable(ctx: LintContext, expr: ast.AST) -> ast.AST:
+def unwrap_iterable(ctx: LintContext, expr: ast.expr) -> ast.expr:
     """``enumerate(loader)``, ``tqdm(loader)``, ``zip(a, b)`` -> the first loader-like argument."""
     while (
         isinstance(expr, ast.Call)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from . import torchapi
-from .context import LintContext
+from .bindings import Function
+from .context import LintContext, Loop
 
 _FOLLOW_DEPTH = 3
 
@@ -31,7 +32,7 @@ class Step:
 
 @dataclass
 class Unit:
-    node: ast.AST  # a loop, or a function
+    node: Union[Loop, Function]
     steps: List[Step] = field(default_factory=list)
 
     @property
@@ -68,7 +69,7 @@ class TrainingAnalysis:
             unit.steps.append(Step(call, optimizer, self.ctx.text(optimizer)))
         return sorted(units.values(), key=lambda u: (u.node.lineno, u.node.col_offset))
 
-    def _unit_node(self, step: ast.Call) -> Optional[ast.AST]:
+    def _unit_node(self, step: ast.Call) -> Optional[Union[Loop, Function]]:
         """The innermost loop around ``step`` that computes gradients, else its function."""
         for loop in self.ctx.enclosing_loops(step):
             if self.backwards(loop) or self._calls_local(loop, self._has_backward):
@@ -142,11 +143,11 @@ class TrainingAnalysis:
                 target = self.ctx.local_function_called(call)
                 if target is not None and target not in seen:
                     seen.add(target)
-                    sub = self.cleared(target, depth + 1, seen)
-                    handed = _passes_optimizer(call) and bool(sub.optimizers or sub.modules)
-                    result.everything = result.everything or sub.everything or handed
-                    result.optimizers |= sub.optimizers
-                    result.modules |= sub.modules
+                    inner = self.cleared(target, depth + 1, seen)
+                    handed = _passes_optimizer(call) and bool(inner.optimizers or inner.modules)
+                    result.everything = result.everything or inner.everything or handed
+                    result.optimizers |= inner.optimizers
+                    result.modules |= inner.modules
         return result
 
 

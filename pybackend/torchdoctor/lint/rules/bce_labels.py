@@ -125,9 +125,10 @@ def _one_hot_origin(call: ast.Call) -> Optional[str]:
     return f"one-hot encoded labels of {count}mutually exclusive classes (`F.one_hot`, line {call.lineno})"
 
 
-def _literal_origin(node: ast.AST) -> Optional[str]:
-    values = [_int(e) for e in getattr(node, "elts", [])]
-    if not values or any(v is None for v in values):
+def _literal_origin(node: ast.expr) -> Optional[str]:
+    found = [_int(e) for e in getattr(node, "elts", [])]
+    values = [v for v in found if v is not None]
+    if not values or len(values) < len(found):
         return None
     if max(values) <= 1 or min(values) < 0:
         return None

@@ -18,9 +18,10 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import PurePath
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
+from ..bindings import Function
 from ..context import LintContext, terminal_name
 from ..fixes import add_dict_entry, add_keyword
 from ..model import WARNING, Fix
@@ -148,7 +149,7 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
     return False
 
 
-def _loops_in(ctx: LintContext, func) -> List[ast.stmt]:
+def _loops_in(ctx: LintContext, func: Function) -> List[Union[ast.For, ast.AsyncFor]]:
     start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
     return [
         loop
@@ -235,7 +236,7 @@ def _dict_keys(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[Tupl
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
         if any(k.arg is None for k in value.keywords):
             return None
-        return {k.arg for k in value.keywords}, None
+        return {k.arg for k in value.keywords if k.arg is not None}, None  # all named (checked above)
     return None
 
 
@@ -245,13 +246,13 @@ def _dict_options(ctx: LintContext, expr: ast.AST, call: ast.Call):
         found = _dict_keys(ctx, expr)
         return None if found is None else (found[0], {}, None)
     bound = ctx.binding(expr)
-    if bound is None or bound.kind != "assign":
+    if bound is None or bound.kind != "assign" or bound.value is None:
         return None
     found = _dict_keys(ctx, bound.value)
     if found is None:
         return None
     keys, display = found
-    conditional: Dict[str, ast.AST] = {}
+    conditional: Dict[str, ast.stmt] = {}
     scope = ctx.scope_of(call)
     start, end = bound.pos, (call.lineno, call.col_offset)
     for node in ctx.own_nodes(scope, ast.Call, ast.Assign):
@@ -303,7 +304,7 @@ def _added_keys(ctx: LintContext, node: ast.AST, name: str):
     return None
 
 
-def _branch_between(ctx: LintContext, node: ast.AST, call: ast.Call, scope: ast.AST) -> Optional[ast.AST]:
+def _branch_between(ctx: LintContext, node: ast.AST, call: ast.Call, scope: ast.AST) -> Optional[ast.stmt]:
     """The innermost ``if`` (or loop, ``try``) around ``node`` that does not also hold ``call``."""
     around_call = set(ctx.ancestors(call))
     for anc in ctx.ancestors(node):
@@ -317,7 +318,7 @@ def _branch_between(ctx: LintContext, node: ast.AST, call: ast.Call, scope: ast.
 # -- exceptions ---------------------------------------------------------------------------
 
 
-def _is_iterable_dataset(ctx: LintContext, dataset: ast.AST) -> bool:
+def _is_iterable_dataset(ctx: LintContext, dataset: ast.expr) -> bool:
     """Iterable-style datasets cannot be shuffled by the loader (it would raise)."""
     cls = ctx.local_class(ctx.class_of(dataset))
     if cls is not None:
@@ -350,9 +351,8 @@ def _length(indices: ast.AST) -> Optional[int]:
     ):
         return _length(indices.args[0])
     if isinstance(indices, ast.Call) and isinstance(indices.func, ast.Name) and indices.func.id == "range":
-        bounds = indices.args
-        if bounds and all(isinstance(b, ast.Constant) and isinstance(b.value, int) for b in bounds):
-            values = [b.value for b in bounds]
+        values = [b.value for b in indices.args if isinstance(b, ast.Constant) and isinstance(b.value, int)]
+        if values and len(values) == len(indices.args):
             return len(range(*values))
     return None
 
@@ -360,7 +360,7 @@ def _length(indices: ast.AST) -> Optional[int]:
 # -- report --------------------------------------------------------------------------------
 
 
-def _message(ctx: LintContext, call: ast.Call, branch: Optional[ast.AST]) -> str:
+def _message(ctx: LintContext, call: ast.Call, branch: Optional[ast.stmt]) -> str:
     loader = f"`{ctx.text(call.func)}` for the training data"
     if branch is None:
         return (

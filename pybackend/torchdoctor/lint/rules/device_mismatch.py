@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Dict, List, Optional, Set
 
 from .. import torchapi
-from ..context import LintContext
+from ..bindings import BindingNode
+from ..context import LintContext, receiver, terminal_name
 from ..fixes import add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
@@ -35,7 +36,7 @@ _DTYPE_PREFIXES = (
 class Move:
     call: ast.Call
     model_key: str  # the name the moved model is used under
-    device: ast.AST  # the device expression (``device``, ``"cuda"``)
+    device: ast.expr  # the device expression (``device``, ``"cuda"``)
     device_text: str
     stmt: ast.stmt
     in_place: bool  # ``model.to(device)`` as a statement, rather than ``model = ....to(device)``
@@ -82,10 +83,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 )
 
 
-def _calls_by_callee_text(ctx: LintContext):
+def _calls_by_callee_text(ctx: LintContext) -> Dict[str, List[ast.Call]]:
     """Calls of a name or attribute chain, by its text: one pass, so each move looks only at
     the calls spelled like its model (the rule stays linear in the file's length)."""
-    found = {}
+    found: Dict[str, List[ast.Call]] = {}
     for call in ctx.calls:
         if isinstance(call.func, (ast.Name, ast.Attribute)):
             found.setdefault(ctx.text(call.func), []).append(call)
@@ -103,10 +104,11 @@ def _calls_through_parameters(ctx: LintContext) -> List[ast.Call]:
     return found
 
 
-def _calls_by_binding(ctx: LintContext, calls: List[ast.Call]):
+def _calls_by_binding(ctx: LintContext, calls: List[ast.Call]) -> Dict[int, List[ast.Call]]:
     """The candidate calls by the statement that bound their callee (``_binding_of``), each
     resolved once whatever the number of moves."""
-    found, done = {}, set()
+    found: Dict[int, List[ast.Call]] = {}
+    done: Set[int] = set()
     for call in calls:
         if id(call) in done:
             continue
@@ -139,15 +141,15 @@ def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.
     return uses
 
 
-def _moved_binding(ctx: LintContext, move: Move):
+def _moved_binding(ctx: LintContext, move: Move) -> Optional[BindingNode]:
     """The statement that binds the moved object: the assignment (``model = Net().to(d)``,
     ``self.model = ...``) or, for ``model.to(d)``, the binding the move applies to."""
     if not move.in_place:
         return move.stmt
-    return _binding_of(ctx, move.call.func.value)
+    return _binding_of(ctx, receiver(move.call))
 
 
-def _binding_of(ctx: LintContext, expr: ast.AST, depth: int = 0):
+def _binding_of(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[BindingNode]:
     """The statement that gave ``expr`` its object, through parameters to what callers pass."""
     if depth > 4:
         return None
@@ -182,9 +184,9 @@ def _moves(ctx: LintContext) -> List[Move]:
     return moves
 
 
-def _device_of(ctx: LintContext, call: ast.Call) -> Optional[ast.AST]:
+def _device_of(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
     """The target device of ``.to(...)`` / ``.cuda()``; None for dtype-only or CPU moves."""
-    if call.func.attr == "cuda":
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "cuda":
         return call.func
     device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
     if device is None or (ctx.qualname(device) or "").startswith(_DTYPE_PREFIXES):
@@ -230,7 +232,7 @@ def _model_key(ctx: LintContext, call: ast.Call):
     ):
         return ctx.text(stmt.targets[0]), False
     if isinstance(stmt, ast.Expr) and stmt.value is call:
-        return ctx.text(call.func.value), True
+        return ctx.text(receiver(call)), True
     return None
 
 
@@ -319,6 +321,6 @@ def _fix(ctx: LintContext, factory: Optional[ast.Call], move: Move) -> Optional[
         bound = ctx.bindings.lookup(move.device.id, ctx.scope_chain(factory), (factory.lineno, factory.col_offset))
         if bound is None or bound.pos > (factory.lineno, factory.col_offset):
             return None
-    elif not isinstance(move.device, ast.Constant) and move.call.func.attr != "cuda":
+    elif not isinstance(move.device, ast.Constant) and terminal_name(move.call.func) != "cuda":
         return None
     return add_keyword(ctx.source, factory, f"device={device}", f"Create it on `{device}`")

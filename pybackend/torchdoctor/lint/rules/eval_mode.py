@@ -11,14 +11,18 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from .. import torchapi
-from ..context import LintContext, terminal_name
+from ..bindings import Function
+from ..context import LintContext, Loop, receiver, terminal_name
 from ..model import INFORMATION, WARNING
 from ..modes import mode_matters, switch_of
 from ..registry import Reporter, rule
 from ..training import analysis
+
+# Where an evaluation loop's switches are looked for: its function, or the module.
+Scope = Union[Function, ast.Module]
 
 _EVAL_FIRST_WORDS = frozenset(
     {
@@ -44,9 +48,9 @@ _EVAL_DATA = re.compile(
 
 @dataclass
 class EvalLoop:
-    loop: ast.AST
+    loop: Loop
     model_call: ast.Call
-    owner: Optional[ast.AST]  # the evaluation function holding the loop, when there is one
+    owner: Optional[Function]  # the evaluation function holding the loop, when there is one
 
     @property
     def where(self) -> str:
@@ -150,7 +154,7 @@ def is_test_file(path: Optional[str]) -> bool:
     )
 
 
-def _is_eval_function(func: Optional[ast.AST], in_test_file: bool = False) -> bool:
+def _is_eval_function(func: Optional[Function], in_test_file: bool = False) -> bool:
     if func is None:
         return False
     words = [w for w in func.name.lower().split("_") if w]
@@ -163,7 +167,7 @@ def _is_eval_function(func: Optional[ast.AST], in_test_file: bool = False) -> bo
     return words[0] in _EVAL_FIRST_WORDS or any(w in _EVAL_ANY_WORDS for w in words)
 
 
-def _is_framework_hook(ctx: LintContext, func: ast.AST) -> bool:
+def _is_framework_hook(ctx: LintContext, func: Function) -> bool:
     """Lightning-style ``validation_step`` / ``on_validation_epoch_end``: the framework sets modes."""
     if ctx.enclosing_class(func) is None:
         return False
@@ -171,7 +175,7 @@ def _is_framework_hook(ctx: LintContext, func: ast.AST) -> bool:
     return name.endswith("_step") or name.startswith("on_") or name.endswith("_epoch_end")
 
 
-def _iterates_eval_data(ctx: LintContext, loop: ast.AST) -> bool:
+def _iterates_eval_data(ctx: LintContext, loop: Loop) -> bool:
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     source = torchapi.unwrap_iterable(ctx, loop.iter)
@@ -193,7 +197,7 @@ def _first_model_call(ctx: LintContext, calls: List[ast.Call]) -> Optional[ast.C
 def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     """``.eval()`` runs before the loop (in its function, or at every call site of its
     evaluation function), or an eval-mode context manager surrounds it."""
-    scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
+    scope: Scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
     model = found.model_call.func
     if _switches_before(ctx, scope, found.loop, "eval", model) or _in_eval_context(ctx, found.loop):
         return True
@@ -209,7 +213,7 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
 
 
 def _switches_before(
-    ctx: LintContext, scope: ast.AST, point: ast.AST, mode: str, model: Optional[ast.AST] = None
+    ctx: LintContext, scope: Scope, point: Union[ast.stmt, ast.expr], mode: str, model: Optional[ast.expr] = None
 ) -> bool:
     """Some switch to ``mode`` (``x.eval()`` / ``x.train()``) in ``scope`` runs before or inside
     ``point``, directly or in a helper defined in this file. With ``model``, a direct switch
@@ -228,12 +232,12 @@ def _switches_before(
     return False
 
 
-def _switches_model(ctx: LintContext, call: ast.Call, model: ast.AST) -> bool:
-    receiver = call.func.value
-    return ctx.text(receiver) == ctx.text(model) or torchapi.is_model(ctx, receiver)
+def _switches_model(ctx: LintContext, call: ast.Call, model: ast.expr) -> bool:
+    switched = receiver(call)
+    return ctx.text(switched) == ctx.text(model) or torchapi.is_model(ctx, switched)
 
 
-def _loaded_in_eval_mode(ctx: LintContext, model: ast.AST) -> bool:
+def _loaded_in_eval_mode(ctx: LintContext, model: ast.expr) -> bool:
     """``from_pretrained(...)`` (Hugging Face) returns the model already in eval mode."""
     built = ctx.construction_of(model)
     return built is not None and terminal_name(built.func) == "from_pretrained"
@@ -251,7 +255,7 @@ def _in_eval_context(ctx: LintContext, node: ast.AST) -> bool:
 def _grad_disabled(ctx: LintContext, found: EvalLoop) -> bool:
     if torchapi.grad_mode_at(ctx, found.model_call) == torchapi.NO_GRAD:
         return True
-    scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
+    scope: Scope = found.owner or ctx.enclosing_function(found.loop) or ctx.tree
     if _set_grad_disabled_before(ctx, scope, found.loop):
         return True
     if found.owner is None:
@@ -260,7 +264,7 @@ def _grad_disabled(ctx: LintContext, found: EvalLoop) -> bool:
     return bool(sites) and all(torchapi.grad_mode_at(ctx, s) == torchapi.NO_GRAD for s in sites)
 
 
-def _set_grad_disabled_before(ctx: LintContext, scope: ast.AST, loop: ast.AST) -> bool:
+def _set_grad_disabled_before(ctx: LintContext, scope: Scope, loop: Loop) -> bool:
     for call in analysis(ctx).own_calls(scope):
         if (call.lineno, call.col_offset) >= (loop.lineno, loop.col_offset):
             break

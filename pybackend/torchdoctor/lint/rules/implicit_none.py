@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
+from typing import List, Optional, Tuple, Union
 
+from ..bindings import Function
 from ..context import LintContext
 from ..flow import block_completes
 from ..model import INFORMATION, WARNING, Span
@@ -110,7 +111,7 @@ _HOOKS = frozenset(
 )
 
 
-def _is_hook(ctx: LintContext, func) -> bool:
+def _is_hook(ctx: LintContext, func: Function) -> bool:
     if ctx.enclosing_class(func) is None:
         return False
     name = func.name
@@ -130,7 +131,7 @@ def _returns_none(ctx: LintContext, value: ast.AST) -> bool:
     return not _is_stub(target) and all(_is_none(r.value) for r in returns)
 
 
-def _fall_off(ctx: LintContext, func) -> str:
+def _fall_off(ctx: LintContext, func: Function) -> str:
     """How control reaches the end: name the condition when the last statement is a bare ``if``."""
     last = func.body[-1]
     if isinstance(last, ast.If) and not last.orelse:
@@ -138,27 +139,27 @@ def _fall_off(ctx: LintContext, func) -> str:
     return "on some paths and ends without a `return` (giving None) on others"
 
 
-def _top_level(ctx: LintContext, func) -> bool:
+def _top_level(ctx: LintContext, func: Function) -> bool:
     """A module-level function. Methods and nested functions are reached through objects and
     tables this file does not show (dispatchers whose None means "not handled"): without a
     caller in sight, they are left alone."""
     return ctx.enclosing_class(func) is None and ctx.enclosing_function(func) is None
 
 
-def _inside(ctx: LintContext, node: ast.AST, func) -> bool:
+def _inside(ctx: LintContext, node: ast.AST, func: Function) -> bool:
     return any(anc is func for anc in ctx.ancestors(node))
 
 
 _CHECKS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
-def _first_unchecked_use(ctx: LintContext, sites):
+def _first_unchecked_use(ctx: LintContext, sites: List[ast.Call]) -> Tuple[Optional[ast.expr], bool]:
     """``(expression, None)``: the first place a caller of this file uses the result as a
     tensor (attribute, subscript, arithmetic, call) before any None check; (None, checked)."""
     checked = False
     for site in sites:
         parent = ctx.parents.get(site)
-        if _tensor_use(ctx, site, parent):
+        if _tensor_use(ctx, site, parent) and isinstance(parent, ast.expr):  # a tensor use is an expression
             return _widen(ctx, parent), False
         if _is_none_check(ctx, site, parent):
             checked = True
@@ -168,17 +169,21 @@ def _first_unchecked_use(ctx: LintContext, sites):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 use = _use_of_name(ctx, targets[0], stmt)
-                if use is _CHECKED:
+                if isinstance(use, _Checked):
                     checked = True
                 elif use is not None:
                     return use, False
     return None, checked
 
 
-_CHECKED = object()
+class _Checked:
+    """The type of ``_CHECKED``: a use that is a None check."""
 
 
-def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
+_CHECKED = _Checked()
+
+
+def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt) -> Union[ast.expr, _Checked, None]:
     """The first later use of ``target`` in its scope: ``_CHECKED`` when it is a None check
     (``x is None``, ``if x:``, ``x or y``), the using expression when it is a tensor use, None
     when neither (passed on, returned)."""
@@ -198,7 +203,7 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
         parent = ctx.parents.get(name)
         if _is_none_check(ctx, name, parent):
             return _CHECKED
-        if _tensor_use(ctx, name, parent):
+        if _tensor_use(ctx, name, parent) and isinstance(parent, ast.expr):
             return _widen(ctx, parent)
         if isinstance(ctx.statement_of(name), (ast.Assign, ast.AnnAssign)) and name is getattr(
             ctx.statement_of(name), "value", None
@@ -207,7 +212,7 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt):
     return None
 
 
-def _widen(ctx: LintContext, use: ast.AST) -> ast.AST:
+def _widen(ctx: LintContext, use: ast.expr) -> ast.expr:
     """``emb.unsqueeze`` -> ``emb.unsqueeze(0)`` for the message."""
     parent = ctx.parents.get(use)
     if isinstance(use, ast.Attribute) and isinstance(parent, ast.Call) and parent.func is use:
@@ -280,7 +285,7 @@ def _plausibly_tensor(ctx: LintContext, value: ast.AST) -> bool:
     return True
 
 
-def _declares_none(ctx: LintContext, func) -> bool:
+def _declares_none(ctx: LintContext, func: Function) -> bool:
     """``-> Optional[Tensor]`` / ``-> Tensor | None``: the author says None is a valid result."""
     if func.returns is None:
         return False
@@ -321,13 +326,13 @@ def _may_be_tensor(value: ast.AST) -> bool:
     return True
 
 
-def _is_stub(func) -> bool:
+def _is_stub(func: Function) -> bool:
     """``...``, ``pass``, docstring-only or ``raise NotImplementedError`` bodies."""
     body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     return not body or all(isinstance(s, (ast.Pass, ast.Raise)) for s in body)
 
 
-def _name_span(ctx: LintContext, func) -> Span:
+def _name_span(ctx: LintContext, func: Function) -> Span:
     line = func.lineno - 1
     text = ctx.source.line(line)
     keyword = text.find("def ")

@@ -9,7 +9,7 @@ production. Split first, ``fit`` on the training part, ``transform`` both.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Dict, Optional, Set, Tuple
 
 from ..context import LintContext
 from ..model import WARNING
@@ -96,7 +96,7 @@ def check_whole_array_statistics(ctx: LintContext, report: Reporter) -> None:
         )
 
 
-def _self_normalised(ctx: LintContext, value: ast.AST):
+def _self_normalised(ctx: LintContext, value: ast.AST) -> Optional[Tuple[ast.expr, ast.Call]]:
     """``(data, statistic call)`` when ``value`` subtracts from ``data`` a statistic of ``data``
     itself (directly or through a name bound to it)."""
     for node in ast.walk(value):
@@ -108,10 +108,11 @@ def _self_normalised(ctx: LintContext, value: ast.AST):
     return None
 
 
-def _statistic_of(ctx: LintContext, expr: ast.AST):
+def _statistic_of(ctx: LintContext, given: ast.expr) -> Optional[Tuple[ast.expr, ast.Call]]:
     """``(array, call)`` for ``X.mean(0)``, ``np.mean(X, axis=0)``, ``torch.std(X)``, or a name bound to one."""
-    if isinstance(expr, ast.Name):
-        bound = ctx.binding(expr)
+    expr: Optional[ast.expr] = given
+    if isinstance(given, ast.Name):
+        bound = ctx.binding(given)
         expr = bound.value if bound is not None and bound.kind == "assign" else None
     if not isinstance(expr, ast.Call):
         return None
@@ -129,14 +130,15 @@ def _statistic_of(ctx: LintContext, expr: ast.AST):
     return None
 
 
-def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: set) -> Optional[ast.AST]:
+def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: Set[str]) -> Optional[ast.expr]:
     """A split of one of ``names`` after ``stmt`` in its scope: a splitter call, or a head slice
     and a tail slice (``X[:n]`` and ``X[n:]``)."""
     scope = ctx.scope_of(stmt)
-    at = (stmt.end_lineno, stmt.end_col_offset)
-    heads, tails = {}, {}
+    after_line = stmt.end_lineno or stmt.lineno
+    heads: Dict[str, ast.Subscript] = {}
+    tails: Dict[str, ast.Subscript] = {}
     for node in ast.walk(scope):
-        if getattr(node, "lineno", 0) < at[0] or ctx.scope_of(node) is not scope:
+        if getattr(node, "lineno", 0) < after_line or ctx.scope_of(node) is not scope:
             continue
         if isinstance(node, ast.Call) and (ctx.qualname(node.func) in _SPLITTERS | _RANDOM_SPLITS):
             if any(ctx.text(a) in names for a in node.args):
@@ -153,7 +155,7 @@ def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: set) -> Optional[ast
     return None
 
 
-def _fitted_data(ctx: LintContext, call: ast.Call):
+def _fitted_data(ctx: LintContext, call: ast.Call) -> Optional[Tuple[ast.expr, Optional[str]]]:
     """``(data, name the result is stored in)`` for ``prep.fit(X)`` / ``X2 = prep.fit_transform(X)``."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and func.attr in ("fit", "fit_transform") and call.args):
@@ -172,11 +174,12 @@ def _fitted_data(ctx: LintContext, call: ast.Call):
     return data, result
 
 
-def _transformed_names(ctx: LintContext, fit: ast.Call) -> set:
+def _transformed_names(ctx: LintContext, fit: ast.Call) -> Set[str]:
     """Names later assigned ``prep.transform(...)`` by the same preprocessor, in the same scope."""
-    prep = ctx.text(fit.func.value)
+    fitted = fit.func  # ``prep.fit``: an attribute (``_fitted_data`` checked it)
+    prep = ctx.text(fitted.value if isinstance(fitted, ast.Attribute) else fitted)
     scope = ctx.scope_of(fit)
-    names = set()
+    names: Set[str] = set()
     for call in ctx.calls:
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == "transform" and ctx.text(func.value) == prep):
@@ -192,7 +195,7 @@ def _transformed_names(ctx: LintContext, fit: ast.Call) -> set:
     return names
 
 
-def _is_preprocessor(ctx: LintContext, expr: ast.AST) -> bool:
+def _is_preprocessor(ctx: LintContext, expr: ast.expr) -> bool:
     cls = ctx.class_of(expr) or (ctx.callee_class(expr) if isinstance(expr, ast.Call) else None)
     if not cls:
         return False

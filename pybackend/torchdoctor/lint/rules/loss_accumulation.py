@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple, Union
 
 from .. import torchapi
-from ..context import LintContext
+from ..context import LintContext, Loop
 from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
+
+# What an accumulator can be: a name or ``self.attr``.
+Ref = Union[ast.Name, ast.Attribute]
 
 # Wrapping a loss in one of these yields a number or a graph-free tensor.
 _RELEASES = frozenset({"item", "detach", "tolist", "numpy", "cpu_item"})
@@ -58,7 +61,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
             )
 
 
-def _directly_in(ctx: LintContext, node: ast.AST, loop: ast.AST) -> bool:
+def _directly_in(ctx: LintContext, node: ast.AST, loop: Loop) -> bool:
     """``node`` belongs to ``loop`` itself, not to a loop nested inside it (reported there)."""
     loops = ctx.enclosing_loops(node)
     return bool(loops) and loops[0] is loop
@@ -66,7 +69,14 @@ def _directly_in(ctx: LintContext, node: ast.AST, loop: ast.AST) -> bool:
 
 def _is_ref(expr: ast.AST) -> bool:
     """A name or ``self.attr``: what an accumulator can be."""
-    return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name))
+    return _as_ref(expr) is not None
+
+
+def _as_ref(expr: ast.AST) -> Optional[Ref]:
+    """``expr`` when it is a name or ``self.attr``, else None."""
+    if isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        return expr
+    return None
 
 
 def _same(ctx: LintContext, a: ast.AST, b: ast.AST) -> bool:
@@ -75,21 +85,23 @@ def _same(ctx: LintContext, a: ast.AST, b: ast.AST) -> bool:
     return isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute) and ctx.text(a) == ctx.text(b)
 
 
-def _accumulation(ctx: LintContext, node: ast.AST):
+def _accumulation(ctx: LintContext, node: ast.AST) -> Optional[Tuple[Ref, ast.expr]]:
     """``(accumulator, loss expression)`` for ``acc += loss``, ``acc = acc + loss`` and
     ``acc_list.append(loss)`` (also on ``self.attr``), where the added value holds a live loss
     tensor."""
-    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _is_ref(node.target):
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+        target = _as_ref(node.target)
+        if target is None:
+            return None
         loss = _live_loss(ctx, node.value)
-        return (node.target, loss) if loss is not None else None
+        return (target, loss) if loss is not None else None
+    acc = _as_ref(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
     if (
-        isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and _is_ref(node.targets[0])
+        acc is not None
+        and isinstance(node, ast.Assign)
         and isinstance(node.value, ast.BinOp)
         and isinstance(node.value.op, ast.Add)
     ):
-        acc = node.targets[0]
         left, right = node.value.left, node.value.right
         if _is_ref(left) and _same(ctx, left, acc):
             loss = _live_loss(ctx, right)
@@ -99,15 +111,17 @@ def _accumulation(ctx: LintContext, node: ast.AST):
         and isinstance(node.value, ast.Call)
         and isinstance(node.value.func, ast.Attribute)
         and node.value.func.attr == "append"
-        and _is_ref(node.value.func.value)
         and len(node.value.args) == 1
     ):
+        holder = _as_ref(node.value.func.value)
+        if holder is None:
+            return None
         loss = _live_loss(ctx, node.value.args[0])
-        return (node.value.func.value, loss) if loss is not None else None
+        return (holder, loss) if loss is not None else None
     return None
 
 
-def _live_loss(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[ast.AST]:
+def _live_loss(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[ast.expr]:
     """The part of ``expr`` that is a loss tensor still attached to its graph, if any."""
     if isinstance(expr, ast.BinOp):
         return _live_loss(ctx, expr.left, depth) or _live_loss(ctx, expr.right, depth)
@@ -131,13 +145,13 @@ def _live_loss(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[ast.
     return None
 
 
-def _backward_subjects(call: ast.Call) -> List[ast.AST]:
+def _backward_subjects(call: ast.Call) -> List[ast.expr]:
     """What a backward call differentiates: ``loss`` in ``loss.backward()``,
     ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``self.manual_backward(loss)``,
     ``torch.autograd.backward(loss)``. (A tensor's own ``backward(gradient)`` argument is listed
     too; it does no harm.)"""
     func = call.func
-    subjects: List[ast.AST] = list(call.args[:1])
+    subjects: List[ast.expr] = list(call.args[:1])
     if isinstance(func, ast.Attribute) and func.attr == "backward":
         receiver = func.value
         while (
@@ -151,7 +165,7 @@ def _backward_subjects(call: ast.Call) -> List[ast.AST]:
     return subjects
 
 
-def _is_backpropagated_ref(ctx: LintContext, ref: ast.AST) -> bool:
+def _is_backpropagated_ref(ctx: LintContext, ref: ast.expr) -> bool:
     """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a loss."""
     scope = ctx.scope_of(ref)
     for call in analysis(ctx).backwards(scope):
@@ -161,7 +175,7 @@ def _is_backpropagated_ref(ctx: LintContext, ref: ast.AST) -> bool:
     return False
 
 
-def _defined_outside(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
+def _defined_outside(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     """The accumulator was bound before the loop and is not reset on every iteration inside it.
 
     A reset under an ``if`` inside the loop (``if i % log_interval == 0: total = 0``) still
@@ -187,7 +201,7 @@ def _defined_outside(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
     return bool(before) and not inside
 
 
-def _every_iteration(ctx: LintContext, stmt: ast.AST, loop: ast.AST) -> bool:
+def _every_iteration(ctx: LintContext, stmt: ast.AST, loop: Loop) -> bool:
     """``stmt`` runs on every pass of ``loop`` (no ``if`` / ``try`` / nested loop between)."""
     for anc in ctx.ancestors(stmt):
         if anc is loop:
@@ -197,7 +211,7 @@ def _every_iteration(ctx: LintContext, stmt: ast.AST, loop: ast.AST) -> bool:
     return True
 
 
-def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: ast.AST) -> bool:
+def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: Ref) -> bool:
     value = getattr(stmt, "value", None)
     return isinstance(value, ast.BinOp) and _is_ref(value.left) and _same(ctx, value.left, acc)
 
@@ -205,7 +219,7 @@ def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: ast.AST) -> bool:
 _DERIVE_DEPTH = 3
 
 
-def _backpropagated(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
+def _backpropagated(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     """The accumulated tensor is itself differentiated: ``loss_sum.backward()``, or the backward
     of a value built from it (``total = content + style_sum``; ``torch.stack(losses).sum()``).
     Summing loss terms for one step is how losses are built, not a leak."""
@@ -220,7 +234,7 @@ def _backpropagated(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
-def _derived_names(ctx: LintContext, acc: ast.AST, scope: ast.AST) -> Set[str]:
+def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST) -> Set[str]:
     """``acc`` (when a name) and the names assigned, in ``scope``, from expressions mentioning
     it or a name derived from it (a few assignments deep)."""
     derived: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
@@ -249,7 +263,7 @@ def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[s
     return False
 
 
-def _within_one_step(ctx: LintContext, loop: ast.AST) -> bool:
+def _within_one_step(ctx: LintContext, loop: Loop) -> bool:
     """A micro-batch loop of gradient accumulation: it steps no optimizer, and one is stepped
     right after it (in the same function or enclosing loop). What it collects lives until
     that step only, a bounded handful of graphs, not the whole run's."""
@@ -268,14 +282,14 @@ def _under_no_grad(ctx: LintContext, node: ast.AST) -> bool:
     return torchapi.grad_mode_at(ctx, node) == torchapi.NO_GRAD
 
 
-def _release_text(ctx: LintContext, loss: ast.AST, method: str) -> str:
+def _release_text(ctx: LintContext, loss: ast.expr, method: str) -> str:
     text = ctx.text(loss)
     if not isinstance(loss, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
         text = f"({text})"
     return f"{text}.{method}()"
 
 
-def _fix(ctx: LintContext, acc: ast.AST, loss: ast.AST, loop: ast.AST) -> Optional[Fix]:
+def _fix(ctx: LintContext, acc: Ref, loss: ast.expr, loop: Loop) -> Optional[Fix]:
     """``.item()`` unless the accumulator is used as a tensor later (``total.item()``)."""
     method = "detach" if _used_as_tensor(ctx, acc, loop) else "item"
     return replace_node(
@@ -283,7 +297,7 @@ def _fix(ctx: LintContext, acc: ast.AST, loss: ast.AST, loop: ast.AST) -> Option
     )
 
 
-def _used_as_tensor(ctx: LintContext, acc: ast.AST, loop: ast.AST) -> bool:
+def _used_as_tensor(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     """The accumulator is later used as a tensor: ``total.item()``, ``torch.stack(losses)``.
     A text search over the enclosing function is enough to choose between two safe fixes."""
     scope = ctx.scope_of(loop)

@@ -131,7 +131,7 @@ def _loss_phrase(ctx: LintContext, call: ast.Call, kind: str) -> str:
     return f"`{ctx.text(call.func)}` ({torchapi.LOSS_DISPLAY[kind]})"
 
 
-def _origin(ctx: LintContext, given: ast.AST, act: Activation) -> str:
+def _origin(ctx: LintContext, given: ast.expr, act: Activation) -> str:
     """Say what the input is and, when it was made elsewhere, where."""
     words = _KIND_WORDS[act.kind]
     if act.node is given:
@@ -147,7 +147,7 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _activation_input(ctx: LintContext, call: ast.AST) -> Optional[ast.AST]:
+def _activation_input(ctx: LintContext, call: ast.expr) -> Optional[ast.expr]:
     """The tensor an inline activation call is applied to: ``F.softmax(x, 1)`` and
     ``x.softmax(1)`` -> ``x``; None for forms we do not rewrite."""
     if not isinstance(call, ast.Call):
@@ -164,7 +164,7 @@ def _activation_input(ctx: LintContext, call: ast.AST) -> Optional[ast.AST]:
     return None
 
 
-def _strip_fix(ctx: LintContext, given: ast.AST, act: Activation, why: str) -> Optional[Fix]:
+def _strip_fix(ctx: LintContext, given: ast.expr, act: Activation, why: str) -> Optional[Fix]:
     """Only an activation written inline in the loss call is removed: elsewhere the
     probabilities may also feed metrics or outputs."""
     if act.node is not given:
@@ -175,7 +175,7 @@ def _strip_fix(ctx: LintContext, given: ast.AST, act: Activation, why: str) -> O
     return replace_node(ctx.source, given, ctx.text(inner), f"Remove the {act.kind.replace('_', '-')}: {why}")
 
 
-def _log_softmax_fix(ctx: LintContext, given: ast.AST, act: Activation) -> Optional[Fix]:
+def _log_softmax_fix(ctx: LintContext, given: ast.expr, act: Activation) -> Optional[Fix]:
     """``F.nll_loss(F.softmax(x, 1), y)`` -> ``F.nll_loss(F.log_softmax(x, 1), y)``."""
     if act.node is not given or act.kind != SOFTMAX or not isinstance(given, ast.Call):
         return None

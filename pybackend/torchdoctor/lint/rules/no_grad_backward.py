@@ -16,13 +16,17 @@ mentioned (information), as a sign the block holds more than evaluation.
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..context import LintContext
 from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
 from ..training import analysis, parameter_owners
+
+# A no-grad region: a ``with torch.no_grad():`` block, or the decorator of a no-grad function.
+Block = Union[ast.stmt, ast.expr]
+WithBlock = Union[ast.With, ast.AsyncWith]
 
 _FOLLOW = 4  # assignments followed back from a loss to the model call it came from
 
@@ -74,7 +78,7 @@ def _backward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None
     )
 
 
-def _where_loss_was_made(ctx: LintContext, call: ast.Call, block: Optional[ast.AST]) -> str:
+def _where_loss_was_made(ctx: LintContext, call: ast.Call, block: Optional[Block]) -> str:
     """``inside`` the no-grad block (or inline in the call), ``before`` it, or ``unknown``."""
     subject = _subject(call)
     if subject is None:
@@ -97,7 +101,7 @@ def _where_loss_was_made(ctx: LintContext, call: ast.Call, block: Optional[ast.A
     return "unknown"
 
 
-def _subject(call: ast.Call) -> Optional[ast.AST]:
+def _subject(call: ast.Call) -> Optional[ast.expr]:
     """The loss a backward call differentiates (``scaler.scale(loss)`` unwrapped)."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "backward" and not call.args:
@@ -153,13 +157,13 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     return cache[scope]
 
 
-def _no_grad_model_calls(ctx: LintContext, subject: ast.AST) -> Iterator[Tuple[ast.Call, ast.AST]]:
+def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[ast.Call, WithBlock]]:
     """Model calls under a no-grad ``with`` that ``subject``'s value is built from, following
     plain assignments back a few steps."""
-    seen = set()
+    seen: Set[ast.AST] = set()
     frontier = [subject]
     for _ in range(_FOLLOW):
-        following = []
+        following: List[ast.expr] = []
         for expr in frontier:
             for sub in ast.walk(expr):
                 if isinstance(sub, ast.Call) and torchapi.is_model(ctx, sub.func):
@@ -179,7 +183,7 @@ def _no_grad_model_calls(ctx: LintContext, subject: ast.AST) -> Iterator[Tuple[a
             return
 
 
-def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
+def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[WithBlock]:
     """The no-grad ``with`` around ``node`` in its function (not decorators: a decorated
     function is an evaluation helper whose result nobody backpropagates through)."""
     for anc in ctx.ancestors(node):
@@ -195,7 +199,7 @@ def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
     return None
 
 
-def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
+def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[Block]:
     for anc in ctx.ancestors(node):
         if isinstance(anc, (ast.With, ast.AsyncWith)):
             if any(torchapi.grad_mode_of(ctx, item.context_expr) == torchapi.NO_GRAD for item in anc.items):
@@ -208,7 +212,7 @@ def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[ast.AST]:
     return None
 
 
-def _header(ctx: LintContext, block: ast.AST) -> str:
+def _header(ctx: LintContext, block: Block) -> str:
     span = ctx.source.first_line_span(block)
     return ctx.source.line(span.start_line)[span.start_col : span.end_col].strip()
 

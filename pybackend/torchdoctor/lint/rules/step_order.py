@@ -8,6 +8,7 @@ are cleared before they are ever used: the model trains a step behind, or not at
 from __future__ import annotations
 
 import ast
+from typing import Tuple
 
 from ..context import LintContext
 from ..model import WARNING
@@ -67,5 +68,5 @@ def check(ctx: LintContext, report: Reporter) -> None:
             )
 
 
-def _pos(node: ast.AST):
+def _pos(node: ast.expr) -> Tuple[int, int]:
     return (node.lineno, node.col_offset)

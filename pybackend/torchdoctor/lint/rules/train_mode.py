@@ -8,10 +8,11 @@ correctly; every later epoch trains with dropout off and batch-norm statistics f
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple, Union
 
 from .. import torchapi
-from ..context import LintContext
+from ..bindings import Function
+from ..context import LintContext, Loop, receiver
 from ..model import WARNING, Fix, Span, TextEdit
 from ..modes import mode_matters, switch_of
 from ..registry import Reporter, rule
@@ -58,7 +59,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
         )
 
 
-def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.Call, Optional[ast.AST]]]:
+def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call, Optional[ast.expr]]]:
     """``(eval site, model)`` when ``loop`` trains, switches to eval, and never back."""
     training = analysis(ctx)
     calls = training.own_calls(loop)
@@ -68,7 +69,7 @@ def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.C
         return None
     for call in calls:
         if switch_of(call) == "eval":
-            model = call.func.value
+            model = receiver(call)
             if (
                 torchapi.is_model(ctx, model)
                 and _is_trained(ctx, model)
@@ -78,14 +79,14 @@ def _eval_without_train(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[ast.C
             continue
         helper = ctx.local_function_called(call)
         if helper is not None and _any_switch(ctx, training.own_calls(helper), "eval", 1):
-            model = _argument_for_switched_param(ctx, call, helper)
-            if model is not None and _fresh_each_iteration(ctx, model, loop):
+            passed = _argument_for_switched_param(ctx, call, helper)
+            if passed is not None and _fresh_each_iteration(ctx, passed, loop):
                 continue
-            return call, model
+            return call, passed
     return None
 
 
-def _fresh_each_iteration(ctx: LintContext, model: ast.AST, loop: ast.AST) -> bool:
+def _fresh_each_iteration(ctx: LintContext, model: ast.expr, loop: Loop) -> bool:
     """The model is built anew inside the loop (``for trial: model = Net(); train(model);
     evaluate(model)``): the eval mode of the last one does not reach the next."""
     if not isinstance(model, ast.Name):
@@ -99,7 +100,7 @@ def _fresh_each_iteration(ctx: LintContext, model: ast.AST, loop: ast.AST) -> bo
     )
 
 
-def _report_eval_before(ctx: LintContext, loop: ast.AST, report: Reporter) -> None:
+def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
     """``model.eval()`` before a training loop that never calls ``.train()``: every step of the
     run trains in eval mode. Only for an outermost loop of its function, and only when the
     switched object is the trained model and its mode matters."""
@@ -108,20 +109,20 @@ def _report_eval_before(ctx: LintContext, loop: ast.AST, report: Reporter) -> No
     training = analysis(ctx)
     if _any_switch(ctx, training.own_calls(loop), "train", 0):
         return
-    scope = ctx.enclosing_function(loop) or ctx.tree
+    scope: Union[Function, ast.Module] = ctx.enclosing_function(loop) or ctx.tree
     start = (loop.lineno, loop.col_offset)
-    last = None
+    last: Optional[ast.Call] = None
     for call in training.own_calls(scope):
         if (call.lineno, call.col_offset) >= start:
             break
         mode = switch_of(call)
         if mode == "train":
             last = None
-        elif mode == "eval" and torchapi.is_model(ctx, call.func.value) and _is_trained(ctx, call.func.value):
+        elif mode == "eval" and torchapi.is_model(ctx, receiver(call)) and _is_trained(ctx, receiver(call)):
             last = call
-    if last is None or not mode_matters(ctx, last.func.value):
+    if last is None or not mode_matters(ctx, receiver(last)):
         return
-    label = ctx.text(last.func.value)
+    label = ctx.text(receiver(last))
     report.report(
         last,
         f"`{ctx.text(last)}` puts `{label}` in eval mode before the training loop at line {loop.lineno}, and "
@@ -129,7 +130,7 @@ def _report_eval_before(ctx: LintContext, loop: ast.AST, report: Reporter) -> No
     )
 
 
-def _trains(ctx: LintContext, loop: ast.AST) -> bool:
+def _trains(ctx: LintContext, loop: Loop) -> bool:
     """The loop computes gradients and steps an optimizer, itself or through local helpers."""
     training = analysis(ctx)
 
@@ -161,16 +162,16 @@ def _any_switch(ctx: LintContext, calls: List[ast.Call], mode: str, depth: int) 
     return False
 
 
-def _is_trained(ctx: LintContext, model: ast.AST) -> bool:
+def _is_trained(ctx: LintContext, model: ast.expr) -> bool:
     """When the file builds optimizers from ``x.parameters()``, only those ``x`` count: a
     frozen teacher or EMA copy put in eval mode is fine."""
     optimized = _optimized_models(ctx)
     return not optimized or ctx.text(model) in optimized
 
 
-def _optimized_models(ctx: LintContext) -> set:
-    def collect() -> set:
-        names = set()
+def _optimized_models(ctx: LintContext) -> Set[str]:
+    def collect() -> Set[str]:
+        names: Set[str] = set()
         for call in ctx.calls:
             cls = ctx.callee_class(call) or ""
             if not cls.startswith("torch.optim.") or cls.startswith("torch.optim.lr_scheduler"):
@@ -187,15 +188,16 @@ def _optimized_models(ctx: LintContext) -> set:
     return ctx.shared("optimized_models", collect)
 
 
-def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: ast.AST) -> Optional[ast.AST]:
+def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: Function) -> Optional[ast.expr]:
     """``evaluate(net, loader)`` where ``evaluate(model, ...)`` calls ``model.eval()`` -> ``net``."""
     params = [a.arg for a in helper.args.args]
     if ctx.enclosing_class(helper) is not None and params:
         params = params[1:]  # ``self``
     for sub in analysis(ctx).own_calls(helper):
-        if switch_of(sub) != "eval" or not isinstance(sub.func.value, ast.Name):
+        switched = receiver(sub)
+        if switch_of(sub) != "eval" or not isinstance(switched, ast.Name):
             continue
-        name = sub.func.value.id
+        name = switched.id
         if name in params:
             index = params.index(name)
             if index < len(call.args):
@@ -206,7 +208,7 @@ def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: ast.A
     return None
 
 
-def _fix(ctx: LintContext, loop: ast.AST, model: Optional[ast.AST]) -> Optional[Fix]:
+def _fix(ctx: LintContext, loop: Loop, model: Optional[ast.expr]) -> Optional[Fix]:
     """Insert ``model.train()`` as the first statement of the loop body."""
     if model is None or not loop.body:
         return None

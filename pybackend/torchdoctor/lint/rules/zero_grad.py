@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..bindings import FUNCTIONS
 from ..context import LintContext
 from ..fixes import insert_line_after
 from ..model import WARNING, Fix
@@ -98,15 +99,18 @@ def _has_zero_grad(ctx: LintContext, optimizer: ast.expr) -> bool:
 def _runs_repeatedly(ctx: LintContext, unit: Unit) -> bool:
     """A loop repeats; a function repeats when some loop here calls it, or when it is a
     Lightning ``training_step`` (the trainer loops over it)."""
-    if unit.is_loop:
+    node = unit.node
+    if not isinstance(node, FUNCTIONS):
+        return True  # a loop
+    if node.name == "training_step":
         return True
-    if getattr(unit.node, "name", "") == "training_step":
-        return True
-    return any(ctx.enclosing_loops(site) for site in ctx.call_sites(unit.node))
+    return any(ctx.enclosing_loops(site) for site in ctx.call_sites(node))
 
 
 def _caller_loops_clear(ctx: LintContext, training, unit: Unit) -> bool:
     """A ``train_step()`` helper is fine when every loop that calls it clears gradients."""
+    if not isinstance(unit.node, FUNCTIONS):
+        return False  # only a helper function has callers
     looping_sites = [site for site in ctx.call_sites(unit.node) if ctx.enclosing_loops(site)]
     if not looping_sites:
         return False
@@ -118,7 +122,7 @@ def _caller_loops_clear(ctx: LintContext, training, unit: Unit) -> bool:
 
 
 def _message(step: Step, unit: Unit) -> str:
-    where = "this loop" if unit.is_loop else f"`{unit.node.name}()`"
+    where = f"`{unit.node.name}()`" if isinstance(unit.node, FUNCTIONS) else "this loop"
     return (
         f"`{step.key}` is stepped but {where} never calls `{step.key}.zero_grad()`: "
         f"each `backward()` adds to the previous gradients, so every step applies their running sum."
