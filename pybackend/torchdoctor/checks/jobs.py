@@ -3,9 +3,19 @@
 ``run_check(spec, on_progress)`` starts the worker, streams its progress events,
 enforces the time limit, and always returns a result (``result.py``'s shape):
 the worker's own, or an ERROR result that says what went wrong in words a user
-can act on: interpreter missing or too old, torch missing, time limit reached
-(the process group is killed), worker crash (exit status and the last lines of
-stderr). Cancelling the awaiting task kills the worker too.
+can act on: interpreter missing or too old, torch missing, time limit reached,
+worker crash (exit status and the last lines of stderr), out of memory.
+Cancelling the awaiting task kills the worker too.
+
+- The result is taken the moment its line arrives. User code may leave a non-daemon thread or
+  a child process that keeps the worker (or its pipes) alive: the run is over anyway, and the
+  worker, its descendants and its process group are killed (``process_tree.py``).
+- The worker dies with the backend: it watches a pipe only the backend can write to, and on
+  Linux the kernel sends it SIGKILL when the backend exits (``worker_guard.py``).
+- Bounded: options (``timeoutSeconds``, ``batchSize``, ``memoryLimitMB``) are validated with a
+  message; the worker's memory is limited; its output is read in chunks with every line cut to a
+  limit, the log gets a budget, and the result's prose is truncated (``worker_streams.py``).
+- The result line carries a per-run nonce that user code cannot know, so it cannot forge one.
 
 The worker imports *this* copy of ``torchdoctor`` by file location, without
 putting our folder (which may also hold the bundled pygls and friends) on the
@@ -17,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import math
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -26,13 +38,22 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..spelling import fmt_num
+from . import process_tree, worker_guard
 from . import result as R
+from .worker_streams import STDERR_LINE, LogBudget, cut_note, read_lines
 
 DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 24 * 3600.0
+MAX_BATCH_SIZE = 4096  # package.json's maximum for torchDoctor.checks.batchSize
 STDERR_TAIL = 30
 MAX_LINE = 32 * 1024 * 1024  # the result is one JSON line; a shape trace of a big model is long
 EXIT_TOO_OLD = 3
 TOO_OLD_MESSAGE = "Torch Doctor checks need Python >= 3.9"
+AFTER_RESULT_GRACE = 1.0  # seconds a worker gets to exit on its own once its result is in
+DRAIN_SECONDS = 2.0  # after the worker exited: time for the last lines still in the pipes
+MAX_HEADLINE = 600
+MAX_MESSAGE = 2000
+MAX_DETAIL = 64 * 1024
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../torchdoctor
 
@@ -67,6 +88,16 @@ class JobSpec:
     timeout: float = DEFAULT_TIMEOUT
     source: Optional[str] = None  # the editor's unsaved text, run instead of the file on disk
     cwd: Optional[str] = None  # the workspace folder; default: the file's folder
+    memory_limit_mb: Optional[int] = None  # None or 0: default_memory_limit_mb()
+
+
+def default_memory_limit_mb() -> int:
+    """Three quarters of this machine's memory: generous for a check, short of the OOM killer."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0  # unknown: no limit
+    return int(total * 0.75) // (1024 * 1024)
 
 
 def resolve_interpreter(python: str) -> Optional[str]:
@@ -98,6 +129,59 @@ def worker_command(python: str, spec: JobSpec) -> list[str]:
     return cmd
 
 
+class _Run:
+    """One worker process and what it has said so far."""
+
+    def __init__(self, spec: JobSpec, on_progress: Optional[ProgressCallback], on_stderr: Optional[StderrCallback]):
+        self.spec = spec
+        self.nonce = secrets.token_hex(16)
+        self.job_id = secrets.token_hex(8)
+        self.result: Optional[dict] = None
+        self.got_result = asyncio.Event()
+        self.tail: collections.deque = collections.deque(maxlen=STDERR_TAIL)
+        self.on_progress = on_progress
+        self.log = LogBudget(on_stderr)
+        self.proc: Optional[asyncio.subprocess.Process] = None
+        self.control_w: Optional[int] = None
+
+    def on_stdout(self, raw: bytes, cut: int) -> None:
+        """Protocol lines; anything that is not our JSON (or a result without our nonce) is ignored."""
+        if cut:
+            return  # a cut line is not JSON: the worker never writes lines this long
+        try:
+            event = json.loads(raw.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(event, dict):
+            return
+        if event.get("event") == "progress" and self.on_progress is not None:
+            try:
+                self.on_progress(float(event.get("fraction", 0.0)), str(event.get("message", ""))[:MAX_HEADLINE])
+            except (TypeError, ValueError):
+                pass
+        elif event.get("event") == "result" and isinstance(event.get("result"), dict):
+            if event.get("nonce") == self.nonce and self.result is None:
+                self.result = event["result"]
+                self.got_result.set()
+
+    def on_stderr_line(self, raw: bytes, cut: int) -> None:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r") + cut_note(cut)
+        self.tail.append(line)
+        self.log(line)
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            process_tree.kill_tree(self.proc.pid, self.job_id, leader_alive=self.proc.returncode is None)
+
+    def close_control(self) -> None:
+        if self.control_w is not None:
+            try:
+                os.close(self.control_w)
+            except OSError:
+                pass
+            self.control_w = None
+
+
 async def run_check(
     spec: JobSpec,
     on_progress: Optional[ProgressCallback] = None,
@@ -110,48 +194,75 @@ async def run_check(
     if problem is not None:
         return problem
     python = resolve_interpreter(spec.python) or spec.python
+    run = _Run(spec, on_progress, on_stderr)
     try:
-        proc = await _spawn(python, spec)
+        run.proc = await _spawn(python, run)
     except OSError as exc:
+        run.close_control()
         return _err(
             spec,
             R.ERR_NO_INTERPRETER,
             f"cannot start the interpreter {python}: {exc.strerror or exc}. Set torchDoctor.python to a Python with torch.",
         )
-    tail: collections.deque = collections.deque(maxlen=STDERR_TAIL)
-    box: dict = {}
-    tasks = [
-        asyncio.ensure_future(_feed(proc, spec.source)),
-        asyncio.ensure_future(_read_events(proc, box, on_progress)),
-        asyncio.ensure_future(_read_stderr(proc, tail, on_stderr)),
-        asyncio.ensure_future(proc.wait()),
-    ]
     try:
-        _, pending = await asyncio.wait(tasks, timeout=spec.timeout)
+        outcome = await _supervise(run)
+    finally:
+        run.close_control()  # the worker's watchdog sees end of file: nothing outlives the job
+    run.log.close()
+    if outcome == "timeout":
+        return _timeout(spec, python, started)
+    return _finish(spec, python, run.proc.returncode, run.result, run.tail, started)
+
+
+async def _supervise(run: _Run) -> str:
+    """Wait for the result, the worker's exit or the time limit; then stop everything. "done" or "timeout"."""
+    proc = run.proc
+    assert proc is not None and proc.stdout is not None and proc.stderr is not None
+    feeder = asyncio.ensure_future(_feed(proc, run.spec.source))
+    readers = [
+        asyncio.ensure_future(read_lines(proc.stdout, run.on_stdout, MAX_LINE)),
+        asyncio.ensure_future(read_lines(proc.stderr, run.on_stderr_line, STDERR_LINE)),
+    ]
+    exited = asyncio.ensure_future(proc.wait())
+    result_in = asyncio.ensure_future(run.got_result.wait())
+    tasks = [feeder, *readers, exited, result_in]
+    try:
+        await asyncio.wait([exited, result_in], timeout=run.spec.timeout, return_when=asyncio.FIRST_COMPLETED)
+        if result_in.done():
+            await asyncio.wait([exited], timeout=AFTER_RESULT_GRACE)  # let it exit and flush on its own
+        elif exited.done():
+            # the last lines (the result among them) may still be in the pipe; a child holding the
+            # pipe open must not hold us past the drain time
+            await asyncio.wait([readers[0], result_in], timeout=DRAIN_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        outcome = "done" if result_in.done() or exited.done() else "timeout"
+        run.kill()
+        await asyncio.wait(readers, timeout=0.5)  # stderr written before the kill still counts
     except asyncio.CancelledError:
-        _stop(proc, tasks)
+        run.kill()
+        _cancel(tasks)
         try:  # reap it, so no transport outlives the event loop
             await asyncio.wait_for(proc.wait(), 5)
         except BaseException:
             pass
         raise
-    if pending:
-        _stop(proc, tasks)
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await _reap(proc)
-        return _timeout(spec, python, started)
-    return _finish(spec, python, proc.returncode, box.get("result"), tail, started)
+    _cancel(tasks)
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await _reap(proc)
+    return outcome
 
 
-def _stop(proc, tasks: list) -> None:
-    _kill(proc)
+def _cancel(tasks: list) -> None:
     for t in tasks:
-        t.cancel()
+        if not t.done():
+            t.cancel()
 
 
 def _precheck(spec: JobSpec) -> Optional[dict]:
     if spec.check not in R.CHECKS:
         return _err(spec, R.ERR_USAGE, f"unknown check {spec.check!r}: choose one of {', '.join(R.CHECKS)}")
+    bad = _bad_limits(spec)
+    if bad is not None:
+        return _err(spec, R.ERR_USAGE, bad)
     if spec.source is None and not os.path.isfile(spec.file):
         return _err(spec, R.ERR_USAGE, f"no such file: {spec.file}")
     if resolve_interpreter(spec.python) is None:
@@ -163,73 +274,71 @@ def _precheck(spec: JobSpec) -> Optional[dict]:
     return None
 
 
-async def _spawn(python: str, spec: JobSpec) -> asyncio.subprocess.Process:
+def _bad_limits(spec: JobSpec) -> Optional[str]:
+    """What is wrong with the time limit, batch size or memory limit, or None."""
+    t = spec.timeout
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+        return (
+            f"the time limit {t!r} is not a positive number of seconds: "
+            "set torchDoctor.checks.timeoutSeconds (or timeoutSeconds) to a value such as 120"
+        )
+    if t > MAX_TIMEOUT:
+        return f"the time limit {fmt_num(float(t), 6)} s is above the maximum {fmt_num(MAX_TIMEOUT, 6)} s"
+    batch = spec.options.get("batchSize")
+    if batch is not None and (
+        isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH_SIZE
+    ):
+        return f"batchSize {batch!r} is not an integer from 1 to {MAX_BATCH_SIZE}: set torchDoctor.checks.batchSize within that range"
+    mem = spec.memory_limit_mb
+    if mem is not None and (isinstance(mem, bool) or not isinstance(mem, int) or mem < 0):
+        return f"the memory limit {mem!r} is not a whole number of megabytes (0: the default)"
+    return None
+
+
+async def _spawn(python: str, run: _Run) -> asyncio.subprocess.Process:
+    spec = run.spec
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
+    env[process_tree.JOB_MARKER] = run.job_id
+    env[worker_guard.PARENT_PID] = str(os.getpid())
+    limit = spec.memory_limit_mb or default_memory_limit_mb()
+    if limit:
+        env[worker_guard.MEMORY_LIMIT_MB] = str(limit)
     kwargs: dict = (
         {"start_new_session": True}
         if os.name == "posix"
         else {"creationflags": getattr(__import__("subprocess"), "CREATE_NEW_PROCESS_GROUP", 0)}
     )
-    return await asyncio.create_subprocess_exec(
-        *worker_command(python, spec),
-        stdin=asyncio.subprocess.PIPE if spec.source is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=spec.cwd or os.path.dirname(os.path.abspath(spec.file)) or None,
-        env=env,
-        limit=MAX_LINE,
-        **kwargs,
-    )
+    if os.name == "posix":
+        control_r, run.control_w = os.pipe()
+        os.write(run.control_w, (run.nonce + "\n").encode("ascii"))
+        env[worker_guard.CONTROL_FD] = str(control_r)
+        kwargs["pass_fds"] = (control_r,)
+    try:
+        return await asyncio.create_subprocess_exec(
+            *worker_command(python, spec),
+            stdin=asyncio.subprocess.PIPE if spec.source is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=spec.cwd or os.path.dirname(os.path.abspath(spec.file)) or None,
+            env=env,
+            **kwargs,
+        )
+    finally:
+        if os.name == "posix":
+            os.close(control_r)
 
 
 async def _feed(proc, source: Optional[str]) -> None:
     if source is None or proc.stdin is None:
         return
     try:
-        proc.stdin.write(source.encode("utf-8"))
+        # surrogatepass: a lone surrogate reaches the worker, whose compile() names it
+        proc.stdin.write(source.encode("utf-8", "surrogatepass"))
         await proc.stdin.drain()
     except (BrokenPipeError, ConnectionResetError):
         pass  # the worker died early; its exit status tells why
     finally:
         proc.stdin.close()
-
-
-async def _read_events(proc, box: dict, on_progress: Optional[ProgressCallback]) -> None:
-    """Protocol lines from the worker; anything that is not our JSON is ignored."""
-    assert proc.stdout is not None
-    async for raw in proc.stdout:
-        try:
-            event = json.loads(raw.decode("utf-8", errors="replace"))
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
-        if event.get("event") == "progress" and on_progress is not None:
-            on_progress(float(event.get("fraction", 0.0)), str(event.get("message", "")))
-        elif event.get("event") == "result" and isinstance(event.get("result"), dict):
-            box["result"] = event["result"]
-
-
-async def _read_stderr(proc, tail: collections.deque, on_stderr: Optional[StderrCallback]) -> None:
-    assert proc.stderr is not None
-    async for raw in proc.stderr:
-        line = raw.decode("utf-8", errors="replace").rstrip("\n")
-        tail.append(line)
-        if on_stderr is not None:
-            on_stderr(line)
-
-
-def _kill(proc) -> None:
-    """The whole process group: a model may have started DataLoader workers of its own."""
-    if proc.returncode is not None:
-        return
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def _reap(proc) -> None:
@@ -242,10 +351,30 @@ async def _reap(proc) -> None:
 def _finish(spec: JobSpec, python: str, code: Optional[int], result: Optional[dict], tail, started: float) -> dict:
     if result is None:
         result = _crash(spec, python, code, tail)
-    result = R.sanitize(result)
+    result = _bounded(R.sanitize(result))
     result["python"] = result.get("python") or python
     result["durationSeconds"] = round(time.monotonic() - started, 3)
     return result
+
+
+def _bounded(result: dict) -> dict:
+    """Prose the view and the log can afford: a 10,000-line exception made a 1.2 MB headline."""
+    if isinstance(result.get("headline"), str):
+        result["headline"] = _cut(result["headline"], MAX_HEADLINE)
+    if isinstance(result.get("sentences"), list):
+        result["sentences"] = [_cut(s, MAX_MESSAGE) if isinstance(s, str) else s for s in result["sentences"][:50]]
+    error = result.get("error")
+    if isinstance(error, dict):
+        if isinstance(error.get("message"), str):
+            error["message"] = _cut(error["message"], MAX_MESSAGE)
+        if isinstance(error.get("detail"), str) and len(error["detail"]) > MAX_DETAIL:
+            cut = len(error["detail"]) - MAX_DETAIL
+            error["detail"] = f"… ({cut} characters cut)\n" + error["detail"][-MAX_DETAIL:]  # the end says most
+    return result
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 40] + f" … ({len(text) - limit + 40} characters cut)"
 
 
 def _crash(spec: JobSpec, python: str, code: Optional[int], tail) -> dict:
@@ -267,9 +396,30 @@ def _crash(spec: JobSpec, python: str, code: Optional[int], tail) -> dict:
     return _err(
         spec,
         R.ERR_CRASH,
-        f"The check worker ({python}) stopped without a result ({how})" + (f": {lines[-1].strip()}" if lines else "."),
+        f"The check worker ({python}) stopped without a result ({how})"
+        + (f": {_cut(lines[-1].strip(), MAX_HEADLINE)}" if lines else ".")
+        + _crash_hint(spec, code),
         detail=last,
     )
+
+
+def _crash_hint(spec: JobSpec, code: Optional[int]) -> str:
+    """What an exit status usually means, in a sentence."""
+    if code is not None and code > 0:
+        return (
+            f" The model's code (or a library it imports) ended the process with exit status {code}, "
+            "for example with os._exit() or in a C extension; a check needs the model to return."
+        )
+    if code == -signal.SIGKILL:
+        limit = spec.memory_limit_mb or default_memory_limit_mb()
+        return (
+            " SIGKILL comes from outside the worker, most often the system's out-of-memory killer"
+            + (f" (the worker's own limit is {limit} MB, torchDoctor.checks.memoryLimitMB)" if limit else "")
+            + ": make the example batch smaller."
+        )
+    if code == -signal.SIGSEGV:
+        return " A segmentation fault is a crash in native code (torch, a CUDA driver or a C extension), not in Python."
+    return ""
 
 
 def _timeout(spec: JobSpec, python: str, started: float) -> dict:

@@ -12,6 +12,11 @@ stdout to a private file descriptor for the protocol and points fd 1 (and
 corrupt the protocol. Exit status 0 whenever a result was written.
 
 ``--stdin``: read the file's source from stdin (the editor's unsaved text) instead of disk.
+Without it the file is read as Python reads it (a UTF-8 BOM, a PEP 263 coding line:
+``source_text.py``). ``worker_guard.install()`` runs first: the worker dies with the backend,
+stays within its memory limit, and signs its result line with the run's nonce.
+
+User code that calls ``sys.exit()`` or runs out of memory gets an ERROR result that says so.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import traceback
 from typing import Any
 
 from . import result as R
+from . import worker_guard
+from .source_text import SourceError, read_source
 
 # Each check's module, imported only when it runs.
 _MODULES = {R.OVERFIT: "overfit", R.LR_FIND: "lr_finder", R.GRADCHECK: "gradcheck", R.SHAPES: "shape_trace"}
@@ -33,7 +40,8 @@ _MODULES = {R.OVERFIT: "overfit", R.LR_FIND: "lr_finder", R.GRADCHECK: "gradchec
 class Channel:
     """The protocol stream: a private copy of the original stdout."""
 
-    def __init__(self) -> None:
+    def __init__(self, nonce: str | None = None) -> None:
+        self.nonce = nonce
         sys.stdout.flush()
         self._out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
         os.dup2(2, 1)  # C-level writes to fd 1 now reach stderr
@@ -42,6 +50,9 @@ class Channel:
     def send(self, obj: dict[str, Any]) -> None:
         self._out.write(json.dumps(R.sanitize(obj), default=_jsonable, allow_nan=False) + "\n")
         self._out.flush()
+
+    def result(self, result: dict[str, Any]) -> None:
+        self.send({"event": "result", "nonce": self.nonce, "result": result})
 
     def progress(self, fraction: float, message: str) -> None:
         self.send({"event": "progress", "fraction": max(0.0, min(1.0, float(fraction))), "message": message})
@@ -90,7 +101,11 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
 
     result = R.new_result(args.check, args.class_name, file)
     try:
-        source = sys.stdin.read() if args.stdin else None
+        # bytes, then surrogatepass: the editor's text may hold a lone surrogate, named below
+        source = sys.stdin.buffer.read().decode("utf-8", "surrogatepass") if args.stdin else read_source(file)
+        bad = _unrunnable(source, file)
+        if bad is not None:
+            return R.error_result(args.check, args.class_name, file, R.ERR_SYNTAX, bad)
         channel.progress(0.0, f"importing {os.path.basename(file)}")
         module = E.load_user_module(file, source)
         ex = E.build(module, args.class_name, options)
@@ -110,7 +125,22 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
             snippet=exc.snippet,
             inferred=exc.inferred,
         )
+    except SourceError as exc:
+        return R.error_result(args.check, args.class_name, file, R.ERR_USAGE, exc.message)
+    except SystemExit as exc:  # sys.exit() in the user's module or forward: not a crash of ours
+        return R.error_result(
+            args.check,
+            args.class_name,
+            file,
+            R.ERR_IMPORT,
+            f"The model's code called sys.exit({exc.code!r}) during the {R.TITLES[args.check]}, so the check could not "
+            'finish: keep sys.exit() under `if __name__ == "__main__":` (the checks import the file, they do not run it).',
+            detail=traceback.format_exc(),
+            inferred=result["inferred"],
+        )
     except Exception as exc:  # the user's model raised inside a check: report, with the traceback
+        if _out_of_memory(exc):
+            return _memory_result(args, file, exc, result["inferred"])
         return R.error_result(
             args.check,
             args.class_name,
@@ -122,14 +152,79 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
         )
 
 
+def _unrunnable(source: str, file: str) -> str | None:
+    """Text ``compile()`` rejects with something other than a SyntaxError: say where, in words."""
+    name = os.path.basename(file)
+    null = source.find("\0")
+    if null >= 0:
+        line, col = _line_col(source, null)
+        return f"{name} contains a null byte at line {line}, column {col}: Python cannot run it. Remove the character."
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line, col = _line_col(source, exc.start)
+        return (
+            f"{name} contains a lone surrogate character (U+{ord(source[exc.start]):04X}) at line {line}, column {col}: "
+            "it is not valid text, so Python cannot compile the file. Delete or retype that character."
+        )
+    return None
+
+
+def _line_col(source: str, index: int) -> tuple[int, int]:
+    line = source.count("\n", 0, index) + 1
+    return line, index - (source.rfind("\n", 0, index) + 1) + 1
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Python's MemoryError, or torch's CPU allocator failing (a RuntimeError)."""
+    return isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)[:2000]
+
+
+def _explain_memory(result: dict, args: argparse.Namespace) -> dict:
+    """A check or the example builder that caught an allocation failure itself: say it was memory."""
+    if result.get("verdict") not in (R.ERROR, R.FAIL) or (result.get("error") or {}).get("kind") == R.ERR_USAGE:
+        return result
+    error = result.get("error") or {}
+    text = " ".join(str(x)[:20000] for x in (result.get("headline"), error.get("message"), error.get("detail")))
+    text += " ".join(str(s)[:2000] for s in result.get("sentences") or [])
+    if "MemoryError" not in text and "can't allocate memory" not in text:
+        return result
+    if "ran out of memory" in str(result.get("headline")):
+        return result
+    memory = _memory_result(args, result.get("file") or args.file, MemoryError(), result.get("inferred") or [])
+    memory["sentences"] = [str(result.get("headline") or "")] + list(result.get("sentences") or [])
+    memory["error"]["detail"] = error.get("detail") or ""
+    return memory
+
+
+def _memory_result(args: argparse.Namespace, file: str, exc: BaseException, inferred: list) -> dict:
+    limit = worker_guard.memory_limit_mb
+    where = (
+        f"the worker's memory limit of {limit} MB (torchDoctor.checks.memoryLimitMB)"
+        if limit
+        else "the memory of this machine"
+    )
+    return R.error_result(
+        args.check,
+        args.class_name,
+        file,
+        R.ERR_FORWARD,
+        f"The {R.TITLES[args.check]} on {args.class_name} ran out of memory ({type(exc).__name__}): it needed more than "
+        f"{where}. Make the example batch smaller (torchDoctor.checks.batchSize) or raise the limit.",
+        detail=str(exc)[:4000],
+        inferred=inferred,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    nonce = worker_guard.install()  # first: before torch or the user's code can get in the way
     args = _parse(sys.argv[1:] if argv is None else argv)
-    channel = Channel()
+    channel = Channel(nonce)
     started = time.monotonic()
-    result = run(args, channel)
+    result = _explain_memory(run(args, channel), args)
     result["durationSeconds"] = round(time.monotonic() - started, 3)
     result["python"] = sys.executable
-    channel.send({"event": "result", "result": result})
+    channel.result(result)
     return 0
 
 

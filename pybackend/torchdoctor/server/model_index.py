@@ -49,7 +49,7 @@ def discover_safely(source: str, path: str) -> Tuple[Optional[Discovery], Option
         return None, Note("cannot analyse this file: an expression or statement is nested too deeply to parse")
     except MemoryError:
         return None, Note("cannot analyse this file: parsing it ran out of memory")
-    except UnicodeError as exc:  # a lone surrogate cannot be encoded for the parser
+    except UnicodeEncodeError as exc:  # a lone surrogate cannot be encoded for the parser
         return None, Note(f"cannot analyse this file: it contains text Python cannot read ({exc.reason})")
     except ValueError as exc:  # a null byte (Python < 3.12 raises ValueError, not SyntaxError)
         return None, Note(f"cannot analyse this file: {exc}")

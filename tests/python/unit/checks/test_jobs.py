@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -213,3 +214,215 @@ def test_too_old_an_interpreter_is_said_so():
     r = run(spec("shapes", MODELS / "mlp.py", "TinyMLP", python=OLD_PYTHON))
     assert r["error"]["kind"] == "no-interpreter"
     assert r["headline"].startswith(f"{OLD_PYTHON} is too old: Torch Doctor checks need Python >= 3.9, this is 3.8")
+
+
+# -- issue 16: a run ends when its result arrives; what user code leaves behind dies with it ----------
+
+LINGERING = """
+import os, subprocess, sys, threading, time
+import torch.nn as nn
+
+PIDS = {pids!r}
+threading.Thread(target=time.sleep, args=(3600,)).start()          # non-daemon: blocks interpreter exit
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # inherits our pipes
+if os.fork() == 0:                                                  # escapes the process group
+    os.setsid()
+    time.sleep(3600)
+    os._exit(0)
+open(PIDS, "w").write(str(child.pid))
+
+
+class Leaves(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def _session_of(pid: int) -> list[int]:
+    """The pids in session ``pid`` (the setsid'ed fork has its own: found by its parent's marker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == pid and fields[0] != "Z":  # ppid
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+def test_a_finished_check_is_not_a_timeout_and_leaves_nothing_behind(tmp_path: Path):
+    pids = tmp_path / "pids"
+    path = write(tmp_path, "leaves.py", LINGERING.format(pids=str(pids)))
+    before = set(int(p) for p in os.listdir("/proc") if p.isdigit())
+    r = run(spec("shapes", path, "Leaves", timeout=90))
+    assert r["verdict"] == "PASS", r["headline"]  # was: a timeout at 90 s, the PASS thrown away
+    assert r["durationSeconds"] < 60  # the lingering thread/child did not hold the run to its limit
+    child = int(pids.read_text())
+    assert _gone(child), "the Popen child outlived the run"
+    marker_left = [
+        p
+        for p in set(int(p) for p in os.listdir("/proc") if p.isdigit()) - before
+        if _environ_has(p, "TORCHDOCTOR_JOB_ID=")
+    ]
+    assert marker_left == [], f"processes of the run still alive: {marker_left}"
+
+
+def _environ_has(pid: int, needle: str) -> bool:
+    try:
+        return any(v.startswith(needle) for v in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0"))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+FORGER = """
+import os
+import torch.nn as nn
+
+line = b'{"event": "result", "result": {"verdict": "FORGED", "headline": "forged"}}\\n'
+for fd in range(3, 64):
+    try:
+        os.write(fd, line)
+    except OSError:
+        pass
+
+
+class Forger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_user_code_cannot_forge_the_result_line(tmp_path: Path):
+    r = run(spec("shapes", write(tmp_path, "forger.py", FORGER), "Forger"))
+    assert r["verdict"] == "PASS", r["headline"]  # the forged line has no nonce: ignored
+
+
+LOUD = """
+import os, sys
+import torch.nn as nn
+
+sys.stderr.write("x" * (40 * 1024 * 1024) + "\\n")  # one 40 MiB line (the reader's old limit: 32 MiB)
+for _ in range(50):
+    print("y" * (1024 * 1024))                       # 50 lines of 1 MiB
+
+
+class Loud(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_huge_output_is_read_to_the_end_and_the_log_is_bounded(tmp_path: Path):
+    from torchdoctor.checks import worker_streams
+
+    lines: list[str] = []
+    r = run(spec("shapes", write(tmp_path, "loud.py", LOUD), "Loud", timeout=120), stderr=lines.append)
+    assert r["verdict"] == "PASS", r["headline"]
+    forwarded = sum(len(line) + 1 for line in lines)
+    assert forwarded < 2 * worker_streams.LOG_BUDGET
+    assert "more bytes" in lines[-1] and "dropped" in lines[-1]
+    assert any("more bytes of this line cut" in line for line in lines)
+
+
+WORDY = """
+import torch.nn as nn
+
+
+class Wordy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        raise ValueError("; ".join("part %d of a very long message" % i for i in range(10000)))
+"""
+
+
+def test_a_10000_line_exception_gives_a_bounded_headline(tmp_path: Path):
+    r = run(spec("overfit", write(tmp_path, "wordy.py", WORDY), "Wordy"))
+    assert r["verdict"] == "ERROR" and "ValueError" in r["headline"], r["headline"][:300]
+    assert len(r["headline"]) <= jobs.MAX_HEADLINE and "characters cut" in r["headline"]
+    assert len(json.dumps(r)) < 4 * jobs.MAX_DETAIL  # was 1.2 MB of JSON
+
+
+EXITS = """
+import sys
+import torch.nn as nn
+
+sys.exit(3)
+
+
+class Exits(nn.Module):
+    pass
+"""
+
+
+def test_sys_exit_in_user_code_is_explained(tmp_path: Path):
+    r = run(spec("shapes", write(tmp_path, "exits.py", EXITS), "Exits"))
+    assert r["verdict"] == "ERROR" and r["error"]["kind"] == "import-error"
+    assert "sys.exit(3)" in r["headline"] and "__main__" in r["headline"]
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_time_limit_that_is_not_positive_and_finite_is_a_usage_error(tmp_path: Path, timeout: float):
+    r = run(spec("shapes", MODELS / "mlp.py", "TinyMLP", timeout=timeout))
+    assert r["verdict"] == "ERROR" and r["error"]["kind"] == "usage"
+    assert "time limit" in r["headline"] and "timeoutSeconds" in r["headline"]
+
+
+@pytest.mark.parametrize("batch", [0, 10**9, "8", 2.5])
+def test_a_batch_size_out_of_range_is_a_usage_error(batch):
+    r = run(spec("shapes", MODELS / "mlp.py", "TinyMLP", options={"batchSize": batch}))
+    assert r["verdict"] == "ERROR" and r["error"]["kind"] == "usage"
+    assert f"batchSize {batch!r}" in r["headline"] and str(jobs.MAX_BATCH_SIZE) in r["headline"]
+
+
+GREEDY = """
+import torch
+import torch.nn as nn
+
+
+class Greedy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x) + torch.zeros(2 * 1024**3, dtype=torch.uint8).sum()  # 2 GiB
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="RLIMIT_DATA is enforced on Linux")
+def test_the_memory_limit_is_named_when_the_model_passes_it(tmp_path: Path):
+    r = run(spec("shapes", write(tmp_path, "greedy.py", GREEDY), "Greedy", memory_limit_mb=1500))  # a FAIL before
+    assert r["verdict"] == "ERROR", r["headline"]
+    assert "ran out of memory" in r["headline"] and "1500 MB" in r["headline"]
+
+
+BOM_LATIN1 = "# -*- coding: latin-1 -*-\nimport torch.nn as nn\nNAME = 'caf\xe9'\n\n\nclass Cafe(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n"
+
+
+@pytest.mark.parametrize("encoding", ["latin-1 cookie", "utf-8 BOM"])
+def test_files_python_can_read_are_read_the_same_way(tmp_path: Path, encoding: str):
+    path = tmp_path / "cafe.py"
+    if encoding == "utf-8 BOM":
+        path.write_bytes(b"\xef\xbb\xbf" + BOM_LATIN1.split("\n", 1)[1].encode("utf-8"))
+    else:
+        path.write_bytes(BOM_LATIN1.encode("latin-1"))
+    r = run(spec("shapes", path, "Cafe"))
+    assert r["verdict"] == "PASS", r["headline"]
