@@ -22,19 +22,68 @@ def test_healthy_models_pass_below_1e_5():
         assert {row[6] for row in r["table"]["rows"]} == {"pass"}  # torch.autograd.gradcheck agrees
 
 
-def test_wrong_custom_backward_names_the_parameter_and_the_function():
+def test_wrong_custom_backward_names_the_function_its_file_line_and_input():
     r = run(example(MODELS / "custom_autograd.py", "SwishNet"))
     assert r["verdict"] == "FAIL"
     assert r["details"]["failingParameters"] == ["act.beta"]
-    assert r["headline"].startswith("The gradient of `act.beta` is wrong")
-    assert any("SwishFn (custom autograd.Function)" in s for s in r["sentences"])
+    assert r["details"]["failingFunctions"] == ["SwishFn"]
+    line = next(
+        i for i, t in enumerate((MODELS / "custom_autograd.py").read_text().splitlines(), 1) if "def backward" in t
+    )
+    assert r["headline"].startswith(
+        f"The backward of the custom autograd.Function `SwishFn` (custom_autograd.py:{line - 1}) is wrong for its input 1 `beta`"
+    )
     row = r["table"]["rows"][r["table"]["errorRow"]]
-    assert row[0] == "act.beta" and row[5] == "FAIL" and row[6] == "FAIL" and row[10].startswith("SwishFn")
+    assert row[0] == "SwishFn.backward, input 1 `beta`" and row[5] == "FAIL" and row[6] == "FAIL"
+    x_row = next(row for row in r["table"]["rows"] if row[0] == "SwishFn.backward, input 0 `x`")
+    assert x_row[5] == "OK" and x_row[6] == "pass"  # its backward for x is right
+    assert any("inherit its error: act.beta" in s for s in r["sentences"])
+
+
+def test_a_function_without_parameters_is_named_instead_of_the_layers_before_it(tmp_path: Path):
+    # the Function forgets a factor for its input: fc1's gradients are wrong because of it
+    path = write(
+        tmp_path,
+        "cube.py",
+        """
+        import torch
+        import torch.nn as nn
+
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * x * x  # BUG: forgets the factor 3
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(5, 8)
+                self.fc2 = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.fc2(Cube.apply(self.fc1(x)))
+        """,
+    )
+    r = run(example(path, "Net"))
+    assert r["verdict"] == "FAIL"
+    assert r["details"]["failingFunctions"] == ["Cube"]
+    assert r["headline"].startswith(
+        "The backward of the custom autograd.Function `Cube` (cube.py:10) is wrong for its input 0 `x`"
+    )
+    assert {"fc1.weight", "fc1.bias"} <= set(r["details"]["failingParameters"])  # they inherit it
+    assert "fc2.weight" not in r["details"]["failingParameters"]
+    assert any("called at cube.py:22" in s for s in r["sentences"])
 
 
 def test_elements_are_sampled_at_random_not_the_first_five():
     ex = example(MODELS / "custom_autograd.py", "SwishNet")
-    checks = {c.name: c for c in G.check(ex, {"samples": 20})}
+    checks = {c.name: c for c in G.check(ex, {"samples": 20}).params}
     assert checks["fc1.weight"].checked == 20 and checks["fc1.weight"].numel == 640
     assert checks["fc2.bias"].checked == 3  # small parameters: every element
     # the worst element of a healthy weight lies anywhere, not only in the first five
@@ -86,7 +135,10 @@ def test_a_wrong_weight_gradient_in_a_custom_linear(tmp_path: Path):
     r = run(example(path, "Net"))
     assert r["verdict"] == "FAIL"
     assert r["details"]["failingParameters"] == ["w"]
-    assert any("LinearFn (custom autograd.Function)" in s for s in r["sentences"])
+    assert r["details"]["failingFunctions"] == ["LinearFn"]
+    assert "for its input 1 `w`" in r["headline"]
+    fn = {f["inputName"]: f["status"] for f in r["details"]["customFunctions"]}
+    assert fn == {"w": "FAIL"}  # x is data: no gradient needed, none checked
 
 
 def test_dropout_does_not_make_a_healthy_model_fail(tmp_path: Path):
