@@ -175,7 +175,7 @@
             r.nonFinite
               ? h('span', { class: 'badge-nonfinite' }, [h('span', { 'aria-hidden': 'true', text: '✖ ' }), r.nonFinite])
               : null,
-            h('span', { class: 'param-name', text: r.name }),
+            h('span', { class: 'param-name' }, dotted(shortName(r, view))),
             r.type ? h('span', { class: 'param-type', text: r.type }) : null,
             r.changed ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
           ]),
@@ -186,6 +186,57 @@
         h('td', { class: 'num val col-norm', text: r.norm }),
       ],
     );
+  }
+
+  /** A dotted name with a break opportunity after each dot (a long name wraps, never cut). */
+  function dotted(name) {
+    const out = [];
+    name.split('.').forEach((part, i, all) => {
+      out.push(i < all.length - 1 ? part + '.' : part);
+      if (i < all.length - 1) {
+        out.push(h('wbr'));
+      }
+    });
+    return out;
+  }
+
+  /** Inside a block, the name after the block's path (the header says the path). */
+  function shortName(r, view) {
+    const g = r.group !== null && r.group !== undefined && view.groups ? view.groups[r.group] : null;
+    return g && r.name.startsWith(g.path + '.') ? r.name.slice(g.path.length + 1) : r.name;
+  }
+
+  /** A block's header row: a toggle, its name and size, its own bars (mean over the block). */
+  function groupRow(g, view, folded, toggle) {
+    const tr = h(
+      'tr',
+      {
+        class: 'row group-row' + (g.tone ? ' flagged tone-' + g.tone : ''),
+        'data-key': 'b:' + g.path,
+        'data-group': String(g.index),
+        'aria-expanded': folded ? 'false' : 'true',
+        'aria-label': g.label + (folded ? ' Folded: Enter shows its rows.' : ' Enter folds its rows.'),
+        title: g.path + ' — ' + (folded ? 'click to show its ' + g.count + ' rows' : 'click to fold its rows'),
+      },
+      [
+        h('td', { class: 'col-flag' }, g.tone ? P.toneIcon(g.tone, g.tone === 'error' ? '✖' : g.tone === 'warning' ? '⚠' : 'ℹ', g.flagged + ' flagged') : null),
+        h(
+          'td',
+          { class: 'col-name' },
+          h('div', { class: 'name-wrap', title: g.path + (g.type ? ' (' + g.type + ')' : '') }, [
+            h('span', { class: 'fold-glyph', 'aria-hidden': 'true', text: folded ? '▸ ' : '▾ ' }),
+            h('span', { class: 'param-name group-name' }, dotted(g.path)),
+            h('span', { class: 'param-type', text: (g.type ? g.type + ' · ' : '') + g.count + ' params' }),
+          ]),
+        ),
+        h('td', { class: 'col-bars' }, track({ mean: g.mean, max: g.max, note: '' }, view)),
+        h('td', { class: 'num val kind-' + g.mean.kind, text: g.mean.text }),
+        h('td', { class: 'num val col-max kind-' + g.max.kind, text: g.max.text }),
+        h('td', { class: 'num val col-norm', text: g.norm }),
+      ],
+    );
+    tr._toggle = toggle;
+    return tr;
   }
 
   /** The flags written under a row (folded by the backend: a run says its sentence once). */
@@ -211,23 +262,58 @@
     const tbody = h('tbody');
     const rows = [];
     const flaggedOnly = !!P.ui().flaggedOnly && view.counts.flagged > 0;
+    const groups = view.groups || [];
+    const members = groups.map(() => []);
+    const isFolded = (g) => {
+      const chosen = (P.ui().folds || {})[g.path];
+      return typeof chosen === 'boolean' ? chosen : g.folded;
+    };
+    const toggle = (g, header) => {
+      const folded = !isFolded(g);
+      P.setUi({ folds: Object.assign({}, P.ui().folds || {}, { [g.path]: folded }) });
+      header.setAttribute('aria-expanded', folded ? 'false' : 'true');
+      header.querySelector('.fold-glyph').textContent = folded ? '▸ ' : '▾ ';
+      for (const el of members[g.index]) {
+        el.hidden = folded || (flaggedOnly && el._plain);
+      }
+    };
     for (const r of view.rows) {
+      const g = r.group !== null && r.group !== undefined ? groups[r.group] : null;
+      if (g && g.first === r.index) {
+        const header = groupRow(g, view, isFolded(g), () => toggle(g, header));
+        header.hidden = flaggedOnly && !g.tone;
+        rows.push(header);
+        tbody.appendChild(header);
+      }
+      const inFold = !!g && isFolded(g);
       const tr = gradientRow(r, view);
       if (r.target) {
         tr._target = r.target;
       }
-      tr.hidden = flaggedOnly && !r.tone;
+      tr._plain = !r.tone;
+      tr.hidden = (flaggedOnly && !r.tone) || inFold;
+      if (g) {
+        tr.classList.add('in-group');
+        members[g.index].push(tr);
+      }
       rows.push(tr);
       tbody.appendChild(tr);
       if (r.details.length) {
-        tbody.appendChild(flagRow(r));
+        const under = flagRow(r);
+        under.hidden = inFold;
+        if (g) {
+          members[g.index].push(under);
+        }
+        tbody.appendChild(under);
       } else if (r.tone) {
         tr.classList.add('folded');
       }
     }
     table.appendChild(tbody);
     P.rovingRows(tbody, rows, (row) => {
-      if (row._target) {
+      if (row._toggle) {
+        row._toggle();
+      } else if (row._target) {
         P.openTarget(row._target);
       }
     });
@@ -239,7 +325,11 @@
 
   function renderData(view, app) {
     app.appendChild(
-      h('section', { class: 'summary', id: 'summary' }, [h('p', { class: 'summary-line' }, P.textParts(view.summary)), countChips(view.verdictCounts)]),
+      h('section', { class: 'summary', id: 'summary' }, [
+        h('p', { class: 'summary-line' }, P.textParts(view.summary)),
+        view.moment && view.moment.length ? h('p', { class: 'moment muted', id: 'moment' }, P.textParts(view.moment)) : null,
+        countChips(view.verdictCounts),
+      ]),
     );
     const verdicts = verdictList(view);
     if (verdicts) {

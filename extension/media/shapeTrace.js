@@ -92,6 +92,21 @@
       'depth-' + Math.min(r.depth, 9),
     ];
     const nameCell = h('td', { class: 'col-module' }, [
+      r.fold
+        ? h('button', {
+            type: 'button',
+            class: 'fold-toggle',
+            'aria-label': 'Fold or show the ' + r.fold.rows + ' calls inside ' + r.path,
+            title: r.fold.rows + ' calls inside',
+            text: '▾',
+            onclick: (e) => {
+              const tr = e.target.closest('tr');
+              if (tr && tr._toggle) {
+                tr._toggle();
+              }
+            },
+          })
+        : null,
       h('span', { class: 'mod-name', text: r.name }),
       r.type ? h('span', { class: 'mod-type', text: r.type }) : null,
     ]);
@@ -140,6 +155,15 @@
     return out;
   }
 
+  function setFolded(tr, folded) {
+    tr.setAttribute('aria-expanded', folded ? 'false' : 'true');
+    const button = tr.querySelector('.fold-toggle');
+    if (button) {
+      button.textContent = folded ? '▸' : '▾';
+      button.setAttribute('aria-expanded', folded ? 'false' : 'true');
+    }
+  }
+
   function renderTable(view, app) {
     const hasActivation = view.rows.some((r) => r.activation);
     const table = h('table', { class: 'grid tree', id: 'shape-table' });
@@ -147,14 +171,41 @@
     const tbody = h('tbody');
     const rows = [];
     const cols = hasActivation ? 7 : 6;
+    const isFolded = (r) => {
+      const chosen = (P.ui().folds || {})[r.path];
+      return typeof chosen === 'boolean' ? chosen : r.fold.folded;
+    };
+    // A block's row folds the rows of its submodules' calls after it (the backend counted them).
+    let block = null;
+    let left = 0;
     for (const r of view.rows) {
       const tr = moduleRow(r, hasActivation);
       if (r.target) {
         tr._target = r.target;
       }
+      const extras = rowsUnder(r, view, cols);
+      if (left > 0 && block) {
+        left -= 1;
+        block.members.push(tr, ...extras);
+        tr.hidden = block.folded;
+        extras.forEach((el) => (el.hidden = block.folded));
+      }
+      if (r.fold) {
+        const state = { folded: isFolded(r), members: [], row: tr, path: r.path };
+        tr.classList.add('block-row');
+        setFolded(tr, state.folded);
+        tr._toggle = () => {
+          state.folded = !state.folded;
+          P.setUi({ folds: Object.assign({}, P.ui().folds || {}, { [state.path]: state.folded }) });
+          setFolded(tr, state.folded);
+          state.members.forEach((el) => (el.hidden = state.folded));
+        };
+        block = state;
+        left = r.fold.rows;
+      }
       rows.push(tr);
       tbody.appendChild(tr);
-      for (const extra of rowsUnder(r, view, cols)) {
+      for (const extra of extras) {
         tbody.appendChild(extra);
       }
     }

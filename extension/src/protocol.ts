@@ -255,6 +255,25 @@ export interface GradientFlowRow {
    * first row, `repeats` = how many rows below share it. Made by diagnosis/presentation.py.
    */
   fold?: { flag: number; repeats: number }[];
+  /** Index into the model's `groups` (the block this row belongs to), or null. */
+  group?: number | null;
+}
+
+/**
+ * One block of the model (`transformer.h.3`) as a foldable group of consecutive rows
+ * (diagnosis/blocks.py): rows `first` .. `first + count - 1`; `folded` is the default state.
+ */
+export interface GradientFlowGroup {
+  path: string;
+  type: string;
+  first: number;
+  count: number;
+  folded: boolean;
+  flagged: number;
+  tone: 'error' | 'warning' | 'info' | null;
+  meanAbs: number | null;
+  maxAbs: number | null;
+  norm: number | null;
 }
 
 /** A verdict about the model: most severe first; module: the layer it names. */
@@ -291,6 +310,10 @@ export interface GradientFlowModel {
   counts?: { rows: number; flagged: number; error: number; warning: number; info: number };
   /** The verdicts by severity (the chips over them). */
   verdictCounts?: { error: number; warning: number; info: number };
+  /** The blocks, each a foldable group of rows. */
+  groups?: GradientFlowGroup[];
+  /** When the values are from: the pause (after the program's clipping) or the backward (freed since). */
+  moment?: { when: 'pause' | 'backward' | 'mixed'; changed: number; text: string } | null;
 }
 
 /** A tensor's metadata; a non-tensor value has a null shape and its `type` ("NoneType"). */
@@ -334,6 +357,8 @@ export interface ShapeTraceRow {
   } | null;
   /** Activation findings of this call (dead units, collapsed, exploding, NaN/Inf). */
   flags?: DiagnosisFlag[];
+  /** A block's call: the `rows` calls of its submodules that follow it fold under it. */
+  fold?: { rows: number; folded: boolean } | null;
 }
 
 export interface ShapeTraceModel {

@@ -17,9 +17,9 @@ from typing import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-import vscode_ui
 import workbench
 from vscode_ui import ARTIFACTS
+from windows import after_test, open_window
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -69,28 +69,12 @@ def workbench_page(browser: Browser, server_url: str) -> Iterator[Page]:
     """One window for the whole session: code-server keeps a closed window's extension
     host (and its backend) alive for a reconnection grace period, so a window per test
     would leave several backends running side by side."""
-    context = browser.new_context(viewport={"width": 1400, "height": 860})
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    pg.goto(workbench.workspace_url(server_url))
-    pg.locator(".monaco-workbench").wait_for(timeout=60_000)
-    yield pg
-    context.close()
+    with open_window(browser, workbench.workspace_url(server_url)) as pg:
+        yield pg
 
 
 @pytest.fixture
 def page(request, workbench_page: Page, user_data_dir: Path) -> Iterator[Page]:
     """The shared window, tidied for this test; screenshot (and logs on failure) after it."""
     yield workbench_page
-    name = request.node.name
-    workbench_page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
-        _keep_logs(name, user_data_dir)
-    vscode_ui.reset_window(workbench_page)
-
-
-def _keep_logs(name: str, user_data_dir: Path) -> None:
-    """On failure keep what explains it: the code-server log and our output channel."""
-    shutil.copy(ARTIFACTS / "code-server.log", ARTIFACTS / f"{name}.code-server.log")
-    for i, log in enumerate(sorted((user_data_dir / "logs").rglob("*Torch Doctor*.log"))):
-        shutil.copy(log, ARTIFACTS / f"{name}.torch-doctor-{i}.log")
+    after_test(request, workbench_page, user_data_dir)

@@ -27,6 +27,7 @@ from playwright.sync_api import Browser, FrameLocator, Locator, Page, expect
 import vscode_ui
 import workbench
 from vscode_ui import ARTIFACTS
+from windows import after_test, open_window
 
 READY_TIMEOUT_MS = 90_000
 PAUSE_TIMEOUT_MS = 90_000
@@ -100,26 +101,15 @@ def first_run_server(first_run_user_dir: Path, server_url: workbench.Served) -> 
 
 @pytest.fixture(scope="module")
 def first_run_window(browser: Browser, first_run_server: workbench.Served, first_run_workspace: Path) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 860})
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    pg.goto(f"{first_run_server}/?folder={first_run_workspace}")
-    pg.locator(".monaco-workbench").wait_for(timeout=60_000)
-    yield pg
-    context.close()
+    with open_window(browser, f"{first_run_server}/?folder={first_run_workspace}") as pg:
+        yield pg
 
 
 @pytest.fixture
 def window(request, first_run_window: Page, first_run_user_dir: Path) -> Iterator[Page]:
     """The first-run window; a screenshot after each test, the logs on failure, then tidied."""
     yield first_run_window
-    name = request.node.name
-    first_run_window.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-    if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
-        shutil.copy(ARTIFACTS / "first-run-code-server.log", ARTIFACTS / f"{name}.code-server.log")
-        for i, log in enumerate(sorted((first_run_user_dir / "logs").rglob("*Torch Doctor*.log"))):
-            shutil.copy(log, ARTIFACTS / f"{name}.torch-doctor-{i}.log")
-    vscode_ui.reset_window(first_run_window)
+    after_test(request, first_run_window, first_run_user_dir, "first-run-code-server.log")
 
 
 def _open_step(page: Page, title: str) -> Locator:

@@ -67,3 +67,69 @@ def test_shape_trace_marks_the_failing_module(page: Page) -> None:
     expect(trace.locator("tr.row.failed")).to_contain_text("fc1", timeout=VIEW_TIMEOUT_MS)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_shape_trace_failure.png"))
     vscode_ui.stop_debugging(page)
+
+
+# -- issue 20: the views on a real model (a 12-block GPT), at the default editor split -------------
+
+_FITS_JS = """(body) => {
+  const width = document.documentElement.clientWidth;
+  const wrap = document.querySelector('.table-wrap');
+  const cut = [];
+  for (const el of document.querySelectorAll('tr:not([hidden]) .name-wrap, tr:not([hidden]) td.col-module')) {
+    if (el.scrollWidth > el.clientWidth + 1) cut.push(el.textContent);
+  }
+  const heads = Array.from(document.querySelectorAll('thead th')).filter((th) => th.offsetParent !== null);
+  return {
+    width,
+    overflow: wrap ? wrap.scrollWidth - wrap.clientWidth : null,
+    cut,
+    heads: heads.map((th) => ({ text: th.textContent.trim(), right: th.getBoundingClientRect().right })),
+  };
+}"""
+
+
+def _assert_fits(view: FrameLocator, must_show: list[str]) -> dict:
+    got = view.locator("body").evaluate(_FITS_JS)
+    assert got["overflow"] is not None and got["overflow"] <= 1, got  # no horizontal scroll: nothing cut off
+    assert not got["cut"], got  # no name truncated
+    shown = {h["text"]: h["right"] for h in got["heads"]}
+    for column in must_show:
+        assert column in shown and shown[column] <= got["width"] + 1, (column, got)
+    return got
+
+
+def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
+    _pause_at_marked_line(page, "tiny_gpt_views.py")
+    vscode_ui.run_command(page, "Torch Doctor: Show Gradient Flow")
+    flow = _view_with(page, "#gradient-table tr.group-row")
+    groups = flow.locator("#gradient-table tr.group-row")
+    expect(groups).to_have_count(12, timeout=VIEW_TIMEOUT_MS)
+    expect(groups.first).to_contain_text("transformer.h.0")
+    expect(groups.last).to_contain_text("transformer.h.11")
+    # Folded: the 148 parameter rows read as the embeddings, 12 blocks and the final norm.
+    visible_rows = flow.locator("#gradient-table tr.row:not(.group-row):visible")
+    assert visible_rows.count() < 10
+    expect(flow.locator("#moment")).to_contain_text("after", timeout=VIEW_TIMEOUT_MS)  # after the clipping
+    _assert_fits(flow, ["Parameter", "mean |g|"])
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_gradient_flow_gpt_folded.png"))
+
+    groups.nth(3).click()
+    expect(groups.nth(3)).to_have_attribute("aria-expanded", "true")
+    assert visible_rows.count() >= 12
+    _assert_fits(flow, ["Parameter", "mean |g|"])
+    flow.locator("#gradient-table tr.group-row").nth(3).scroll_into_view_if_needed()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_gradient_flow_gpt_block_open.png"))
+
+    vscode_ui.run_command(page, "Torch Doctor: Show Shape Trace")
+    trace = _view_with(page, "#shape-table tr.block-row")
+    blocks = trace.locator("#shape-table tr.block-row")
+    expect(blocks).to_have_count(12, timeout=VIEW_TIMEOUT_MS)
+    expect(trace.locator("#summary")).not_to_contain_text("change")  # Embedding: ints in, floats out
+    assert trace.locator("#shape-table tr.row.changed").count() == 0
+    _assert_fits(trace, ["Module", "Input", "Output", "Params"])
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_shape_trace_gpt_folded.png"))
+    blocks.nth(0).locator(".fold-toggle").click()
+    expect(trace.locator("#shape-table tr.row[data-path='transformer.h.0.attn.qkv']")).to_be_visible()
+    _assert_fits(trace, ["Module", "Input", "Output", "Params"])
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_shape_trace_gpt_block_open.png"))
+    vscode_ui.stop_debugging(page)

@@ -188,9 +188,18 @@ def workspace_url(base_url: str) -> str:
     return f"{base_url}/?folder={SAMPLE_WORKSPACE}"
 
 
+# What a real first run sees: VS Code's own defaults for start pages (the E2E settings above turn
+# them off to keep screenshots tidy), so a fresh profile opens the "Get started" walkthrough.
+FIRST_RUN_SETTINGS = {
+    "workbench.welcomePage.walkthroughs.openOnInstall": True,
+    "workbench.startupEditor": "welcomePage",
+    "workbench.tips.enabled": True,
+}
+
+
 def _serve(port: int) -> int:
     user_data_dir = TOOLS / "user-data"
-    write_user_settings(user_data_dir)
+    write_user_settings(user_data_dir, FIRST_RUN_SETTINGS)
     install_extension(user_data_dir)
     with code_server(user_data_dir, TOOLS / "code-server.log", port=port) as url:
         print(f"\nTorch Doctor is running in VS Code at:\n\n    {workspace_url(url)}\n", flush=True)

@@ -13,11 +13,13 @@ import { EMPTY_TEXT, messagePage } from './statePages';
 import type {
   FlagView,
   GradientFlowPage,
+  GradientGroupView,
   GradientRowView,
   LogAxisView,
   MessagePage,
   PageContext,
   Target,
+  Tone,
   VerdictView,
 } from './viewTypes';
 import { VIEW_TITLES } from './viewTypes';
@@ -97,7 +99,51 @@ function gradientRow(s: RowStats, index: number, rowCount: number, axis: LogAxis
     tone: flags[0]?.tone ?? null,
     target,
     label: parts.join('. ') + (target ? `. Enter opens ${baseName(target.file)}:${target.line}.` : '.'),
+    group: null,
   };
+}
+
+const TONES = new Set(['error', 'warning', 'info']);
+
+/** The backend's groups, checked: in range, in order, not overlapping; each row told its group. */
+export function groupViews(raw: unknown, rows: GradientRowView[], axis: LogAxisView): GradientGroupView[] {
+  const groups: GradientGroupView[] = [];
+  let next = 0;
+  for (const g of arr(raw)) {
+    const o = obj(g);
+    const first = o.first;
+    const n = count(o.count);
+    if (typeof first !== 'number' || !Number.isInteger(first) || first < next || n < 1 || first + n > rows.length) {
+      continue;
+    }
+    const path = str(o.path);
+    const type = str(o.type);
+    const mean = barView(statValue(o.meanAbs), axis, false, false);
+    const max = barView(statValue(o.maxAbs), axis, false, false);
+    const norm = statValue(o.norm);
+    const tone = TONES.has(str(o.tone)) ? (str(o.tone) as Tone) : null;
+    const flagged = count(o.flagged);
+    const index = groups.length;
+    for (let i = first; i < first + n; i++) {
+      rows[i].group = index;
+    }
+    groups.push({
+      index,
+      path,
+      type,
+      first,
+      count: n,
+      folded: o.folded === true,
+      flagged,
+      tone,
+      mean,
+      max,
+      norm: norm === null ? '—' : formatMagnitude(Math.abs(norm)),
+      label: `${path}${type ? ` (${type})` : ''}: ${n} parameters, mean |g| ${mean.text}, max |g| ${max.text}${flagged ? `, ${flagged} flagged` : ''}.`,
+    });
+    next = first + n;
+  }
+  return groups;
 }
 
 /** The verdicts in the backend's order, each linked to the first location of its layer. */
@@ -167,6 +213,8 @@ export function gradientFlowPage(model: GradientFlowModel | null | undefined, ct
     verdicts,
     rows,
     emptyText: rows.length ? '' : EMPTY_TEXT.gradientFlow.text,
+    groups: groupViews(m.groups, rows, axis),
+    moment: splitInlineCode(str(obj(m.moment).text).trim()),
     axis,
     thresholds: thresholdViews(vanishing, exploding, axis),
     counts: countsOf(m.counts, rows.length),

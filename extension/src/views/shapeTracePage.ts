@@ -107,6 +107,13 @@ function rowLabel(r: Omit<ShapeRowView, 'label'>): string {
   return parts.join('; ') + (r.target ? `. Enter opens ${baseName(r.target.file)}:${r.target.line}.` : '.');
 }
 
+/** A block's fold, checked (the rows it folds are bounded by the page, not trusted here). */
+function foldOf(raw: unknown): ShapeRowView['fold'] {
+  const o = obj(raw);
+  const rows = count(o.rows);
+  return rows > 0 ? { rows, folded: o.folded === true } : null;
+}
+
 function shapeRow(raw: unknown, index: number, st: TraceState): ShapeRowView {
   const o = obj(raw);
   const inputs = arr(o.inputs).map(tensorMeta);
@@ -150,6 +157,7 @@ function shapeRow(raw: unknown, index: number, st: TraceState): ShapeRowView {
     flags,
     tone: failed ? ('error' as const) : (flags[0]?.tone ?? null),
     target: targetOf(o.location),
+    fold: foldOf(o.fold),
   };
   return { ...row, label: rowLabel(row) };
 }

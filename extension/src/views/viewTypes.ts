@@ -98,6 +98,25 @@ export interface GradientRowView {
   target: Target | null;
   /** One sentence for screen readers and the tooltip. */
   label: string;
+  /** Index into the page's `groups` (the block it belongs to), or null. */
+  group: number | null;
+}
+
+/** A block (`transformer.h.3`): a foldable group of consecutive rows, with its own bars. */
+export interface GradientGroupView {
+  index: number;
+  path: string;
+  type: string;
+  first: number;
+  count: number;
+  /** The default state (the page keeps the user's choice). */
+  folded: boolean;
+  flagged: number;
+  tone: Tone | null;
+  mean: BarView;
+  max: BarView;
+  norm: string;
+  label: string;
 }
 
 /** Over the data: why it may be out of date. */
@@ -115,6 +134,10 @@ export interface GradientFlowPage {
   rows: GradientRowView[];
   /** No rows (no backward yet) while verdicts have something to say: this, instead of the table. */
   emptyText: string;
+  /** The blocks, each a foldable group of rows ([] when the model has none). */
+  groups: GradientGroupView[];
+  /** When the values are from, in words ("Values at the pause: ... after clipping"); "" when unknown. */
+  moment: TextPart[];
   axis: LogAxisView;
   /** The vanishing and exploding thresholds, drawn as dashed lines across the bars. */
   thresholds: { kind: 'vanishing' | 'exploding'; value: number; label: string; fraction: number }[];
@@ -149,6 +172,8 @@ export interface ShapeRowView {
   tone: Tone | null;
   target: Target | null;
   label: string;
+  /** A block's call: the `rows` rows after it are its submodules' calls; `folded` by default. */
+  fold: { rows: number; folded: boolean } | null;
 }
 
 export interface ShapeTracePage {

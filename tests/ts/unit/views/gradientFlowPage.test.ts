@@ -215,3 +215,48 @@ test("verdictCounts: the backend's chips over the verdicts, checked", () => {
   assert.deepEqual(page<GradientFlowPage>(gradientFlowPage(junk, CTX), 'gradientFlow').verdictCounts, { error: 0, warning: 0, info: 0 });
 });
 
+
+test('gradientFlowPage: blocks become groups with their own bars; bad groups are dropped', () => {
+  const rows = ['emb.weight', 'h.0.fc.weight', 'h.0.fc.bias', 'h.1.fc.weight', 'h.1.fc.bias'].map((n) => grow(n, 1e-3, 1e-2));
+  const model: GradientFlowModel = {
+    summary: 'ok',
+    rows,
+    verdicts: [],
+    moment: { when: 'pause', changed: 5, text: 'Values at the pause: what `optimizer.step()` uses.' },
+    groups: [
+      { path: 'h.0', type: 'Block', first: 1, count: 2, folded: true, flagged: 0, tone: null, meanAbs: 1e-3, maxAbs: 1e-2, norm: 0.5 },
+      { path: 'h.1', type: 'Block', first: 3, count: 2, folded: false, flagged: 1, tone: 'warning', meanAbs: 1e-3, maxAbs: 1e-2, norm: null },
+      { path: 'bad', type: 'Block', first: 4, count: 9, folded: true, flagged: 0, tone: null, meanAbs: null, maxAbs: null, norm: null },
+    ],
+  };
+  const v = page<GradientFlowPage>(gradientFlowPage(model, CTX), 'gradientFlow');
+  assert.deepEqual(v.groups.map((g) => [g.path, g.first, g.count, g.folded, g.tone]), [
+    ['h.0', 1, 2, true, null],
+    ['h.1', 3, 2, false, 'warning'],
+  ]);
+  assert.deepEqual(v.rows.map((r) => r.group), [null, 0, 0, 1, 1]);
+  assert.equal(v.groups[0].mean.kind, 'value');
+  assert.equal(v.groups[0].norm, '0.5');
+  assert.equal(v.groups[1].norm, '—');
+  assert.ok(v.groups[1].label.includes('1 flagged'));
+  assert.deepEqual(v.moment, [
+    { text: 'Values at the pause: what ', code: false },
+    { text: 'optimizer.step()', code: true },
+    { text: ' uses.', code: false },
+  ]);
+});
+
+test('shapeTracePage: a block row carries its fold; others none', () => {
+  const model = {
+    summary: 's',
+    failedModule: null,
+    error: null,
+    rows: [
+      { path: '', type: 'GPT', depth: 0, inputs: [], outputs: [], params: 1, dtypeChange: false, deviceChange: false, failed: false, location: null },
+      { path: 'h.0', type: 'Block', depth: 1, inputs: [], outputs: [], params: 1, dtypeChange: false, deviceChange: false, failed: false, location: null, fold: { rows: 1, folded: true } },
+      { path: 'h.0.fc', type: 'Linear', depth: 2, inputs: [], outputs: [], params: 1, dtypeChange: false, deviceChange: false, failed: false, location: null, fold: { rows: 0, folded: true } },
+    ],
+  };
+  const v = page<ShapeTracePage>(shapeTracePage(model, CTX), 'shapeTrace');
+  assert.deepEqual(v.rows.map((r) => r.fold), [null, { rows: 1, folded: true }, null]);
+});
