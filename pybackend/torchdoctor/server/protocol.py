@@ -70,6 +70,7 @@ CONFIG_SECTION = "torchDoctor"
 SETTING_PYTHON = "torchDoctor.python"  # string; "" = the backend's own interpreter
 SETTING_CHECK_TIMEOUT = "torchDoctor.checks.timeoutSeconds"  # number, default 120
 SETTING_CHECK_BATCH_SIZE = "torchDoctor.checks.batchSize"  # integer, default 8
+SETTING_CHECK_MEMORY = "torchDoctor.checks.memoryLimitMB"  # integer MB, default 0 (3/4 of the RAM)
 DEFAULT_CHECK_TIMEOUT = 120
 DEFAULT_CHECK_BATCH_SIZE = 8
 
