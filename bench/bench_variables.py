@@ -1,17 +1,22 @@
-"""How long does the Variables view take for a frame of 20 tensors of 10 million elements each?
+"""What a stop costs in the debugger with Torch Doctor, against plain debugpy in the same run.
 
-Everything goes through real DAP (``python -m debugpy.adapter`` driving a real debuggee), and
-every number is printed as a ratio to baselines measured in the same run, on the same data:
+Everything goes through real DAP (``python -m debugpy.adapter`` driving a real debuggee). Three
+scenes, each printed as ratios to baselines measured in this run, with the load average:
 
-- plain debugpy (no Torch Doctor on PYTHONPATH): the same Variables request, torch's own repr;
-- one ``torch.sum`` pass and one ``torch.aminmax`` pass over all 20 tensors, timed inside the
-  debuggee (what "reading the data once" costs on this machine);
-- an ``evaluate("1")`` round trip: the adapter's own per-request latency, which no plugin beats.
+1. **Variables view** of a frame with 20 float32 tensors of 1e7 elements and a 500-parameter
+   model (gradients set, as at a stop inside a training loop): the first listing (cold caches)
+   and the second (same stop) against plain debugpy's listing of the same frame (torch's repr);
+   the listing at the next stop too. Targets: first <= 2x plain, second <= 1.2x plain.
+2. **Hover** on one tensor of 1e8 elements of each dtype (f32, bf16, f16, i64, u8, bool), cold:
+   at most 150 ms, or a budgeted line (``stats…``), against plain debugpy's hover and a DAP round
+   trip (``evaluate('1')``).
+3. **A model with 2,000 parameter tensors**: the second hover of it against a cache hit (the
+   second hover of a small tensor). Target <= 1.1x: constant, not per parameter.
 
-The first stop computes exact statistics (cold cache); the second stop, same frame, unchanged
-tensors, must cost (nearly) nothing beyond the round trip.
+    .venv/bin/python bench/bench_variables.py [--repeat 3] [--backend PATH] [--quick]
 
-    .venv/bin/python bench/bench_variables.py [--tensors 20] [--elements 10000000] [--repeat 3]
+``--backend`` points at another copy of ``pybackend`` (e.g. an older commit extracted with
+``git archive``) to measure before/after on the same machine; ``--quick`` shrinks every size 10x.
 """
 
 from __future__ import annotations
@@ -24,154 +29,226 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Dict, List
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python" / "dap"))
+sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from dap_client import DAPClient  # noqa: E402
+from support.dap_client import DAPClient  # noqa: E402
 
-PYBACKEND = REPO / "pybackend"
-WELL_UNDER_A_SECOND = 0.5  # seconds: what we call "well under a second" for the cold Variables view
+DTYPES = ("float32", "bfloat16", "float16", "int64", "uint8", "bool")
+PENDING = "stats…"
+HOVER_BUDGET = 0.150
 
-
-def write_program(directory: Path, tensors: int, elements: int, stops: int) -> tuple:
-    names = [f"t{i:02d}" for i in range(tensors)]
-    assignments = "\n".join(f"    {n} = torch.randn({elements}, generator=g)" for n in names)
-    source = textwrap.dedent("""
-        import time
-        import torch
+PROGRAM = """
+import torch
 
 
-        def timed(op, tensors, repeat=3):
-            best = float("inf")
-            for _ in range(repeat):
-                start = time.perf_counter()
-                for t in tensors:
-                    op(t)
-                best = min(best, time.perf_counter() - start)
-            return best
+def make(dtype, n, g):
+    if dtype == "bool":
+        return torch.rand(n, generator=g) > 0.5
+    if dtype in ("int64", "uint8"):
+        return torch.randint(0, 200, (n,), generator=g, dtype=getattr(torch, dtype))
+    return torch.randn(n, generator=g).to(getattr(torch, dtype))
 
 
-        def frame():
-            g = torch.Generator().manual_seed(0)
-        {assignments}
-            for stop in range({stops}):
-                pass  # BREAK
-            return {first}
+def trained(layers, width):
+    model = torch.nn.Sequential(*[torch.nn.Linear(width, width) for _ in range(layers)])
+    model(torch.randn(2, width)).sum().backward()
+    return model
 
 
-        frame()
-    """).format(assignments=assignments, stops=stops, first=names[0])
-    path = directory / "twenty_tensors.py"
+def frame():
+    g = torch.Generator().manual_seed(0)
+{assignments}
+    model = trained({layers}, 8)
+    for stop in range(2):
+        pass  # LISTING
+    return t00
+
+
+def hovers():
+    g = torch.Generator().manual_seed(1)
+    for dtype in {dtypes!r}:
+        big = make(dtype, {hover_elements}, g)
+        pass  # HOVER
+        del big
+    big_model = trained({big_layers}, 4)
+    small = torch.randn(1000, generator=g)
+    pass  # MODEL
+
+
+frame()
+hovers()
+"""
+
+
+def write_program(directory: Path, args) -> Dict[str, object]:
+    names = [f"t{i:02d}" for i in range(args.tensors)]
+    assignments = "\n".join(f"    {n} = torch.randn({args.elements}, generator=g)" for n in names)
+    source = textwrap.dedent(PROGRAM).format(
+        assignments=assignments,
+        layers=args.params // 2,
+        big_layers=args.big_params // 2,
+        dtypes=DTYPES,
+        hover_elements=args.hover_elements,
+    )
+    path = directory / "stop_scenes.py"
     path.write_text(source)
-    line = next(i for i, text in enumerate(source.splitlines(), 1) if "# BREAK" in text)
-    return path, line, names
+    lines = source.splitlines()
+    marks = {m: next(i for i, text in enumerate(lines, 1) if f"# {m}" in text) for m in ("LISTING", "HOVER", "MODEL")}
+    return {"path": path, "lines": marks, "names": names}
 
 
-def adapter_env(with_plugin: bool) -> dict:
+def adapter_env(backend: Path, with_plugin: bool) -> dict:
     env = dict(os.environ)
-    paths = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != PYBACKEND]
+    ours = {(REPO / "pybackend").resolve(), backend.resolve()}
+    paths = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() not in ours]
     if with_plugin:
-        paths.insert(0, str(PYBACKEND))
+        paths.insert(0, str(backend))
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 
 
-def timed_request(dap: DAPClient, reference: int) -> tuple:
+def timed(action) -> tuple:
     start = time.perf_counter()
-    variables = dap.variables(reference, timeout=600)
-    return time.perf_counter() - start, variables
+    result = action()
+    return time.perf_counter() - start, result
 
 
-def locals_reference(dap: DAPClient, frame_id: int) -> int:
-    return dap.scopes(frame_id)[0]["variablesReference"]
+# Clears every cache the backend under test has (older backends lack some): a cold listing.
+CLEAR = (
+    "[getattr(__import__(m, fromlist=['_']), c).clear() for m, c in ("
+    "('torchdoctor.runtime.stats.cache', 'VALUE_STATS'), ('torchdoctor.runtime.summary.aggregates', 'MODULE_LINES'),"
+    " ('torchdoctor.runtime.summary.aggregates', 'ARRAYS')) if __import__('importlib.util').util.find_spec(m)]"
+)
 
 
-def session(program: Path, line: int, names: list, with_plugin: bool, repeat: int) -> dict:
-    """Variables-request seconds, cold and cached, each cold try paired with baselines timed
-    right after it in the debuggee (a shared machine's load moves both together)."""
-    env = adapter_env(with_plugin)
-    tensors = "[" + ", ".join(names) + "]"
-    out = {"cold": [], "sum": [], "aminmax": []}
-    with DAPClient(adapter_env=env) as dap:
-        stop = dap.launch_and_stop(str(program), [line], env={"PYTHONPATH": env.get("PYTHONPATH", "")}, timeout=600)
-        clear = "__import__('torchdoctor.runtime.stats.cache', fromlist=['VALUE_STATS']).VALUE_STATS.clear()"
-        for _ in range(repeat):
-            if with_plugin:
-                dap.evaluate(clear, stop.frame_id, "repl")
-            seconds, variables = timed_request(dap, locals_reference(dap, stop.frame_id))
-            out["cold"].append(seconds)
-            out["sum"].append(float(dap.evaluate(f"timed(torch.sum, {tensors}, 1)", stop.frame_id, "repl")["result"]))
-            out["aminmax"].append(
-                float(dap.evaluate(f"timed(torch.aminmax, {tensors}, 1)", stop.frame_id, "repl")["result"])
-            )
-        out["sample"] = next(v["value"] for v in variables if v["name"] == names[0])
-        out["warm"] = min(timed_request(dap, locals_reference(dap, stop.frame_id))[0] for _ in range(repeat))
-        stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=600)
-        out["second_stop"] = timed_request(dap, locals_reference(dap, stop.frame_id))[0]
-        latency = []
-        for _ in range(5):
-            start = time.perf_counter()
-            dap.evaluate("1", stop.frame_id, "watch")
-            latency.append(time.perf_counter() - start)
-        out["latency"] = statistics.median(latency)
+def listing_scene(dap: DAPClient, stop, with_plugin: bool, repeat: int) -> Dict[str, object]:
+    def listing():
+        reference = dap.scopes(stop.frame_id)[0]["variablesReference"]
+        return dap.variables(reference, timeout=900)
+
+    out: Dict[str, object] = {"first": [], "second": []}
+    for _ in range(repeat):
+        if with_plugin:
+            dap.evaluate(CLEAR, stop.frame_id, "repl")
+        seconds, variables = timed(listing)
+        out["first"].append(seconds)
+        out["second"].append(timed(listing)[0])
+    values = {v["name"]: v["value"] for v in variables}
+    out["pending_first"] = sum(PENDING in v for v in values.values())
+    out["sample"], out["model"] = values["t00"], values["model"]
     return out
+
+
+def hover_scene(dap: DAPClient, stop) -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for dtype in DTYPES:
+
+        def hover(frame_id=stop.frame_id):
+            return dap.evaluate("big", frame_id, "hover")
+
+        cold, result = timed(hover)
+        warm = timed(hover)[0]
+        out[dtype] = {"cold": cold, "warm": warm, "line": result["result"]}
+        stop = dap.stopped_after(lambda thread_id=stop.thread_id: dap.continue_(thread_id), timeout=900)
+    out["stop"] = stop
+    return out
+
+
+def model_scene(dap: DAPClient, stop) -> Dict[str, float]:
+    def hover(name):
+        return timed(lambda: dap.evaluate(name, stop.frame_id, "hover"))[0]
+
+    first = hover("big_model")
+    hover("small")
+    tries = range(7)
+    return {
+        "first": first,
+        "second": statistics.median(hover("big_model") for _ in tries),
+        "hit": statistics.median(hover("small") for _ in tries),
+        "round_trip": statistics.median(timed(lambda: dap.evaluate("1", stop.frame_id, "hover"))[0] for _ in tries),
+    }
+
+
+def session(scenes: Dict[str, object], backend: Path, with_plugin: bool, repeat: int) -> Dict[str, object]:
+    env = adapter_env(backend, with_plugin)
+    program, lines = scenes["path"], scenes["lines"]
+    out: Dict[str, object] = {}
+    with DAPClient(adapter_env=env) as dap:
+        stop = dap.launch_and_stop(
+            str(program), list(lines.values()), env={"PYTHONPATH": env.get("PYTHONPATH", "")}, timeout=900
+        )
+        out["listing"] = listing_scene(dap, stop, with_plugin, repeat)
+        stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=900)
+        reference = dap.scopes(stop.frame_id)[0]["variablesReference"]
+        out["next_stop"] = timed(lambda: dap.variables(reference, timeout=900))[0]
+        stop = dap.stopped_after(lambda: dap.continue_(stop.thread_id), timeout=900)
+        hovers = hover_scene(dap, stop)
+        out["hover"] = hovers
+        if with_plugin:
+            out["model"] = model_scene(dap, hovers.pop("stop"))
+        else:
+            hovers.pop("stop")
+    return out
+
+
+def report(args, ours: Dict, plain: Dict, loads: List[float]) -> None:
+    first, second = min(ours["listing"]["first"]), min(ours["listing"]["second"])
+    base = min(plain["listing"]["first"] + plain["listing"]["second"])
+    print(
+        f"Stop costs through DAP, Torch Doctor ({args.backend}) vs plain debugpy; "
+        f"{args.repeat} tries, best kept; load average {loads[0]:.1f} -> {loads[1]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(f"\n1. Variables: {args.tensors} f32 tensors of {args.elements:,} + a {args.params}-parameter model")
+    print(f"   a value : {ours['listing']['sample']}")
+    print(f"   model   : {ours['listing']['model']}")
+    print(f"   plain debugpy listing       {base * 1000:8.1f} ms")
+    print(f"   first listing (cold)        {first * 1000:8.1f} ms  {first / base:5.2f}x plain  (target <= 2x)")
+    print(f"   second listing (same stop)  {second * 1000:8.1f} ms  {second / base:5.2f}x plain  (target <= 1.2x)")
+    nxt = ours["next_stop"]
+    print(f"   listing at the next stop    {nxt * 1000:8.1f} ms  {nxt / max(plain['next_stop'], 1e-9):5.2f}x plain")
+    print(f"   values deferred (stats…) in the last first listing: {ours['listing']['pending_first']}")
+    trip = ours["model"]["round_trip"]
+    print(f"\n2. Hover, cold, on {args.hover_elements:,} elements (DAP round trip {trip * 1000:.1f} ms)")
+    for dtype in DTYPES:
+        mine, theirs = ours["hover"][dtype], plain["hover"][dtype]
+        budgeted = PENDING in mine["line"]
+        verdict = "ok" if mine["cold"] <= HOVER_BUDGET else ("budgeted line" if budgeted else "SLOW")
+        print(
+            f"   {dtype:9s} {mine['cold'] * 1000:8.1f} ms ({mine['cold'] / theirs['cold']:5.2f}x plain "
+            f"{theirs['cold'] * 1000:7.1f} ms), warm {mine['warm'] * 1000:6.1f} ms  {verdict:13s} {mine['line'][:70]}"
+        )
+    model = ours["model"]
+    print(f"\n3. A model with {args.big_params} parameter tensors (grads set), hover")
+    print(
+        f"   first {model['first'] * 1000:8.1f} ms; second {model['second'] * 1000:6.1f} ms; cache hit (small tensor) "
+    )
+    print(f"   {model['hit'] * 1000:6.1f} ms -> second / hit = {model['second'] / model['hit']:5.2f}x (target <= 1.1x)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3, help="tries per listing; the best is kept")
+    parser.add_argument("--backend", type=Path, default=REPO / "pybackend", help="the pybackend folder to measure")
+    parser.add_argument("--quick", action="store_true", help="every size 10x smaller (a smoke run)")
     parser.add_argument("--tensors", type=int, default=20)
     parser.add_argument("--elements", type=int, default=10_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="tries per measurement; the best is kept")
+    parser.add_argument("--params", type=int, default=500)
+    parser.add_argument("--hover-elements", type=int, default=100_000_000)
+    parser.add_argument("--big-params", type=int, default=2000)
     args = parser.parse_args()
+    if args.quick:
+        args.elements, args.hover_elements = args.elements // 10, args.hover_elements // 10
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
-        program, line, names = write_program(Path(tmp), args.tensors, args.elements, stops=2)
-        plugin = session(program, line, names, True, args.repeat)
-        plain = session(program, line, names, False, args.repeat)
-    report(args, plugin, plain)
-
-
-def report(args, plugin: dict, plain: dict) -> None:
-    latency = plugin["latency"]
-    cold, base = min(plugin["cold"]), min(plain["cold"])
-    warm, second = plugin["warm"], plugin["second_stop"]
-    # Paired ratios: each cold try against the passes timed right after it.
-    per_sum = statistics.median((c - latency) / s for c, s in zip(plugin["cold"], plugin["sum"]))
-    per_amm = statistics.median((c - latency) / a for c, a in zip(plugin["cold"], plugin["aminmax"]))
-    print(
-        f"Variables view of a frame with {args.tensors} float32 tensors of {args.elements:,} elements "
-        f"({args.tensors * args.elements * 4 / 2**20:.0f} MiB), through DAP; {args.repeat} tries each"
-    )
-    print(f"  a value with Torch Doctor : {plugin['sample']}")
-    print(f"  a value, plain debugpy    : {plain['sample'][:70]}...")
-    print()
-    rows = [
-        ("Torch Doctor, cold (exact stats computed)", cold),
-        ("Torch Doctor, warm (same stop, cached)", warm),
-        ("Torch Doctor, second stop (cached)", second),
-        ("plain debugpy (torch repr), no plugin", base),
-        ("one torch.sum pass over all tensors", min(plugin["sum"])),
-        ("one torch.aminmax pass over all tensors", min(plugin["aminmax"])),
-        ("DAP round trip (evaluate '1')", latency),
-    ]
-    for label, seconds in rows:
-        print(f"  {label:45s} {seconds * 1000:8.1f} ms   (best)")
-    print()
-    print(f"  cold        / plain debugpy         : {cold / base:6.2f}x")
-    print(f"  (cold - round trip) / sum pass      : {per_sum:6.2f}x   (median of paired tries)")
-    print(f"  (cold - round trip) / aminmax pass  : {per_amm:6.2f}x   (median of paired tries)")
-    print(f"  second stop / plain debugpy         : {second / base:6.2f}x")
-    print(f"  second stop / DAP round trip        : {second / latency:6.2f}x")
-    verdict = (
-        "well under a second"
-        if cold < WELL_UNDER_A_SECOND
-        else ("under a second, but not well under" if cold < 1.0 else "NOT under a second")
-    )
-    print(
-        f"  verdict: cold Variables view in {cold:.3f} s -> {verdict} (threshold {WELL_UNDER_A_SECOND} s); "
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
-    )
+        scenes = write_program(Path(tmp), args)
+        ours = session(scenes, args.backend, True, args.repeat)
+        plain = session(scenes, args.backend, False, args.repeat)
+    loads.append(os.getloadavg()[0])
+    report(args, ours, plain, loads)
 
 
 if __name__ == "__main__":

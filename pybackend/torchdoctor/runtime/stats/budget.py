@@ -36,6 +36,10 @@ LEARN_FROM = 100_000
 SMOOTHING = 0.5
 # Fixed cost of any computation (a handful of small ops and one host transfer).
 OVERHEAD_SECONDS = 2e-4
+# A computation estimated below this is as cheap as the line's header: it is still done after
+# the deadline, up to a grace of one more budget (so a small tensor listed after big ones keeps
+# its statistics, and a request never takes more than twice its budget).
+SMALL_SECONDS = 1e-3
 
 
 class Budget:
@@ -62,7 +66,10 @@ class Budget:
 
     def allows(self, estimate: float) -> bool:
         """True if a computation estimated at ``estimate`` seconds fits in what is left."""
-        return self.deadline is None or estimate <= self.remaining()
+        if self.deadline is None or self.seconds is None:
+            return True
+        remaining = self.remaining()
+        return estimate <= remaining or (estimate <= SMALL_SECONDS and remaining > -self.seconds)
 
     def defer(self) -> None:
         self.deferred += 1

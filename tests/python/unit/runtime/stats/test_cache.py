@@ -83,3 +83,54 @@ def test_identity_cache_is_bounded_and_checks_identity():
     assert cache.get_or_compute(keep[0], ("v", 0), lambda: "recomputed") == "recomputed"  # evicted
     assert cache.get_or_compute(keep[4], ("v", 1), lambda: "new version") == "new version"
     assert cache.get_or_compute(keep[4], None, lambda: "uncached") == "uncached"
+
+
+def test_a_walk_over_3000_tensors_never_evicts_itself(computations):
+    """The old 512-entry LRU missed on every tensor of a model bigger than itself, every time."""
+    VALUE_STATS.clear()
+    tensors = [torch.randn(8) for _ in range(3000)]
+    for t in tensors:
+        summarize(t)
+    assert computations.count == 3000
+    hits = VALUE_STATS.hits
+    for t in tensors:
+        summarize(t)
+    assert computations.count == 3000 and VALUE_STATS.hits == hits + 3000
+
+
+def test_an_in_place_change_among_3000_recomputes_only_that_one(computations):
+    VALUE_STATS.clear()
+    tensors = [torch.zeros(8) for _ in range(3000)]
+    for t in tensors:
+        summarize(t)
+    tensors[1234].add_(1)  # a tracked in-place op: _version moves
+    lines = [summarize(t) for t in tensors]
+    assert computations.count == 3001
+    assert "constant 1" in lines[1234] and all("all zeros" in line for i, line in enumerate(lines) if i != 1234)
+
+
+def test_freed_objects_leave_the_cache():
+    cache = IdentityCache()
+    keep = torch.zeros(1)
+    gone = [torch.zeros(1) for _ in range(10)]
+    for t in gone + [keep]:
+        cache.get_or_compute(t, ("v", 0), lambda: {"x": 1})
+    assert len(cache) == 11
+    del gone, t
+    gc.collect()
+    cache.get_or_compute(torch.zeros(1), None, lambda: None)  # uncached: drops nothing yet
+    other = torch.ones(1)
+    cache.get_or_compute(other, ("v", 0), lambda: {"x": 2})  # an insertion drops the freed ones
+    assert len(cache) == 2 and cache.get_or_compute(keep, ("v", 0), lambda: "recomputed") == {"x": 1}
+
+
+def test_the_byte_bound_evicts_oldest_first():
+    one = IdentityCache()
+    probe = torch.zeros(1)
+    one.get_or_compute(probe, ("v", 0), lambda: {"count": 1, "mean": 0.5})
+    cache = IdentityCache(max_bytes=one.bytes * 3)
+    keep = [torch.zeros(1) for _ in range(5)]
+    for t in keep:
+        cache.get_or_compute(t, ("v", 0), lambda: {"count": 1, "mean": 0.5})
+    assert len(cache) == 3 and cache.bytes <= cache.max_bytes
+    assert cache.peek(keep[0], ("v", 0)) is None and cache.peek(keep[4], ("v", 0)) is not None

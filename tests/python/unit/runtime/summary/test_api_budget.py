@@ -1,0 +1,138 @@
+"""Summaries under a request's budget: the header always, ``stats…`` for what did not fit (never
+dropped), a model's line once per stop epoch, numpy arrays cached as far as can be trusted."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import torchdoctor.runtime.summary.array_stats as array_stats
+import torchdoctor.runtime.summary.module_info as module_info
+from torchdoctor.runtime.stats import budget
+from torchdoctor.runtime.stats.cache import PENDING_NOTE, VALUE_STATS
+from torchdoctor.runtime.summary import aggregates
+from torchdoctor.runtime.summary.api import stats, summarize
+
+BIG = 4_000_000
+
+
+@pytest.fixture(autouse=True)
+def cold():
+    budget.forget_rates()
+    for cache in (VALUE_STATS, aggregates.MODULE_LINES, aggregates.ARRAYS):
+        cache.clear()
+    yield
+    budget.forget_rates()
+
+
+def spent(epoch=None) -> budget.Budget:
+    """A budget already far past its deadline and its grace."""
+    made = budget.Budget(1e-6, epoch)
+    time.sleep(2e-3)
+    return made
+
+
+class Counter:
+    def __init__(self, monkeypatch, module, name):
+        self.count = 0
+        real = getattr(module, name)
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+def test_a_deferred_tensor_keeps_its_header_and_says_stats_pending():
+    t = torch.randn(BIG, requires_grad=True)
+    with budget.activate(spent()):
+        line, info = summarize(t), stats(t)
+    assert line == f"tensor[{BIG}] f32 cpu 15.3 MiB {PENDING_NOTE} requires_grad grad=None"
+    assert info["pending"] is True and info["shape"] == [BIG] and info["requires_grad"] is True
+    assert "μ=" in summarize(t)  # no budget (or expanded): computed
+
+
+def test_a_deferred_grad_says_so_too():
+    p = torch.nn.Parameter(torch.randn(BIG))
+    summarize(p)  # the weight's statistics are cached; its grad is new
+    p.grad = torch.randn(BIG)
+    with budget.activate(spent()):
+        line = summarize(p)
+    assert "μ=" in line.split("|")[0] and line.endswith(f"| grad {PENDING_NOTE}")
+
+
+def test_a_model_line_is_computed_once_per_epoch(monkeypatch):
+    model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(50)])
+    calls = Counter(monkeypatch, module_info, "describe_module")
+    epoch = object()
+    with budget.activate(budget.Budget(None, epoch)):
+        first = summarize(model)
+        assert [summarize(model) for _ in range(3)] == [first] * 3
+    assert calls.count == 1
+    with budget.activate(budget.Budget(None, object())):  # the next stop, or after a REPL line
+        summarize(model)
+    summarize(model)  # no epoch: always described afresh
+    assert calls.count == 3
+
+
+def test_a_nan_written_between_stops_is_seen():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+    with budget.activate(budget.Budget(None, object())):
+        assert "NaN" not in summarize(model)
+    with torch.no_grad():
+        model[1].weight[0, 0] = float("nan")
+    with budget.activate(budget.Budget(None, object())):
+        assert "NaN/Inf in" in summarize(model)
+
+
+def test_a_model_whose_check_did_not_fit_says_so_and_is_not_cached():
+    model = torch.nn.Sequential(torch.nn.Linear(2000, 2000), torch.nn.Linear(2000, 2))
+    epoch = object()
+    with budget.activate(spent(epoch)):
+        pending = summarize(model)
+    assert pending.endswith(PENDING_NOTE) and stats(model).get("pending") is None
+    with budget.activate(budget.Budget(None, epoch)):
+        done = summarize(model)
+    assert PENDING_NOTE not in done and done.startswith(pending[: -len(PENDING_NOTE)].strip()[:20])
+
+
+def test_a_container_with_deferred_leaves_says_so():
+    batch = {"x": torch.randn(BIG), "y": torch.randn(3)}
+    with budget.activate(spent()):
+        line = summarize(batch)
+    assert line.startswith("dict[2 tensors]") and line.endswith(PENDING_NOTE)
+    assert PENDING_NOTE not in summarize(batch)
+
+
+def test_arrays_are_cached_within_a_stop_only_when_writable(monkeypatch):
+    calls = Counter(monkeypatch, array_stats, "describe_array")
+    a = np.arange(1000, dtype=np.float32)
+    epoch = object()
+    with budget.activate(budget.Budget(None, epoch)):
+        first = summarize(a)
+        assert summarize(a) == first and calls.count == 1
+    with budget.activate(budget.Budget(None, object())):
+        a[500] = 1e6  # a write numpy records nowhere: a new stop must look again
+        assert summarize(a) != first and calls.count == 2
+    summarize(a)
+    summarize(a)
+    assert calls.count == 4  # no epoch: a writable array is never trusted
+
+
+def test_read_only_arrays_are_cached_across_stops(monkeypatch):
+    calls = Counter(monkeypatch, array_stats, "describe_array")
+    frozen = np.frombuffer(bytes(range(200)) * 10, dtype=np.uint8)
+    first = summarize(frozen)
+    with budget.activate(budget.Budget(None, object())):
+        assert summarize(frozen) == first
+    assert summarize(frozen) == first and calls.count == 1
+
+
+def test_a_deferred_array_keeps_its_header():
+    a = np.ones((2000, 2000), dtype=np.float64)
+    with budget.activate(spent(object())):
+        line = summarize(a)
+    assert line == f"ndarray[2000, 2000] f64 30.5 MiB {PENDING_NOTE}"
+    assert summarize(a) == "ndarray[2000, 2000] f64 30.5 MiB constant 1"
