@@ -11,10 +11,11 @@ import ast
 import bisect
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
-from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings, Function
+from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Bindings, Function
 from .callers import CallerResolution
 from .names import ImportMap
 from .source import SourceText
+from .values import ValueResolution
 
 if TYPE_CHECKING:  # project.py imports this module
     from .project import ProjectIndex
@@ -23,56 +24,6 @@ _T = TypeVar("_T")
 Loop = Union[ast.For, ast.AsyncFor, ast.While]
 # One entry of the per-owner index: (start, end, node), positions as (line, column).
 _Owned = Tuple[Tuple[int, int], Tuple[int, int], ast.AST]
-
-# Methods of nn.Module that return the module itself: ``Net().to(device)`` is still a Net.
-_SELF_RETURNING = frozenset(
-    {
-        "to",
-        "cuda",
-        "cpu",
-        "float",
-        "double",
-        "half",
-        "bfloat16",
-        "train",
-        "eval",
-        "requires_grad_",
-        "share_memory",
-        "to_empty",
-        "xpu",
-        "mps",
-    }
-)
-# Wrappers whose instances behave like the module they wrap.
-_WRAPPERS = frozenset(
-    {
-        "torch.compile",
-        "torch.nn.DataParallel",
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.nn.parallel.DataParallel",
-        "torch.jit.script",
-    }
-)
-_MAX_DEPTH = 12
-# Qualified names of libraries: never looked up in the user's project.
-_LIBRARIES = (
-    "torch.",
-    "torchvision.",
-    "torchaudio.",
-    "transformers.",
-    "timm.",
-    "lightning.",
-    "pytorch_lightning.",
-    "sklearn.",
-    "numpy.",
-    "pandas.",
-    "tensorflow.",
-    "jax.",
-    "flax.",
-    "accelerate.",
-    "peft.",
-    "datasets.",
-)
 
 _OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -108,7 +59,7 @@ def _flags() -> Dict[type, int]:
 _FLAGS = _flags()
 
 
-class LintContext(CallerResolution):
+class LintContext(ValueResolution, CallerResolution):
     """Shared, read-only facts about one module, for the rules."""
 
     def __init__(
@@ -334,175 +285,10 @@ class LintContext(CallerResolution):
         found = self._qualnames[expr] = self.imports.qualname(expr)
         return found
 
-    def binding(self, name: ast.Name) -> Optional[Binding]:
-        return self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
-
-    def self_attr_binding(self, attr: ast.Attribute) -> Optional[Binding]:
-        """Resolve ``self.x`` inside a method to the assignment made in the class."""
-        if not isinstance(attr.value, ast.Name):
-            return None
-        func = self.enclosing_function(attr)
-        while func is not None:
-            owner = self.enclosing_class(func)
-            if owner is not None:
-                args = func.args.args
-                if args and args[0].arg == attr.value.id:
-                    return self.bindings.self_attr(owner, attr.attr)
-                return None
-            func = self.enclosing_function(func)
-        return None
-
-    def _instance_attr_binding(self, attr: ast.Attribute, depth: int) -> Optional[Binding]:
-        """``net.fc`` where ``net = Net()`` and ``Net.__init__`` sets ``self.fc``."""
-        if not isinstance(attr.value, ast.Name) or self.imports.is_module_alias(attr.value.id) or depth >= _MAX_DEPTH:
-            return None
-        owner = self.local_class(self.class_of(attr.value))
-        if owner is None:
-            return None
-        return self.bindings.self_attr(owner, attr.attr)
-
-    def value_of(self, expr: Optional[ast.expr], depth: int = 0) -> Optional[ast.expr]:
-        """Follow names and ``self.x`` to the expression last assigned to them.
-
-        Returns ``expr`` itself when it is not a name, and None when the trail is lost.
-        """
-        if not isinstance(expr, (ast.Name, ast.Attribute)):
-            return expr
-        if depth == 0:
-            if expr not in self._values:
-                self._values[expr] = self._follow(expr, 0)
-            return self._values[expr]
-        return self._follow(expr, depth)
-
-    def _follow(self, expr: Optional[ast.expr], depth: int) -> Optional[ast.expr]:
-        while depth < _MAX_DEPTH:
-            if isinstance(expr, ast.Name):
-                bound = self.binding(expr)
-            elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-                bound = self.self_attr_binding(expr) or self._instance_attr_binding(expr, depth)
-                if bound is None:
-                    return expr
-            else:
-                return expr
-            if bound is not None and bound.kind == "param" and bound.value is None:
-                expr = self.argument_for(bound)
-                if expr is None:
-                    return None
-                depth += 1
-                continue
-            if bound is None or bound.value is None:
-                return None
-            expr = bound.value
-            depth += 1
-        return None
-
-    def construction_of(self, expr: Optional[ast.expr], depth: int = 0) -> Optional[ast.Call]:
-        """The call that built the object ``expr`` refers to, through names, ``self.x``,
-        module methods that return ``self`` (``.to(device)``) and wrappers (``torch.compile``)."""
-        if depth > _MAX_DEPTH or expr is None:
-            return None
-        if depth == 0:
-            if expr not in self._constructions:
-                self._constructions[expr] = None  # recursion guard
-                self._constructions[expr] = self._construction(expr, 0)
-            return self._constructions[expr]
-        return self._construction(expr, depth)
-
-    def _construction(self, expr: ast.expr, depth: int) -> Optional[ast.Call]:
-        value = self.value_of(expr)
-        if not isinstance(value, ast.Call):
-            return None
-        func = value.func
-        if isinstance(func, ast.Attribute) and func.attr in _SELF_RETURNING and self.qualname(func) is None:
-            inner = self.construction_of(func.value, depth + 1)
-            if inner is not None:
-                return inner
-        if self.qualname(func) in _WRAPPERS and value.args:
-            return self.construction_of(value.args[0], depth + 1)
-        return value
-
-    def class_of(self, expr: Optional[ast.expr]) -> Optional[str]:
-        """The class of the object ``expr`` refers to: a qualified name for imported classes
-        (``torch.nn.CrossEntropyLoss``), ``local:Net`` for classes defined in this file."""
-        call = self.construction_of(expr)
-        if call is None:
-            return None
-        return self.callee_class(call)
-
-    def callee_class(self, call: ast.Call) -> Optional[str]:
-        """What ``call`` instantiates, if its callee names a class we can identify."""
-        qual = self.qualname(call.func)
-        if qual is not None:
-            return qual
-        if isinstance(call.func, ast.Name) and call.func.id in self.classes:
-            return "local:" + call.func.id
-        return None
-
-    def local_class(self, class_name: Optional[str]) -> Optional[ast.ClassDef]:
-        """The definition of a class of this project: ``local:Net`` in this file, or an import
-        from another file of the project (``model.GPT``, ``.model.GPT``). Analyse a class found
-        in another file with ``context_for(cls)``, which knows that file's imports."""
-        if not class_name:
-            return None
-        if class_name.startswith("local:"):
-            return self.classes.get(class_name[len("local:") :])
-        if class_name.startswith(_LIBRARIES):
-            return None
-        found = self.project.find_class(class_name, self.path)
-        if found is None:
-            return None
-        ctx, cls = found
-        self._foreign[cls] = ctx
-        return cls
-
     def context_for(self, node: ast.AST) -> "LintContext":
         """The context of the file ``node`` comes from (a class found by ``local_class``)."""
         found = self._foreign.get(node) if isinstance(node, ast.ClassDef) else None
         return found if found is not None else self
-
-    def is_project_class(self, class_name: Optional[str]) -> bool:
-        """Whether ``class_name`` names a class of the user's own code: defined here, imported
-        relatively, or from a module that is a file of the project (not an installed library)."""
-        if not class_name or class_name.startswith(_LIBRARIES):
-            return False
-        if class_name.startswith(("local:", ".")):
-            return True
-        return self.project.has_module(class_name.rpartition(".")[0], self.path)
-
-    def base_names(self, cls: ast.ClassDef) -> List[str]:
-        """Qualified names of a class's bases, local bases as ``local:Name``, transitively."""
-        names: List[str] = []
-        seen = set()
-        stack = [cls]
-        while stack:
-            current = stack.pop()
-            if current.name in seen:
-                continue
-            seen.add(current.name)
-            for base in current.bases:
-                qual = self.qualname(base)
-                if qual:
-                    names.append(qual)
-                elif isinstance(base, ast.Name) and base.id in self.classes:
-                    names.append("local:" + base.id)
-                    stack.append(self.classes[base.id])
-                elif isinstance(base, (ast.Name, ast.Attribute)):
-                    names.append(base.id if isinstance(base, ast.Name) else base.attr)
-        return names
-
-    def is_module_class(self, cls: ast.ClassDef) -> bool:
-        """Whether ``cls`` derives from ``nn.Module`` (or a Lightning module), as far as we see."""
-        for base in self.base_names(cls):
-            last = base.rsplit(".", 1)[-1]
-            if last in ("Module", "LightningModule", "Sequential", "ModuleList"):
-                return True
-        return any(isinstance(item, ast.FunctionDef) and item.name == "forward" for item in cls.body)
-
-    def method(self, cls: ast.ClassDef, name: str) -> Optional[Function]:
-        for item in cls.body:
-            if isinstance(item, FUNCTIONS) and item.name == name:
-                return item
-        return None
 
     def text(self, node: ast.AST) -> str:
         return self.source.segment(node)
