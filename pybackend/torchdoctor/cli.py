@@ -56,7 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("torchdoctor: interrupted", file=sys.stderr)
+        return 130
+    except (RecursionError, MemoryError) as exc:
+        # a sentence and the usage status, not a traceback: these come from what was asked of us
+        print(f"torchdoctor {args.command}: {type(exc).__name__}: {str(exc)[:500]}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

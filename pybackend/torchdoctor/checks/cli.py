@@ -16,7 +16,8 @@ import sys
 
 from . import jobs, text_report
 from . import result as R
-from .discovery import SourceSyntaxError, discover
+from .safe_discovery import discover_safely
+from .source_text import SourceError, read_source
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
@@ -98,12 +99,14 @@ def _spec(args: argparse.Namespace):
 def _only_class(file: str) -> str:
     """``::Name`` when the file has exactly one module class, else the usage error."""
     try:
-        with open(file, encoding="utf-8") as f:
-            models = discover(f.read(), file).models
-    except SourceSyntaxError as exc:
-        return f"{file} has a syntax error at line {exc.line + 1}, column {exc.character + 1}: {exc.message}"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot read {file}: {exc}"
+        found, note = discover_safely(read_source(file), file)
+    except SourceError as exc:
+        return exc.message
+    if found is None or note is not None:
+        if note is not None and note.syntax_error:
+            return f"{file} has a syntax error at line {note.line + 1}, column {note.character + 1}: {note.message}"
+        return f"{file}: {note.message if note else 'cannot be analysed'}; name the class as {file}::ClassName"
+    models = found.models
     if len(models) == 1:
         return "::" + models[0].qualname
     names = ", ".join(m.qualname for m in models) or "none"

@@ -260,7 +260,7 @@ def _cancel(tasks: list) -> None:
 def _precheck(spec: JobSpec) -> Optional[dict]:
     if spec.check not in R.CHECKS:
         return _err(spec, R.ERR_USAGE, f"unknown check {spec.check!r}: choose one of {', '.join(R.CHECKS)}")
-    bad = _bad_limits(spec)
+    bad = _bad_limits(spec) or _bad_text(spec)
     if bad is not None:
         return _err(spec, R.ERR_USAGE, bad)
     if spec.source is None and not os.path.isfile(spec.file):
@@ -292,6 +292,15 @@ def _bad_limits(spec: JobSpec) -> Optional[str]:
     mem = spec.memory_limit_mb
     if mem is not None and (isinstance(mem, bool) or not isinstance(mem, int) or mem < 0):
         return f"the memory limit {mem!r} is not a whole number of megabytes (0: the default)"
+    return None
+
+
+def _bad_text(spec: JobSpec) -> Optional[str]:
+    """A null byte cannot be passed to a process (a ``%00`` in a URI): say which value has one."""
+    values = {"file path": spec.file, "class name": spec.class_name, "interpreter": spec.python, "folder": spec.cwd}
+    for what, value in values.items():
+        if value and "\0" in value:
+            return f"the {what} {value.replace(chr(0), '%00')!r} contains a null byte: no such file can exist"
     return None
 
 

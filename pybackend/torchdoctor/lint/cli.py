@@ -1,7 +1,9 @@
 """``torchdoctor lint PATH... [--format text|json] [--disable TD001,...]``.
 
 Directories are searched recursively for ``*.py`` (skipping hidden directories such as
-``.venv`` and ``.git``, ``__pycache__`` and ``node_modules``). Exit status: 0 when nothing is
+``.venv`` and ``.git``, ``__pycache__`` and ``node_modules``, and anything that is not a regular
+file: a FIFO named ``x.py`` blocked the command forever). A named file that is not regular, or is
+over ``MAX_FILE_BYTES``, is reported as unreadable. Exit status: 0 when nothing is
 found, 1 when there are findings (a file that does not parse or cannot be read counts as one),
 2 on usage errors (a path that does not exist, an unknown rule id).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import tokenize
 from pathlib import Path
@@ -22,6 +25,7 @@ from .model import ERROR, SYNTAX_ERROR_ID, Finding, Span
 from .registry import all_rules
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+MAX_FILE_BYTES = 10 * 1024 * 1024  # the language server's limit too (checks/source_text.py)
 
 
 def add_lint(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +93,7 @@ def _python_files(paths: Sequence[str]) -> Iterator[Path]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
                 for name in sorted(files):
-                    if name.endswith(".py"):
+                    if name.endswith(".py") and (Path(root) / name).is_file():  # regular files only
                         yield Path(root) / name
         else:
             yield path
@@ -108,9 +112,17 @@ def _lint_file(path: Path, disabled: Sequence[str]) -> List[Finding]:
 def _read(path: Path) -> Tuple[str, Optional[str]]:
     """The file's text, honouring a PEP 263 encoding cookie; or why it cannot be read."""
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return "", "cannot read file: not a regular file"
+        if info.st_size > MAX_FILE_BYTES:
+            return (
+                "",
+                f"file too large for analysis ({info.st_size / 1e6:.1f} MB > {MAX_FILE_BYTES / 1e6:.0f} MB limit)",
+            )
         with tokenize.open(str(path)) as handle:
             return handle.read(), None
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError, ValueError) as exc:
         return "", f"cannot read file: {exc}"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import uuid
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ class CheckSettings:
     python: str = ""
     timeout: float = protocol.DEFAULT_CHECK_TIMEOUT
     batch_size: int = protocol.DEFAULT_CHECK_BATCH_SIZE
+    memory_limit_mb: int = 0  # 0: the default (jobs.default_memory_limit_mb)
 
 
 def register(server: LanguageServer) -> None:
@@ -87,7 +89,20 @@ def register(server: LanguageServer) -> None:
     @server.feature(protocol.RUN_CHECK)
     async def run_check(ls: LanguageServer, params: Any) -> dict:
         """Run one check with progress; the answer is the result view model."""
-        return await _run_check(ls, plain(params) or {})
+        p = plain(params) or {}
+        try:
+            return await _run_check(ls, p if isinstance(p, dict) else {})
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug of ours: an ERROR result that says so, never a JSON-RPC error
+            log.exception("runCheck failed")
+            return R.error_result(
+                str(p.get("check", "")) if isinstance(p, dict) else "",
+                str(p.get("className", "")) if isinstance(p, dict) else "",
+                "",
+                R.ERR_INTERNAL,
+                f"Torch Doctor failed to run the check ({type(exc).__name__}: {str(exc)[:300]}); the log has the details.",
+            )
 
 
 def _lenses(uri: str, model) -> list[types.CodeLens]:
@@ -132,8 +147,10 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
             f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})",
         )
     settings = await read_check_settings(ls)
-    options = dict(p.get("options") or {})
+    options = dict(p.get("options") or {}) if isinstance(p.get("options") or {}, dict) else {}
     options.setdefault("batchSize", settings.batch_size)
+    timeout = options.pop("timeoutSeconds", settings.timeout)
+    memory = options.pop("memoryLimitMB", settings.memory_limit_mb)
     doc = documents.open_document(ls, uri)
     spec = jobs.JobSpec(
         check=check,
@@ -141,9 +158,10 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
         class_name=class_name,
         python=settings.python,
         options=options,
-        timeout=float(options.pop("timeoutSeconds", settings.timeout)),
+        timeout=timeout,  # jobs.py says what is wrong with a value that is not a positive number
         source=doc.source if doc is not None else None,
         cwd=_workspace_folder(ls, path),
+        memory_limit_mb=memory,
     )
     progress = await _Progress.start(ls, p.get("workDoneToken"), f"Torch Doctor: {R.TITLES[check]} on {class_name}")
     job = asyncio.ensure_future(
@@ -201,20 +219,47 @@ def _workspace_folder(ls: LanguageServer, path: str) -> Optional[str]:
 
 
 async def read_check_settings(ls: LanguageServer) -> CheckSettings:
-    """torchDoctor.python, .checks.timeoutSeconds and .checks.batchSize from the shared
-    settings reader (``settings.py``: pulled at start, refreshed on didChangeConfiguration)."""
+    """torchDoctor.python, .checks.timeoutSeconds, .checks.batchSize and .checks.memoryLimitMB from
+    the shared settings reader (``settings.py``: pulled at start, refreshed on didChangeConfiguration).
+
+    Workspace settings can hold any value (VS Code only warns about package.json's bounds): a value
+    out of range is clamped to the nearest bound, one of the wrong type is ignored, and the log
+    says which, once per value.
+    """
     shared = settings_for(ls)
     await shared.wait_ready(CONFIG_TIMEOUT)
     result = CheckSettings()
     python = shared.get("python", "")
-    timeout = shared.get("checks.timeoutSeconds", protocol.DEFAULT_CHECK_TIMEOUT)
-    batch = shared.get("checks.batchSize", protocol.DEFAULT_CHECK_BATCH_SIZE)
     result.python = _expand(python, ls) if isinstance(python, str) else ""
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-        result.timeout = float(timeout)
-    if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
-        result.batch_size = batch
+    result.timeout = float(_bounded("checks.timeoutSeconds", shared, result.timeout, *TIMEOUT_RANGE))
+    result.batch_size = int(_bounded("checks.batchSize", shared, result.batch_size, *BATCH_RANGE, integer=True))
+    result.memory_limit_mb = int(_bounded("checks.memoryLimitMB", shared, 0, *MEMORY_RANGE, integer=True))
     return result
+
+
+TIMEOUT_RANGE = (5.0, 3600.0)  # package.json's minimum and maximum
+BATCH_RANGE = (1, jobs.MAX_BATCH_SIZE)
+MEMORY_RANGE = (0, 1024 * 1024)  # MB; 0: three quarters of the machine's memory
+_warned: set = set()
+
+
+def _bounded(key: str, shared, default, low, high, integer: bool = False):
+    value = shared.get(key, default)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not number or (integer and value != int(value)):
+        _warn_once(f"torchDoctor.{key} = {value!r} is not {'a whole' if integer else 'a'} number: using {default}")
+        return default
+    if value < low or value > high:
+        clamped = low if value < low else high
+        _warn_once(f"torchDoctor.{key} = {value!r} is outside {low}..{high}: using {clamped}")
+        return clamped
+    return value
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 def _expand(python: str, ls: LanguageServer) -> str:
