@@ -6,6 +6,7 @@ import { foldedDetails, gradientFlowPage } from '../../../../extension/src/views
 import { flagView } from '../../../../extension/src/views/payload';
 import { shapeTracePage } from '../../../../extension/src/views/shapeTracePage';
 import type { GradientFlowPage, MessagePage, ShapeTracePage } from '../../../../extension/src/views/viewTypes';
+import { generatorLine } from '../support/fixtures';
 import { CTX, DEAD, fixture, gradientModel, grow, page, text, VANISH } from '../support/viewPayloads';
 
 test('gradientFlowPage: one row per parameter in order, bars on one axis, flags and counts', () => {
@@ -133,7 +134,7 @@ test('real: a healthy CNN draws every parameter with bars, thresholds and no fla
   assert.ok(Math.abs(v.thresholds[0].fraction - 2 / 12) < 1e-12, '1e-7 on the 1e-9..1e3 axis');
   assert.match(text(v.summary), /^SmallCNN after backward 1: no gradient problems in 4 parameters/);
   assert.ok(v.summary.some((p) => p.code), 'backticks become code');
-  assert.deepEqual(v.rows[0].target, { file: '/ws/diagnose_fixtures.py', line: 33 }, 'the line of self.features = ...');
+  assert.deepEqual(v.rows[0].target, { file: '/ws/diagnose_fixtures.py', line: generatorLine('self.features = ') }, 'the line of self.features = ...');
   const st = page<ShapeTracePage>(shapeTracePage(r.shapeTrace, CTX), 'shapeTrace');
   assert.deepEqual(
     st.rows.map((x) => [x.path, x.depth, x.input, x.output]),
@@ -160,7 +161,7 @@ test('real: a dead ReLU is flagged on its layers, in the verdicts and in the tra
   assert.ok(fc1.flags.some((f) => f.rule === 'dead-units'));
   assert.ok(v.verdicts.some((x) => x.rule === 'dead-units' && x.module === 'relu'));
   const relu = v.verdicts.find((x) => x.rule === 'dead-units')!;
-  assert.deepEqual(relu.target, { file: '/ws/diagnose_fixtures.py', line: 51 }, 'a ReLU owns no parameter: located through the activations');
+  assert.deepEqual(relu.target, { file: '/ws/diagnose_fixtures.py', line: generatorLine('self.relu = nn.ReLU()') }, 'a ReLU owns no parameter: located through the activations');
   // fc1.bias says what fc1.weight says: written once; fc2.weight has another next step: its own
   const details = Object.fromEntries(v.rows.map((x) => [x.name, x.details.map((d) => [d.flag.rule, d.repeats])]));
   assert.deepEqual(details['fc1.weight'], [
