@@ -7,11 +7,20 @@ model or the loop has a fundamental bug; the result says which of the seed's
 causes the evidence points to (broken loss, optimizer not connected to the
 parameters, data and labels misaligned, model too small).
 
+Dropout is off during the test and the result says so (``regularisation.py``): it exists to
+prevent memorising. The loss is the example's: ours, the user's, or the model's own
+(``example/core.py``). Accuracy is per sample for ``(B, C)`` and per token for ``(B, T, V)``.
+
 PASS criterion, "near zero" made measurable (the run stops as soon as it holds):
 - classification (integer class targets): accuracy 100% and loss <= max(0.1, 10% of the
   first step's loss); 0.1 is the seed's threshold, the 10% keeps it fair to many classes;
-- anything else (MSE, custom losses on float targets): loss <= max(1e-3, 10% of the first loss).
+- anything else (MSE, custom losses on float targets): the loss above its floor (the loss of a
+  perfect prediction, >0 for soft targets: BCE(x, x)) <= max(1e-3, 10% of the first step's).
 A model ending in a softmax reaches 100% accuracy but not this loss: that is the point.
+
+Parameters that should learn (``requires_grad``) and got no gradient in the first backward turn a
+memorised batch into FAIL when their layer ran (the graph is cut: ``.detach()``) and WARN when it
+never ran (an unused layer), with their names: the loss can fall through the parameters that do learn.
 """
 
 from __future__ import annotations
@@ -21,13 +30,18 @@ from typing import Callable
 
 from ..spelling import fmt_num
 from . import result as R
+from .overfit_measure import CalledModules, GradientEvidence, accuracy, gradient_evidence, loss_floor
 from .preconditions import explain_backward_error, unregistered_layers
+from .regularisation import dropout_off
 
 STEPS = 200
 LR = 1e-3
 NEAR_ZERO_FRACTION = 0.1
 CLASSIFICATION_LOSS = 0.1
 REGRESSION_LOSS = 1e-3
+TOKEN_ACCURACY = 0.95  # when there are more targets than samples, see needed_accuracy()
+STILL_FALLING = 0.8  # the loss above its floor fell by >20% over the last quarter of the steps
+EXTEND = 2  # ... then train on, once, up to this many times the steps
 SEED_CAUSES = (
     "Seed 002: a model that cannot overfit one small batch has a fundamental bug: a broken loss, a broken backward, "
     "an optimizer not connected to the model's parameters, data and labels misaligned, or a model too small for the data. "
@@ -35,19 +49,63 @@ SEED_CAUSES = (
 )
 
 
-def passed(loss: float, first: float, accuracy: float | None) -> bool:
+def passed(
+    loss: float,
+    first: float,
+    accuracy: float | None,
+    floor: float = 0.0,
+    first_floor: float = 0.0,
+    need: float = 1.0,
+) -> bool:
+    """Memorised (module docstring). ``floor``/``first_floor``: the loss floor now and at step 0; ``need``:
+    the accuracy required (``TOKEN_ACCURACY`` when there are more targets than samples)."""
     if not math.isfinite(loss):
         return False
     if accuracy is not None:
-        return accuracy >= 1.0 and loss <= max(CLASSIFICATION_LOSS, NEAR_ZERO_FRACTION * first)
-    return loss <= max(REGRESSION_LOSS, NEAR_ZERO_FRACTION * first)
+        return accuracy >= need and loss <= max(CLASSIFICATION_LOSS, NEAR_ZERO_FRACTION * first)
+    return loss - floor <= max(REGRESSION_LOSS, NEAR_ZERO_FRACTION * (first - first_floor))
 
 
 def accuracy_of(ex, output) -> float | None:
-    """Fraction of the batch classified right; None when the targets are not class indices."""
-    if not ex.is_classification or output.dim() != ex.targets.dim() + 1:
-        return None
-    return float((output.argmax(dim=1) == ex.targets).float().mean())
+    """Fraction of the batch classified right (per token for sequences); None when not class indices."""
+    return accuracy(ex, output)
+
+
+def needed_accuracy(ex) -> float:
+    """100% of the samples; ``TOKEN_ACCURACY`` of the targets when there are more targets than samples
+    (tokens, pixels): two sequences with the same context and different next tokens cannot both be
+    predicted, and real text has them (a batch starting with the same character twice)."""
+    import torch
+
+    t, n = ex.targets, ex.batch_size()
+    if not isinstance(t, torch.Tensor) or n is None:
+        return 1.0
+    return TOKEN_ACCURACY if int((t >= 0).sum()) > n else 1.0
+
+
+class _Run:
+    """The numbers of one training run on the batch."""
+
+    def __init__(self, need: float) -> None:
+        self.need = need
+        self.losses: list[float] = []
+        self.accs: list[float | None] = []
+        self.floors: list[float] = []
+        self.evidence = GradientEvidence()
+        self.backward_error: str | None = None
+        self.extended_from: int | None = None
+
+    def passed(self) -> bool:
+        return bool(self.losses) and passed(
+            self.losses[-1], self.losses[0], self.accs[-1], self.floors[-1], self.floors[0], self.need
+        )
+
+    def still_learning(self, steps: int) -> bool:
+        """Every step ran and the loss fell by a fifth over the last quarter: more steps will tell."""
+        ls = self.losses
+        if len(ls) < steps or self.backward_error or not all(math.isfinite(v) for v in ls[-steps // 4 :]):
+            return False
+        return ls[-1] - self.floors[-1] < STILL_FALLING * (ls[-(steps // 4)] - self.floors[-1])
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
@@ -59,44 +117,127 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     if not named:
         return _no_parameters(model, result)
-    optimizer = torch.optim.Adam([p for _, p in named], lr=lr)
-    losses, accs, stuck = [], [], None
-    for step in range(steps):
+    off = dropout_off(model)
+    r = _Run(needed_accuracy(ex))
+    try:
+        optimizer = torch.optim.Adam([p for _, p in named], lr=lr)
+        _train(ex, model, named, optimizer, r, 0, steps, report)
+        if not r.passed() and r.still_learning(steps):
+            r.extended_from = steps
+            _train(ex, model, named, optimizer, r, steps, EXTEND * steps, report)
+    finally:
+        off.restore()
+    said = [off.sentence()] + (
+        [f"The loss was still falling at step {steps}: trained on, up to {EXTEND * steps} steps."]
+        if r.extended_from
+        else []
+    )
+    result["inferred"] = list(result.get("inferred") or []) + [s for s in said if s]
+    result["curve"] = _curve(r.losses, r.accs)
+    result["details"] = _details(r, EXTEND * steps if r.extended_from else steps, lr, ex)
+    result["details"]["dropoutOff"] = off.layers + off.attributes
+    return _verdict(ex, model, r, steps, result)
+
+
+def _train(ex, model, named, optimizer, r: _Run, start: int, stop: int, report) -> None:
+    for step in range(start, stop):
         optimizer.zero_grad(set_to_none=True)
-        output = ex.output()
+        called = CalledModules(model) if step == 0 else None
+        try:
+            output = ex.output()
+        finally:
+            if called is not None:
+                called.remove()
         loss = ex.loss(output)
         value = float(loss.detach())
-        acc = accuracy_of(ex, output.detach())
-        losses.append(value)
-        accs.append(acc)
-        if not math.isfinite(value) or passed(value, losses[0], acc):
+        r.losses.append(value)
+        r.accs.append(accuracy(ex, output))
+        r.floors.append(loss_floor(ex, output) if step == 0 or r.floors[0] else 0.0)
+        if not math.isfinite(value) or r.passed():
             break
         try:
             loss.backward()
-        except RuntimeError as exc:  # a cut graph, a graph freed by an earlier step, an in-place change
-            stuck = str(exc)
+        except RuntimeError as exc:  # "element 0 of tensors does not require grad": the graph is cut
+            r.backward_error = str(exc)
             break
-        if step == 0:
-            stuck = _first_step_evidence(named)
+        if called is not None:
+            r.evidence = gradient_evidence(model, named, called.ran)
         optimizer.step()
         if step % 10 == 0:
-            report(step / steps, f"step {step}/{steps}: loss {fmt_num(value, 4)}")
-    result["curve"] = _curve(losses, accs)
-    result["details"] = _details(losses, accs, steps, lr, ex)
-    ok = passed(losses[-1], losses[0], accs[-1])
-    result["verdict"] = R.PASS if ok else R.FAIL
-    if ok:
-        result["headline"] = (
-            f"{type(model).__name__} memorised the batch in {len(losses)} steps (loss {fmt_num(losses[0], 4)} -> {fmt_num(losses[-1], 4)}"
-            + (f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ").")
-        )
-        result["sentences"] = [
-            "The model, the loss and the backward pass can learn: go on to the LR finder or to full training."
-        ]
+            report(step / stop, f"step {step}/{stop}: loss {fmt_num(value, 4)}")
+
+
+def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
+    name, ev = type(model).__name__, r.evidence
+    if not r.passed():
+        result["verdict"] = R.FAIL
+        result["headline"], result["sentences"] = _diagnose(ex, model, r, steps)
+        result["sentences"].append(SEED_CAUSES)
         return result
-    result["headline"], result["sentences"] = _diagnose(ex, model, losses, accs, stuck, steps)
-    result["sentences"].append(SEED_CAUSES)
+    memorised = f"{name} memorised the batch in {len(r.losses)} steps ({_progress(r)})"
+    if ev.cut:
+        result["verdict"] = R.FAIL
+        result["headline"] = (
+            f"{memorised}, but {len(ev.cut)} of {ev.total} parameter tensors never received a gradient although "
+            f"their layers ran: {_names(ev.cut)}."
+        )
+        result["sentences"] = [_cut_sentence(ev.cut)] + ([_unused_sentence(ev.unused)] if ev.unused else [])
+        return result
+    if ev.unused:
+        result["verdict"] = R.WARN
+        result["headline"] = (
+            f"{memorised}, but {len(ev.unused)} of {ev.total} parameter tensors are never used: {_names(ev.unused)}."
+        )
+        result["sentences"] = [_unused_sentence(ev.unused)]
+        return result
+    result["verdict"] = R.PASS
+    result["headline"] = memorised + "."
+    result["sentences"] = [
+        "The model, the loss and the backward pass can learn: go on to the LR finder or to full training."
+    ]
+    if r.floors[-1] > 0:
+        result["sentences"].append(_floor_sentence(r))
     return result
+
+
+def _progress(r: _Run) -> str:
+    text = f"loss {fmt_num(r.losses[0], 4)} -> {fmt_num(r.losses[-1], 4)}"
+    if r.floors and r.floors[-1] > 0:
+        text += f", floor {fmt_num(r.floors[-1], 4)}"
+    return text + (f", accuracy {r.accs[-1]:.0%}" if r.accs and r.accs[-1] is not None else "")
+
+
+def _floor_sentence(r: _Run) -> str:
+    return (
+        f"The targets are soft, so even a perfect prediction has a loss of {fmt_num(r.floors[-1], 4)} (the loss with "
+        "the prediction replaced by the targets, e.g. BCE(x, x)); memorisation is judged on the loss above that floor."
+    )
+
+
+def _batch_words(ex) -> str:
+    from .example.core import tensors_in
+
+    first = next(tensors_in((ex.inputs, ex.kwargs)), None)
+    return f"one batch (input {tuple(first.shape)})" if first is not None else "one batch"
+
+
+def _names(names: list, shown: int = 6) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _cut_sentence(names: list) -> str:
+    return (
+        f"Graph cut: {_names(names)} took part in the forward but no gradient reaches them, so they never learn; the "
+        "loss falls through the other parameters. Look for .detach(), .item(), .data, .numpy() or torch.no_grad() "
+        "between these layers and the loss."
+    )
+
+
+def _unused_sentence(names: list) -> str:
+    return (
+        f"Unused parameters: the layers of {_names(names)} never ran in the forward, so they get no gradient. "
+        "Delete them, freeze them (requires_grad_(False)), or check the branch of forward that should call them."
+    )
 
 
 def _curve(losses: list, accs: list) -> dict:
@@ -106,34 +247,30 @@ def _curve(losses: list, accs: list) -> dict:
     return {"xLabel": "step", "yLabel": "loss", "xScale": "linear", "series": series, "marks": []}
 
 
-def _details(losses, accs, steps, lr, ex) -> dict:
+def _details(r: _Run, steps, lr, ex) -> dict:
+    losses, accs = r.losses, r.accs
     finite = [v for v in losses if math.isfinite(v)]
+    floor = r.floors[-1] if r.floors else 0.0
     return {
         "steps": len(losses),
         "maxSteps": steps,
         "lr": lr,
         "optimizer": "Adam",
-        "batchSize": int(ex.inputs[0].shape[0])
-        if ex.inputs and hasattr(ex.inputs[0], "shape") and ex.inputs[0].dim()
-        else None,
+        "batchSize": ex.batch_size(),
+        "loss": ex.loss_name,
         "initialLoss": losses[0],
         "finalLoss": losses[-1],
         "minLoss": min(finite) if finite else None,
+        "lossFloor": floor,
         "finalAccuracy": accs[-1],
-        "criterion": "accuracy 100% and loss <= max(0.1, 10% of the first loss)"
+        "noGradient": {"cut": r.evidence.cut, "unused": r.evidence.unused},
+        "requiredAccuracy": r.need if accs[-1] is not None else None,
+        "criterion": f"accuracy >= {r.need:.0%} and loss <= max(0.1, 10% of the first loss)"
         if accs[-1] is not None
+        else "loss - floor <= max(1e-3, 10% of (first loss - floor))"
+        if floor > 0
         else "loss <= max(1e-3, 10% of the first loss)",
     }
-
-
-def _first_step_evidence(named) -> str | None:
-    """After the first backward: parameters that got no gradient, or all-zero gradients."""
-    no_grad = [n for n, p in named if p.grad is None]
-    if no_grad:
-        return "nograd:" + ",".join(no_grad)
-    if all(float(p.grad.abs().max()) == 0.0 for _, p in named):
-        return "zerograd"
-    return None
 
 
 def _no_parameters(model, result: dict) -> dict:
@@ -147,36 +284,46 @@ def _no_parameters(model, result: dict) -> dict:
     return result
 
 
-def _diagnose(ex, model, losses, accs, stuck, steps) -> tuple[str, list[str]]:
+def _diagnose(ex, model, r: _Run, steps: int) -> tuple[str, list[str]]:
     """Headline and the causes the evidence points to, most specific first."""
+    losses, ev = r.losses, r.evidence
     first, last = losses[0], losses[-1]
-    name = type(model).__name__
-    head = f"{name} did not memorise one batch of {len(ex.targets) if ex.targets is not None else '?'} samples in {steps} steps (loss {fmt_num(first, 4)} -> {fmt_num(last, 4)}"
-    head += f", accuracy {accs[-1]:.0%})." if accs[-1] is not None else ")."
+    name, ran = type(model).__name__, len(losses)
+    if r.backward_error is not None:
+        head = f"{name} could not train: loss.backward() failed at step {ran - 1}, so the test stopped after {ran} of {steps} steps."
+    elif not math.isfinite(last):
+        head = f"The loss became {last} at step {ran - 1}, so the test stopped after {ran} of {steps} steps."
+    else:
+        head = f"{name} did not memorise {_batch_words(ex)} in {ran} steps ({_progress(r)})."
     why: list[str] = unregistered_layers(model)
     if not math.isfinite(last):
-        head = f"The loss became {last} at step {len(losses) - 1}."
         why.append(
             "Broken loss or numerics: log(0), a division by zero or exp() overflow in the model or the loss; or a learning rate too high. Clamp probabilities to [eps, 1-eps], use log-softmax / the fused losses."
         )
-    if stuck and stuck.startswith("nograd:"):
-        names = stuck.split(":", 1)[1].split(",")
+    if ev.cut or ev.unused:
+        names = ev.cut + ev.unused
         why.append(
-            f"Optimizer not connected to the parameters that matter: {', '.join(names[:6])}{' ...' if len(names) > 6 else ''} never received a gradient. "
-            "They are unused in forward, or the graph is cut (.detach(), .item(), .data, .numpy(), torch.no_grad())."
+            f"Optimizer not connected to the parameters that matter: {_names(names)} never received a gradient. "
+            + (
+                "They are unused in forward, or the graph is cut (.detach(), .item(), .data, .numpy(), torch.no_grad())."
+            )
         )
-    elif stuck == "zerograd":
+    elif ev.all_zero:
         why.append(
             "Every gradient is exactly zero after the first backward: dead ReLUs (bad initialisation), saturated activations, or an output that does not depend on the parameters."
         )
-    elif stuck:
-        why.append(explain_backward_error(stuck))
+    if r.backward_error is not None:
+        why.append(explain_backward_error(r.backward_error))
     probs = _looks_like_probabilities(ex)
     if probs:
         why.append(probs)
     why += _misaligned(ex)
     if math.isfinite(last) and not why:
-        why.append(_by_curve(first, last, min(v for v in losses if math.isfinite(v)), steps))
+        why.append(
+            _by_curve(
+                first - r.floors[0], last - r.floors[-1], min(v for v in losses if math.isfinite(v)) - r.floors[-1], ran
+            )
+        )
     return head, why
 
 
@@ -187,7 +334,7 @@ def _looks_like_probabilities(ex) -> str | None:
     if ex.loss_name != "cross-entropy":
         return None
     with torch.no_grad():
-        out = ex.output()
+        out = ex.prediction(ex.output())
     if out.dim() != 2 or out.min() < 0 or out.max() > 1:
         return None
     if not torch.allclose(out.sum(dim=1), torch.ones(out.shape[0], dtype=out.dtype, device=out.device), atol=1e-3):

@@ -23,7 +23,7 @@ from typing import Callable
 from .. import result as R
 from ..discovery import EXAMPLE_FUNCTION
 from .construct import construct_kind
-from .core import ALL, EXAMPLE_FILE, MODEL, OUTPUT, Example, ExampleError, model_loss, tensors_in
+from .core import ALL, EXAMPLE_FILE, MODEL, OUTPUT, Example, ExampleError, model_loss, pick_output, tensors_in
 from .load import user_traceback
 from .own import adopt_own_loss
 from .snippet import example_snippet
@@ -81,9 +81,38 @@ def from_user_function(fn: Callable, where: str, cls, options: dict) -> Example 
         return ex
     if ex.loss_fn is not None:
         ex.loss_name = "custom"
-        sees = "everything the forward returned" if ex.loss_sees == ALL else "the first output tensor"
-        ex.inferred.append(f"Loss: the loss returned by {EXAMPLE_FUNCTION}(), on {sees}.")
+        if ex.loss_sees == ALL:
+            _settle_loss_input(ex)
+        sees = "everything the forward returned" if ex.loss_sees == ALL else "the output tensor"
+        ex.inferred.append(f"Loss: the loss given by {EXAMPLE_FUNCTION}(), on {sees}.")
     return ex
+
+
+def _settle_loss_input(ex: Example) -> None:
+    """A dict example's loss sees the whole return; a loss written for one tensor (``F.nll_loss`` on an
+    RNN's ``(output, hidden)``) gets the first output tensor instead, found by one forward."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            out = ex.forward()
+    except Exception:
+        return  # complete() runs the forward again and explains the failure
+    if isinstance(out, torch.Tensor):
+        ex.loss_sees = OUTPUT
+        return
+    try:
+        with torch.no_grad():
+            ex.loss_fn(out, ex.targets)  # type: ignore[misc]
+        return
+    except Exception:
+        pass
+    try:
+        with torch.no_grad():
+            ex.loss_fn(pick_output(out), ex.targets)  # type: ignore[misc]
+    except Exception:
+        return  # the check reports the loss's own error
+    ex.loss_sees = OUTPUT
 
 
 def _from_tuple(returned, contract: str) -> Example:
