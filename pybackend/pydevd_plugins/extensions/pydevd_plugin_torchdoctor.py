@@ -236,11 +236,11 @@ def _bounded_repr(val):
 
 
 class TorchDoctorTensorResolver(object):
-    """Children of an expanded tensor, in a fixed, useful order, with evaluate names."""
+    """Children of an expanded tensor or module, in a fixed, useful order, with evaluate names."""
 
     def can_provide(self, type_object, type_name):
         try:
-            return _is_tensor_type(type_object) and _runtime() is not None
+            return _runtime() is not None and _runtime()[1].can_expand(type_object)  # tensors and modules
         except Exception:
             return False
 
@@ -250,7 +250,7 @@ class TorchDoctorTensorResolver(object):
         # Expanding is asking for this tensor's statistics: no deadline, but the stop's epoch.
         epoch = _REQUESTS.budget_for(budget, None).epoch
         with budget.activate(budget.Budget(None, epoch)):
-            return runtime[1].tensor_children(obj)
+            return runtime[1].children_of(obj)
 
     def get_dictionary(self, obj):
         return {name: value for name, value, _ in self.get_contents_debug_adapter_protocol(obj)}

@@ -1,4 +1,5 @@
-"""What the Variables view lists under an expanded tensor: facts, stats, grad, a few values.
+"""What the Variables view lists under an expanded tensor (facts, stats, grad, a few values) or
+module (parameters, buffers, submodules, mode, device, dtype, the raw attributes folded).
 
 Each child is ``(name, value, evaluate_suffix)``; the suffix appended to the parent's
 expression re-evaluates the child (``x`` + ``.grad``), or is None when there is no such
@@ -10,9 +11,9 @@ bounded to ``MAX_VALUES`` elements, so at most that many cross from a GPU.
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ...spelling import fmt_bytes, fmt_shape
+from ...spelling import clip, fmt_bytes, fmt_shape
 from .api import stats
 
 Child = Tuple[str, Any, Optional[str]]
@@ -38,8 +39,26 @@ _STAT_FIELDS = (
 )
 
 
+def can_expand(cls: Any) -> bool:
+    """Tensors and modules list our children; anything else keeps the debugger's own."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(cls, type):
+        return False
+    return issubclass(cls, torch.Tensor) or issubclass(cls, torch.nn.Module)
+
+
+def children_of(obj: Any) -> List[Child]:
+    """The children of an expanded tensor or module; never raises."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        return module_children(obj)
+    return tensor_children(obj)
+
+
 def tensor_children(t: Any) -> List[Child]:
-    """The ordered children of a tensor; never raises (a failure becomes an ``error`` child)."""
+    """The ordered children of a tensor; never raises. Each child is read on its own, so a
+    tensor that refuses some reads (inference mode, FakeTensor, functorch-wrapped, a lazy
+    module's UninitializedParameter) still lists its header: a failed read says why."""
     try:
         torch = sys.modules["torch"]
         with torch.no_grad():
@@ -48,34 +67,72 @@ def tensor_children(t: Any) -> List[Child]:
         return [("error", f"{type(exc).__name__}: {exc}", None)]
 
 
+def _read(name: str, read: Callable[[], Any], suffix: Optional[str]) -> Child:
+    try:
+        return (name, read(), suffix)
+    except Exception as exc:
+        return (name, unavailable(exc), None)
+
+
+def unavailable(exc: BaseException) -> str:
+    return clip(f"<unavailable: {type(exc).__name__}: {exc}>", 160)
+
+
 def _children(torch, t: Any) -> List[Child]:
-    info: Dict[str, Any] = stats(t)
+    lazy = _is_uninitialized(torch, t)
+    info: Dict[str, Any] = {} if lazy else stats(t)
+    nested = _ask(lambda: bool(t.is_nested), False)
     out: List[Child] = [
-        (
+        _read(
             "shape",
-            t.shape if not t.is_nested else fmt_shape(info.get("shape", [])),
-            ".shape" if not t.is_nested else None,
+            lambda: t.shape if not nested else fmt_shape(info.get("shape", [])),
+            ".shape" if not nested else None,
         ),
-        ("dtype", t.dtype, ".dtype"),
-        ("device", t.device, ".device"),
-        ("layout", t.layout, ".layout"),
-        ("memory", fmt_bytes(info.get("nbytes")), None),
-        ("stats", {k: info[k] for k in _STAT_FIELDS if k in info}, None),
-        ("requires_grad", t.requires_grad, ".requires_grad"),
-        ("is_leaf", t.is_leaf, ".is_leaf"),
+        _read("dtype", lambda: t.dtype, ".dtype"),
+        _read("device", lambda: t.device, ".device"),
+        _read("layout", lambda: t.layout, ".layout"),
     ]
-    if t.grad_fn is not None:
-        out.append(("grad_fn", t.grad_fn, ".grad_fn"))
-    if (t.is_leaf and t.requires_grad) or getattr(t, "retains_grad", False):
-        out.append(("grad", t.grad, ".grad"))  # reading .grad of other non-leaves warns
-    if t.layout == torch.strided and not t.is_nested:
+    if lazy:
+        out.append(("note", "uninitialized (lazy): no shape or values until the module's first forward", None))
+        out.append(_read("requires_grad", lambda: t.requires_grad, ".requires_grad"))
+        return out
+    out += [
+        ("memory", fmt_bytes(info.get("nbytes")), None),
+        ("stats", {k: info[k] for k in _STAT_FIELDS + ("error",) if k in info}, None),
+        _read("requires_grad", lambda: t.requires_grad, ".requires_grad"),
+        _read("is_leaf", lambda: t.is_leaf, ".is_leaf"),
+    ]
+    if _ask(lambda: t.grad_fn is not None, False):
+        out.append(_read("grad_fn", lambda: t.grad_fn, ".grad_fn"))
+    if _ask(lambda: (t.is_leaf and t.requires_grad) or getattr(t, "retains_grad", False), False):
+        out.append(_read("grad", lambda: t.grad, ".grad"))  # reading .grad of other non-leaves warns
+    inference = _ask(lambda: bool(t.is_inference()), False)
+    if inference:
+        out.append(("inference", True, ".is_inference()"))  # no version counter, no autograd
+    if _ask(lambda: t.layout == torch.strided, False) and not nested:
         out += [
-            ("stride", t.stride(), ".stride()"),
-            ("contiguous", t.is_contiguous(), ".is_contiguous()"),
-            ("version", t._version, "._version"),
+            _read("stride", lambda: t.stride(), ".stride()"),
+            _read("contiguous", lambda: t.is_contiguous(), ".is_contiguous()"),
         ]
-    out += _value_children(torch, t)
+        if not inference:
+            out.append(_read("version", lambda: t._version, "._version"))
+    try:
+        out += _value_children(torch, t)
+    except Exception as exc:
+        out.append(("values", unavailable(exc), None))
     return out
+
+
+def _ask(read: Callable[[], Any], default: Any) -> Any:
+    try:
+        return read()
+    except Exception:
+        return default
+
+
+def _is_uninitialized(torch, t: Any) -> bool:
+    lazy = getattr(torch.nn.parameter, "UninitializedTensorMixin", None)
+    return lazy is not None and isinstance(t, lazy)
 
 
 def _value_children(torch, t: Any) -> List[Child]:
@@ -126,3 +183,81 @@ def _nest(flat: List[Any], shape: List[int]) -> Any:
         return flat
     step = len(flat) // shape[0] if shape[0] else 0
     return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+# -- modules ---------------------------------------------------------------------------------
+
+
+class RawAttributes:
+    """Everything pydevd would have listed for the module (``__dict__``, methods, class
+    attributes), folded under one entry: its children are the module's own attributes."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: Any) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __dir__(self) -> List[str]:
+        try:
+            return sorted(set(dir(self._target)))
+        except Exception:
+            return []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_target"), name)
+
+    def __repr__(self) -> str:
+        try:
+            return f"{len(self.__dir__())} attributes of {type(self._target).__name__}"
+        except Exception:
+            return "attributes"
+
+
+def module_children(m: Any) -> List[Child]:
+    """A module's own parameters and buffers (each shown with its summary, gradient included),
+    its child modules, then ``mode`` (train/eval), ``device``, ``dtype`` and the raw attributes. Never
+    raises: a failed read becomes an ``error`` child and the rest is still listed."""
+    try:
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            out = _module_members(torch, m) + _module_facts(torch, m)
+    except Exception as exc:
+        out = [("error", unavailable(exc), None)]
+    out.append(("raw attributes", RawAttributes(m), None))
+    return out
+
+
+def _module_members(torch, m: Any) -> List[Child]:
+    out: List[Child] = []
+    for name, p in m.named_parameters(recurse=False):
+        out.append((name, p, "." + name))
+    for name, b in m.named_buffers(recurse=False):
+        out.append((name, b, "." + name))
+    indexed = isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential))
+    keyed = isinstance(m, torch.nn.ModuleDict)
+    for name, child in m.named_children():
+        suffix: Optional[str]
+        if indexed and name.isdigit():
+            suffix = f"[{name}]"
+        elif keyed or not name.isidentifier():
+            suffix = f"[{name!r}]" if keyed else None
+        else:
+            suffix = "." + name
+        out.append((name, child, suffix))
+    return out
+
+
+def _module_facts(torch, m: Any) -> List[Child]:
+    tensors = list(m.parameters()) + list(m.buffers())
+    devices = sorted({str(t.device) for t in tensors})
+    dtypes = sorted({str(p.dtype).replace("torch.", "") for p in m.parameters()})
+    out: List[Child] = [("mode", "train" if m.training else "eval", None)]
+    if len(devices) == 1:
+        out.append(("device", tensors[0].device, None))
+    elif devices:
+        out.append(("device", "mixed: " + ", ".join(devices), None))
+    if len(dtypes) == 1:
+        out.append(("dtype", next(iter(m.parameters())).dtype, None))
+    elif dtypes:
+        out.append(("dtype", "mixed: " + ", ".join(dtypes), None))
+    return out
