@@ -5,6 +5,15 @@ Pure ``ast``; never imports torch. Entry points:
 - ``lint_source(text, path=None, disabled=())`` -> ``LintResult`` (never raises);
 - ``all_rules()`` / ``get_rule(id)``: the registry, with each rule's explanation;
 - ``torchdoctor lint PATH...`` on the command line (``lint.cli``).
+
+What lives here: ``engine`` (parse, run the rules, collect findings), ``registry`` and ``rules/``
+(one module per rule), ``context`` (one parsed file: tree index, scopes, navigation) with its two
+mixins ``values`` (what a name or ``self.x`` holds, which class built it) and ``callers`` (what
+callers pass for a parameter), ``bindings`` and ``names`` (assignments, imports), ``project`` (the
+index of the user's other files), shared analyses (``training``, ``activations``, ``modes``,
+``flow``, ``torchapi``), ``fixes``, ``ignore`` (``# torchdoctor: ignore``), ``source``, ``model``.
+May import: the standard library and ``torchdoctor.__version__`` only; never torch or numpy,
+never ``runtime``, ``server``, ``checks`` or ``diagnosis``.
 """
 
 from __future__ import annotations
