@@ -1,4 +1,9 @@
-"""One module per rule (or small family of rules); importing this package registers them all."""
+"""One module per rule (or small family of rules); importing this package registers them all.
+
+Each rule module holds the ``@rule`` check and the helpers only it uses; what several rules share
+lives one level up (``context``, ``torchapi``, ``training``, ``activations``, ``modes``, ``fixes``).
+May import: the standard library and ``torchdoctor.lint``'s own modules; never another rule module
+(rules stay independent), never torch."""
 
 from __future__ import annotations
 
