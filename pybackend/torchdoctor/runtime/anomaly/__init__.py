@@ -5,5 +5,6 @@
 ``report``/``sentences``/``render``/``pause`` say what happened; ``conditions`` are the helpers that
 anomaly breakpoints call (kept importable as ``torchdoctor.runtime.conditions``).
 May import: ``runtime.summary``, ``runtime.startup``, ``torchdoctor.spelling`` and the standard
-library (torch lazily); never ``server``, ``checks`` or ``lint``.
+library (torch lazily; pydevd's modules only inside functions, when the program runs under the
+debugger); never ``server``, ``checks``, ``lint`` or ``diagnosis``.
 """
