@@ -1,7 +1,8 @@
 """Exact tensor statistics shared by the summaries and the views' collection.
 
 ``tensor_stats`` (fused device-side reductions), ``blocks`` (walking a tensor in bounded blocks),
-``moments`` (combining partial moments), ``cache`` (by tensor identity and version) and
-``fingerprint`` (what makes a cached entry stale). May import: the standard library (torch
-lazily); nothing else of torchdoctor.
+``moments`` (combining partial moments), ``cache`` (by tensor identity and version),
+``fingerprint`` and ``array_fingerprint`` (what makes a cached tensor's or numpy array's entry
+stale) and ``budget`` (the time one debugger request may spend, and what a statistic will cost).
+May import: the standard library (torch and numpy lazily); nothing else of torchdoctor.
 """
