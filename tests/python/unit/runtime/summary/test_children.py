@@ -85,11 +85,126 @@ def test_other_kinds():
     assert fp8["values[:2]"][0] == [0.5, 1.5]
 
 
-def test_failure_becomes_an_error_child():
+def test_a_failed_read_is_that_child_alone():
     class Broken(torch.Tensor):
         @property
         def shape(self):
             raise RuntimeError("boom")
 
     children = tensor_children(torch.zeros(2).as_subclass(Broken))
-    assert children[0][0] == "error" and "boom" in children[0][1]
+    assert [c[0] for c in children][:4] == ["shape", "dtype", "device", "layout"]
+    assert "boom" in children[0][1] and children[0][2] is None  # says why, no evaluate name
+    assert children[1][1] == torch.float32
+
+
+# -- issue 20: odd tensors keep their header; modules list curated children ------------------------
+
+from torchdoctor.runtime.summary.children import RawAttributes, can_expand, children_of  # noqa: E402
+from torchdoctor.runtime.summary.render import WARN  # noqa: E402
+
+HEADER = ["shape", "dtype", "device", "layout"]
+
+
+def names_of(children):
+    return [c[0] for c in children]
+
+
+def test_inference_mode_tensor_lists_its_children():
+    with torch.inference_mode():
+        t = torch.ones(3, 4)
+    kids = named(t)
+    assert names_of(tensor_children(t))[:4] == HEADER and "error" not in kids
+    assert kids["inference"] == (True, ".is_inference()") and "version" not in kids  # no version counter
+    assert kids["values[:3, :4]"][0][0] == [1, 1, 1, 1]
+
+
+def test_uninitialized_parameter_says_so_and_keeps_its_header():
+    lazy = torch.nn.LazyLinear(3)
+    kids = tensor_children(lazy.weight)
+    assert names_of(kids)[:4] == HEADER and "error" not in names_of(kids)
+    assert kids[0][1].startswith("<unavailable: ")  # the shape: there is none yet
+    assert dict((n, v) for n, v, _ in kids)["dtype"] == torch.float32
+    assert "first forward" in dict((n, v) for n, v, _ in kids)["note"]
+
+
+def test_fake_tensor_lists_its_header():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = torch.empty(3, 4)
+    kids = tensor_children(fake)
+    assert names_of(kids)[:4] == HEADER and "error" not in names_of(kids)
+    assert kids[0][1] == torch.Size([3, 4])
+
+
+def test_functorch_wrapped_tensors_list_their_header():
+    seen = {}
+
+    def inside(x):
+        seen["grad"] = tensor_children(x)
+        return x.sum()
+
+    def batched(x):
+        seen["vmap"] = tensor_children(x)
+        return x
+
+    torch.func.grad(inside)(torch.ones(3))
+    torch.vmap(batched)(torch.ones(2, 3))
+    for key in ("grad", "vmap"):
+        assert names_of(seen[key])[:4] == HEADER and "error" not in names_of(seen[key]), key
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+        self.bn = torch.nn.BatchNorm1d(2)
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)])
+        self.heads = torch.nn.ModuleDict({"cls": torch.nn.Linear(2, 1)})
+        self.scale = torch.nn.Parameter(torch.ones(1))
+
+
+def test_module_children_are_curated():
+    net = Net().eval()
+    kids = {name: (value, suffix) for name, value, suffix in children_of(net)}
+    assert list(kids) == ["scale", "fc", "bn", "blocks", "heads", "mode", "device", "dtype", "raw attributes"]
+    assert kids["scale"] == (net.scale, ".scale") and kids["fc"] == (net.fc, ".fc")
+    assert kids["mode"] == ("eval", None)
+    assert kids["device"][0] == torch.device("cpu") and kids["dtype"][0] == torch.float32
+    assert not any(n in kids for n in ("T_destination", "dump_patches", "forward", "_parameters"))
+    assert can_expand(Net) and can_expand(torch.Tensor) and not can_expand(int)
+
+
+def test_module_children_name_containers_by_index_and_key():
+    net = Net()
+    blocks = {n: s for n, _, s in children_of(net.blocks)}
+    assert blocks["0"] == "[0]" and blocks["1"] == "[1]"
+    assert {n: s for n, _, s in children_of(net.heads)}["cls"] == "['cls']"
+
+
+def test_module_children_show_buffers_with_their_summaries():
+    bn = torch.nn.BatchNorm1d(2)
+    with torch.no_grad():
+        bn.running_mean[0] = math.nan
+    kids = {name: value for name, value, _ in children_of(bn)}
+    assert list(kids)[:5] == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    from torchdoctor import summarize
+
+    assert WARN in summarize(kids["running_mean"])  # the child is the tensor: its line warns
+
+
+def test_raw_attributes_fold_the_rest():
+    net = Net()
+    raw = dict((n, v) for n, v, _ in children_of(net))["raw attributes"]
+    assert isinstance(raw, RawAttributes)
+    assert "training" in dir(raw) and "_parameters" in dir(raw) and raw.training is net.training
+    assert repr(raw).endswith("attributes of Net")
+
+
+def test_a_module_that_refuses_reads_still_lists_its_raw_attributes():
+    class Odd(torch.nn.Module):
+        def named_parameters(self, *a, **k):
+            raise RuntimeError("no")
+
+    kids = names_of(children_of(Odd()))
+    assert kids[0] == "error" and kids[-1] == "raw attributes"
