@@ -93,6 +93,16 @@ def current_epoch() -> Optional[Hashable]:
     return None if active is None else active.epoch
 
 
+def cut_walk() -> bool:
+    """For a walk over many tensors (a model's NaN check): True, once counted as deferred, when
+    the request is out of time; the walk stops there and its line says ``stats…``."""
+    active = _CURRENT.get()
+    if active is None or active.deadline is None or time.monotonic() <= active.deadline:
+        return False
+    active.defer()
+    return True
+
+
 def checkpoint() -> None:
     """Between two blocks: stop the computation if its request ran out of time."""
     active = _CURRENT.get()
