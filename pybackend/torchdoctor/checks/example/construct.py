@@ -18,7 +18,7 @@ def construct(cls):
             R.ERR_NEEDS_EXAMPLE,
             f"{cls.__name__}.__init__ needs arguments ({', '.join(required)}): Torch Doctor cannot guess them. "
             f"Add a {EXAMPLE_FUNCTION}() function to the file (or to a sibling {EXAMPLE_FILE}) that builds the model and one batch.",
-            snippet=example_snippet(cls.__name__, required, forward_params(cls)),
+            snippet=example_snippet(cls.__name__, required, forward_params(cls), cls),
         )
     try:
         return cls()
@@ -27,7 +27,7 @@ def construct(cls):
             construct_kind(exc),
             _construct_message(cls.__name__, exc),
             detail=user_traceback(exc),
-            snippet=example_snippet(cls.__name__, [], forward_params(cls)),
+            snippet=example_snippet(cls.__name__, [], forward_params(cls), cls),
         ) from None
 
 
@@ -60,10 +60,15 @@ def _required_init_params(cls) -> list[str]:
 
 
 def forward_params(cls) -> list[str]:
-    """The names of ``cls.forward``'s positional arguments (``["x"]`` when unknown), for a snippet."""
+    """The names of ``cls.forward``'s required positional arguments (``["x"]`` when unknown), for a snippet:
+    optional ones (``targets=None``, ``has_mask=True``) are not inputs."""
     try:
         sig = inspect.signature(cls.forward)
     except (TypeError, ValueError):
         return ["x"]
-    names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
     return names[1:] or ["x"]

@@ -1,28 +1,110 @@
-"""The ``torchdoctor_example()`` function to paste into the user's file, with the blanks named."""
+"""The ``torchdoctor_example()`` function to paste into the user's file, with the blanks named.
+
+Read from the class without running it (its constructor may need what we lack): the import line
+for a sibling ``torchdoctor_example.py``; integer token ids when the class has an ``nn.Embedding``
+(``torch.randint`` up to its vocabulary size, written as the constructor's own expression, e.g.
+``config.vocab_size``); and, when ``forward`` takes optional ``targets``/``labels``, targets passed so
+the model computes its own loss. Optional forward arguments are not inputs.
+"""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 from ..discovery import EXAMPLE_FUNCTION
 
+_EMBEDDING = re.compile(r"nn\.Embedding\(\s*([^,()]+(?:\([^()]*\))?[^,()]*?)\s*,")
+_TARGET_NAMES = ("targets", "target", "labels", "label", "y")
 
-def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[str]) -> str:
-    """The function to paste into the user's file, with the blanks named."""
-    args = ", ".join(f"{a}=..." for a in init_args)
-    lines = [
-        "import torch",
+
+def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[str], cls=None) -> str:
+    """The function to paste into the user's file, with the blanks named (``cls``: read hints from it)."""
+    vocab = _vocab_expression(cls) if cls is not None else None
+    target_arg = _optional_target_arg(cls) if cls is not None else None
+    inputs = [a for a in forward_inputs if a not in _TARGET_NAMES] or ["x"]
+    lines = ["import torch", ""]
+    if cls is not None and getattr(cls, "__module__", "") not in ("", "__main__", "torchdoctor_user_module", None):
+        module = cls.__module__
+        lines.append(
+            f"from {module} import {_imported(cls, class_name, init_args)}  # in a sibling {_sibling()}; "
+            f"not needed in {module}.py itself"
+        )
+    lines += [
         "",
         "",
         f"def {EXAMPLE_FUNCTION}():",
         '    """Torch Doctor\'s checks call this: the model and one small batch."""',
-        f"    model = {class_name}({args})" + ("  # fill in the constructor arguments" if init_args else ""),
     ]
-    if len(forward_inputs) > 1:
-        parts = ", ".join("torch.randn(8, ...)" for _ in forward_inputs)
-        lines.append(f"    inputs = ({parts})  # one tensor per forward argument: {', '.join(forward_inputs)}")
+    if vocab and init_args:  # the constructor's expression names its arguments: bind them first
+        config = _config_class(cls)
+        for i, a in enumerate(init_args):
+            value = f"{config}(...)" if config and a in ("config", "cfg", "conf") else "..."
+            note = "  # fill in (small sizes: the checks train it on a CPU)" if i == 0 else ""
+            lines.append(f"    {a} = {value}{note}")
+        lines.append(f"    model = {class_name}({', '.join(init_args)})")
     else:
-        lines.append("    inputs = torch.randn(8, ...)  # one batch, as your DataLoader yields it")
-    lines += [
-        "    targets = torch.randint(0, ..., (8,))  # class indices; a float tensor for regression",
-        "    return model, (inputs, targets)",
-    ]
+        args = ", ".join(f"{a}=..." for a in init_args)
+        lines.append(
+            f"    model = {class_name}({args})" + ("  # fill in the constructor arguments" if init_args else "")
+        )
+    if vocab:
+        lines.append(f"    {inputs[0]} = torch.randint(0, {vocab}, (8, 16))  # token ids: 8 sequences of 16")
+        lines.append(f"    targets = torch.randint(0, {vocab}, (8, 16))  # the next token at each position")
+        rest = ["model.init_hidden(8)" if hasattr(cls, "init_hidden") else "torch.randn(8, ...)" for _ in inputs[1:]]
+        args_tuple = ", ".join([inputs[0]] + rest)
+    elif len(inputs) > 1:
+        args_tuple = ", ".join("torch.randn(8, ...)" for _ in inputs)
+        lines.append(f"    inputs = ({args_tuple},)  # one per forward argument: {', '.join(inputs)}")
+        args_tuple = "*inputs"
+    else:
+        lines.append(f"    {inputs[0]} = torch.randn(8, ...)  # one batch, as your DataLoader yields it")
+        args_tuple = inputs[0]
+    if not vocab:
+        lines.append("    targets = torch.randint(0, ..., (8,))  # class indices; a float tensor for regression")
+    tuple_text = (
+        "inputs" if args_tuple == "*inputs" else f"({args_tuple},)" if "," not in args_tuple else f"({args_tuple})"
+    )
+    ret = f'    return {{"model": model, "inputs": {tuple_text}, "targets": targets}}'
+    if target_arg:
+        ret += f"  # passed as forward({target_arg}=targets): the model's own loss is used"
+    lines.append(ret)
     return "\n".join(lines) + "\n"
+
+
+def _sibling() -> str:
+    from .core import EXAMPLE_FILE
+
+    return EXAMPLE_FILE
+
+
+def _vocab_expression(cls) -> str | None:
+    """The vocabulary size as the class's constructor writes it, when an nn.Embedding is built there."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return None
+    match = _EMBEDDING.search(source)
+    return match.group(1).strip() if match else None
+
+
+def _imported(cls, class_name: str, init_args: list[str]) -> str:
+    config = _config_class(cls) if {"config", "cfg", "conf"} & set(init_args) else None
+    return class_name + (f", {config}" if config else "")
+
+
+def _config_class(cls) -> str | None:
+    """The one ``...Config`` class of the model's module (nanoGPT's ``GPTConfig``), if there is one."""
+    import sys
+
+    module = sys.modules.get(getattr(cls, "__module__", ""), None)
+    found = [n for n, v in vars(module).items() if inspect.isclass(v) and n.endswith("Config")] if module else []
+    return found[0] if len(found) == 1 else None
+
+
+def _optional_target_arg(cls) -> str | None:
+    try:
+        params = inspect.signature(cls.forward).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return next((p.name for p in params if p.name in _TARGET_NAMES and p.default is not p.empty), None)
