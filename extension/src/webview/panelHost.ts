@@ -28,6 +28,8 @@ export interface PanelHostOptions<M extends { type: string }> {
   handle: (msg: M) => Promise<void> | void;
   /** A handler that threw or rejected. */
   onError: (err: unknown) => void;
+  /** Where to open: beside the active editor unless given (a sibling view's column). */
+  viewColumn?: vscode.ViewColumn;
 }
 
 /** Scripts and styles every page loads first. */
@@ -48,7 +50,7 @@ export class WebviewPanelHost<V, M extends { type: string }> implements vscode.D
     this.panel = vscode.window.createWebviewPanel(
       opts.viewType,
       opts.title,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { viewColumn: opts.viewColumn ?? vscode.ViewColumn.Beside, preserveFocus: true },
       { enableScripts: true, enableFindWidget: true, localResourceRoots: [media] },
     );
     const webview = this.panel.webview;
