@@ -9,7 +9,10 @@
   server leaves no ``torch`` and no ``torchdoctor.runtime`` in ``sys.modules``;
 - ``checks/`` imports nothing from ``server/``, ``lint/`` or ``diagnosis/``; ``diagnosis/`` and
   ``lint/`` import nothing from ``runtime/``, ``server/`` or ``checks/``;
-- ``spelling.py``, used by all of them, imports the standard library only.
+- ``spelling.py``, used by all of them, imports the standard library only;
+- inside ``runtime/``: ``stats/`` imports nothing else of torchdoctor; ``summary/`` imports only
+  ``stats/``; ``collect/`` only ``stats/`` and ``summary/``; ``anomaly/`` only ``summary/`` and
+  ``startup.py`` (each may also import ``spelling``).
 """
 
 from __future__ import annotations
@@ -118,6 +121,31 @@ def test_diagnosis_and_lint_import_no_runtime_and_no_server():
 
 def test_server_never_imports_the_runtime():
     assert offenders("server", ("torchdoctor.runtime",)) == []
+
+
+# runtime subpackage -> the other runtime parts it may import (besides itself and ``spelling``).
+RUNTIME_LAYERS = {
+    "stats": (),
+    "summary": ("stats",),
+    "collect": ("stats", "summary"),
+    "anomaly": ("summary", "startup"),
+}
+
+
+@pytest.mark.parametrize("sub", sorted(RUNTIME_LAYERS))
+def test_runtime_subpackages_import_only_their_layers(sub: str):
+    own = f"torchdoctor.runtime.{sub}"
+    allowed = [own, "torchdoctor.spelling"] + [f"torchdoctor.runtime.{a}" for a in RUNTIME_LAYERS[sub]]
+    found = [
+        f"{path.relative_to(PYBACKEND)}:{line} imports {name}"
+        for path in modules(f"runtime/{sub}")
+        for line, name in imports(path)
+        if name.startswith("torchdoctor.")
+        and not any(name == a or name.startswith(a + ".") for a in allowed)
+        # ``from .. import startup`` also yields the package itself: the name that follows is checked
+        and name != "torchdoctor.runtime"
+    ]
+    assert found == []
 
 
 def test_spelling_is_stdlib_only():
