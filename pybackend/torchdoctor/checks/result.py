@@ -15,9 +15,12 @@ Shape (JSON)::
       "sentences": ["why, and what to do next", ...],
       "inferred": ["what Torch Doctor guessed about the model and the batch", ...],
       "example": {"source": "inferred" | "torchdoctor_example",
-                  "inputShapes": [[8, 20]], "inputDtypes": ["torch.float32"],
+                  "inputShapes": [[8, 20]], "inputDtypes": ["torch.float32"],   # positional, then keyword
+                  "inputNames": [null],       # the keyword of each input (null: positional)
                   "targetShape": [8] | null, "targetDtype": "torch.int64" | null,
-                  "loss": "cross-entropy" | "mse" | "custom" | null} | null,
+                  "loss": "cross-entropy" | "mse" | "custom" | "model" | null} | null,
+                  # a nested input (an LSTM's hidden tuple) has a nested shape: [[2, 8, 32], [2, 8, 32]]
+                  # "model": the model's own loss (nanoGPT's (logits, loss), a Hugging Face .loss)
       "curve": {"xLabel", "yLabel", "xScale": "linear" | "log",
                 "series": [{"name", "points": [[x, y], ...]}],
                 "marks": [{"x", "label"}]} | null,

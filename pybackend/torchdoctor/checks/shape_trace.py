@@ -90,7 +90,7 @@ def _first_tensor(value):
     return None
 
 
-def trace(model, inputs: tuple) -> Trace:
+def trace(model, inputs: tuple, kwargs: dict | None = None) -> Trace:
     """Run one forward with hooks on every module; never raises for the model's errors."""
     import torch
 
@@ -122,7 +122,7 @@ def trace(model, inputs: tuple) -> Trace:
         handles.append(m.register_forward_hook(post))
     try:
         with torch.no_grad():
-            model(*inputs)
+            model(*inputs, **(kwargs or {}))
     except Exception as exc:
         result.failure, result.error_row = _failure(exc, model, result, stack, last_done, modules)
     finally:
@@ -174,15 +174,15 @@ def batch_warnings(tr: Trace, batch: int | None) -> list[str]:
     return out
 
 
-def explain_forward_failure(model, inputs: tuple) -> str | None:
+def explain_forward_failure(model, inputs: tuple, kwargs: dict | None = None) -> str | None:
     """For the other checks: where and why the forward fails, or None when it runs."""
-    tr = trace(model, inputs)
+    tr = trace(model, inputs, kwargs)
     return explain(tr.failure) if tr.failure else None
 
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
     report(0.1, "tracing one forward")
-    tr = trace(ex.model, ex.inputs)
+    tr = trace(ex.model, ex.inputs, ex.kwargs)  # keyword arguments: a Hugging Face **batch
     report(0.9, "forward done" if tr.failure is None else "forward raised")
     batch = _batch_size(ex.inputs)
     result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}

@@ -92,9 +92,10 @@ class Example:
         t = self.targets
         return {
             "source": self.source,
-            "inputShapes": [shape_of(x) for x in self.inputs],
-            "inputDtypes": [dtype_of(x) for x in self.inputs],
-            "kwargShapes": {k: shape_of(v) for k, v in self.kwargs.items()},
+            # positional arguments, then keyword arguments (inputNames: None for a positional one)
+            "inputShapes": [shape_of(x) for x in self.inputs] + [shape_of(v) for v in self.kwargs.values()],
+            "inputDtypes": [dtype_of(x) for x in self.inputs] + [dtype_of(v) for v in self.kwargs.values()],
+            "inputNames": [None] * len(self.inputs) + [str(k) for k in self.kwargs],
             "targetShape": list(t.shape) if _is_tensor(t) else None,
             "targetDtype": str(t.dtype) if _is_tensor(t) else None,
             "loss": self.loss_name,
