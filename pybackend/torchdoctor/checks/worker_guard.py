@@ -8,8 +8,10 @@ user's code is imported. ``jobs.py`` passes, in the environment:
   SIGKILL) the pipe reaches end of file and a watchdog thread kills the worker's process group
   and the processes it started. Portable to every POSIX system.
 - ``PARENT_PID``: the backend's pid. On Linux ``PR_SET_PDEATHSIG`` (through ``ctypes``) makes
-  the kernel SIGKILL the worker when the backend exits, as a backstop for the thread; the pid
-  catches a backend that died before the call.
+  the kernel send the worker SIGTERM when the backend exits, as a second path beside the thread;
+  our SIGTERM handler kills the run's processes the same way. (Not SIGKILL: that would kill the
+  worker before the thread could take the worker's own children down, and they would be orphans.)
+  The pid catches a backend that died before the call.
 - ``MEMORY_LIMIT_MB``: the worker's data-segment limit (``RLIMIT_DATA``: heap and anonymous
   mappings, what tensors use; unlike ``RLIMIT_AS`` it does not count the address space CUDA
   reserves and never touches). An allocation over it raises ``MemoryError`` (Python) or torch's
@@ -64,10 +66,23 @@ def _set_pdeathsig() -> None:
     try:
         import ctypes
 
+        worker = os.getpid()
+        signal.signal(signal.SIGTERM, lambda signum, frame: _on_sigterm(worker))
+        # forked children (DataLoader workers, Pool processes) get SIGTERM from their parent as an
+        # ordinary stop: there it must keep its default meaning, not take the whole run down
+        os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError, ValueError):
         pass  # no prctl: the watchdog thread still works
+
+
+def _on_sigterm(worker: int) -> None:
+    if os.getpid() != worker:  # a fork that kept our handler: stop as SIGTERM would
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    _die()
 
 
 def _limit_memory(megabytes: Optional[int]) -> None:

@@ -426,3 +426,31 @@ def test_files_python_can_read_are_read_the_same_way(tmp_path: Path, encoding: s
         path.write_bytes(BOM_LATIN1.encode("latin-1"))
     r = run(spec("shapes", path, "Cafe"))
     assert r["verdict"] == "PASS", r["headline"]
+
+
+STOPS_A_FORK = """
+import os, signal, time
+import torch.nn as nn
+
+pid = os.fork()
+if pid == 0:
+    time.sleep(60)
+    os._exit(0)
+os.kill(pid, signal.SIGTERM)  # what DataLoader and multiprocessing do to a worker that lingers
+os.waitpid(pid, 0)
+
+
+class AfterFork(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
+def test_sigterm_to_a_forked_child_stops_only_that_child(tmp_path: Path):
+    r = run(spec("shapes", write(tmp_path, "forks.py", STOPS_A_FORK), "AfterFork"))
+    assert r["verdict"] == "PASS", r["headline"]
