@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ...spelling import clip
-from .array_stats import describe_array
+from .aggregates import describe_array_cached
 from .kinds import NDARRAY, TENSOR, is_leaf_kind, is_plain_container
 from .tensor_info import describe_tensor
 
@@ -58,7 +58,7 @@ def _walk(obj: Any, found: List, budget: List[int], label: Optional[str] = None,
         if kind == TENSOR:
             found.append((top, kind, describe_tensor(item, with_grad=False)))
         elif kind == NDARRAY:
-            found.append((top, kind, describe_array(item)))
+            found.append((top, kind, describe_array_cached(item)))  # cached, within the request's budget
         elif depth + 1 < MAX_DEPTH and is_plain_container(type(item)):
             complete = _walk(item, found, budget, top, depth + 1) and complete
     return complete

@@ -104,6 +104,10 @@ def test_a_container_with_deferred_leaves_says_so():
         line = summarize(batch)
     assert line.startswith("dict[2 tensors]") and line.endswith(PENDING_NOTE)
     assert PENDING_NOTE not in summarize(batch)
+    arrays = [np.ones(BIG), np.zeros(3)]  # arrays in a container go through the budget too
+    with budget.activate(spent(object())):
+        assert summarize(arrays).endswith(PENDING_NOTE)
+    assert PENDING_NOTE not in summarize(arrays)
 
 
 def test_arrays_are_cached_within_a_stop_only_when_writable(monkeypatch):
