@@ -1,0 +1,200 @@
+"""The gradient check on real-model shapes (issue 14): bounded, no false WARN on tiny gradients,
+random losses under a fixed seed, a wrong custom Function named with its file and line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import real_models as M
+import torch
+
+from support.checks import example, new_result, quiet, write
+from torchdoctor.checks import gradcheck as G
+
+HEADER = f"""
+import sys
+sys.path.insert(0, {M.HERE!r})
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+"""
+
+
+def run(ex, **options) -> dict:
+    return G.run(ex, options, quiet, new_result("gradcheck"))
+
+
+def model_file(tmp_path: Path, name: str, body: str) -> Path:
+    return write(tmp_path, name, HEADER + body)
+
+
+def one_loss_seconds(ex) -> float:
+    """One float64 forward + loss of the example's model, the unit every time bound is counted in."""
+    dex = G.to_double(ex)
+    with torch.no_grad():
+        started = time.monotonic()
+        for _ in range(3):
+            dex.loss(dex.output())
+    return (time.monotonic() - started) / 3
+
+
+def test_vae_random_loss_is_checked_under_a_fixed_seed_and_its_big_weight_bounded(tmp_path: Path):
+    path = model_file(
+        tmp_path,
+        "vae_case.py",
+        """
+from models import VAE, vae_loss
+
+def torchdoctor_example():
+    x = torch.rand(8, 1, 28, 28, generator=torch.Generator().manual_seed(3))
+    return VAE(), (x, x.view(-1, 784)), lambda recon, t: F.binary_cross_entropy(recon, t, reduction="sum")
+""",
+    )
+    ex = example(path, "VAE")
+    r = run(ex)
+    d = r["details"]
+    assert r["verdict"] == "PASS", r["headline"]
+    assert d["randomLoss"] is True and any("fixed seed" in s for s in r["sentences"])
+    assert d["kinksSkipped"] <= 3  # the reparameterisation's noise is not counted as kinks
+    rows = {row[0]: row for row in r["table"]["rows"]}
+    checked, numel = rows["fc1.weight"][2].split("/")
+    assert numel == "313600" and 2 <= int(checked) <= 20  # sampled, never the whole Jacobian
+    assert not d["unreachedParameters"]  # breadth first: every parameter got its first elements
+    assert {row[6] for row in r["table"]["rows"]} <= {"pass", "n/a"} and rows["fc1.weight"][6] == "pass"
+
+
+def test_a_time_budget_returns_the_parameters_it_reached(tmp_path: Path):
+    path = model_file(
+        tmp_path,
+        "vae_budget.py",
+        """
+from models import VAE
+
+def torchdoctor_example():
+    x = torch.rand(8, 1, 28, 28, generator=torch.Generator().manual_seed(3))
+    return VAE(), (x, x.view(-1, 784)), F.mse_loss
+""",
+    )
+    ex = example(path, "VAE")
+    unit = one_loss_seconds(ex)
+    budget = 40 * unit  # room for a few elements, far from 10 parameters x 20 elements x 4 forwards
+    outcome = G.check(ex, {"timeBudgetSeconds": budget})
+    checked = [c for c in outcome.params if c.checked]
+    assert checked and len(checked) < len(outcome.params) or sum(c.checked for c in checked) < 200
+    # finished within the budget plus the fixed costs (two probes, the backward, the wobble)
+    assert outcome.seconds < budget + 40 * unit + 2.0
+    r = run(ex, timeBudgetSeconds=budget)
+    if r["details"]["unreachedParameters"]:
+        assert any("time budget ran out" in s for s in r["sentences"])
+        assert "NOT REACHED" in {row[5] for row in r["table"]["rows"]}
+
+
+def test_tiny_batch_norm_gradients_of_a_dcgan_generator_are_not_suspicious(tmp_path: Path):
+    # DCGAN's shape at 64x64 with its N(0, 0.02) init: gradients of 1e-6 on sums over 98k outputs
+    path = model_file(
+        tmp_path,
+        "dcgan_case.py",
+        """
+class Generator(nn.Module):
+    def __init__(self, nz=16, ngf=4, nc=3):
+        super().__init__()
+        layers, cin = [], nz
+        for i, cout in enumerate([ngf * 8, ngf * 4, ngf * 2, ngf]):
+            layers += [nn.ConvTranspose2d(cin, cout, 4, 1 if i == 0 else 2, 0 if i == 0 else 1, bias=False),
+                       nn.BatchNorm2d(cout), nn.ReLU(True)]
+            cin = cout
+        self.main = nn.Sequential(*layers, nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.main(z)
+
+def weights_init(m):
+    if "Conv" in type(m).__name__:
+        nn.init.normal_(m.weight, 0.0, 0.02)
+    elif "BatchNorm" in type(m).__name__:
+        nn.init.normal_(m.weight, 1.0, 0.02)
+        nn.init.zeros_(m.bias)
+
+def torchdoctor_example():
+    torch.manual_seed(0)
+    g = Generator()
+    g.apply(weights_init)
+    return g, (torch.randn(8, 16, 1, 1), torch.rand(8, 3, 64, 64) * 2 - 1), F.mse_loss
+""",
+    )
+    r = run(example(path, "Generator"))
+    assert r["verdict"] == "PASS", (r["headline"], r["table"]["rows"])
+    grads = [abs(row[7]) for row in r["table"]["rows"] if row[0].endswith(".bias")]
+    assert grads and min(grads) < 1e-4  # the case is one of tiny gradients
+
+
+def test_a_wrong_custom_gelu_in_a_gpt_block_is_named_not_the_linear_before_it(tmp_path: Path):
+    path = model_file(
+        tmp_path,
+        "gelu_gpt.py",
+        """
+import math
+
+class TanhGELU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        t = torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))
+        dt = (1 - t * t) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+        return g * (0.5 * (1 + t) + 0.5 * x * dt * 0.5)  # BUG: a stray factor 0.5
+
+class MLP(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.c_fc, self.c_proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.c_proj(TanhGELU.apply(self.c_fc(x)))
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=65, d=16):
+        super().__init__()
+        self.wte, self.ln, self.mlp, self.head = nn.Embedding(vocab, d), nn.LayerNorm(d), MLP(d), nn.Linear(d, vocab)
+
+    def forward(self, idx):
+        x = self.wte(idx)
+        return self.head(self.ln(x + self.mlp(x)))
+
+def torchdoctor_example():
+    idx = torch.randint(0, 65, (4, 8), generator=torch.Generator().manual_seed(0))
+    return TinyLM(), (idx, idx), lambda logits, t: F.cross_entropy(logits.reshape(-1, 65), t.reshape(-1))
+""",
+    )
+    r = run(example(path, "TinyLM"))
+    assert r["verdict"] == "FAIL"
+    assert r["details"]["failingFunctions"] == ["TanhGELU"]
+    assert r["headline"].startswith("The backward of the custom autograd.Function `TanhGELU` (gelu_gpt.py:")
+    assert "input 0 `x`" in r["headline"]
+    fn = r["details"]["customFunctions"][0]
+    assert fn["torchGradcheck"] is False  # torch.autograd.gradcheck on the same elements agrees
+    assert fn["calledAt"].startswith("gelu_gpt.py:")
+
+
+def test_dropout_applied_in_forward_is_a_random_loss_not_kinks(tmp_path: Path):
+    path = model_file(
+        tmp_path,
+        "always_drop.py",
+        """
+class AlwaysDrop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(12, 32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(F.dropout(torch.tanh(self.fc1(x)), 0.3, training=True))  # MC dropout, on in eval too
+""",
+    )
+    r = run(example(path, "AlwaysDrop"))
+    assert r["verdict"] == "PASS", r["headline"]
+    assert r["details"]["randomLoss"] is True and r["details"]["kinksSkipped"] == 0
