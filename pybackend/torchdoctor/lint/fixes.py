@@ -33,12 +33,7 @@ def add_keyword(source: SourceText, call: ast.Call, text: str, title: str) -> Op
         return None
     inner = before[before.index("(", func_len) + 1 : -1]
     stripped = inner.rstrip()
-    if not stripped:
-        new_text = text
-    elif stripped.endswith(","):
-        new_text = " " + text
-    else:
-        new_text = ", " + text
+    new_text = _appended(stripped, text)
     # Insert right after the last argument, before any trailing whitespace or newline.
     at = _position_after(close, before, len(before) - 1 - (len(inner) - len(stripped)))
     return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
@@ -56,12 +51,7 @@ def add_dict_entry(source: SourceText, display: ast.Dict, key: str, value: str, 
     entry = f"{quote}{key}{quote}: {value}"
     inner = text[1:-1]
     stripped = inner.rstrip()
-    if not stripped:
-        new_text = entry
-    elif stripped.endswith(","):
-        new_text = " " + entry
-    else:
-        new_text = ", " + entry
+    new_text = _appended(stripped, entry)
     span = source.span(display)
     at = _position_after(span, text, 1 + len(stripped))
     return Fix(title, (TextEdit(Span(at[0], at[1], at[0], at[1]), new_text),))
@@ -69,6 +59,13 @@ def add_dict_entry(source: SourceText, display: ast.Dict, key: str, value: str, 
 
 def replace_node(source: SourceText, node: Located, new_text: str, title: str) -> Fix:
     return Fix(title, (TextEdit(source.span(node), new_text),))
+
+
+def _appended(existing: str, item: str) -> str:
+    """What to insert after ``existing`` (a list's items so far, right-stripped) to add ``item``."""
+    if not existing:
+        return item
+    return (" " if existing.endswith(",") else ", ") + item
 
 
 def _position_after(span: Span, text: str, index: int):

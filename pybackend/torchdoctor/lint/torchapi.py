@@ -185,6 +185,15 @@ def is_backward(ctx: LintContext, call: ast.Call) -> bool:
     return ctx.qualname(func) == "torch.autograd.backward"
 
 
+def unscaled(expr: ast.expr) -> ast.expr:
+    """The loss under AMP's scaling: ``scaler.scale(loss)`` (at any depth) -> ``loss``."""
+    while (
+        isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "scale" and expr.args
+    ):
+        expr = expr.args[0]
+    return expr
+
+
 def is_optimizer(ctx: LintContext, expr: ast.expr) -> bool:
     """Whether ``expr`` is an optimizer: built from ``torch.optim`` here, or named like one."""
     cls = ctx.class_of(expr)

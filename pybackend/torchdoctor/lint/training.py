@@ -183,14 +183,21 @@ def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[
     owners: Set[str] = set()
     for arg in list(construction.args) + [k.value for k in construction.keywords]:
         value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
-        for sub in ast.walk(value) if value is not None else ():
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr in ("parameters", "named_parameters")
-            ):
-                owners.add(ctx.text(sub.func.value))
+        if value is not None:
+            owners |= parameters_taken(ctx, value)
     return owners
+
+
+def parameters_taken(ctx: LintContext, node: ast.AST) -> Set[str]:
+    """The receivers of ``.parameters()`` / ``.named_parameters()`` anywhere in ``node``, as
+    source text (``Adam(netG.parameters())`` -> ``{"netG"}``)."""
+    return {
+        ctx.text(sub.func.value)
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Attribute)
+        and sub.func.attr in ("parameters", "named_parameters")
+    }
 
 
 def _passes_optimizer(call: ast.Call) -> bool:

@@ -153,15 +153,7 @@ def _backward_subjects(call: ast.Call) -> List[ast.expr]:
     func = call.func
     subjects: List[ast.expr] = list(call.args[:1])
     if isinstance(func, ast.Attribute) and func.attr == "backward":
-        receiver = func.value
-        while (
-            isinstance(receiver, ast.Call)
-            and isinstance(receiver.func, ast.Attribute)
-            and receiver.func.attr == "scale"
-            and receiver.args
-        ):
-            receiver = receiver.args[0]
-        subjects.append(receiver)
+        subjects.append(torchapi.unscaled(func.value))
     return subjects
 
 

@@ -105,15 +105,7 @@ def _subject(call: ast.Call) -> Optional[ast.expr]:
     """The loss a backward call differentiates (``scaler.scale(loss)`` unwrapped)."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "backward" and not call.args:
-        receiver = func.value
-        while (
-            isinstance(receiver, ast.Call)
-            and isinstance(receiver.func, ast.Attribute)
-            and receiver.func.attr == "scale"
-            and receiver.args
-        ):
-            receiver = receiver.args[0]
-        return receiver
+        return torchapi.unscaled(func.value)
     if call.args and not isinstance(call.args[0], ast.Starred):
         return call.args[0]
     return None

@@ -16,7 +16,7 @@ from ..context import LintContext, Loop, receiver
 from ..model import WARNING, Fix, Span, TextEdit
 from ..modes import mode_matters, switch_of
 from ..registry import Reporter, rule
-from ..training import analysis
+from ..training import analysis, parameters_taken
 
 _FOLLOW_DEPTH = 3
 
@@ -176,13 +176,7 @@ def _optimized_models(ctx: LintContext) -> Set[str]:
             cls = ctx.callee_class(call) or ""
             if not cls.startswith("torch.optim.") or cls.startswith("torch.optim.lr_scheduler"):
                 continue
-            for sub in ast.walk(call):
-                if (
-                    isinstance(sub, ast.Call)
-                    and isinstance(sub.func, ast.Attribute)
-                    and sub.func.attr in ("parameters", "named_parameters")
-                ):
-                    names.add(ctx.text(sub.func.value))
+            names |= parameters_taken(ctx, call)
         return names
 
     return ctx.shared("optimized_models", collect)
