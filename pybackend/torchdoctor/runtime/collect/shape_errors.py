@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Optional
 
 _MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 _VIEW = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
@@ -34,6 +34,22 @@ class Failure:
     input_shapes: list  # shapes of the tensors that module received
     last_name: str | None = None  # the last module that finished before the error
     last_output: list | None = None  # its output shape
+
+
+_Rule = Callable[[Failure, str], Optional[str]]
+
+
+def _when(pattern: re.Pattern[str]) -> Callable[[Callable[[Failure, re.Match[str]], str]], _Rule]:
+    """A rule for the messages ``pattern`` finds: it is given the match, and says nothing otherwise."""
+
+    def wrap(rule: Callable[[Failure, re.Match[str]], str]) -> _Rule:
+        def matched(f: Failure, msg: str) -> Optional[str]:
+            m = pattern.search(msg)
+            return rule(f, m) if m else None
+
+        return matched
+
+    return wrap
 
 
 def explain(f: Failure) -> str:
@@ -78,10 +94,8 @@ def _per_sample(shape) -> int | None:
     return n
 
 
-def _flatten_into_linear(f: Failure, msg: str) -> str | None:
-    m = _MATMUL.search(msg)
-    if not m:
-        return None
+@_when(_MATMUL)
+def _flatten_into_linear(f: Failure, m: re.Match[str]) -> str:
     got, expected = int(m.group(2)), int(m.group(3))
     import torch.nn as nn
 
@@ -103,10 +117,8 @@ def _flatten_into_linear(f: Failure, msg: str) -> str | None:
     )
 
 
-def _bad_view(f: Failure, msg: str) -> str | None:
-    m = _VIEW.search(msg)
-    if not m:
-        return None
+@_when(_VIEW)
+def _bad_view(f: Failure, m: re.Match[str]) -> str:
     target, size = m.group(1).replace(" ", ""), int(m.group(2))
     text = f"The reshape to [{target}] in {_who(f)} cannot work: the tensor has {size} elements."
     per = _per_sample(f.last_output)
@@ -118,10 +130,8 @@ def _bad_view(f: Failure, msg: str) -> str | None:
     return text + " This is the flatten-size mistake."
 
 
-def _conv_channels(f: Failure, msg: str) -> str | None:
-    m = _CONV_CHANNELS.search(msg)
-    if not m:
-        return None
+@_when(_CONV_CHANNELS)
+def _conv_channels(f: Failure, m: re.Match[str]) -> str:
     shape = [int(d) for d in m.group(1).split(",")]
     want, got = int(m.group(2)), int(m.group(3))
     who = _who(f)
@@ -138,10 +148,8 @@ def _conv_channels(f: Failure, msg: str) -> str | None:
     )
 
 
-def _conv_dims(f: Failure, msg: str) -> str | None:
-    m = _CONV_DIMS.search(msg)
-    if not m:
-        return None
+@_when(_CONV_DIMS)
+def _conv_dims(f: Failure, m: re.Match[str]) -> str:
     batched, shape = int(m.group(2)), [int(d) for d in m.group(4).split(",")]
     layout = {3: "(N, C, L)", 4: "(N, C, H, W)", 5: "(N, C, D, H, W)"}.get(batched, f"{batched}D")
     return (
@@ -150,20 +158,16 @@ def _conv_dims(f: Failure, msg: str) -> str | None:
     )
 
 
-def _rnn_size(f: Failure, msg: str) -> str | None:
-    m = _RNN_SIZE.search(msg)
-    if not m:
-        return None
+@_when(_RNN_SIZE)
+def _rnn_size(f: Failure, m: re.Match[str]) -> str:
     return (
         f"{_who(f)} expects {m.group(1)} features per time step (input_size={m.group(1)}) but got {m.group(2)}. "
         f"Check the last dimension of its input and batch_first."
     )
 
 
-def _batchnorm(f: Failure, msg: str) -> str | None:
-    m = _RUNNING.search(msg)
-    if not m:
-        return None
+@_when(_RUNNING)
+def _batchnorm(f: Failure, m: re.Match[str]) -> str:
     return (
         f"{_who(f)} was built for {m.group(1)} features/channels (num_features={m.group(1)}) but its input "
         f"{_shape(f.input_shapes[0] if f.input_shapes else None)} has {m.group(2)} in dimension 1."
