@@ -3,7 +3,7 @@
 1. Set a breakpoint on the line marked below (F9), then start "Debug current file" (F5).
 2. When it pauses, hover any name, look at the Variables view, add a Watch, or type a name in
    the Debug Console: each tensor shows one line such as
-   ``tensor[64, 10] f32 cpu 2.5 KiB ⚠ NaN×1 μ=0.012 σ=0.98 [-3.1, 2.9]``.
+   ``tensor[64, 10] f32 cpu 2.5 KiB``, then a warning with the NaN count, mean, std and range.
 3. Expand a tensor in Variables for its shape, dtype, device, stats, grad and first values.
 """
 
