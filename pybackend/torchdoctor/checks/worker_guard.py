@@ -48,6 +48,7 @@ def install() -> Optional[str]:
     if fd is None:
         return None
     nonce = _read_line(fd)
+    from . import process_tree  # noqa: F401 - imported now, not inside a signal handler mid-import
     threading.Thread(target=_watch, args=(fd,), name="torchdoctor-parent-watch", daemon=True).start()
     return nonce
 
