@@ -12,6 +12,12 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
   exit status.
 - No anomaly: the script's own exit status.
 
+Exit status precedence (first that applies): 130 when the run was interrupted (Ctrl-C,
+``KeyboardInterrupt``; a line says so); the script's own non-zero status (``sys.exit(3)`` gives
+3, an uncaught exception 1) even when anomalies were reported, since it is the more specific
+failure; 1 when an anomaly was reported (or stopped the script); otherwise 0. Tracebacks of the
+script's uncaught exceptions show its frames only (none of ours, runpy's or the launcher's).
+
 Nothing here imports torch: the watch installs itself when the script does.
 """
 
@@ -22,10 +28,14 @@ import json
 import os
 import runpy
 import sys
+import tempfile
 import traceback
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
+from .runtime.anomaly import children
 from .runtime.anomaly.config import BREAK, LOG, from_mapping, parse
+
+INTERRUPTED = 130  # as a shell reports a SIGINT death (128 + 2)
 
 
 class AnomalyStop(BaseException):
@@ -82,14 +92,34 @@ def _cmd_run(args: argparse.Namespace) -> int:
     watch.clear_reports()
     startup.reset()
     startup.activate(config=config, on_break=_stop)
-    status = _run_script(args.script, args.args)
-    found = watch.reports()
+    with tempfile.TemporaryDirectory(prefix="torchdoctor-children-") as folder:
+        children.prepare_children(json.dumps(config.to_json()), folder)
+        try:
+            status = _run_script(args.script, args.args)
+        finally:
+            children.forget_children()
+        from_children = children.collect(folder)
+    if status == INTERRUPTED:
+        print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
+    found = watch.reports() + from_children
+    _say_children(from_children)
     if args.json:
         _write_json(args.json, found)
     anomalies = [r for r in found if not r.get("advice")]  # trends are advice: no effect on the status
     if anomalies and config.mode == LOG:
         print(f"torchdoctor run: {len(anomalies)} anomalies reported", file=sys.stderr)
-    return 1 if anomalies else status
+    return status if status != 0 else (1 if anomalies else 0)
+
+
+def _say_children(found: List[Dict[str, Any]]) -> None:
+    anomalies = [r for r in found if not r.get("advice")]
+    if anomalies:
+        where = sorted({str(r.get("process") or f"process {r.get('pid')}") for r in anomalies})
+        print(
+            f"torchdoctor run: {len(anomalies)} anomal{'y' if len(anomalies) == 1 else 'ies'} reported "
+            f"in child processes ({', '.join(where)})",
+            file=sys.stderr,
+        )
 
 
 def _config(args: argparse.Namespace):
@@ -125,15 +155,31 @@ def _run_script(path: str, argv: List[str]) -> int:
     except SystemExit as exc:
         return _exit_status(exc.code)
     except KeyboardInterrupt:
-        return 130
-    except BaseException:
-        traceback.print_exc()
+        return INTERRUPTED
+    except BaseException as exc:
+        sys.stdout.flush()
+        print_user_traceback(exc)
         return 1
     finally:
         from .runtime.anomaly import startup, watch
 
         watch.uninstall()
         startup.reset()
+
+
+def print_user_traceback(exc: BaseException, stream: Any = None) -> None:
+    """The traceback as Python prints it, less our frames, runpy's and the launcher's."""
+    ours = (os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.abspath(runpy.__file__))
+    tb = exc.__traceback__
+    while tb is not None and _not_users(tb.tb_frame.f_code.co_filename, ours):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    print(text, end="", file=stream if stream is not None else sys.stderr)
+
+
+def _not_users(filename: str, ours: Tuple[str, str]) -> bool:
+    path = os.path.abspath(filename)
+    return filename.startswith("<frozen") or path.startswith(ours[0]) or path == ours[1]
 
 
 def _exit_status(code: Any) -> int:

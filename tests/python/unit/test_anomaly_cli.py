@@ -140,3 +140,135 @@ def test_exit_status_argv_and_usage(tmp_path):
     crash.write_text("raise ValueError('boom')\n")
     result = run_cli("run", str(crash))
     assert result.returncode == 1 and "ValueError: boom" in result.stderr
+
+
+NAN_THEN_EXIT = """
+import sys
+import torch
+print("the script's own line")
+layer = torch.nn.Linear(2, 2)
+layer(torch.full((1, 2), float("nan"))).sum().backward()
+sys.exit(3)
+"""
+
+
+def test_the_scripts_own_failure_status_wins_over_ours(tmp_path):
+    script = tmp_path / "nan_then_exit.py"
+    script.write_text(NAN_THEN_EXIT)
+    logged = run_cli("run", "--anomaly", "log", str(script))
+    assert logged.returncode == 3 and "[torchdoctor] anomaly: NaN" in logged.stderr
+    stopped = run_cli("run", str(script))  # break mode: stopped before its sys.exit(3)
+    assert stopped.returncode == 1
+
+
+def test_keyboard_interrupt_is_130_with_a_line(tmp_path):
+    script = tmp_path / "interrupted.py"
+    script.write_text("print('working')\nraise KeyboardInterrupt\n")
+    result = run_cli("run", str(script))
+    assert result.returncode == 130 and "interrupted (KeyboardInterrupt)" in result.stderr
+
+
+def test_a_crash_shows_the_users_frames_only(tmp_path):
+    script = tmp_path / "crash_deep.py"
+    script.write_text("def inner():\n    raise ValueError('deep')\n\n\ndef outer():\n    inner()\n\n\nouter()\n")
+    result = run_cli("run", str(script))
+    assert result.returncode == 1 and "ValueError: deep" in result.stderr
+    assert f'File "{script}", line 6, in outer' in result.stderr
+    for internal in ("anomaly_cli.py", "runpy", "cli.py", "<frozen"):
+        assert internal not in result.stderr
+
+
+def test_the_scripts_prints_come_before_the_anomaly_line_in_one_file(tmp_path):
+    script = tmp_path / "nan_then_exit.py"
+    script.write_text(NAN_THEN_EXIT)
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
+    env.pop("TORCHDOCTOR_ANOMALY", None)
+    with open(tmp_path / "both.txt", "w") as out:
+        subprocess.run(
+            [sys.executable, "-m", "torchdoctor", "run", str(script)], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+    text = (tmp_path / "both.txt").read_text()
+    assert 0 <= text.index("the script's own line") < text.index("[torchdoctor] anomaly:")
+
+
+SPAWNED = """
+import torch
+import torch.multiprocessing as mp
+from torch import nn
+
+
+def train(rank, model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(8, 4)
+        if rank == 1 and step == 1:
+            x[0, 0] = float("nan")  # planted in the second child
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    model = nn.Linear(4, 1)
+    model.share_memory()
+    mp.spawn(train, args=(model,), nprocs=2, join=True)
+    print("parent done")
+"""
+
+WORKERS = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Standardise(nn.Module):
+    def forward(self, x):
+        return (x - x.mean()) / x.std()
+
+
+class Rows(Dataset):
+    def __init__(self):
+        self.standardise = Standardise()
+
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, index):
+        x = torch.ones(4) if index == 13 else torch.randn(4)  # planted: a constant row
+        return self.standardise(x), torch.zeros(1)
+
+
+if __name__ == "__main__":
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for x, y in DataLoader(Rows(), batch_size=8, num_workers=2):
+        x = torch.nan_to_num(x, nan=0.0)
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print("parent done")
+"""
+
+
+def test_spawned_children_are_watched_and_the_parent_fails(tmp_path):
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    result = run_cli("run", "--anomaly", "log", "--json", str(tmp_path / "r.json"), str(script), timeout=240)
+    reports = json.loads((tmp_path / "r.json").read_text())["anomalies"]
+    assert result.returncode == 1 and "parent done" in result.stdout
+    assert reports and all(r["pid"] for r in reports) and reports[0]["kind"] == "nonfinite_output"
+    assert "reported in child processes" in result.stderr
+
+
+def test_a_dataloader_worker_reports_once_with_its_id_and_sample(tmp_path):
+    script = tmp_path / "workers.py"
+    script.write_text(WORKERS)
+    result = run_cli("run", "--json", str(tmp_path / "r.json"), str(script), timeout=240)
+    [report] = json.loads((tmp_path / "r.json").read_text())["anomalies"]
+    assert result.returncode == 1 and "parent done" in result.stdout  # the worker did not die
+    assert report["worker_id"] in (0, 1) and report["sample_index"] == 13
+    assert report["qualname"].endswith("Standardise") or report["module_type"] == "Standardise"
+    assert "exited unexpectedly" not in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.count("[torchdoctor] anomaly:") == 1

@@ -102,7 +102,7 @@ class DeadRule:
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
         report.update(facts)
         report["evidence"] = evidence
-        self._emit(report, frame)
+        self._emit(report, frame, about=module)
 
     def _dead_after_backward(self, frame) -> None:
         """Modules with parameters whose zero output waited for a backward: dead if no gradient came."""
@@ -117,5 +117,5 @@ class DeadRule:
             report.update(R.module_facts(self.names, module, frame, facts.pop("hint", None)))
             report.update(facts)
             report["evidence"] = evidence
-            self._emit(report, frame)
+            self._emit(report, frame, about=module)
             return

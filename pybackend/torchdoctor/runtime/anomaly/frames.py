@@ -23,7 +23,7 @@ _INTERNAL: Optional[Tuple[str, ...]] = None
 def _internal_prefixes() -> Tuple[str, ...]:
     global _INTERNAL
     if _INTERNAL is None:
-        dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # torchdoctor/
+        dirs = [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]  # torchdoctor/
         for name in ("torch", "debugpy", "pydevd", "_pydevd_bundle", "runpy"):
             module = sys.modules.get(name)
             path = getattr(module, "__file__", None)
@@ -77,12 +77,18 @@ def variable_name(obj: Any, frame: Optional[FrameType]) -> Optional[str]:
         if not is_internal(frame):
             try:
                 for name, value in list(frame.f_locals.items()):
-                    if value is obj and name != "self" and not name.startswith("_"):
-                        return name
+                    if name == "self" or name.startswith("_"):
+                        continue
+                    if value is obj or (type(value).__name__ == "OptimizedModule" and _inner(value) is obj):
+                        return name  # torch.compile's wrapper: the user calls the model by its name
             except Exception:
                 pass
         frame = frame.f_back
     return None
+
+
+def _inner(wrapper: Any) -> Any:
+    return getattr(wrapper, "__dict__", {}).get("_modules", {}).get("_orig_mod")
 
 
 def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:

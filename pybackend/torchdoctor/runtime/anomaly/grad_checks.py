@@ -20,11 +20,11 @@ from . import report as R
 from .amp import current_scale
 from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
-from .grads import extremes_of, judge, unscaled
+from .grads import extremes_of, judge, loss_order, unscaled
 
 
 class GradientChecks:
-    def _grads_hit(self, grads, table, frame) -> None:
+    def _grads_hit(self, grads, table, frame, loss: Any = None) -> None:
         # Names and extremes only: keeping the gradients would hold them past zero_grad().
         self._last_grads = ([e[0] for e in grads], table)
         threshold = self.config.threshold
@@ -41,11 +41,13 @@ class GradientChecks:
                 table = unscaled(table, scale)
                 if _within(table, threshold):
                     return
-        found = judge(grads, table, threshold)
+        order = loss_order(loss, [e[1] for e in grads])
+        found = judge(grads, table, threshold, order)
         if found is None or not self._may_report(self.config.mode):
             return
         if found["kind"] == EXPLOSION and self.clips.expected(frame):
             self._pending_explosion, self._pending_scale = self.step, scale  # judged after the script's clipping
+            self._pending_order = order
             return
         self._grads_report(grads, table, found, frame, {"grad_scale": scale})
 
@@ -59,15 +61,17 @@ class GradientChecks:
         report["module_qualname"] = report["qualname"]
         report["param"] = self._qualify(path, module, frame)
         report.update(R.tensor_facts(grad))
-        largest = grads[found["largest_index"]]
+        largest, nearest = grads[found["largest_index"]], grads[found["nearest_index"]]
         report["largest"] = [self._qualify(largest[0], largest[2], frame), found["largest_max_abs"]]
+        report["nearest"] = self._qualify(nearest[0], nearest[2], frame)
+        report["largest_farther"] = found["largest_farther"]
         report.update(
             {k: v for k, v in found.items() if k in ("bad_params", "max_abs", "nearest_max_abs", "farthest_max_abs")}
         )
         report["threshold"] = self.config.threshold
         report["loss"] = self._last_loss
         report.update({k: v for k, v in extra.items() if v is not None})
-        self._emit(report, frame, step=step)
+        self._emit(report, frame, step=step, about=grads[found["index"]][1])
 
     # -- the script's clipping, and its GradScaler ------------------------------------------------
 
@@ -94,7 +98,10 @@ class GradientChecks:
         table = extremes_of([e[3] for e in grads])
         if self._pending_scale is not None and self._unscaled_step != step:
             table = unscaled(table, self._pending_scale)  # clipped while still scaled
-        found = judge(grads, table, self.config.threshold) if grads else None
+        order, self._pending_order = self._pending_order, None
+        if order is not None and len(order) != len(grads):
+            order = None
+        found = judge(grads, table, self.config.threshold, order) if grads else None
         if found is not None:
             frame = user_frame()
             extra.update(step=step, clipping=True)
@@ -115,7 +122,7 @@ class GradientChecks:
             report.update(finding)
             report["scaler"] = R.root_label(scaler, frame)["root_var"] or "scaler"
             report["scale_now"] = current_scale(scaler)
-            self._emit(report, frame, step=step)
+            self._emit(report, frame, step=step, count=False)
         except Exception as exc:
             self._error(exc)
 

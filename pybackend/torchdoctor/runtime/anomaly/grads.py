@@ -1,7 +1,7 @@
 """Gradient checks after ``backward``: NaN/Inf and explosion, nearest the loss first.
 
-The parameters of the watched models are listed in registration order; gradients flow the
-other way, so they are examined from the last parameter to the first. The first non-finite
+Once a check fails, the parameters are ordered by their distance from the loss in its autograd
+graph (:func:`loss_order`; registration order reversed when there is no graph to read). The first non-finite
 gradient found that way is the one nearest the loss (NaN spreads towards the input, so the
 nearest is where it entered the parameters); for explosions, the first past the threshold is
 where the growth crossed it, and the largest is reported beside it.
@@ -16,6 +16,8 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from .detect import EXPLOSION, NONFINITE, extremes_device, magnitude, verdict
+
+MAX_NODES = 20000
 
 
 def extremes_of(tensors: List[Any]) -> List[Tuple[float, float]]:
@@ -33,12 +35,44 @@ def extremes_of(tensors: List[Any]) -> List[Tuple[float, float]]:
     return table
 
 
+def loss_order(loss: Any, params: List[Any]) -> Optional[List[int]]:
+    """Indices of ``params`` nearest the loss first: the depth of each one's ``AccumulateGrad``
+    node in the loss's autograd graph (its structure outlives ``backward``; the saved tensors
+    do not matter here). None when the graph says nothing (no loss, no parameter found)."""
+    root = getattr(loss, "grad_fn", None)
+    if root is None:
+        return None
+    depth: Dict[int, int] = {}
+    seen = {id(root)}
+    frontier, level = [root], 0
+    while frontier and len(seen) < MAX_NODES:  # breadth first: the first depth met is the least
+        following = []
+        for node in frontier:
+            variable = getattr(node, "variable", None)
+            if variable is not None and id(variable) not in depth:
+                depth[id(variable)] = level
+            for child, _ in getattr(node, "next_functions", ()):
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    following.append(child)
+        frontier, level = following, level + 1
+    if not depth:
+        return None
+    far = level + 1  # parameters outside this loss's graph: farthest, in reverse registration order
+    return sorted(range(len(params)), key=lambda i: (depth.get(id(params[i]), far), -i))
+
+
 def judge(
-    grads: List[Tuple[str, Any, Any, Any]], table: List[Tuple[float, float]], threshold: float
+    grads: List[Tuple[str, Any, Any, Any]],
+    table: List[Tuple[float, float]],
+    threshold: float,
+    order: Optional[List[int]] = None,
 ) -> Optional[Dict[str, Any]]:
-    """The gradient finding of this step, or None: non-finite beats explosion."""
-    found = {NONFINITE: [], EXPLOSION: []}
-    for index in reversed(range(len(grads))):  # nearest the loss first
+    """The gradient finding of this step, or None: non-finite beats explosion. ``order``: the
+    indices nearest the loss first (:func:`loss_order`); registration order reversed without it."""
+    order = order if order is not None else list(reversed(range(len(grads))))
+    found: Dict[str, List[int]] = {NONFINITE: [], EXPLOSION: []}
+    for index in order:  # nearest the loss first
         kind = verdict(table[index][0], table[index][1], threshold)
         if kind in found:
             found[kind].append(index)
@@ -52,9 +86,12 @@ def judge(
         "index": index,
         "bad_params": len(found[kind]),
         "max_abs": magnitude(*table[index]),
-        "nearest_max_abs": magnitude(*table[-1]),
-        "farthest_max_abs": magnitude(*table[0]),
+        "nearest_max_abs": magnitude(*table[order[0]]),
+        "farthest_max_abs": magnitude(*table[order[-1]]),
+        "nearest_index": order[0],
+        "farthest_index": order[-1],
         "largest_index": largest,
+        "largest_farther": order.index(largest) > 0,
         "largest_max_abs": magnitude(*table[largest]),
     }
 

@@ -24,12 +24,18 @@ def find_origin(loss: Any) -> Optional[Dict[str, object]]:
     best: Optional[Tuple[int, Dict[str, object]]] = None
     with torch.no_grad():
         for node, depth in _walk(getattr(loss, "grad_fn", None)):
-            rule = _RULES.get(type(node).__name__)
-            if rule is None:
+            name = type(node).__name__
+            rule = _RULES.get(name)
+            if rule is not None:
+                detail, dtype = _test(torch, node, rule), None
+                op = rule[1]
+            elif name in _RECOMPUTE:
+                op = _RECOMPUTE[name][1]
+                detail, dtype = _recompute(torch, node, _RECOMPUTE[name])
+            else:
                 continue
-            detail = _test(torch, node, rule)
             if detail and (best is None or depth > best[0]):
-                best = (depth, {"op": rule[1], "node": type(node).__name__, "detail": detail, "depth": depth})
+                best = (depth, {"op": op, "node": name, "detail": detail, "depth": depth, "dtype": dtype})
     return best[1] if best else None
 
 
@@ -92,6 +98,11 @@ def _nonfinite_result(torch, x) -> Verdict:
     return f"gave {bad} non-finite values" if bad else None
 
 
+def _softmax_result(torch, x) -> Verdict:
+    bad = int(torch.isnan(x).sum())
+    return f"gave {bad} NaN (a row of -Inf only, or Inf in its input)" if bad else None
+
+
 # node type -> (saved operand, op name as the user wrote it, test of the operand)
 _RULES: Dict[str, Tuple[str, str, Callable[[Any, Any], Verdict]]] = {
     "LogBackward0": ("_saved_self", "log", _nonpositive),
@@ -103,7 +114,37 @@ _RULES: Dict[str, Tuple[str, str, Callable[[Any, Any], Verdict]]] = {
     "RsqrtBackward0": ("_saved_result", "rsqrt", _nonfinite_result),
     "SqrtBackward0": ("_saved_result", "sqrt", _nonfinite_result),
     "ExpBackward0": ("_saved_result", "exp", _nonfinite_result),
+    "SoftmaxBackward0": ("_saved_result", "softmax", _softmax_result),
 }
+
+
+def _overflow(torch, a, b, fn) -> Verdict:
+    if not (bool(torch.isfinite(a).all()) and bool(torch.isfinite(b).all())):
+        return None  # an operand was already bad: the origin is further up
+    bad = int((~torch.isfinite(fn(a, b))).sum())
+    return f"gave {bad} Inf/NaN from finite operands" if bad else None
+
+
+# Ops that overflow (float16 above all): the result is not saved, so it is recomputed from the
+# saved operands (once, after something is wrong). node -> ((operands), op name, recompute)
+_RECOMPUTE: Dict[str, Tuple[Tuple[str, str], str, Callable[[Any, Any], Any]]] = {
+    "BmmBackward0": (("_saved_self", "_saved_mat2"), "matrix product", lambda a, b: a @ b),
+    "MmBackward0": (("_saved_self", "_saved_mat2"), "matrix product", lambda a, b: a @ b),
+    "AddmmBackward0": (("_saved_mat1", "_saved_mat2"), "matrix product", lambda a, b: a @ b),
+    "MulBackward0": (("_saved_self", "_saved_other"), "product", lambda a, b: a * b),
+}
+
+
+def _recompute(torch, node: Any, rule) -> Tuple[Verdict, Optional[str]]:
+    (first, second), _, fn = rule
+    a, b = _saved(node, first), _saved(node, second)
+    if a is None or b is None:
+        return None, None
+    try:
+        detail = _overflow(torch, a, b, fn)
+    except Exception:
+        return None, None
+    return detail, str(a.dtype).replace("torch.", "") if detail else None
 
 
 def _test(torch, node: Any, rule) -> Verdict:

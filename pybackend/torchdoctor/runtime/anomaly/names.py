@@ -77,12 +77,27 @@ class ModuleNames:
             for child in module.modules():
                 if child is not module:
                     inside.add(id(child))
+        wrappers = [m for m in alive if id(m) not in inside and unwrap(m) is not m]
+        for wrapper in wrappers:  # torch.compile's OptimizedModule: the user's model is its _orig_mod
+            inside.add(id(wrapper))
+            inside.discard(id(unwrap(wrapper)))
         self._roots = [m for m in alive if id(m) not in inside]
+        for wrapper in wrappers:
+            if unwrap(wrapper) not in self._roots:
+                self._roots.append(unwrap(wrapper))
         self._paths = {}
         for root in self._roots:
             for path, module in root.named_modules(remove_duplicate=False):
                 self._paths.setdefault(id(module), (root, path))
+        for wrapper in wrappers:
+            self._paths[id(wrapper)] = (unwrap(wrapper), "")
         self._params = None
+
+
+def unwrap(module: Any) -> Any:
+    """The user's module inside ``torch.compile``'s wrapper (``OptimizedModule._orig_mod``)."""
+    inner = module.__dict__.get("_modules", {}).get("_orig_mod") if hasattr(module, "__dict__") else None
+    return inner if inner is not None and type(module).__name__ == "OptimizedModule" else module
 
 
 def _join(prefix: str, name: str) -> str:

@@ -61,6 +61,8 @@ def announce(sentence: str, stream: Any = None, prefix: str = LINE_PREFIX) -> No
     if stream is None and debugger_attached() and _to_debugger(line):
         return
     try:
+        if stream is None:
+            sys.stdout.flush()  # the script's own prints come first when both go to one file
         out = stream if stream is not None else sys.stderr
         out.write(line)
         out.flush()

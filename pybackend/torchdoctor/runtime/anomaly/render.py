@@ -18,6 +18,11 @@ def render_report(report: Dict[str, Any], with_sentence: bool = True) -> str:
     lines.append(_row("kind", f"{report.get('kind')} ({report.get('phase')}, step {report.get('step')})"))
     if report.get("qualname") and report.get("phase") == "forward":
         lines.append(_row("module", f"{report['qualname']} ({report.get('module_type')}, in {report.get('root')})"))
+    if report.get("origin_where"):
+        lines.append(_row("made at", f"{report['origin_where']}: {report.get('origin_code', '')}"))
+    reached = report.get("reached")
+    if reached:
+        lines.append(_row("reached", f"{reached.get('qualname')} ({reached.get('module_type')}), as its input"))
     if report.get("param"):
         lines.append(_row("param", str(report["param"])))
     for summary in report.get("input_summaries") or []:

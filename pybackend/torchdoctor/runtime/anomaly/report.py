@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 from ..summary.api import stats, summarize
 from .detect import NONFINITE, bad_counts, checkable, extremes, iter_tensors, magnitude, verdict
 from .frames import user_stack, variable_name
+from .names import unwrap
 
 Report = Dict[str, Any]
 
@@ -61,16 +62,20 @@ def module_facts(names: Any, module: Any, frame: Optional[FrameType], hint: Any 
     label = root_label(root, frame)
     return {
         "module": path,
-        "module_type": type(module).__name__,
+        "module_type": type(unwrap(module)).__name__,
         "root": label["root"],
         "root_var": label["root_var"],
         "qualname": f"{label['label']}.{path}" if path else label["label"],
     }
 
 
-def output_facts(tensor: Any, inputs: Any, low: float, high: float, threshold: float) -> Report:
-    """Counts and summaries of a bad output, and what its inputs looked like."""
+def output_facts(
+    tensor: Any, inputs: Any, low: float, high: float, threshold: float, names: Optional[List[str]] = None
+) -> Report:
+    """Counts and summaries of a bad output, and what its inputs looked like (``names``: of
+    the inputs, when some came by keyword)."""
     facts: Report = {
+        "dtype": str(tensor.dtype).replace("torch.", ""),
         "max_abs": magnitude(low, high),
         "min": low,
         "max": high,
@@ -84,13 +89,34 @@ def output_facts(tensor: Any, inputs: Any, low: float, high: float, threshold: f
     facts["inputs"] = [stats(t) for t in tensors]
     facts["input_summaries"] = [summarize(t) for t in tensors]
     facts.update(inputs_facts(tensors))
+    if names is not None:
+        facts["input_names"] = names[: len(tensors)]
+        facts["bad_input_names"] = [n for n, t in zip(names, tensors) if bad_counts(t)["nan"] or _has_inf(t)]
+    return facts
+
+
+def _has_inf(t: Any) -> bool:
+    counts = bad_counts(t)
+    return bool(counts["posinf"] or counts["neginf"])
+
+
+def origin_facts(found: Dict[str, Any]) -> Report:
+    """Where a parent's forward made a NaN/Inf (:func:`origins.made_inside`)."""
+    frame = found.get("frame")
+    facts: Report = {"origin_op": found.get("op"), "origin_detail": found.get("detail")}
+    facts["origin_node"] = found.get("node")
+    if found.get("dtype"):
+        facts["origin_dtype"] = found["dtype"]
+    if found.get("line") is not None and frame is not None:
+        facts["origin_where"] = f"{frame.f_code.co_filename}:{found['line']}"
+        facts["origin_code"] = found.get("code")
     return facts
 
 
 def params_facts(module: Any) -> Report:
     """Names of the module's own parameters (and its children's) that hold NaN/Inf already."""
     bad = []
-    for name, p in list(module.named_parameters())[:MAX_PARAMS]:
+    for name, p in list(unwrap(module).named_parameters())[:MAX_PARAMS]:
         if checkable(p) and verdict(*extremes(p), float("inf")) == NONFINITE:
             bad.append(name)
     return {"params_bad": bad}

@@ -19,6 +19,12 @@ Report = Dict[str, Any]
 def sentence(report: Report) -> str:
     writer = _WRITERS.get(str(report.get("kind")))
     text = writer(report) if writer else f"{report.get('kind')} at step {report.get('step')}"
+    if report.get("step_optimizer"):  # several optimizers: whose steps these are
+        at = f"at step {report.get('step')}"
+        text = text.replace(at, f"{at} of `{report['step_optimizer']}`", 1)
+    if report.get("worker_id") is not None:
+        index = report.get("sample_index")
+        text += f" (in DataLoader worker {report['worker_id']}" + (f", sample {index})" if index is not None else ")")
     return " ".join(text.split())  # one line, whatever the names contain
 
 
@@ -50,8 +56,48 @@ def _nonfinite_output(r: Report) -> str:
         what = "NaN" if _is_nan(r.get("min")) or _is_nan(r.get("max")) else "Inf"
         return f"{what} in the output of {_where(r)} at step {r['step']}; " + _inputs_text(r, what)
     what = bad_values(counts)
+    if r.get("made_inside"):
+        return _made_inside(r, bad_values(r.get("inputs_counts") or counts))
     text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(counts)}"
-    return text + "; " + _inputs_text(r, what)
+    text += "; " + _inputs_text(r, what)
+    if not r.get("inputs_bad") and (counts.get("posinf") or counts.get("neginf")):
+        text += _precision(r.get("dtype"), "the op")
+    return text
+
+
+def _made_inside(r: Report, what: str) -> str:
+    """A parent's own forward code made it (``origins.made_inside``)."""
+    text = f"{what} made inside the forward of {_where(r)} at step {r['step']}"
+    where, code = r.get("origin_where"), r.get("origin_code")
+    if where and code:
+        text += f", at line {where.rsplit(':', 1)[-1]} `{code}`"
+    if r.get("origin_op"):
+        dtype = r.get("origin_dtype")
+        text += f": the {r['origin_op']} {r.get('origin_detail')}" + (f" in {dtype}" if dtype else "")
+    reached = r.get("reached") or {}
+    names = r.get("bad_input_names")
+    label = f" `{names[0]}`" if names and not str(names[0]).startswith("#") else ""
+    text += (
+        f"; it reached `{reached.get('qualname', '?')}` ({reached.get('module_type', '?')}) as its input{label} "
+        f"({_count_text(r.get('inputs_counts') or {})}), and no module before made any"
+    )
+    return text + _precision(r.get("origin_dtype") or r.get("dtype"), f"the {r.get('origin_op') or 'op'}")
+
+
+_LIMITS = {"float16": "65504", "bfloat16": "3.4e38"}
+
+
+def _precision(dtype: Any, op: str) -> str:
+    """What to do when reduced precision overflowed."""
+    if dtype == "float16":
+        return (
+            f"; float16 overflows past {_LIMITS['float16']}: keep {op} in float32, scale the attention "
+            f"(q and k by 1/sqrt(head size) before the product, or F.scaled_dot_product_attention), "
+            f"or use bfloat16"
+        )
+    if dtype == "bfloat16":
+        return f"; bfloat16 overflows past {_LIMITS['bfloat16']}: keep {op} in float32"
+    return ""
 
 
 def _is_nan(value: Any) -> bool:
@@ -68,7 +114,9 @@ def _inputs_text(r: Report, what: str) -> str:
             return f"its inputs were finite, but its parameters already had {what} ({names}): an earlier update put it there"
         return "its inputs were finite"
     counts = r["inputs_counts"]
-    text = f"its inputs already had {bad_values(counts)} ({_count_text(counts)})"
+    names = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
+    which = f" (`{'`, `'.join(names)}`: " if names else " ("
+    text = f"its inputs already had {bad_values(counts)}{which}{_count_text(counts)})"
     if r.get("first_bad_in_step"):
         text += ", and no module before it made any: it came from outside the modules (the input data, or code between modules)"
     return text
@@ -136,9 +184,10 @@ def _exploding_grad(r: Report) -> str:
             f"are below it, so these layers make the explosion themselves: look at what their output "
             f"goes through (a division by a small norm or standard deviation, a custom backward)"
         )
-    elif near is not None and far is not None and far[1] > 10 * max(near, 1e-30):
+    elif near is not None and far is not None and far[1] > 10 * max(near, 1e-30) and r.get("largest_farther", True):
+        nearest = f" at `{r['nearest']}`" if r.get("nearest") else ""
         text += (
-            f"; gradients grow toward the input, from {fmt_num(near)} nearest the loss to "
+            f"; gradients grow toward the input, from {fmt_num(near)}{nearest} nearest the loss to "
             f"{fmt_num(far[1])} at `{far[0]}`"
         )
         if not r.get("clipping"):  # never advise what the script already does
@@ -186,7 +235,7 @@ def _stale_grad(r: Report) -> str:
 
 def _loss_nan(r: Report) -> str:
     what = "NaN" if r.get("loss_text") == "NaN" else "Inf" if r.get("loss_text") in ("+Inf", "-Inf") else "Non-finite"
-    text = f"{what} loss at step {r['step']}"
+    text = f"{what} loss at step {r['step']}{_series(r)}"
     origin = r.get("origin")
     if r.get("modules_clean"):
         text += "; every module output was finite, so the loss computation made it"
@@ -199,7 +248,7 @@ def _loss_nan(r: Report) -> str:
 
 def _loss_spike(r: Report) -> str:
     return (
-        f"Loss spike at step {r['step']}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
+        f"Loss spike at step {r['step']}{_series(r)}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
         f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
         f"a learning rate too high is the usual cause"
     )

@@ -26,10 +26,12 @@ from __future__ import annotations
 import importlib
 import math
 import sys
+import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 from ..summary.jsonable import jsonable
+from . import children
 from . import report as R
 from .amp import ScalerTracker, scale_wrapper, unscale_wrapper, update_wrapper
 from .backward import autograd_backward, tensor_backward
@@ -45,16 +47,25 @@ from .grads import zero_grads
 from .loss_forensics import describe, find_origin
 from .loss_health import TREND_RULES, LossSeries
 from .names import ModuleNames
+from .names import unwrap as names_unwrap
+from .origins import bad_inputs, made_inside
 from .passthrough import bounds_function
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
 from .stale import StaleGradTracker
+from .steps import OptimizerSteps, init_wrapper, scaler_step_wrapper
 
 MAX_REPORTS = 100
 MAX_ERRORS = 20
 
 _WATCH: Optional["Watch"] = None
 _REPORTS: List[Dict[str, Any]] = []
+_SINK: List[Callable[[Dict[str, Any]], None]] = []  # a child process's reports also go there
+
+
+def set_sink(sink: Optional[Callable[[Dict[str, Any]], None]]) -> None:
+    """Where each report also goes (a child of ``torchdoctor run`` writes them to a file)."""
+    _SINK[:] = [sink] if sink is not None else []
 
 
 def install(
@@ -117,10 +128,12 @@ class Watch(GradientChecks, DeadRule):
         self.amp = ScalerTracker()  # GradScaler: scaled losses, skipped steps
         self.clips = ClipHints()  # does the script clip its gradients?
         self.dead = DeadEvidence()  # zero outputs of layers that learn are not dead
+        self.optimizers = OptimizerSteps()  # a report's step counts optimizer steps when there are any
         self._amp_step: Any = None  # (scaler, unscaled loss) while a scaled loss's backward runs
         self._unscaled_step = -1  # the step whose gradients scaler.unscale_() divided already
         self._pending_explosion: Optional[int] = None  # held until the script's clipping (its step)
         self._pending_scale: Optional[float] = None
+        self._pending_order: Optional[List[int]] = None  # the held explosion's distance order
         self._loss_types: Dict[type, bool] = {}
         self.pending = DeviceBatch()  # deferred forward checks of this step
         self.errors: List[str] = []
@@ -146,8 +159,16 @@ class Watch(GradientChecks, DeadRule):
         self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
         self._tensor_type, self._strided = torch.Tensor, torch.strided
         self._known = self.names.known
-        self._handles.append(torch.nn.modules.module.register_module_forward_hook(self._forward_hook))
+        # torch.compile(model) warns that global hooks fire once more for its wrapper: we know
+        # (names.unwrap), and the user did not register them.
+        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
+        modules = torch.nn.modules.module
+        try:  # keyword inputs too: DETR's multihead_attn(query=..., key=..., value=memory)
+            self._handles.append(modules.register_module_forward_hook(self._forward_hook_kwargs, with_kwargs=True))
+        except TypeError:  # a torch without with_kwargs for global hooks
+            self._handles.append(modules.register_module_forward_hook(self._forward_hook))
         optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
+        self._patch(optimizer.Optimizer, "__init__", lambda original: init_wrapper(original, current))
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
         self._handles.append(optimizer.register_optimizer_step_post_hook(self._step_post_hook))
         self._patch(torch.Tensor, "backward", lambda original: tensor_backward(original, current))
@@ -160,6 +181,7 @@ class Watch(GradientChecks, DeadRule):
             self._patch(scaler_type, "scale", lambda original: scale_wrapper(original, current))
             self._patch(scaler_type, "unscale_", lambda original: unscale_wrapper(original, current))
             self._patch(scaler_type, "update", lambda original: update_wrapper(original, current))
+            self._patch(scaler_type, "step", lambda original: scaler_step_wrapper(original, current))
         for module, name in clip_targets():
             self._patch(module, name, lambda original: clip_wrapper(original, current))
 
@@ -187,7 +209,10 @@ class Watch(GradientChecks, DeadRule):
 
     # -- forward ---------------------------------------------------------------------------------
 
-    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
+    def _forward_hook_kwargs(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
+        self._forward_hook(module, args + tuple(kwargs.values()) if kwargs else args, output, kwargs)
+
+    def _forward_hook(self, module: Any, inputs: Any, output: Any, kwargs: Any = None) -> None:
         # Hot path (every module call): plain attribute reads and C methods until something is off.
         if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
             return None
@@ -199,15 +224,15 @@ class Watch(GradientChecks, DeadRule):
         try:
             if type(output) is self._tensor_type:
                 if output.is_floating_point() and output.layout is self._strided and output.numel():
-                    self._check_output(module, inputs, output)
+                    self._check_output(module, inputs, output, kwargs)
                 return None
             for t in iter_tensors(output):
-                self._check_output(module, inputs, t)
+                self._check_output(module, inputs, t, kwargs)
         except Exception as exc:
             self._error(exc)
         return None
 
-    def _check_output(self, module: Any, inputs: Any, t: Any) -> None:
+    def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None) -> None:
         # Containers return their last child's output: the same tensor, already checked.
         last = self._last_out() if self._last_out is not None else None
         version = t._version
@@ -226,7 +251,7 @@ class Watch(GradientChecks, DeadRule):
         threshold = self.config.threshold
         if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
             return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
-        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold), before)
+        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold), before, kwargs)
 
     def _derived(self, module: Any, inputs: Any, last: Any):
         """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
@@ -239,7 +264,7 @@ class Watch(GradientChecks, DeadRule):
             return None
         return bounds(low, high, module)
 
-    def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None) -> None:
+    def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None, kwargs=None) -> None:
         if kind == ZERO:
             self._dead_hit(module, inputs, t, before)
             return
@@ -259,11 +284,23 @@ class Watch(GradientChecks, DeadRule):
             self.config.mode,
         )
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
-        report.update(R.output_facts(t, inputs, low, high, self.config.threshold))
+        report.update(R.output_facts(t, inputs, low, high, self.config.threshold, _names(inputs, kwargs)))
         if kind == NONFINITE:
             report.update(R.params_facts(module))
         report["first_bad_in_step"] = first_bad
-        self._emit(report, frame)
+        if kind == NONFINITE and first_bad and report.get("inputs_bad"):
+            self._made_inside(report, inputs, frame)
+        self._emit(report, frame, about=module)
+
+    def _made_inside(self, report: Dict[str, Any], inputs: Any, frame) -> None:
+        """No module before made the NaN its inputs had: did a parent's own forward code make it?"""
+        found = made_inside(sys._getframe(), bad_inputs(inputs))
+        if found is None:
+            return
+        report["reached"] = {k: report[k] for k in ("module", "module_type", "qualname")}
+        report.update(R.module_facts(self.names, found["module"], frame, outermost_module(sys._getframe())))
+        report["made_inside"] = True
+        report.update(R.origin_facts(found))
 
     def _is_loss_module(self, module: Any, t: Any) -> bool:
         """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
@@ -347,7 +384,7 @@ class Watch(GradientChecks, DeadRule):
         deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
         if not len(self.pending) and not deferred_loss and not self.force_deferred and all(e[3].is_cpu for e in grads):
             if grads:  # the CPU: read each gradient's extremes directly, nothing to batch
-                self._grads_hit(grads, [extremes(e[3]) for e in grads], frame)
+                self._grads_hit(grads, [extremes(e[3]) for e in grads], frame, loss)
             return
         batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
@@ -363,7 +400,7 @@ class Watch(GradientChecks, DeadRule):
             self._loss_hit([v for tag, v in rows if tag[0] == "loss"][0][0], None, frame)
         if grads:
             table = [(v[0], v[1]) for tag, v in rows if tag[0] == "grad"]
-            self._grads_hit(grads, table, frame)
+            self._grads_hit(grads, table, frame, loss)
 
     def _fresh_grads(self):
         """Gradients this backward wrote: another model's old ``.grad`` is not this step's news.
@@ -415,7 +452,7 @@ class Watch(GradientChecks, DeadRule):
                     "inputs_counts": None,
                 }
             )
-            self._emit(report, frame)
+            self._emit(report, frame, about=module)
             return
 
     # -- optimizer -------------------------------------------------------------------------------
@@ -436,6 +473,7 @@ class Watch(GradientChecks, DeadRule):
     def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.updates += 1
         try:
+            self.optimizers.stepped(optimizer)
             self.stale.after_step(optimizer)
         except Exception as exc:
             self._error(exc)
@@ -450,7 +488,7 @@ class Watch(GradientChecks, DeadRule):
         report["optimizer_type"] = type(optimizer).__name__
         report["stale_params"] = stale["params"]
         report["example_param"] = self._param_name(stale["example"], frame)
-        self._emit(report, frame, step=step)
+        self._emit(report, frame, step=step, about=optimizer)
 
     def _param_name(self, param: Any, frame) -> Optional[str]:
         for path, p, module in self.names.parameters():
@@ -476,11 +514,22 @@ class Watch(GradientChecks, DeadRule):
         hit in log mode); a rule set to "log" in break mode (a loss trend) is a note on the side."""
         return action == BREAK or self.config.mode == LOG
 
-    def _emit(self, report: Dict[str, Any], frame, step: Optional[int] = None) -> None:
+    def _emit(
+        self, report: Dict[str, Any], frame, step: Optional[int] = None, about: Any = None, count: bool = True
+    ) -> None:
+        if count:  # a scaler's run of skipped steps is already counted in its own steps
+            self._count_steps(report, frame, about)
+        worker = _SINK and children.in_worker()
+        if worker:  # a DataLoader worker never runs backward: its one report is the whole story
+            report["worker_id"] = children._worker()
+            report["sample_index"] = children.sample_index(frame)
+            self.config.first_only = True
         report["sentence"] = sentence(report)
         report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
         _REPORTS.append(report)
         del _REPORTS[:-MAX_REPORTS]
+        for sink in _SINK:
+            sink(report)
         if report.get("advice"):  # a loss trend: a note on the side, whatever the mode
             announce(report["sentence"], prefix=ADVICE_PREFIX)
             return
@@ -497,6 +546,27 @@ class Watch(GradientChecks, DeadRule):
         if self.on_break is not None:
             self.on_break(report)  # torchdoctor run: stops the script (a BaseException)
 
+    def _count_steps(self, report: Dict[str, Any], frame, about: Any) -> None:
+        """The report's step in optimizer steps (:mod:`steps`), when the script has an optimizer."""
+        report["backward_calls"] = report["step"]
+        try:
+            if about is not None and isinstance(about, self._torch.nn.Module):
+                params = list(names_unwrap(about).parameters()) or []
+            elif about is not None and isinstance(about, self._torch.optim.Optimizer):
+                found = (self.optimizers.counts.get(id(about), 0), about)
+                params = None
+            else:
+                params = [about] if about is not None else []
+            if params is not None:
+                found = self.optimizers.step_of(params)
+            if found is None:
+                return
+            report["step"], optimizer = found
+            if len(self.optimizers.live()) > 1:
+                report["step_optimizer"] = R.root_label(optimizer, frame)["label"]
+        except Exception as exc:
+            self._error(exc)
+
     def _deferred(self, t: Any) -> bool:
         return self.force_deferred or t.device.type != "cpu"
 
@@ -511,6 +581,14 @@ _LOSS_KINDS = {
     "notDecreasing": "loss_not_decreasing",
     "oscillating": "loss_oscillating",
 }
+
+
+def _names(inputs: Any, kwargs: Any) -> Optional[List[str]]:
+    """Names of the inputs a report lists: positions, then keywords (``value``)."""
+    if not kwargs:
+        return None
+    positional = len(inputs) - len(kwargs)
+    return [f"#{i}" for i in range(positional)] + [str(k) for k in kwargs]
 
 
 def _site_label(frame) -> str:

@@ -81,6 +81,8 @@ def test_the_corpus_covers_the_recipes_of_issue_12():
         "compiled_model.py",
         "noisy_regression.py",
         "noisy_classifier.py",
+        "dataloader_workers.py",
+        "spawn_hogwild.py",
     } <= set(SCRIPTS)
 
 

@@ -1,0 +1,193 @@
+"""Where a NaN/Inf was made when a module's input already had it and no module before made any.
+
+Then the value was made by plain code: either inside the ``forward`` of a module being called
+(``att = q @ k.transpose(-2, -1)`` in an attention block, overflowing float16, before it called
+its ``attn_dropout``), or outside every module (the data, the training loop). The stack knows
+which modules are being called: each ``Module._call_impl`` frame's ``self``, innermost first. A
+parent made the value when the arguments of its ``forward`` were finite; one whose arguments
+already held NaN/Inf only passed it on, so the search goes outwards. Then the autograd graph
+of the bad tensor names the op (:mod:`loss_forensics`'s rules, plus overflowing products), and
+the parent's source names the line: the last statement before the child's call that does such
+an op. Only runs once something is wrong: its cost is free.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import linecache
+import sys
+import textwrap
+import tokenize
+from types import CodeType, FrameType
+from typing import Any, Dict, List, Optional, Tuple
+
+from .detect import checkable, extremes, iter_tensors
+from .frames import is_internal
+from .loss_forensics import find_origin
+
+Origin = Dict[str, Any]
+
+MAX_ARGS = 16
+# The largest finite value of each reduced-precision dtype: an overflow past it is an Inf.
+LIMITS = {"float16": 65504.0, "bfloat16": 3.39e38}
+
+
+def made_inside(start: Optional[FrameType], bad: List[Any]) -> Optional[Origin]:
+    """The innermost module whose own ``forward`` code made ``bad`` (tensors holding NaN/Inf).
+
+    ``{"module", "frame", "op", "line", "code", "dtype"}``, or None when no module being
+    called made it (it came in through the outermost module's arguments).
+    """
+    for module, forward, caller in _calls(start):
+        if forward is None or _arguments_bad(forward):
+            continue  # it came in through this forward's arguments: look further out
+        origin: Origin = {"module": module, "frame": caller}
+        op = _graph_origin(bad)
+        if op is not None:
+            origin.update(op=op["op"], detail=op["detail"], node=op["node"], dtype=op.get("dtype"))
+            line = find_line(caller, str(op["op"]))
+            if line is not None:
+                origin["line"], origin["code"] = line
+        return origin
+    return None
+
+
+def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], Optional[FrameType]]]:
+    """``(module, its forward's frame, the innermost user frame inside it)`` of each module
+    being called, innermost first, skipping the first (the module whose hook is running)."""
+    torch = sys.modules["torch"]
+    codes = _call_codes(torch)
+    found: List[Tuple[Any, Optional[FrameType], Optional[FrameType]]] = []
+    user: List[FrameType] = []  # user frames since the last _call_impl, innermost first
+    frame, skipped = start, False
+    while frame is not None:
+        if frame.f_code in codes:
+            module = frame.f_locals.get("self")
+            if isinstance(module, torch.nn.Module) and not (found and found[-1][0] is module):
+                if not skipped:
+                    skipped = True  # the hooked module itself
+                    found.append((module, None, None))
+                else:
+                    found.append((module, user[-1] if user else None, user[0] if user else None))
+            user = []
+        elif not is_internal(frame):
+            user.append(frame)
+        frame = frame.f_back
+    return found[1:]
+
+
+def _call_codes(torch: Any) -> set:
+    return {
+        getattr(torch.nn.Module, name).__code__
+        for name in ("_call_impl", "_wrapped_call_impl")
+        if hasattr(getattr(torch.nn.Module, name, None), "__code__")
+    }
+
+
+def _arguments_bad(frame: FrameType) -> bool:
+    """Did the forward receive NaN/Inf? Its arguments are the first locals of its frame."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    names = code.co_varnames[:count]
+    try:
+        values = [frame.f_locals.get(name) for name in names if name != "self"][:MAX_ARGS]
+    except Exception:
+        return False
+    for t in iter_tensors(values):
+        low, high = extremes(t)
+        if not (low == low and high == high and abs(low) != float("inf") and abs(high) != float("inf")):
+            return True
+    return False
+
+
+def _graph_origin(bad: List[Any]) -> Optional[Dict[str, Any]]:
+    for t in bad:
+        if getattr(t, "grad_fn", None) is not None:
+            found = find_origin(t)
+            if found is not None:
+                return found
+    return None
+
+
+# op (as loss_forensics names it) -> what in the source does it
+_CALLS = {
+    "matrix product": ("matmul", "bmm", "mm", "einsum", "baddbmm", "addmm"),
+    "product": ("mul",),
+    "softmax": ("softmax", "log_softmax"),
+    "division": ("div", "true_divide"),
+    "power": ("pow",),
+}
+_BINOPS = {"matrix product": ast.MatMult, "product": ast.Mult, "division": ast.Div, "power": ast.Pow}
+
+
+def find_line(frame: Optional[FrameType], op: str) -> Optional[Tuple[int, str]]:
+    """``(line, source)`` of the last statement before ``frame``'s current line doing ``op``."""
+    if frame is None:
+        return None
+    tree = _function_tree(frame.f_code)
+    if tree is None:
+        return None
+    now, best = frame.f_lineno, None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            line = node.lineno
+            if line < now and (best is None or line > best) and _does(node, op):
+                best = line
+    if best is None:
+        return None
+    return best, _without_comment(linecache.getline(frame.f_code.co_filename, best).strip())
+
+
+def _without_comment(code: str) -> str:
+    """The statement without a trailing ``# comment`` (the sentence quotes the code)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            return code[: token.start[1]].rstrip()
+    return code
+
+
+def _function_tree(code: CodeType) -> Optional[ast.AST]:
+    try:
+        lines, first = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except Exception:
+        return None
+    shift = first - 1
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno"):
+            node.lineno += shift  # type: ignore[attr-defined]
+    body = tree.body[0] if isinstance(tree, ast.Module) and tree.body else tree
+    return body
+
+
+def _does(stmt: ast.stmt, op: str) -> bool:
+    binop, calls = _BINOPS.get(op), _CALLS.get(op, (op,))
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not stmt:
+            return False
+        if binop is not None and isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, binop):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in calls:
+                return True
+    return False
+
+
+def bad_inputs(inputs: Any) -> List[Any]:
+    """The input tensors holding NaN/Inf."""
+    out = []
+    for t in iter_tensors(inputs):
+        if checkable(t):
+            low, high = extremes(t)
+            if not (low == low and high == high and abs(low) != float("inf") and abs(high) != float("inf")):
+                out.append(t)
+    return out

@@ -1,0 +1,81 @@
+"""Which step an anomaly happened at: optimizer steps when the script has an optimizer.
+
+A ``backward()`` call is not a training step: a GAN calls it three times per iteration, gradient
+accumulation several times per update. When the script has an optimizer (one created, seen
+through ``Optimizer.__init__``, or one seen stepping), a report's step is the number of
+``step()`` calls so far of the optimizer that owns the parameters the report is about (a
+module's, a gradient's); for a loss, the fewest steps of any optimizer (in a GAN loop both
+optimizers step once per iteration). A script that updates its weights by hand keeps counting
+``backward()`` calls. A step a GradScaler skipped counts. The owner map is built only when a report asks (after something is wrong).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
+
+
+class OptimizerSteps:
+    def __init__(self) -> None:
+        self._refs: Dict[int, "weakref.ref[Any]"] = {}
+        self.counts: Dict[int, int] = {}
+
+    def created(self, optimizer: Any) -> None:
+        try:
+            self._refs[id(optimizer)] = weakref.ref(optimizer)
+        except TypeError:
+            return
+        self.counts[id(optimizer)] = 0
+
+    def stepped(self, optimizer: Any) -> None:
+        key = id(optimizer)
+        if key not in self._refs or self._refs[key]() is not optimizer:
+            self.created(optimizer)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def live(self) -> List[Any]:
+        return [o for o in (r() for r in self._refs.values()) if o is not None]
+
+    def step_of(self, params: List[Any]) -> Optional[Tuple[int, Any]]:
+        """``(steps, optimizer)`` for a report about ``params`` (none: any optimizer's fewest)."""
+        optimizers = self.live()
+        if not optimizers:
+            return None
+        wanted = {id(p) for p in params}
+        if wanted:
+            for optimizer in optimizers:
+                if any(id(p) in wanted for group in optimizer.param_groups for p in group["params"]):
+                    return self.counts.get(id(optimizer), 0), optimizer
+        fewest = min(optimizers, key=lambda o: self.counts.get(id(o), 0))
+        return self.counts.get(id(fewest), 0), fewest
+
+
+def scaler_step_wrapper(original: Any, current: Any) -> Any:
+    """``GradScaler.step(optimizer)``: a step the scaler skipped (Inf gradients) is still a step."""
+
+    def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        watch = current()
+        before = watch.optimizers.counts.get(id(optimizer)) if watch is not None else None
+        result = original(self, optimizer, *args, **kwargs)
+        if watch is not None and watch.optimizers.counts.get(id(optimizer)) == before:
+            watch.optimizers.stepped(optimizer)
+        return result
+
+    step.__wrapped__ = original  # type: ignore[attr-defined]
+    return step
+
+
+def init_wrapper(original: Any, current: Any) -> Any:
+    """``Optimizer.__init__``, then the watch learns that the script has this optimizer."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        watch = current()
+        if watch is not None:
+            try:
+                watch.optimizers.created(self)
+            except Exception:
+                pass
+
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    return __init__

@@ -1,0 +1,58 @@
+"""Steps count optimizer updates when the script has optimizers: a GAN's three backward calls
+per iteration are one step, and the sentence says whose steps when there are several."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from support.anomaly import watching
+
+
+def gan_loop(bad_iteration: int, iterations: int = 6):
+    torch.manual_seed(0)
+    generator = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))
+    critic = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+    opt_critic = torch.optim.Adam(critic.parameters(), lr=2e-4)
+    opt_generator = torch.optim.Adam(generator.parameters(), lr=2e-4)
+    bce = nn.BCEWithLogitsLoss()
+    for i in range(iterations):
+        real = torch.randn(16, 8)
+        critic.zero_grad()
+        bce(critic(real), torch.ones(16, 1)).backward()
+        fake = generator(torch.randn(16, 4))
+        bce(critic(fake.detach()), torch.zeros(16, 1)).backward()
+        opt_critic.step()
+        generator.zero_grad()
+        if i == bad_iteration:
+            with torch.no_grad():
+                generator[2].weight[0, 0] = float("nan")  # planted: a NaN weight in the generator
+        bce(critic(generator(torch.randn(16, 4))), torch.ones(16, 1)).backward()
+        opt_generator.step()
+
+
+def test_a_gan_counts_iterations_not_backward_calls():
+    with watching() as seen:
+        gan_loop(bad_iteration=3)
+    report = seen.reports[0]
+    assert report["kind"] == "nonfinite_output" and report["qualname"] == "generator.2"
+    assert report["step"] == 3 and report["backward_calls"] == 3 * 3 + 2
+    assert report["step_optimizer"] == "opt_generator"
+    assert "at step 3 of `opt_generator`" in report["sentence"]
+
+
+def test_hand_written_updates_count_backward_calls():
+    torch.manual_seed(0)
+    layer = nn.Linear(3, 1)
+    with watching() as seen:
+        for step in range(4):
+            if step == 2:
+                with torch.no_grad():
+                    layer.bias.fill_(float("nan"))
+            layer(torch.randn(5, 3)).sum().backward()
+            with torch.no_grad():
+                for p in layer.parameters():
+                    p -= 0.01 * p.grad
+                    p.grad = None
+    report = seen.reports[0]
+    assert report["step"] == 2 and "step_optimizer" not in report
