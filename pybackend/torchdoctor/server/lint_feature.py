@@ -10,6 +10,8 @@
   line", which appends ``# torchdoctor: ignore[TDxxx]``.
 - ``textDocument/hover``: over a flagged range only, the rule's explanation in markdown.
 - Settings ``torchDoctor.lint.enable`` and ``torchDoctor.lint.disabledRules`` (``settings.py``).
+- A document over ``MAX_ANALYSIS_BYTES`` is not linted (``ast.parse`` holds the GIL: a 2 MB file
+  stalled every request for seconds on each keystroke); one Information diagnostic says so.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
+from ..checks.safe_discovery import MAX_ANALYSIS_BYTES
+from ..checks.source_text import too_large_message
 from ..lint import Finding, all_rules, get_rule, lint_source
 from ..lint.ignore import ignore_edit
 from ..lint.model import Span, TextEdit
@@ -131,6 +135,10 @@ class LintService:
             self._linted.pop(uri, None)
             self._publish(uri, document.version, [])
             return
+        if _too_large(document.source):
+            self._linted.pop(uri, None)
+            self._publish(uri, document.version, [_too_large_note(document.source)])
+            return
         linted = await self.lint(uri)
         if linted is None:
             return  # does not parse: keep what the user sees
@@ -143,7 +151,7 @@ class LintService:
     async def lint(self, uri: str) -> Optional[Linted]:
         """Lint the document's current text off the event loop; None when it does not parse."""
         document = self._document(uri)
-        if document is None:
+        if document is None or _too_large(document.source):
             return None
         version, text = document.version, document.source
         path = to_fs_path(uri) or uri
@@ -197,6 +205,19 @@ class LintService:
 
     def text_edit(self, lines: List[str], edit: TextEdit) -> types.TextEdit:
         return types.TextEdit(range=self.client_range(lines, edit.span), new_text=edit.new_text)
+
+
+def _too_large(text: str) -> bool:
+    return len(text) > MAX_ANALYSIS_BYTES
+
+
+def _too_large_note(text: str) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        message=f"{too_large_message(len(text), MAX_ANALYSIS_BYTES)}: Torch Doctor does not lint this file",
+        severity=types.DiagnosticSeverity.Information,
+        source=SOURCE,
+    )
 
 
 def _is_python(document) -> bool:

@@ -107,3 +107,15 @@ async def test_devices_and_fifos_are_not_read(client: LanguageClient, tmp_path: 
     for path in ("/dev/zero", str(fifo)):
         found = (await asyncio.wait_for(_every_feature(client, Path(path).as_uri()), 30))["findModels"]
         assert "not a regular file" in found.error.message
+
+
+async def test_a_file_too_large_to_lint_says_so_in_one_note(client: LanguageClient, tmp_path: Path):
+    uri = (tmp_path / "big.py").as_uri()
+    _open(client, uri, HOSTILE["2 MB file"])
+    for _ in range(200):
+        if client.diagnostics.get(uri):
+            break
+        await asyncio.sleep(0.05)
+    (note,) = client.diagnostics[uri]
+    assert note.severity == types.DiagnosticSeverity.Information
+    assert "file too large for analysis" in note.message and "MB limit" in note.message
