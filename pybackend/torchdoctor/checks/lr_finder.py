@@ -5,8 +5,15 @@ value, on the example batch; record the loss and an exponentially smoothed loss
 (beta 0.98, bias-corrected). Stop when the smoothed loss exceeds 4x the best one
 or the loss is NaN/Inf. Two suggestions, both reported:
 
-- steepest descent: the lr where the smoothed loss falls fastest per decade, before its minimum;
+- steepest descent: the lr where the smoothed loss falls fastest per decade, before its minimum,
+  skipping the first tenth of the sweep (as torch_lr_finder's ``skip_start=10`` of 100 and fastai
+  do): there the bias-corrected average still leans on a handful of points, and a step of noise
+  reads as the steepest fall (1.2e-7, the second point, on a small CNN);
 - "10x below the minimum": the lr of the smallest smoothed loss, divided by 10 (seed 002).
+
+Bounded: when ``timeBudgetSeconds`` (default 60) cannot hold ``num_iter`` steps at the measured
+cost of one, the rest of the sweep is re-spaced over the steps that fit, so the curve still
+reaches ``end_lr`` with fewer points (and says so) instead of being killed at the time limit.
 
 ``lr_find`` restores the model's parameters and buffers, its train/eval modes,
 the gradients, the optimizer's state (moments and lr) and torch's CPU RNG, so a
@@ -18,6 +25,7 @@ from __future__ import annotations
 import copy
 import csv
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,6 +38,8 @@ NUM_ITER = 100
 BETA = 0.98
 DIVERGE = 4.0
 MIN_POINTS = 10
+SKIP_START = 0.1  # of the sweep's points, left out of the steepest-descent search
+TIME_BUDGET = 60.0
 
 
 @dataclass
@@ -38,6 +48,8 @@ class Sweep:
     losses: list = field(default_factory=list)
     smoothed: list = field(default_factory=list)
     stopped: str = "end of sweep"  # or "diverged" / "nan"
+    respaced_at: int | None = None  # the step from which the lr was re-spaced to fit the time budget
+    planned: int = 0  # the points the sweep was planned with
 
 
 def lr_find(
@@ -51,6 +63,7 @@ def lr_find(
     beta: float = BETA,
     diverge: float = DIVERGE,
     report: Callable[[float, str], None] | None = None,
+    time_budget: float | None = None,
 ) -> Sweep:
     """Run the sweep; ``step_loss()`` runs one forward and returns the loss tensor.
     Everything the sweep touches is put back afterwards, even when it raises."""
@@ -59,7 +72,7 @@ def lr_find(
     saved = _save(model, optimizer)
     try:
         with torch.random.fork_rng(devices=_cuda_devices(model)):
-            return _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report)
+            return _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report, time_budget)
     finally:
         _restore(model, optimizer, saved)
 
@@ -89,12 +102,15 @@ def _restore(model, optimizer, saved: dict) -> None:
             p.grad = None if g is None else g.clone()
 
 
-def _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report) -> Sweep:
-    sweep = Sweep()
+def _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverge, report, time_budget) -> Sweep:
+    sweep = Sweep(planned=num_iter)
     model.train()
     avg, best = 0.0, math.inf
+    started = first_done = time.monotonic()
+    lr, ratio = start_lr, (end_lr / start_lr) ** (1 / max(num_iter - 1, 1))
     for i in range(num_iter):
-        lr = start_lr * (end_lr / start_lr) ** (i / max(num_iter - 1, 1))
+        if i:
+            lr *= ratio
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
@@ -112,11 +128,43 @@ def _sweep(model, optimizer, step_loss, start_lr, end_lr, num_iter, beta, diverg
             sweep.stopped = "diverged"
             break
         best = min(best, smooth)
-        loss.backward()
+        backward(loss)
         optimizer.step()
         if report and i % 5 == 0:
             report(i / num_iter, f"lr {fmt_num(lr, 2)}: loss {fmt_num(value, 4)}")
+        if i == 0:
+            first_done = time.monotonic()  # the first step pays for warm-up: not a step's cost
+        if lr >= end_lr * (1 - 1e-9):
+            break
+        if time_budget is not None and i >= 2:
+            ratio = _respace(sweep, i, num_iter, lr, end_lr, time.monotonic(), started, first_done, time_budget)
     return sweep
+
+
+def _respace(sweep: Sweep, i: int, num_iter: int, lr: float, end_lr: float, now, started, first_done, budget):
+    """The lr ratio per step that reaches ``end_lr`` in the steps left, or in fewer when one step
+    costs too much for the time budget (the sweep keeps at least 2 x :data:`MIN_POINTS` points)."""
+    per_step = (now - first_done) / i
+    left = num_iter - 1 - i
+    fits = int(max(budget - (now - started), 0.0) / per_step) if per_step > 0 else left
+    steps = max(1, min(left, max(fits, 2 * MIN_POINTS - (i + 1))))
+    if steps < left and sweep.respaced_at is None:
+        sweep.respaced_at = i + 1
+    return (end_lr / lr) ** (1 / steps)
+
+
+def backward(loss) -> None:
+    """``loss.backward()``; a RuntimeError is said in words (a freed graph, an in-place change, a cut)."""
+    from .preconditions import explain_backward_error
+
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        raise SweepError(explain_backward_error(str(exc))) from None
+
+
+class SweepError(RuntimeError):
+    """The sweep could not go on for a reason in the user's code, said in words."""
 
 
 def suggestions(sweep: Sweep) -> dict:
@@ -126,9 +174,11 @@ def suggestions(sweep: Sweep) -> dict:
     s = sweep.smoothed
     i_min = min(range(len(s)), key=lambda i: s[i])
     logs = [math.log10(lr) for lr in sweep.lrs]
-    # central differences of the smoothed loss per decade of lr, up to the minimum
-    slopes = [(s[i + 1] - s[i - 1]) / (logs[i + 1] - logs[i - 1]) for i in range(1, max(i_min, 2))]
-    i_steep = 1 + min(range(len(slopes)), key=lambda k: slopes[k]) if slopes and min(slopes) < 0 else None
+    skip = max(1, round(SKIP_START * max(sweep.planned, len(s))))
+    # central differences of the smoothed loss per decade of lr, after the start, up to the minimum
+    window = range(skip, i_min)
+    slopes = {i: (s[i + 1] - s[i - 1]) / (logs[i + 1] - logs[i - 1]) for i in window if i + 1 < len(s)}
+    i_steep = min(slopes, key=lambda i: slopes[i]) if slopes and min(slopes.values()) < 0 else None
     return {
         "steepest": sweep.lrs[i_steep] if i_steep is not None else None,
         "minimum": sweep.lrs[i_min],
@@ -160,15 +210,22 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         return nothing_to_train(ex.model, result, "no optimizer to sweep the learning rate of")
     opt_name = str(options.get("optimizer", "adam"))
     optimizer = make_optimizer(opt_name, [p for p in ex.model.parameters() if p.requires_grad])
-    sweep = lr_find(
-        ex.model,
-        optimizer,
-        lambda: ex.loss(ex.output()),
-        start_lr=float(options.get("startLr", START_LR)),
-        end_lr=float(options.get("endLr", END_LR)),
-        num_iter=int(options.get("numIter", NUM_ITER)),
-        report=report,
-    )
+    try:
+        sweep = lr_find(
+            ex.model,
+            optimizer,
+            lambda: ex.loss(ex.output()),
+            start_lr=float(options.get("startLr", START_LR)),
+            end_lr=float(options.get("endLr", END_LR)),
+            num_iter=int(options.get("numIter", NUM_ITER)),
+            report=report,
+            time_budget=float(options.get("timeBudgetSeconds", TIME_BUDGET)),
+        )
+    except SweepError as exc:
+        result["verdict"] = R.FAIL
+        result["headline"] = "loss.backward() failed during the sweep: the model cannot train as written."
+        result["sentences"] = [str(exc), "The model's weights and the optimizer's state were restored."]
+        return result
     sug = suggestions(sweep)
     if options.get("csv"):
         write_csv(sweep, str(options["csv"]))
@@ -182,6 +239,8 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         "minimumDiv10Lr": sug["minimumDiv10"],
         "csv": options.get("csv"),
         "stateRestored": True,
+        "plannedPoints": sweep.planned,
+        "respacedAt": sweep.respaced_at,
     }
     _verdict(sweep, sug, result)
     return result
@@ -241,6 +300,11 @@ def _verdict(sweep: Sweep, sug: dict, result: dict) -> None:
         result["sentences"].append(
             f"The loss was still falling at the end of the sweep ({last_lr}): one small batch is easy to memorise even at large "
             "learning rates, so the minimum is not a real one and the steepest-descent suggestion is the one to use."
+        )
+    if sweep.respaced_at is not None:
+        result["sentences"].append(
+            f"One step took too long for {sweep.planned} steps in the time budget: from step {sweep.respaced_at} on, the "
+            f"learning rate grew faster, so the sweep has {len(sweep.lrs)} points (option timeBudgetSeconds)."
         )
     result["sentences"].append(
         "The sweep ran on the example batch; the model's weights and the optimizer's state were restored afterwards."

@@ -143,3 +143,66 @@ def test_a_model_without_parameters_is_a_warning_that_names_the_list():
     assert r["verdict"] == "WARN"
     assert r["headline"] == "ListMLP has no trainable parameters: no optimizer to sweep the learning rate of."
     assert r["sentences"][0].startswith("`layers` is a plain list of layers")
+
+
+def test_steepest_descent_skips_the_start_of_the_sweep():
+    # a step of noise at the 2nd point (the bias-corrected average still leans on two values),
+    # then the real fall, fastest around 1e-3
+    lrs = [10 ** (-7 + 8 * i / 99) for i in range(100)]
+    s = [
+        2.0 - 1.5 / (1 + math.exp(-(math.log10(lr) + 3) * 3)) + (0 if lr < 0.1 else (math.log10(lr) + 1) ** 2)
+        for lr in lrs
+    ]
+    s[0], s[1], s[2] = 3.0, 2.2, 2.0
+    sweep = L.Sweep(lrs=lrs, losses=s, smoothed=s, planned=100)
+    sug = L.suggestions(sweep)
+    assert sug["steepest"] == pytest.approx(1e-3, rel=0.25)
+    assert sug["steepest"] >= lrs[10]
+
+
+def test_a_slow_step_respaces_the_sweep_to_fit_the_time_budget():
+    import time
+
+    model, x, y = _net()
+    optimizer = L.make_optimizer("adam", model.parameters())
+    step = 0.02
+
+    def slow_loss():
+        time.sleep(step)  # one step of a big model
+        return F.cross_entropy(model(x), y)
+
+    sweep = L.lr_find(model, optimizer, slow_loss, num_iter=100, time_budget=30 * step)
+    # the budget holds 30 sleeps at most: far fewer than the planned 100 points, at least 20
+    assert sweep.respaced_at is not None and 2 * L.MIN_POINTS <= len(sweep.lrs) < 60
+    if sweep.stopped == "end of sweep":
+        assert sweep.lrs[-1] == pytest.approx(L.END_LR, rel=1e-6)  # the curve still reaches the end
+
+
+def test_a_graph_freed_by_the_previous_step_is_a_fail_in_words(tmp_path: Path):
+    from support.checks import write
+
+    path = write(
+        tmp_path,
+        "carry.py",
+        """
+        import torch
+        import torch.nn as nn
+
+        class Carry(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.GRUCell(4, 6)
+                self.head = nn.Linear(6, 3)
+                self.h = None
+
+            def forward(self, x):
+                self.h = self.cell(x, self.h)  # carried over without .detach()
+                return self.head(self.h)
+
+        def torchdoctor_example():
+            return Carry(), (torch.randn(5, 4), torch.randint(0, 3, (5,)))
+        """,
+    )
+    r = L.run(example(path, "Carry"), {}, quiet, new_result("lr-find"))
+    assert r["verdict"] == "FAIL"
+    assert "reused across steps" in r["sentences"][0] and "graph is cut" not in r["sentences"][0]
