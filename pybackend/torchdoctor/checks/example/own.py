@@ -47,12 +47,14 @@ def adopt_own_loss(ex: Example, required: bool = False) -> bool:
         with torch.no_grad():
             out = ex.forward()
     except Exception as exc:
+        given = f" when given {ex.target_kwarg}=targets (as your training calls it)" if ex.target_kwarg else ""
         ex.target_kwarg = None
-        if not required:
+        if not required and not given:
             return False  # complete() runs the forward again and explains the failure
         raise ExampleError(
             R.ERR_FORWARD,
-            f"The forward of {type(ex.model).__name__} raises, so this check cannot run: {type(exc).__name__}: {exc}",
+            f"The forward of {type(ex.model).__name__} raises{given}, so this check cannot run: "
+            f"{type(exc).__name__}: {exc}",
             detail=user_traceback(exc),
             inferred=ex.inferred,
         ) from None
