@@ -177,7 +177,7 @@
               : null,
             h('span', { class: 'param-name' }, dotted(shortName(r, view))),
             r.type ? h('span', { class: 'param-type', text: r.type }) : null,
-            r.changed ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
+            r.changed && !view.allChanged ? h('span', { class: 'badge-changed', text: 'changed in place', title: 'Modified in place since the backward (clipping, zero_grad): the numbers are of its current values' }) : null,
           ]),
         ),
         h('td', { class: 'col-bars' }, track(r, view)),
@@ -376,6 +376,8 @@
 
   P.start((view, app) => {
     relabel = null;
+    // Every row changed since the backward (clipping): the moment line says it once, not per row.
+    view.allChanged = view.rows.length > 0 && view.rows.every((r) => r.changed);
     renderData(view, app);
   });
 })();

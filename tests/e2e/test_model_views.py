@@ -100,6 +100,7 @@ def _assert_fits(view: FrameLocator, must_show: list[str]) -> dict:
 
 def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
     _pause_at_marked_line(page, "tiny_gpt_views.py")
+    vscode_ui.run_command(page, "View: Hide Panel", required=False)  # the editor area's full height
     vscode_ui.run_command(page, "Torch Doctor: Show Gradient Flow")
     flow = _view_with(page, "#gradient-table tr.group-row")
     groups = flow.locator("#gradient-table tr.group-row")
@@ -111,13 +112,14 @@ def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> 
     assert visible_rows.count() < 10
     expect(flow.locator("#moment")).to_contain_text("after", timeout=VIEW_TIMEOUT_MS)  # after the clipping
     _assert_fits(flow, ["Parameter", "mean |g|"])
+    groups.first.scroll_into_view_if_needed()
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_gradient_flow_gpt_folded.png"))
 
     groups.nth(3).click()
     expect(groups.nth(3)).to_have_attribute("aria-expanded", "true")
     assert visible_rows.count() >= 12
     _assert_fits(flow, ["Parameter", "mean |g|"])
-    flow.locator("#gradient-table tr.group-row").nth(3).scroll_into_view_if_needed()
+    groups.nth(3).scroll_into_view_if_needed()
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "view_gradient_flow_gpt_block_open.png"))
 
     vscode_ui.run_command(page, "Torch Doctor: Show Shape Trace")

@@ -18,6 +18,7 @@ export class ModelViewPanel implements vscode.Disposable {
     extensionUri: vscode.Uri,
     private readonly log: vscode.LogOutputChannel,
     private readonly onRefresh: () => void,
+    viewColumn?: vscode.ViewColumn,
   ) {
     this.host = new WebviewPanelHost<ModelPageView, ModelPageMessage>({
       viewType: `torchDoctor.${kind}`,
@@ -26,6 +27,7 @@ export class ModelViewPanel implements vscode.Disposable {
       scripts: ['modelViewPage.js', `${kind}.js`],
       styles: ['modelViewPage.css', `${kind}.css`],
       pageTitle: VIEW_TITLES[kind],
+      viewColumn,
       parse: parseModelPageMessage,
       handle: (msg) => this.handle(msg),
       onError: (err: unknown) => {
@@ -39,6 +41,11 @@ export class ModelViewPanel implements vscode.Disposable {
 
   get view(): ModelPageView | undefined {
     return this.host.view;
+  }
+
+  /** The editor column it shows in (the other model view opens there too). */
+  get viewColumn(): vscode.ViewColumn | undefined {
+    return this.host.panel.viewColumn;
   }
 
   reveal(): void {

@@ -114,7 +114,9 @@ class ModelViewsController implements vscode.DebugAdapterTrackerFactory, vscode.
     if (panel) {
       panel.reveal();
     } else {
-      panel = new ModelViewPanel(kind, this.context.extensionUri, this.log, () => this.requestRefresh(0));
+      // Both views share one column beside the editor (a tab each), so each keeps the split's width.
+      const sibling = [...this.panels.values()].find((p) => p.viewColumn !== undefined);
+      panel = new ModelViewPanel(kind, this.context.extensionUri, this.log, () => this.requestRefresh(0), sibling?.viewColumn);
       this.panels.set(kind, panel);
       panel.onDidDispose(() => {
         if (this.panels.get(kind) === panel) {

@@ -202,8 +202,9 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
         for _, param_row in params:
             if param_row.module == flag.module:
                 rows_flags[param_row.name].append(flag)
+    # Clipping is said once, by the moment line; gradients zeroed in place are a finding.
     flag = R.grads_changed([r for _, r in params])
-    if flag:
+    if flag and "zeroed" in flag.sentence:
         verdicts.append(flag)
 
     rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
@@ -370,23 +371,17 @@ def moment(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     old = [r for r in rows if r["source"] in ("backward", "earlier")]
     changed = sum(1 for r in live if r["changed"])
     if old and not live:
-        when, words = (
-            "backward",
-            "Values as the backward left them, before any clipping: `.grad` was freed since (`zero_grad()`).",
-        )
+        when, words = "backward", "Values as the backward left them, before any clipping (`.grad` was freed since)."
     elif old:
         when = "mixed"
-        words = (
-            f"Values at the pause for {len(live)} parameters; {len(old)} were freed since the backward "
-            "and show what the backward left, before any clipping."
-        )
+        words = f"Values at the pause; {len(old)} gradients freed since the backward show what it left, before any clipping."
+    elif changed == len(rows):
+        when, words = "pause", "Values at the pause, after your clipping (what `optimizer.step()` uses)."
+    elif changed:
+        when = "pause"
+        words = f"Values at the pause (what `optimizer.step()` uses); {changed} changed in place since the backward."
     else:
-        when, words = "pause", "Values at the pause: what `optimizer.step()` uses."
-    if changed:
-        words += (
-            f" {changed} of {len(rows)} gradients were changed in place after the backward "
-            "(clipping such as `clip_grad_norm_`, or accumulation): their rows are after it."
-        )
+        when, words = "pause", "Values at the pause, as the backward left them."
     return {"when": when, "changed": changed, "text": words}
 
 

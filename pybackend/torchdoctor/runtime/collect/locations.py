@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 
 _SOURCES: Dict[type, Optional[Tuple[str, int, list]]] = {}
 _FOUND: Dict[Tuple[type, str], Optional[dict]] = {}
+_CANDIDATES: Dict[Tuple[type, str], int] = {}  # how many lines assign it (one per branch)
 
 
 def is_library_class(cls: type) -> bool:
@@ -62,12 +63,16 @@ def assignment_location(owner_cls: type, attr: str) -> Optional[dict]:
         if src is None:
             continue
         path, start, lines = src
-        for offset, line in enumerate(lines):
-            code = line.split("#", 1)[0]
-            if "self" in code and any(p.search(code) for p in patterns):
-                found = {"file": path, "line": start + offset, "kind": "assignment"}
-                break
-        if found:
+        hits = [
+            offset
+            for offset, line in enumerate(lines)
+            if "self" in line.split("#", 1)[0] and any(p.search(line.split("#", 1)[0]) for p in patterns)
+        ]
+        if hits:
+            # Several assignments (one per branch: `if cross_attention: self.c_attn = ...`):
+            # which one ran is not known here; the snapshot then prefers the line that called it.
+            found = {"file": path, "line": start + hits[0], "kind": "assignment"}
+            _CANDIDATES[key] = len(hits)
             break
     _FOUND[key] = found
     return found
@@ -88,9 +93,42 @@ def _locate(path: str, names: Dict[str, Any], known: Dict[str, Optional[dict]]) 
     if parent is not None and not is_library_class(type(parent)):
         found = assignment_location(type(parent), attr)
         if found:
-            return found
+            many = _CANDIDATES.get((type(parent), attr), 1)
+            return dict(found, candidates=many) if many > 1 else found
     if module is not None and not is_library_class(type(module)):
         found = class_location(type(module))
         if found:
             return found
     return known.get(parent_path) or known.get("")
+
+
+def prefer_call_sites(
+    locations: Dict[str, Optional[dict]], sites: Dict[str, Optional[tuple]]
+) -> Dict[str, Optional[dict]]:
+    """The line that ran, where the definition is ambiguous or unknown: for a module assigned on
+    several lines (branches) or with no location, the line of the program that called it in
+    this pass (``kind: "call"``), unless that is inside torch. ``candidates`` is dropped."""
+    out: Dict[str, Optional[dict]] = {}
+    for path, loc in locations.items():
+        site = sites.get(path)
+        ambiguous = loc is None or int(loc.get("candidates", 1)) > 1
+        if ambiguous and site is not None and not _in_torch(site[0]):
+            out[path] = {"file": os.path.abspath(site[0]), "line": int(site[1]), "kind": "call"}
+        elif loc is not None:
+            out[path] = {k: v for k, v in loc.items() if k != "candidates"}
+        else:
+            out[path] = None
+    return out
+
+
+_TORCH_DIR = None
+
+
+def _in_torch(path: str) -> bool:
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import sys
+
+        torch = sys.modules.get("torch")
+        _TORCH_DIR = os.path.dirname(os.path.abspath(getattr(torch, "__file__", "") or "")) + os.sep
+    return os.path.abspath(path).startswith(_TORCH_DIR) or path.startswith("<")

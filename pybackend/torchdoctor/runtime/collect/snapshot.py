@@ -114,7 +114,9 @@ Snapshot JSON, ``"version": 1`` (keys always present unless marked "?")::
       "order": int | null,          # index of the first call of the owning module
       "location": Location | null
     }
-    Location = {"file": absolute path, "line": 1-based, "kind": "assignment" | "class"}
+    Location = {"file": absolute path, "line": 1-based, "kind": "assignment" | "class" | "call"}
+               # call: the line that called the module in this pass, used when the module is
+               # assigned on several lines (one per branch) or has no definition found
 
 Floats are finite or null (JSON has no NaN); counts say when values were not finite.
 """
@@ -234,13 +236,18 @@ def _path_of(root: Any, module: Any) -> Optional[str]:
 
 def _describe(torch, collector, state, pass_root, root, focus, others) -> Dict[str, Any]:
     """``pass_root`` ran the pass; ``root`` names the modules (an ancestor of it, or itself)."""
-    from .locations import locate_all
+    from .locations import locate_all, prefer_call_sites
 
     the_pass = state.latest
     named = dict(root.named_modules())
     path_of = {id(m): name for name, m in named.items()}
     own, total = param_counts(named)
-    locations = locate_all(root, named)
+    sites: Dict[str, Optional[tuple]] = {}
+    for c in the_pass.calls:
+        m = c.module()
+        if m is not None and id(m) in path_of:
+            sites.setdefault(path_of[id(m)], c.site)
+    locations = prefer_call_sites(locate_all(root, named), sites)
     calls, first_call = _calls(the_pass, state.sampled, path_of, own, total, locations)
     error = _error(the_pass, calls)
     params, gradients = parameters(collector, the_pass, pass_root, root, first_call, locations)

@@ -66,6 +66,7 @@ class Call:
         "error_message",
         "in_ref",
         "in_version",
+        "site",
     )
 
     def __init__(self, index: int, module_ref: Any, parent: int, depth: int, inputs: list) -> None:
@@ -85,6 +86,7 @@ class Call:
         self.error_message: Optional[str] = None
         self.in_ref: Any = None  # root call only: weakref.ref to the first input tensor (the batch)
         self.in_version = -1
+        self.site: Optional[tuple] = None  # (file, line) of the code that called the module
 
 
 class Pass:
@@ -133,6 +135,8 @@ class Tracer:
         self._relu_like: Dict[type, bool] = {}
         self.roots: Dict[int, RootState] = {}  # id(root) -> state, least recently started first
         self.errors: List[str] = []
+        # torch's module-call machinery: the frames between a hook and the code that called the module
+        self._machinery = {getattr(sys.modules.get("torch.nn.modules.module"), "__file__", None)}
 
     # -- hooks (hot path) ---------------------------------------------------------------------
 
@@ -165,6 +169,7 @@ class Tracer:
             else:
                 inputs = leaves(args, tensor)
             call = Call(len(calls), weakref.ref(module), parent, len(stack), inputs)
+            call.site = self._site()
             if not stack:
                 t = first_tensor(args, tensor)
                 if t is not None:
@@ -174,6 +179,15 @@ class Tracer:
             stack.append((current, call))
         except Exception as exc:
             self._error(exc)
+
+    def _site(self) -> Optional[tuple]:
+        """Where the module was called: the first frame out of torch's call machinery (a few
+        frame hops, no source read)."""
+        f: Optional[FrameType] = sys._getframe(2)
+        machinery = self._machinery
+        while f is not None and f.f_code.co_filename in machinery:
+            f = f.f_back
+        return (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
     def post(self, module: Any, args: Any, output: Any) -> None:
         try:
