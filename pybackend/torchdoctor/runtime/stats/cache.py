@@ -89,6 +89,10 @@ class IdentityCache:
             self._put(obj, fingerprint, value)
         return value
 
+    def replace(self, obj: Any, fingerprint: Hashable, value: Any) -> None:
+        """Store ``value`` for ``obj`` (a partial result that became final)."""
+        self._put(obj, fingerprint, value)
+
     @staticmethod
     def _run(active: Optional[budget.Budget], compute: Callable[[], Any]) -> Any:
         if active is None or active.abortable:

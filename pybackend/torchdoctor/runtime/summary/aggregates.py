@@ -15,7 +15,9 @@ entry is trusted. A line whose statistics did not fit in the request's budget is
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import threading
+import time
+from typing import Any, Dict, List, Tuple
 
 from ..stats import budget
 from ..stats.array_fingerprint import array_fingerprint
@@ -23,26 +25,89 @@ from ..stats.blocks import collapse_expanded
 from ..stats.cache import PENDING_NOTE, IdentityCache, is_pending
 
 MODULE_LINES = IdentityCache(maxsize=1024)
+# The share of a request's remaining time one model's NaN/Inf walk may take.
+WALK_SHARE = 0.5
 ARRAYS = IdentityCache(maxsize=4096)
 
 
 def describe_module_cached(module: Any) -> Dict[str, object]:
-    """``describe_module(module)``, computed once per epoch; marked ``pending`` when part of
-    its value check was deferred by the request's budget (then not cached)."""
+    """``describe_module(module)``, computed once per epoch. Under a budget its NaN/Inf walk runs
+    in steps: each request walks what fits and the next one (same stop) resumes where it was
+    cut, so a model of thousands of tensors completes even on a loaded machine; until then its
+    line says ``stats…`` (with any NaN found so far)."""
     from .module_info import describe_module
 
     active = budget.current()
     epoch = None if active is None else active.epoch
-    fingerprint = None if epoch is None else ("epoch", epoch)
-
-    def compute() -> Dict[str, object]:
+    if epoch is None:
         before = active.deferred if active is not None else 0
         info = dict(describe_module(module))
         if active is not None and active.deferred > before:
             info["pending"] = True
         return info
+    fingerprint = ("epoch", epoch)
+    value = MODULE_LINES.get_or_compute(module, fingerprint, lambda: _Walk(module), budgeted=False)
+    if not isinstance(value, _Walk):
+        return dict(value)
+    info = value.advance()
+    if not info.get("pending"):
+        MODULE_LINES.replace(module, fingerprint, info)
+    return dict(info)
 
-    return dict(MODULE_LINES.get_or_compute(module, fingerprint, compute, budgeted=False))
+
+class _Walk:
+    """A model's line without its NaN/Inf check, and the check done so far at this stop."""
+
+    def __init__(self, module: Any) -> None:
+        import sys
+
+        from .module_info import _bad_names, _uninitialized, describe_module, unique_parameters
+
+        torch = sys.modules["torch"]
+        self._torch, self._bad_names = torch, _bad_names
+        self.info = dict(describe_module(module, check=False))
+        self.items: List[Tuple[str, Any, bool]] = []
+        if self.info.get("checked"):
+            # The tensors describe_module checks, in its order: parameters once by storage, then
+            # floating buffers, then the parameters' grads.
+            with torch.no_grad():
+                named = [(n, p) for n, p in module.named_parameters() if not _uninitialized(torch, p)]
+                params = unique_parameters(named)
+                buffers = [(n, b) for n, b in module.named_buffers() if not _uninitialized(torch, b)]
+            self.items = [(n, t, False) for n, t in params + buffers] + [(n, p, True) for n, p in params]
+        self.position = 0
+        self.bad: List[str] = []
+        self.bad_grads: List[str] = []
+        self.lock = threading.Lock()
+
+    def advance(self) -> Dict[str, object]:
+        """Walk on until done or out of its share of time; the line as it stands."""
+        active = budget.current()
+        stop_at = None
+        if active is not None and active.deadline is not None:
+            # A walk takes at most a share of what is left, so the values listed after a big
+            # model still get their statistics in the same request.
+            stop_at = time.monotonic() + max(active.remaining(), 0.0) * WALK_SHARE
+        with self.lock, self._torch.no_grad():
+            while self.position < len(self.items):
+                if budget.cut_walk():
+                    break
+                if stop_at is not None and time.monotonic() > stop_at and active is not None:
+                    active.defer()
+                    break
+                name, tensor, grads = self.items[self.position]
+                before = active.deferred if active is not None else 0
+                found = self._bad_names(self._torch, [(name, tensor)], grads)
+                if active is not None and active.deferred > before:
+                    break  # its statistics did not fit: not checked yet, try it again next time
+                (self.bad_grads if grads else self.bad).extend(found)
+                self.position += 1
+            info = dict(self.info)
+            if self.info.get("checked"):
+                info["nan_in"], info["grad_nan_in"] = list(self.bad), list(self.bad_grads)
+            if self.position < len(self.items):
+                info["pending"] = True
+            return info
 
 
 def describe_array_cached(a: Any) -> Dict[str, object]:

@@ -64,7 +64,9 @@ def unique_parameters(named: Iterable[Tuple[str, Any]]) -> List[Tuple[str, Any]]
     return out
 
 
-def describe_module(module: Any) -> Dict[str, object]:
+def describe_module(module: Any, check: bool = True) -> Dict[str, object]:
+    """``check=False``: everything but the NaN/Inf walk (``summary/aggregates.py`` runs it in steps
+    that fit in the debugger's requests)."""
     torch = sys.modules["torch"]
     with torch.no_grad():
         named = list(module.named_parameters())
@@ -91,7 +93,7 @@ def describe_module(module: Any) -> Dict[str, object]:
         if lazy:
             info["uninitialized"] = lazy
         info["checked"] = total <= CHECK_LIMIT
-        if info["checked"]:
+        if info["checked"] and check:
             info["nan_in"] = _bad_names(torch, params + buffers, grads=False)
             info["grad_nan_in"] = _bad_names(torch, params, grads=True)
     return info

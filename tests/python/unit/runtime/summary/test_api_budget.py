@@ -140,3 +140,39 @@ def test_a_deferred_array_keeps_its_header():
         line = summarize(a)
     assert line == f"ndarray[2000, 2000] f64 30.5 MiB {PENDING_NOTE}"
     assert summarize(a) == "ndarray[2000, 2000] f64 30.5 MiB constant 1"
+
+
+def test_a_model_walk_resumes_across_requests_at_one_stop_until_complete():
+    """Each request walks what fits and the next resumes: a NaN in the last tensor is found,
+    and the line says stats… until then (never a clean line before the walk is done)."""
+    model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(200)])
+    with torch.no_grad():
+        model[-1].bias[0] = float("nan")
+    epoch, lines = object(), []
+    for _ in range(2000):
+        request = budget.Budget(0.005, epoch)
+        with budget.activate(request):
+            lines.append(summarize(model))
+        if PENDING_NOTE not in lines[-1]:
+            break
+    assert len(lines) > 1 and all(PENDING_NOTE in line for line in lines[:-1])
+    assert "NaN/Inf in 199.bias" in lines[-1] and PENDING_NOTE not in lines[-1]
+    found = [i for i, line in enumerate(lines) if "NaN" in line]
+    assert found == list(range(found[0], len(lines)))  # once found (late: the last layer), kept
+    hits = aggregates.MODULE_LINES.hits
+    with budget.activate(budget.Budget(0.005, epoch)):
+        assert summarize(model) == lines[-1]
+    assert aggregates.MODULE_LINES.hits == hits + 1
+
+
+def test_a_pending_model_leaves_time_for_the_values_after_it():
+    def layers():
+        return torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(300)])
+
+    twin, model, after = layers(), layers(), torch.randn(100)
+    start = time.monotonic()
+    module_info.describe_module(twin, check=False)  # what the line costs without its walk, here
+    header = time.monotonic() - start
+    with budget.activate(budget.Budget(3 * header, object())):  # far less than the walk needs
+        first, second = summarize(model), summarize(after)
+    assert PENDING_NOTE in first and "μ=" in second
