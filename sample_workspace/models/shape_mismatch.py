@@ -22,3 +22,11 @@ class LeNetish(nn.Module):
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)  # 15 -> 13 -> 6
         x = x.flatten(1)
         return self.fc2(F.relu(self.fc1(x)))
+
+
+def torchdoctor_example():
+    """LeNet's images are 32x32. Without this, Torch Doctor solves the input size from fc1 instead:
+    28x28 gives the 16 x 5 x 5 features it was written for, and that is no bug."""
+    import torch
+
+    return LeNetish(), (torch.randn(8, 3, 32, 32), None)

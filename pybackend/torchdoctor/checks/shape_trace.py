@@ -188,6 +188,8 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}
     calls = [r for r in tr.rows if r.status == "ok" and r.depth > 0]
     result["details"] = {"modulesCalled": len(tr.rows), "batchSize": batch}
+    if tr.failure is not None and _ours(ex, options, result, tr):
+        return result
     if tr.failure is not None:
         result["verdict"] = R.FAIL
         result["headline"] = f"The forward of {ex.model.__class__.__name__} raises in " + (
@@ -208,6 +210,26 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     )
     result["sentences"] = warnings
     return result
+
+
+def _ours(ex, options: dict, result: dict, tr: Trace) -> bool:
+    """A Linear that rejects the features of an input size we assumed is a WARN about our guess,
+    not a FAIL about the model (the mnist Net at 32x32 is no flatten-size bug)."""
+    from .example.infer import assumed_size_failure
+
+    text = assumed_size_failure(ex, options)
+    failure = tr.failure
+    if text is None or failure is None:
+        return False
+    result["verdict"] = R.WARN
+    result["headline"] = (
+        f"The forward of {type(ex.model).__name__} raises in `{failure.module_name}` at an input size Torch Doctor assumed."
+    )
+    result["sentences"] = [text, f"{type(failure.exc).__name__}: {str(failure.exc).strip().splitlines()[0]}"]
+    result["details"]["exception"] = type(failure.exc).__name__
+    result["details"]["failingModule"] = failure.module_name
+    result["details"]["assumedInput"] = True
+    return True
 
 
 def _batch_size(inputs: tuple) -> int | None:

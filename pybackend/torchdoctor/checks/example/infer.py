@@ -71,18 +71,75 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
         ), f"Input: {shape} ({order}) from the {where}, input_size={layer.input_size})."
     if isinstance(layer, nn.modules.conv._ConvNd):
         dims = len(layer.kernel_size)
-        size = int(options.get("spatialSize", DEFAULT_SPATIAL[dims]))
         if layer.in_channels == 0:
             raise _no_layer_error(cls, model)
+        size, why = _spatial(model, layer, dims, options, dtype, device)
         shape = (batch, layer.in_channels) + (size,) * dims
         return (_randn(shape, g, dtype, device),), (
             f"Input: {shape} (N, C{', L' if dims == 1 else ', H, W' if dims == 2 else ', D, H, W'}) from the {where}, "
-            f"in_channels={layer.in_channels}); spatial size {size} is Torch Doctor's default (option spatialSize)."
+            f"in_channels={layer.in_channels}); {why}."
         )
     if layer.in_features == 0:  # a lazy Linear decides its size on the first batch
         raise _no_layer_error(cls, model)
     shape = (batch, layer.in_features)
     return (_randn(shape, g, dtype, device),), f"Input: {shape} from the {where}, in_features={layer.in_features})."
+
+
+def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[int, str]:
+    """The given spatialSize, else the one the first Linear after the convs fixes, else our default."""
+    from .spatial import solve
+
+    if options.get("spatialSize") is not None:
+        return int(options["spatialSize"]), f"spatial size {int(options['spatialSize'])} from the option spatialSize"
+    default = DEFAULT_SPATIAL[dims]
+    solved = solve(model, conv, dims, default, dtype, device)
+    if solved is not None and solved[1]:
+        return solved[0], solved[1] + " (option spatialSize to choose another)"
+    if solved is not None:
+        return default, f"spatial size {default} is Torch Doctor's default and fits the Linear after the convolutions"
+    return default, f"spatial size {default} is Torch Doctor's default, an assumption (option spatialSize)"
+
+
+def assumed_spatial(ex, options: dict) -> bool:
+    """True when the input's spatial size is Torch Doctor's guess, not the user's."""
+    import torch.nn as nn
+
+    if ex.source != "inferred" or options.get("spatialSize") is not None:
+        return False
+    found = _first_layer(ex.model)
+    return found is not None and isinstance(found[1], nn.modules.conv._ConvNd)
+
+
+def assumed_size_failure(ex, options: dict) -> str | None:
+    """The sentence for a forward that fails at a Linear after the convolutions when the spatial size
+    was our assumption: the mismatch may be ours, so no bug is claimed. None in any other case."""
+    import torch.nn as nn
+
+    from ..shape_trace import trace
+
+    if not assumed_spatial(ex, options):
+        return None
+    failure = trace(ex.model, ex.inputs, ex.kwargs).failure
+    if failure is None or not isinstance(failure.module, nn.Linear):
+        return None
+    got = failure.input_shapes[0][-1] if failure.input_shapes and isinstance(failure.input_shapes[0], list) else "?"
+    shape = tuple(ex.inputs[0].shape)
+    return (
+        f"At the input size Torch Doctor assumed, {shape}, the features reaching `{failure.module_name}` are {got}, not its "
+        f"in_features={failure.module.in_features}, and no square input size up to 512 gives {failure.module.in_features}. "
+        f"That may be our assumption rather than a bug: give the size with the option spatialSize, or add a "
+        f"{EXAMPLE_FUNCTION}() that builds one real batch."
+    )
+
+
+def _assumption_error(ex, options: dict) -> ExampleError | None:
+    text = assumed_size_failure(ex, options)
+    if text is None:
+        return None
+    cls = type(ex.model)
+    return ExampleError(
+        R.ERR_NEEDS_EXAMPLE, text, snippet=example_snippet(cls.__name__, [], forward_params(cls)), inferred=ex.inferred
+    )
 
 
 def _first_layer(model):
@@ -150,6 +207,9 @@ def complete(ex: Example, options: dict) -> Example:
     except Exception as exc:
         from ..shape_trace import explain_forward_failure
 
+        assumed = _assumption_error(ex, options)
+        if assumed is not None:
+            raise assumed from None
         why = explain_forward_failure(ex.model, ex.inputs) or f"{type(exc).__name__}: {exc}"
         raise ExampleError(
             R.ERR_FORWARD,

@@ -120,3 +120,42 @@ def test_forward_that_raises_is_explained_for_the_other_checks():
     assert info.value.kind == R.ERR_FORWARD
     assert "Layer `fc1` (Linear) expects 400 input features" in info.value.message
     assert info.value.message.endswith("Run the Shape trace to see where.")
+
+
+def test_the_mnist_net_is_inferred_at_28x28_from_fc1(tmp_path: Path):
+    # pytorch/examples mnist: conv, conv, a functional max_pool, flatten, fc1 in_features 9216
+    path = model_file(
+        tmp_path,
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv1 = nn.Conv2d(1, 32, 3, 1)\n        self.conv2 = nn.Conv2d(32, 64, 3, 1)\n"
+        "        self.bn = nn.BatchNorm2d(64)\n        self.fc1 = nn.Linear(9216, 128)\n        self.fc2 = nn.Linear(128, 10)\n\n"
+        "    def forward(self, x):\n        x = F.max_pool2d(self.bn(F.relu(self.conv2(F.relu(self.conv1(x))))), 2)\n"
+        "        return F.log_softmax(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))), dim=1)\n",
+    )
+    ex = example(path, "Net", targets=False)
+    assert tuple(ex.inputs[0].shape) == (8, 1, 28, 28)
+    assert "28x28 solved from fc1 (Linear, in_features=9216)" in ex.inferred[1]
+    assert int(ex.model.bn.num_batches_tracked) == 0  # the probes left batch norm's statistics alone
+    assert ex.model.training
+
+
+def test_no_bug_is_claimed_from_an_input_size_we_assumed(tmp_path: Path):
+    # fc1 wants 1000 features: no square input gives 8 * s * s = 1000, so the size stays our guess
+    path = model_file(
+        tmp_path,
+        "import torch\n\nclass Odd(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3, padding=1)\n        self.fc1 = nn.Linear(1000, 4)\n\n"
+        "    def forward(self, x):\n        return self.fc1(torch.flatten(self.conv(x), 1))\n",
+    )
+    with pytest.raises(E.ExampleError) as info:
+        example(path, "Odd")
+    assert info.value.kind == R.ERR_NEEDS_EXAMPLE
+    assert "may be our assumption rather than a bug" in info.value.message
+    assert "flatten-size mistake" not in info.value.message
+    from support.checks import new_result, quiet
+    from torchdoctor.checks import shape_trace
+
+    r = shape_trace.run(example(path, "Odd", targets=False), {}, quiet, new_result("shapes"))
+    assert r["verdict"] == "WARN" and "assumed" in r["headline"]
+    assert not any("flatten-size mistake" in s for s in r["sentences"])
