@@ -146,6 +146,15 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
             R.ERR_USAGE,
             f"runCheck needs uri, className and check (one of {', '.join(R.CHECKS)})",
         )
+    if os.environ.get(protocol.UNTRUSTED_ENV) == "1":
+        return R.error_result(
+            check,
+            class_name,
+            path,
+            R.ERR_USAGE,
+            "This workspace is in Restricted Mode: a check imports and runs its code. "
+            "Trust the workspace (Manage Workspace Trust) to run checks; lint works without trust.",
+        )
     settings = await read_check_settings(ls)
     options = dict(p.get("options") or {}) if isinstance(p.get("options") or {}, dict) else {}
     options.setdefault("batchSize", settings.batch_size)

@@ -65,6 +65,10 @@ RUN_CHECK = "torchDoctor/runCheck"
 # position (for the editor context menu). Params: FindModelsParams; result: FindModelsResult.
 FIND_MODELS = "torchDoctor/findModels"
 
+# Environment variable the extension sets to "1" while the workspace is in Restricted Mode
+# (extension/src/backend/trustPolicy.ts): runCheck then answers an ERROR instead of running code.
+UNTRUSTED_ENV = "TORCHDOCTOR_UNTRUSTED_WORKSPACE"
+
 # Client settings the checks read, with workspace/configuration (scopeUri = the file's uri).
 CONFIG_SECTION = "torchDoctor"
 SETTING_PYTHON = "torchDoctor.python"  # string; "" = the backend's own interpreter

@@ -340,3 +340,27 @@ async def test_unsaved_text_is_used_for_a_uri_with_escapes(client: LanguageClien
         {"uri": uri, "className": "Second", "check": "shapes"},
     )
     assert result.verdict == "PASS", result.headline  # the file on disk has no class Second
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "torchdoctor.server", "--stdio"],
+        server_env=dict(os.environ, **{protocol.UNTRUSTED_ENV: "1"}),
+    ),
+)
+async def untrusted(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=_capabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_restricted_mode_refuses_checks_and_keeps_lenses(untrusted: LanguageClient, tmp_path: Path):
+    pid_file = tmp_path / "pid"
+    uri = _open(untrusted, tmp_path / "hangs.py", _hanging(pid_file))
+    assert len(await _lenses(untrusted, uri)) == 4  # reading code needs no trust
+    result = await untrusted.protocol.send_request_async(
+        protocol.RUN_CHECK, {"uri": uri, "className": "Hangs", "check": "shapes"}
+    )
+    assert result.verdict == "ERROR" and result.error.kind == "usage"
+    assert "Restricted Mode" in result.headline and "Trust the workspace" in result.headline
+    assert not pid_file.exists(), "the model file was imported in an untrusted workspace"
