@@ -94,12 +94,13 @@ def _imported(cls, class_name: str, init_args: list[str]) -> str:
 
 
 def _config_class(cls) -> str | None:
-    """The one ``...Config`` class of the model's module (nanoGPT's ``GPTConfig``), if there is one."""
+    """``<Class>Config`` in the model's module (nanoGPT's ``GPTConfig``), else its only ``...Config`` class."""
     import sys
 
     module = sys.modules.get(getattr(cls, "__module__", ""), None)
     found = [n for n, v in vars(module).items() if inspect.isclass(v) and n.endswith("Config")] if module else []
-    return found[0] if len(found) == 1 else None
+    own = f"{cls.__name__}Config"
+    return own if own in found else found[0] if len(found) == 1 else None
 
 
 def _optional_target_arg(cls) -> str | None:
