@@ -25,6 +25,8 @@ import { interpretPreflight, isProblem, PreflightOutcome, PreflightProblem, PREF
 import { SERVER_INFO, ServerInfo } from '../protocol';
 import { RestartPolicy } from './restartPolicy';
 import { StatusBar } from './statusBar';
+import { trustEnv } from './trustPolicy';
+import { DEFAULT_PING, PingEvent, PingMonitor } from './pingMonitor';
 
 const PREFLIGHT_TIMEOUT_MS = 20_000;
 /** globalState: interpreters whose "no torch" warning the user asked not to see again. */
@@ -38,6 +40,12 @@ export class Backend implements vscode.Disposable {
   private healthRun = 0;
   /** Interpreters already warned about in this window (once is enough; the status item stays). */
   private readonly warnedNoTorch = new Set<string>();
+  /** A backend that is alive but stopped answering is noticed (and restarted) by this. */
+  private readonly pinger = new PingMonitor(
+    () => this.languageClient?.sendRequest(SERVER_INFO, {}) ?? Promise.resolve(),
+    (event, misses) => this.onPing(event, misses),
+  );
+  private readyDetail = '';
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -45,6 +53,13 @@ export class Backend implements vscode.Disposable {
     private readonly status: StatusBar,
   ) {
     this.policy = new RestartPolicy(backendSettings().maxRestarts);
+    // Trust granted: restart, so the backend's environment and torchDoctor.python reflect it.
+    context.subscriptions.push(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.log.info('The workspace is now trusted; restarting the backend so checks can run');
+        void this.restart();
+      }),
+    );
   }
 
   /** The running client, for features that send requests; undefined when not ready. */
@@ -81,6 +96,7 @@ export class Backend implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
+    this.pinger.stop();
     const client = this.client;
     this.client = undefined;
     if (!client) {
@@ -154,6 +170,7 @@ export class Backend implements vscode.Disposable {
       PYTHONPATH: [...ours, ...existing].join(path.delimiter),
       PYTHONUNBUFFERED: '1',
       TORCHDOCTOR_LOG_LEVEL: backendSettings().logLevel,
+      ...trustEnv(vscode.workspace.isTrusted),
     };
   }
 
@@ -220,7 +237,25 @@ export class Backend implements vscode.Disposable {
     } catch (err) {
       this.log.warn(`Backend did not answer ${SERVER_INFO}: ${errorText(err)}`);
     }
-    this.status.set('ready', `Backend ${detail}`);
+    this.readyDetail = `Backend ${detail}`;
+    this.status.set('ready', this.readyDetail);
+    this.pinger.start();
+  }
+
+  private onPing(event: PingEvent, misses: number): void {
+    const waited = Math.round((misses * DEFAULT_PING.timeoutMs) / 1000);
+    if (event === 'recovered') {
+      this.log.info(`The backend answers again (after ${misses} unanswered ping${misses > 1 ? 's' : ''})`);
+      this.status.set('ready', this.readyDetail);
+    } else if (event === 'unresponsive') {
+      const msg = `The backend is running but has not answered for ${waited} s (busy or stuck).`;
+      this.log.warn(msg);
+      this.status.set('error', `${msg} It is restarted if it stays silent.`);
+    } else {
+      this.log.error(`The backend has not answered ${misses} pings in a row (${waited} s): restarting it`);
+      this.status.set('restarting', 'The backend stopped answering; restarting it…');
+      void this.restart();
+    }
   }
 
   private fail(problem: PreflightProblem): void {

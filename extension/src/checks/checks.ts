@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { WorkDoneProgress, WorkDoneProgressReport } from 'vscode-languageclient';
 import { Backend } from '../backend/backend';
 import { offerInterpreterFix } from '../backend/interpreterPicker';
+import { ensureTrusted } from '../backend/trust';
 import { CheckResultPanel } from './checkResultPanel';
 import {
   CheckKind,
@@ -50,6 +51,9 @@ class CheckRunner {
 
   /** Context menu / palette: the model class around the cursor. */
   async runAtCursor(check: CheckKind): Promise<void> {
+    if (!(await ensureTrusted('model check'))) {
+      return;
+    }
     const editor = vscode.window.activeTextEditor;
     const client = this.client();
     if (!client) {
@@ -85,6 +89,9 @@ class CheckRunner {
 
   /** Run one check with a cancellable progress notification; draw the result beside the editor. */
   async run(args: RunCheckArgs): Promise<void> {
+    if (!(await ensureTrusted('model check'))) {
+      return;
+    }
     const client = this.client();
     if (!client) {
       return;
