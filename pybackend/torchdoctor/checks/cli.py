@@ -1,9 +1,12 @@
 """``torchdoctor check overfit|lr-find|gradcheck|shapes FILE[::ClassName]`` (no torch here).
 
-Runs the check in a worker of ``--python`` (default: this interpreter), prints the
-result as text (or ``--json``), and exits 0 on PASS/WARN, 1 on FAIL, 2 when the
+Runs the check in a worker of ``--python`` (default: this interpreter) in ``--cwd``
+(default: the current folder, as the editor runs it in the workspace folder), prints
+the result as text (or ``--json``), and exits 0 on PASS/WARN, 1 on FAIL, 2 when the
 check could not run (usage, setup, time limit). ``::ClassName`` may be left out
-when the file defines exactly one ``nn.Module`` class.
+when the file defines exactly one ``nn.Module`` class. The file is imported as its
+project would: inside a package by its dotted name with the package root on the
+import path; ``--pythonpath`` adds more folders.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from . import jobs, text_report
 from . import result as R
 from .safe_discovery import discover_safely
 from .source_text import SourceError, read_source
+
+BUDGET_SHARE = 0.5  # of --timeout for the gradient check's sampling and the LR finder's sweep
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +46,21 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         help="time limit in seconds (default %(default)g)",
     )
     p.add_argument("--python", default="", help="interpreter with torch to run the check in (default: this one)")
+    p.add_argument(
+        "--cwd",
+        default=None,
+        metavar="DIR",
+        help="folder the check runs in, where relative paths in your code start (default: the current folder, "
+        "as the editor uses the workspace folder)",
+    )
+    p.add_argument(
+        "--pythonpath",
+        action="append",
+        default=[],
+        metavar="PATHS",
+        help=f"folders to put first on the worker's import path ('{os.pathsep}'-separated, repeatable); "
+        "the file's package root is added anyway",
+    )
     p.add_argument("--batch-size", type=int, default=None, help="batch size of an inferred example (default 8)")
     p.add_argument(
         "--options", default="{}", metavar="JSON", help='more check options, e.g. \'{"steps": 300, "spatialSize": 28}\''
@@ -82,7 +102,15 @@ def _spec(args: argparse.Namespace):
     if args.csv:
         if args.check != R.LR_FIND:
             return "--csv applies to lr-find only"
-        options["csv"] = os.path.abspath(args.csv)  # the worker runs in the file's folder
+        options["csv"] = os.path.abspath(args.csv)  # the worker runs in --cwd
+    # the bounded checks stop sampling in time to report what they measured, before the limit kills them
+    options.setdefault("timeBudgetSeconds", round(BUDGET_SHARE * args.timeout, 3))
+    cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    if not os.path.isdir(cwd):
+        return f"--cwd {args.cwd}: no such folder"
+    problem = _add_python_path(args.pythonpath)
+    if problem:
+        return problem
     file, _, class_name = args.target.partition("::")
     if not os.path.isfile(file):
         return f"no such file: {file}"
@@ -92,8 +120,26 @@ def _spec(args: argparse.Namespace):
             return found
         class_name = found[2:]
     return jobs.JobSpec(
-        args.check, os.path.abspath(file), class_name, python=args.python, options=options, timeout=args.timeout
+        args.check,
+        os.path.abspath(file),
+        class_name,
+        python=args.python,
+        options=options,
+        timeout=args.timeout,
+        cwd=cwd,
     )
+
+
+def _add_python_path(entries: list[str]) -> str | None:
+    """Prepend ``--pythonpath`` folders to PYTHONPATH, which the worker inherits; or the usage error."""
+    folders = [os.path.abspath(f) for e in entries for f in e.split(os.pathsep) if f]
+    missing = [f for f in folders if not os.path.isdir(f)]
+    if missing:
+        return f"--pythonpath: no such folder: {', '.join(missing)}"
+    if folders:
+        old = os.environ.get("PYTHONPATH", "")
+        os.environ["PYTHONPATH"] = os.pathsep.join(folders + ([old] if old else []))
+    return None
 
 
 def _only_class(file: str) -> str:

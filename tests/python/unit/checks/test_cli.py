@@ -77,6 +77,40 @@ def test_usage_errors_exit_2_without_starting_a_worker(tmp_path: Path, capsys):
     assert "syntax error at line 1" in capsys.readouterr().err
 
 
+def test_a_package_module_runs_from_the_current_folder_with_pythonpath(tmp_path: Path, capsys, monkeypatch):
+    # minGPT's layout (pkg/model.py imports pkg.utils), a helper outside the project, a data file
+    # opened relative to the project folder, as the editor runs it in the workspace folder
+    project, lib = tmp_path / "proj", tmp_path / "lib"
+    (project / "pkg").mkdir(parents=True)
+    (project / "data").mkdir()
+    lib.mkdir()
+    (project / "data" / "width.txt").write_text("6")
+    write(project / "pkg", "__init__.py", "")
+    write(project / "pkg", "utils.py", "IN = 4\n")
+    write(lib, "helpers.py", "def width():\n    return int(open('data/width.txt').read())\n")
+    model = write(
+        project / "pkg",
+        "model.py",
+        "import torch.nn as nn\nfrom pkg.utils import IN\nimport helpers\n\nWIDTH = helpers.width()\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(IN, WIDTH)\n\n"
+        "    def forward(self, x):\n        return self.fc(x)\n",
+    )
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert main(["check", "shapes", "pkg/model.py", "--pythonpath", str(lib)]) == 0, capsys.readouterr()
+    assert "(8, 4) -> (8, 6)" in capsys.readouterr().out
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert main(["check", "shapes", str(model)]) == 2  # without the helper's folder
+    assert "No module named 'helpers'" in capsys.readouterr().out
+
+
+def test_cwd_and_pythonpath_must_be_folders(tmp_path: Path, capsys):
+    assert main(["check", "shapes", str(MODELS / "mlp.py"), "--cwd", str(tmp_path / "nope")]) == 2
+    assert "--cwd" in capsys.readouterr().err
+    assert main(["check", "shapes", str(MODELS / "mlp.py"), "--pythonpath", str(tmp_path / "nope")]) == 2
+    assert "--pythonpath: no such folder" in capsys.readouterr().err
+
+
 def test_interpreter_without_torch_exits_2(no_torch_python: str, capsys):
     assert main(["check", "shapes", f"{MODELS / 'mlp.py'}::TinyMLP", "--python", no_torch_python]) == 2
     assert f"torch is not installed in {no_torch_python}" in capsys.readouterr().out
