@@ -119,3 +119,15 @@ async def test_a_file_too_large_to_lint_says_so_in_one_note(client: LanguageClie
     (note,) = client.diagnostics[uri]
     assert note.severity == types.DiagnosticSeverity.Information
     assert "file too large for analysis" in note.message and "MB limit" in note.message
+
+
+@pytest.mark.parametrize("encoding", ["latin-1 coding cookie", "UTF-8 BOM"])
+async def test_unopened_files_are_read_as_python_reads_them(client: LanguageClient, tmp_path: Path, encoding: str):
+    body = "import torch.nn as nn\nNAME = 'caf\xe9'\n\n\nclass Cafe(nn.Module):\n    pass\n"
+    path = tmp_path / "cafe.py"
+    if encoding == "UTF-8 BOM":
+        path.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
+    else:
+        path.write_bytes(("# -*- coding: latin-1 -*-\n" + body).encode("latin-1"))
+    found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": path.as_uri()})
+    assert found.error is None and [m.name for m in found.models] == ["Cafe"]
