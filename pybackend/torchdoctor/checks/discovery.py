@@ -55,6 +55,7 @@ class ModelClass:
     bases: list = field(default_factory=list)  # base expressions as written
     initRequired: list = field(default_factory=list)  # __init__ parameters without a default
     forwardInputs: list = field(default_factory=list)  # forward parameters after self
+    origin: str = "class"  # "class" (defined here), "constructed" (an imported class built at module level), "example"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,6 +67,9 @@ class Discovery:
 
     models: list  # of ModelClass, in source order
     hasExample: bool  # the file defines ``torchdoctor_example``
+    # imported model classes the file builds at module level, and the class torchdoctor_example()
+    # builds: the checks are offered over them too (origin "constructed" / "example")
+    constructed: list = field(default_factory=list)
 
     def find(self, name: str) -> ModelClass | None:
         return next((m for m in self.models if m.name == name or m.qualname == name), None)
@@ -101,7 +105,10 @@ def discover(source: str, filename: str = "<file>") -> Discovery:
     has_example = any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == EXAMPLE_FUNCTION for n in tree.body
     )
-    return Discovery(models=models, hasExample=has_example)
+    from .discovery_constructed import constructed_models
+
+    built = constructed_models(tree, aliases, module_names, lines)
+    return Discovery(models=models, hasExample=has_example, constructed=built)
 
 
 def _torch_aliases(tree: ast.AST) -> dict[str, str]:

@@ -65,7 +65,8 @@ def register(server: LanguageServer) -> None:
         if source is None:
             return []
         found, _ = await cache.get(uri, documents.fs_path(uri), source, _version(ls, uri))
-        return [lens for model in found.models for lens in _lenses(params.text_document.uri, model)]
+        targets = found.models + found.constructed  # imported classes built here, the example's class
+        return [lens for model in targets for lens in _lenses(params.text_document.uri, model)]
 
     @server.feature(protocol.FIND_MODELS)
     async def find_models(ls: LanguageServer, params: Any) -> dict:

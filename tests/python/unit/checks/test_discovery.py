@@ -161,3 +161,73 @@ def test_backend_modules_never_import_torch():
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def constructed(source: str) -> list[tuple[str, str]]:
+    return [(m.qualname, m.origin) for m in discover(code(source)).constructed]
+
+
+def test_an_imported_model_built_at_module_level_is_offered():
+    # a Hugging Face script: no class of its own
+    src = """
+        import torch
+        from transformers import GPT2Config, GPT2LMHeadModel, AutoTokenizer
+        import transformers as tf
+        from torch.utils.data import DataLoader
+
+        config = GPT2Config(n_layer=2, n_embd=64, n_head=2)
+        model = GPT2LMHeadModel(config).to("cpu").eval()
+        other = tf.BertForSequenceClassification(tf.BertConfig())
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        loader = DataLoader([1, 2, 3])
+        g = torch.Generator()
+        head = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        """
+    assert constructed(src) == [
+        ("GPT2LMHeadModel", "constructed"),
+        ("tf.BertForSequenceClassification", "constructed"),
+        ("torch.nn.Sequential", "constructed"),
+    ]
+    found = discover(code(src))
+    assert found.models == []  # the file's own classes stay the file's own
+    lens = found.constructed[0]
+    assert (lens.nameRange.start.line, lens.nameRange.start.character) == (6, 8)  # on `GPT2LMHeadModel`
+
+
+def test_a_name_that_reads_as_a_model_counts_for_an_imported_class():
+    src = """
+        from mylib import Thing, Stuff
+        net = Thing(3)
+        stuff = Stuff(3)
+        """
+    assert constructed(src) == [("Thing", "constructed")]
+
+
+def test_torchdoctor_example_gets_the_class_it_builds():
+    local = """
+        import torch
+        import torch.nn as nn
+        from model import GPT, GPTConfig
+
+        class Head(nn.Module):
+            pass
+
+        def torchdoctor_example():
+            model = GPT(GPTConfig(n_layer=2))
+            return model, (torch.randint(0, 65, (4, 16)), None)
+        """
+    assert constructed(local) == [("GPT", "example")]
+    found = discover(code(local))
+    entry = found.constructed[0]
+    assert entry.nameRange.start.line == 7 and entry.nameRange.start.character == 4  # on the def's name
+    own = """
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            pass
+
+        def torchdoctor_example():
+            return {"model": Net(), "inputs": ()}
+        """
+    assert constructed(own) == [("Net", "example")]
+    assert constructed("def torchdoctor_example():\n    return make()\n") == []
