@@ -322,6 +322,8 @@ async def _spawn(python: str, run: _Run) -> asyncio.subprocess.Process:
         os.write(run.control_w, (run.nonce + "\n").encode("ascii"))
         env[worker_guard.CONTROL_FD] = str(control_r)
         kwargs["pass_fds"] = (control_r,)
+    else:  # no fd passing: the nonce travels in the environment
+        env[worker_guard.NONCE] = run.nonce
     try:
         return await asyncio.create_subprocess_exec(
             *worker_command(python, spec),

@@ -32,6 +32,7 @@ from typing import Optional
 CONTROL_FD = "TORCHDOCTOR_CONTROL_FD"
 PARENT_PID = "TORCHDOCTOR_PARENT_PID"
 MEMORY_LIMIT_MB = "TORCHDOCTOR_MEMORY_LIMIT_MB"
+NONCE = "TORCHDOCTOR_RESULT_NONCE"  # where there is no control pipe (Windows): the nonce itself
 _PR_SET_PDEATHSIG = 1
 
 memory_limit_mb: Optional[int] = None  # what was set, for the out-of-memory message
@@ -46,9 +47,10 @@ def install() -> Optional[str]:
     _limit_memory(_pop_int(MEMORY_LIMIT_MB))
     fd = _pop_int(CONTROL_FD)
     if fd is None:
-        return None
+        return os.environ.pop(NONCE, None)
     nonce = _read_line(fd)
     from . import process_tree  # noqa: F401 - imported now, not inside a signal handler mid-import
+
     threading.Thread(target=_watch, args=(fd,), name="torchdoctor-parent-watch", daemon=True).start()
     return nonce
 
