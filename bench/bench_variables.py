@@ -10,8 +10,9 @@ scenes, each printed as ratios to baselines measured in this run, with the load 
 2. **Hover** on one tensor of 1e8 elements of each dtype (f32, bf16, f16, i64, u8, bool), cold:
    at most 150 ms, or a budgeted line (``stats…``), against plain debugpy's hover and a DAP round
    trip (``evaluate('1')``).
-3. **A model with 2,000 parameter tensors**: the second hover of it against a cache hit (the
-   second hover of a small tensor). Target <= 1.1x: constant, not per parameter.
+3. **A model with 2,000 parameter tensors**: its first hover, how many more hovers its NaN/Inf
+   walk needed to complete (each walks on within the budget), then a hover of it against a cache
+   hit (a hover of a small tensor already shown). Target <= 1.1x: constant, not per parameter.
 
     .venv/bin/python bench/bench_variables.py [--repeat 3] [--backend PATH] [--quick]
 
@@ -139,6 +140,13 @@ def listing_scene(dap: DAPClient, stop, with_plugin: bool, repeat: int) -> Dict[
         out["second"].append(timed(listing)[0])
     values = {v["name"]: v["value"] for v in variables}
     out["pending_first"] = sum(PENDING in v for v in values.values())
+    settle = 0  # listings until nothing says stats… (each computes what fits and keeps it)
+    while settle < 60 and any(PENDING in v["value"] for v in variables):
+        variables = listing()
+        settle += 1
+    out["settle"] = settle
+    out["settled"] = min(timed(listing)[0] for _ in range(repeat))
+    values = {v["name"]: v["value"] for v in variables}
     out["sample"], out["model"] = values["t00"], values["model"]
     return out
 
@@ -163,10 +171,14 @@ def model_scene(dap: DAPClient, stop) -> Dict[str, float]:
         return timed(lambda: dap.evaluate(name, stop.frame_id, "hover"))[0]
 
     first = hover("big_model")
+    settle = 0
+    while settle < 200 and PENDING in dap.evaluate("big_model", stop.frame_id, "hover")["result"]:
+        settle += 1  # each hover walks on where the last one stopped
     hover("small")
     tries = range(7)
     return {
         "first": first,
+        "settle": settle,
         "second": statistics.median(hover("big_model") for _ in tries),
         "hit": statistics.median(hover("small") for _ in tries),
         "round_trip": statistics.median(timed(lambda: dap.evaluate("1", stop.frame_id, "hover"))[0] for _ in tries),
@@ -211,6 +223,11 @@ def report(args, ours: Dict, plain: Dict, loads: List[float]) -> None:
     nxt = ours["next_stop"]
     print(f"   listing at the next stop    {nxt * 1000:8.1f} ms  {nxt / max(plain['next_stop'], 1e-9):5.2f}x plain")
     print(f"   values deferred (stats…) in the last first listing: {ours['listing']['pending_first']}")
+    settled = ours["listing"]["settled"]
+    print(
+        f"   listings until none says stats…: {ours['listing']['settle']}; then a listing takes "
+        f"{settled * 1000:.1f} ms = {settled / base:5.2f}x plain"
+    )
     trip = ours["model"]["round_trip"]
     print(f"\n2. Hover, cold, on {args.hover_elements:,} elements (DAP round trip {trip * 1000:.1f} ms)")
     for dtype in DTYPES:
@@ -223,10 +240,11 @@ def report(args, ours: Dict, plain: Dict, loads: List[float]) -> None:
         )
     model = ours["model"]
     print(f"\n3. A model with {args.big_params} parameter tensors (grads set), hover")
+    print(f"   first {model['first'] * 1000:8.1f} ms; further hovers until its line was complete: {model['settle']}")
     print(
-        f"   first {model['first'] * 1000:8.1f} ms; second {model['second'] * 1000:6.1f} ms; cache hit (small tensor) "
+        f"   then a hover {model['second'] * 1000:6.1f} ms; cache hit (small tensor) {model['hit'] * 1000:6.1f} ms"
+        f" -> {model['second'] / model['hit']:5.2f}x (target <= 1.1x)"
     )
-    print(f"   {model['hit'] * 1000:6.1f} ms -> second / hit = {model['second'] / model['hit']:5.2f}x (target <= 1.1x)")
 
 
 def main() -> None:

@@ -102,7 +102,8 @@ class _Requests(object):
             seconds = VARIABLES_SECONDS if kind == "variables" and context is None else EVALUATE_SECONDS
             if context == _CLIPBOARD:
                 seconds = None  # Copy Value asks for the numbers themselves
-            made = budget_module.Budget(seconds, epoch)
+            # A Variables page shows many values: one model's walk may take half of what is left.
+            made = budget_module.Budget(seconds, epoch, 0.5 if kind == "variables" else 1.0)
             self.request, self.budget = request, made
             return made
 

@@ -50,8 +50,12 @@ class Budget:
     debug console; caches may trust values they computed under the same epoch.
     """
 
-    def __init__(self, seconds: Optional[float], epoch: Optional[Hashable] = None) -> None:
+    def __init__(self, seconds: Optional[float], epoch: Optional[Hashable] = None, walk_share: float = 0.5) -> None:
         self.seconds = seconds
+        # The share of what is left that one walk over many tensors (a model's NaN check) may
+        # take: half in a Variables page, so the values after it still get theirs; all of it
+        # for a hover, which shows one value.
+        self.walk_share = walk_share
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.epoch = epoch
         self.deferred = 0

@@ -25,8 +25,6 @@ from ..stats.blocks import collapse_expanded
 from ..stats.cache import PENDING_NOTE, IdentityCache, is_pending
 
 MODULE_LINES = IdentityCache(maxsize=1024)
-# The share of a request's remaining time one model's NaN/Inf walk may take.
-WALK_SHARE = 0.5
 ARRAYS = IdentityCache(maxsize=4096)
 
 
@@ -87,7 +85,7 @@ class _Walk:
         if active is not None and active.deadline is not None:
             # A walk takes at most a share of what is left, so the values listed after a big
             # model still get their statistics in the same request.
-            stop_at = time.monotonic() + max(active.remaining(), 0.0) * WALK_SHARE
+            stop_at = time.monotonic() + max(active.remaining(), 0.0) * active.walk_share
         with self.lock, self._torch.no_grad():
             while self.position < len(self.items):
                 if budget.cut_walk():

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from torchdoctor.runtime.stats import budget
+from torchdoctor.runtime.stats.blocks import iter_blocks
 from torchdoctor.runtime.stats.cache import PENDING_NOTE, IdentityCache, is_pending
 from torchdoctor.runtime.stats.tensor_stats import value_stats
 
@@ -66,11 +67,17 @@ def test_small_values_are_computed_a_little_past_the_deadline_but_not_far_past()
 
 def test_a_computation_running_past_the_deadline_is_cut_between_blocks():
     cache = IdentityCache()
-    t = torch.randn(BIG * 4)  # several blocks
+    t = torch.zeros(200_000)
     budget._RATES[("torch.float32", "cpu")] = 1e-15  # the estimate says it fits; it cannot
-    active = budget.Budget(1e-4)
+
+    def slow_walk():  # 100 blocks of 10 ms: a second in all, unless cut
+        return [time.sleep(0.01) for _ in iter_blocks(t, 2000)]
+
+    active = budget.Budget(0.05)
+    start = time.monotonic()
     with budget.activate(active):
-        value = cache.get_or_compute(t, ("v", 0), lambda: value_stats(t))
+        value = cache.get_or_compute(t, ("v", 0), slow_walk)
+    assert time.monotonic() - start < 100 * 0.01 / 2  # cut after a few blocks, not after all 100
     assert is_pending(value) and active.deferred == 1 and len(cache) == 0
     assert budget._RATES[("torch.float32", "cpu")] > 1e-15  # and the rate learned it was too slow
 
