@@ -74,9 +74,9 @@ def test_bool_and_complex():
 
 def test_views_sparse_and_expanded():
     base = torch.arange(12.0).reshape(3, 4)
-    assert summarize(base.t()) == "tensor[4, 3] f32 cpu 48 B μ=5.5 σ=3.61 [0, 11]"
+    assert summarize(base.t()) == "tensor[4, 3] f32 cpu 48 B non-contiguous μ=5.5 σ=3.61 [0, 11] zeros=8.33%"
     assert summarize(torch.arange(4.0).expand(1000, 4)).startswith(
-        "tensor[1000, 4] f32 cpu 15.6 KiB expanded×1000 μ=1.5"
+        "tensor[1000, 4] f32 cpu 15.6 KiB expanded×1000 (16 B stored) μ=1.5"
     )
     eye = torch.eye(100).to_sparse()
     assert summarize(eye) == "tensor[100, 100] f32 cpu sparse_coo 1.95 KiB nnz=100 (1%) μ=0.01 σ=0.0995 [0, 1]"
@@ -101,7 +101,7 @@ def test_autograd_parts():
 
 
 def test_numpy_arrays():
-    assert summarize(np.arange(12.0).reshape(3, 4)) == "ndarray[3, 4] f64 96 B μ=5.5 σ=3.61 [0, 11]"
+    assert summarize(np.arange(12.0).reshape(3, 4)) == "ndarray[3, 4] f64 96 B μ=5.5 σ=3.61 [0, 11] zeros=8.33%"
     assert (
         summarize(np.array([1.0, np.nan, np.inf], dtype=np.float32))
         == "ndarray[3] f32 12 B ⚠ NaN×1 +Inf×1 x=[1, NaN, +Inf]"
@@ -113,7 +113,7 @@ def test_numpy_arrays():
     )
     assert summarize(np.array([True, False])) == "ndarray[2] bool 2 B True×1 (50%)"
     assert summarize(np.broadcast_to(np.arange(3.0), (1000, 3))).startswith(
-        "ndarray[1000, 3] f64 23.4 KiB expanded×1000 μ=1 "
+        "ndarray[1000, 3] f64 23.4 KiB expanded×1000 (24 B stored) μ=1 "
     )
     assert (
         summarize(np.float16(1.5) * np.ones(3, dtype=np.float16)) == "ndarray[3] f16 6 B constant 1.5 x=[1.5, 1.5, 1.5]"
