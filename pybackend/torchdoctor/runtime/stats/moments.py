@@ -1,7 +1,8 @@
 """Combine per-block partial statistics into exact totals (Chan et al.'s parallel variance).
 
-Each block reports ``(n, sum, m2, min, max, nan, posinf, neginf)`` over its finite values, where
-``m2`` is the sum of squared deviations from the block's own mean. Combining centred sums keeps
+Each block reports ``(n, sum, m2, min, max, nan, posinf, neginf[, zeros])`` over its finite
+values, where ``m2`` is the sum of squared deviations from the block's own mean and ``zeros``
+counts its values equal to 0 (optional: rows without it count none). Combining centred sums keeps
 full precision even when the mean dwarfs the spread (``x = 1000 + noise``), which the one-pass
 ``E[x²] - E[x]²`` formula does not. Pure Python floats: it runs after the device work is done.
 """
@@ -17,13 +18,14 @@ Row = Sequence[float]
 def repeat(row: Row, multiplicity: int) -> Row:
     """The partials of a block whose every element occurs ``multiplicity`` times (expanded views):
     counts, sums and squared deviations scale; min and max do not."""
-    n, s, m2, low, high, nan, posinf, neginf = row
+    n, s, m2, low, high, nan, posinf, neginf = row[:8]
     k = multiplicity
-    return (n * k, s * k, m2 * k, low, high, nan * k, posinf * k, neginf * k)
+    zeros = row[8] * k if len(row) > 8 else 0
+    return (n * k, s * k, m2 * k, low, high, nan * k, posinf * k, neginf * k, zeros)
 
 
 def combine(rows: Iterable[Row]) -> Dict[str, object]:
-    """Totals of ``rows``: counts, finite min/max, mean and sample std."""
+    """Totals of ``rows``: counts (zeros included), finite min/max, mean and sample std."""
     rows = [tuple(float(v) for v in row) for row in rows]
     count = sum(row[0] for row in rows)
     nan = int(sum(row[5] for row in rows))
@@ -31,6 +33,7 @@ def combine(rows: Iterable[Row]) -> Dict[str, object]:
     neginf = int(sum(row[7] for row in rows))
     out: Dict[str, object] = {
         "count": int(count),
+        "zeros": int(sum(row[8] for row in rows if len(row) > 8)),
         "nan": nan,
         "posinf": posinf,
         "neginf": neginf,

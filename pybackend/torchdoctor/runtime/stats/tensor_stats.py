@@ -1,18 +1,19 @@
 """Exact value statistics of a dense torch tensor, at memory speed, changing nothing.
 
-Fast path: each bounded block is read for ``aminmax``, then once more (still in cache) for the
-sum and the sum of squares of ``x - c``, where ``c`` is one shift for the whole tensor, the mean
-of a few hundred evenly spaced elements. Four passes over a block, but only the first comes from
-memory, and each op is one parallel region: on a busy machine the regions, not the bytes, cost.
-NaN and Inf propagate through ``aminmax``, so finite extremes prove a block is clean and nothing
-is counted. Only when they are not is that block read again carefully, counting NaN/+Inf/-Inf and
-taking the statistics of its finite values.
+The tensor is read in memory order (a transposed or permuted view is permuted back to its
+storage order: min, max, mean and std do not depend on order), in bounded blocks.
 
-Precision: the squares are summed about ``c``, so their rounding is relative to
-``m2 + n (mean - c)²``. When the sample was unrepresentative (``c`` more than 4σ from the mean,
-which the sums themselves reveal), the blocks are read once more about the true mean. The sums of
-``x - c`` also repair the rounding of ``c`` (the "corrected two-pass" algorithm), so precision holds
-even when the mean dwarfs the spread (``1000 + noise`` in f32).
+First pass (:mod:`raw_pass`, every dtype with kernels of its own: floats, integers): per block
+one ``aminmax`` in the tensor's own dtype, then row sums and row norms of the block while it is
+in cache, and the zeros where the block's range holds 0. Integers keep exact extremes and, up to
+2**53, exact sums. NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
+clean; only the blocks whose extremes are not finite are read again carefully (NaN/+Inf/-Inf
+counted, statistics of the finite values).
+
+Precision: the sums are about 0. When they show that the mean dwarfs the spread (the squares
+exceed ``m2`` ``ILL_CONDITIONED`` times: ``1000 + noise``), the blocks are read once more about
+that mean (``_fast_rows``: the "corrected two-pass" algorithm), which restores full precision.
+Complex, quantized and float8 tensors take that second algorithm directly, about a sampled shift.
 
 All reductions run on the tensor's own device; per-block partials are stacked there and come to
 the host once, as a small table of scalars. Call under ``torch.no_grad()``.
@@ -24,14 +25,16 @@ import math
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .blocks import collapse_expanded, iter_blocks
-from .moments import Row, combine, repeat
+from .blocks import collapse_expanded, iter_blocks, memory_order
+from .guard import cpu_threads, quiet
+from .moments import combine, repeat
+from .raw_pass import plan, raw_rows
 
-# Elements per block: big enough that per-block overhead (Python, one parallel region per op)
-# vanishes, small enough that a block and the scratch buffer stay in the last-level cache between
-# the first read and the next ones (2**21 f32 = 8 MiB each; measured best of 2**20..2**23 on a
-# 32 MiB-L3 EPYC). Below 2**24 so that counts carried in float32 stay exact.
-BLOCK_CPU = 1 << 21
+# Elements per block: big enough that per-block overhead (Python, a few ops) stays small, small
+# enough that a block and its float scratch stay in the per-core cache between the first read and
+# the next ones (2**18 f32 = 1 MiB; on a loaded 2-core EPYC 2**18 beat 2**16..2**21, the shared
+# L3 being other processes' too). Below 2**24 so that counts carried in float32 stay exact.
+BLOCK_CPU = 1 << 18
 BLOCK_DEVICE = 1 << 22
 
 # Integer dtypes whose min/max torch reduces natively (exact, no float rounding).
@@ -54,30 +57,88 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
     """Statistics of all values of ``t`` (plus ``implicit_zeros`` zeros, for sparse tensors).
 
     Complex tensors are described by their magnitudes; bool tensors by how many are True.
+    ``zeros`` counts the values exactly equal to 0 (implicit zeros included).
     """
     torch = _torch()
-    base, multiplicity = collapse_expanded(t)
-    if t.dtype == torch.bool:
-        return _bool_stats(base, multiplicity, implicit_zeros)
-    convert, work_dtype = _converter(t)
-    limit = BLOCK_CPU if t.device.type == "cpu" else BLOCK_DEVICE
-    # A sparse tensor may store no values at all: then only its implicit zeros count.
-    rows: List[Row] = list(_rows(base, convert, work_dtype, limit)) if base.numel() else []
-    rows = [repeat(row, multiplicity) for row in rows]
-    if implicit_zeros:
-        rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0))
-    out = combine(rows)
-    if t.dtype.is_complex:
-        out["of"] = "abs"
-    _exact_int_extremes(base, out, implicit_zeros)
-    out["exact"] = True
-    return out
+    with quiet(), cpu_threads(torch, t):
+        base, multiplicity = collapse_expanded(t)
+        base = memory_order(base)
+        if t.dtype == torch.bool:
+            return _bool_stats(torch, base, multiplicity, implicit_zeros)
+        limit = BLOCK_CPU if t.device.type == "cpu" else BLOCK_DEVICE
+        rows, exact = _all_rows(torch, t, base, limit) if base.numel() else ([], None)
+        rows = [tuple(repeat(row, multiplicity)) for row in rows]
+        if implicit_zeros:
+            rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, implicit_zeros))
+        out = combine(rows)
+        if t.dtype.is_complex:
+            out["of"] = "abs"
+        if exact is not None:
+            low, high = exact
+            if implicit_zeros:
+                low, high = min(low, 0), max(high, 0)
+            out["min"], out["max"] = low, high
+        elif not (t.dtype.is_floating_point or t.dtype.is_complex or t.is_quantized):
+            _exact_int_extremes(base, out, implicit_zeros)
+        out["exact"] = True
+        return out
 
 
-def _bool_stats(base: Any, multiplicity: int, implicit_zeros: int) -> Dict[str, object]:
-    true = int(base.sum().item()) * multiplicity
+def _bool_stats(torch, base: Any, multiplicity: int, implicit_zeros: int) -> Dict[str, object]:
+    """True counted by ``count_nonzero`` (one read of a byte each; a sum widens every byte)."""
+    parts = [torch.count_nonzero(b) for b in iter_blocks(base, BLOCK_DEVICE * 8)]
+    true = int(torch.stack(parts).sum().item()) * multiplicity if parts else 0
     count = base.numel() * multiplicity + implicit_zeros
-    return {"count": count, "true": true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
+    return {"count": count, "true": true, "zeros": count - true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
+
+
+def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:
+    """Block rows ``(n, sum, m2, min, max, nan, +inf, -inf, zeros)`` and exact integer extremes."""
+    how = plan(torch, base)
+    if how is None:
+        convert, work_dtype = _converter(t)
+        return _rows(base, convert, work_dtype, limit), None
+    raw, exact = raw_rows(torch, base, how, limit)
+    if how["work"] != torch.float64 and base.device.type != "mps" and _overflowed(raw):
+        how = dict(how, work=torch.float64)  # |x| ~ 1e18: float32 squares overflow; not in float64
+        raw, exact = raw_rows(torch, base, how, limit)
+    work = how["work"]
+    convert = (lambda b: b) if base.dtype == work else (lambda b: b.to(work))
+    clean = [i for i, row in enumerate(raw) if math.isfinite(row[3]) and math.isfinite(row[4])]
+    rows: List[Tuple[Any, ...]] = [(n, s, q - s * s / n, lo, hi, 0, 0, 0, z) for n, s, q, lo, hi, z in raw]
+    better = None if _constant(raw, clean) else _better_shift([(raw[i][0], 0.0, raw[i][1], raw[i][2]) for i in clean])
+    if better is not None:  # the mean dwarfs the spread: sum the squares about the mean instead
+        scratch = torch.empty(min(limit, base.numel()), dtype=work, device=base.device)
+        shift = torch.tensor(better, dtype=work, device=base.device)
+        shifted, _ = _fast_rows(torch, base, convert, scratch, shift, limit)
+        for i in clean:
+            rows[i] = shifted[i][:8] + (raw[i][5],)
+    for i in clean:
+        if rows[i][0] and _same(rows[i][3], rows[i][4]):
+            rows[i] = rows[i][:2] + (0.0,) + rows[i][3:]  # a constant block: no rounding noise in m2
+    dirty = [i for i in range(len(raw)) if i not in set(clean)]
+    if dirty:
+        for i, row in zip(dirty, _careful_rows(torch, base, convert, limit, dirty)):
+            rows[i] = row
+    return rows, exact
+
+
+def _overflowed(raw: List[Tuple[float, ...]]) -> bool:
+    """A block with finite extremes whose sums are not finite: the work dtype overflowed."""
+    return any(
+        math.isfinite(row[3]) and math.isfinite(row[4]) and not (math.isfinite(row[1]) and math.isfinite(row[2]))
+        for row in raw
+    )
+
+
+def _same(low: float, high: float) -> bool:
+    return low == high
+
+
+def _constant(raw: List[Tuple[float, ...]], clean: List[int]) -> bool:
+    """Every clean block holds one and the same value: m2 is exactly 0, no second pass."""
+    values = {raw[i][3] for i in clean} | {raw[i][4] for i in clean}
+    return len(values) == 1
 
 
 def _converter(t: Any) -> Tuple[Callable[[Any], Any], Any]:
@@ -136,11 +197,16 @@ def _rows(base: Any, convert, work_dtype, limit: int) -> List[Tuple[float, ...]]
             rows, _ = _fast_rows(torch, base, convert, scratch, retry, limit)
     dirty = [i for i, row in enumerate(rows) if not (math.isfinite(row[3]) and math.isfinite(row[4]))]
     if dirty:
-        wanted = set(dirty)
-        careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in wanted]
-        for i, row in zip(dirty, _to_host(torch.stack(careful).tolist())):
+        for i, row in zip(dirty, _careful_rows(torch, base, convert, limit, dirty)):
             rows[i] = row
     return rows
+
+
+def _careful_rows(torch, base: Any, convert, limit: int, dirty: List[int]) -> List[Tuple[float, ...]]:
+    """The careful rows of the blocks numbered ``dirty`` (those with NaN/Inf), one transfer."""
+    wanted = set(dirty)
+    careful = [_careful_block(torch, convert(b)) for i, b in enumerate(iter_blocks(base, limit)) if i in wanted]
+    return _to_host(torch.stack(careful).tolist())
 
 
 def _shift(torch, base: Any, convert, work_dtype) -> Any:
@@ -164,7 +230,7 @@ def _shift(torch, base: Any, convert, work_dtype) -> Any:
 def _fast_rows(torch, base: Any, convert, scratch, shift, limit: int):
     """``(rows, fast)``: host rows of every block, and ``(n, c, drift, squares)`` of the clean ones.
 
-    One device->host transfer: the ``[blocks, 4]`` table and ``c`` travel together.
+    One device->host transfer: the ``[blocks, 5]`` table and ``c`` travel together.
     """
     parts, counts = [], []
     for b in iter_blocks(base, limit):
@@ -175,8 +241,8 @@ def _fast_rows(torch, base: Any, convert, scratch, shift, limit: int):
     c = flat.pop()
     rows, fast = [], []
     for i, n in enumerate(counts):
-        drift, squares, low, high = flat[4 * i : 4 * i + 4]
-        rows.append(_host_row(n, c, drift, squares, low, high, 0.0, 0.0, 0.0))
+        drift, squares, low, high, zeros = flat[5 * i : 5 * i + 5]
+        rows.append(_host_row(n, c, drift, squares, low, high, 0.0, 0.0, 0.0, zeros))
         if math.isfinite(low) and math.isfinite(high):
             fast.append((n, c, drift, squares))
     return rows, fast
@@ -201,7 +267,7 @@ def _to_host(table: List[List[float]]) -> List[Tuple[float, ...]]:
     return [_host_row(*row) for row in table]
 
 
-def _host_row(n, centre, drift, squares, low, high, nan, posinf, neginf) -> Tuple[float, ...]:
+def _host_row(n, centre, drift, squares, low, high, nan, posinf, neginf, zeros=0.0) -> Tuple[float, ...]:
     """The float64 arithmetic on the host for a row ``(n, c, drift, squares, min, max, ...)``.
 
     ``drift`` and ``squares`` are the sum and the sum of squares of ``x - c``, with ``c`` in the
@@ -210,17 +276,18 @@ def _host_row(n, centre, drift, squares, low, high, nan, posinf, neginf) -> Tupl
     """
     total = centre * n + drift
     m2 = squares - drift * drift / n if n else 0.0
-    return (n, total, m2, low, high, nan, posinf, neginf)
+    return (n, total, m2, low, high, nan, posinf, neginf, zeros)
 
 
 def _fast_block(torch, block, scratch, shift):
-    """``[drift, squares, min, max]`` about ``shift``: four ops, one read from memory."""
+    """``[drift, squares, min, max, zeros]`` about ``shift``: one read from memory."""
     low, high = torch.aminmax(block)
+    zeros = torch.count_nonzero(block == 0).to(block.dtype)
     centred = scratch[: block.numel()].view(block.shape)
     torch.sub(block, shift, out=centred)
     drift = centred.sum()
     squares = centred.mul_(centred).sum()
-    return torch.stack([drift, squares, low, high])
+    return torch.stack([drift, squares, low, high, zeros])
 
 
 def _careful_block(torch, block):
@@ -230,6 +297,7 @@ def _careful_block(torch, block):
     posinf = (block == math.inf).sum()
     neginf = (block == -math.inf).sum()
     nan = block.numel() - n - posinf - neginf
+    zeros = (block == 0).sum()
     mean = (torch.where(finite, block, 0.0).sum() / n.clamp(min=1)).to(block.dtype)
     # Non-finite slots take the mean: it lies inside [min, max] and deviates by zero.
     filled = torch.where(finite, block, mean)
@@ -238,7 +306,7 @@ def _careful_block(torch, block):
     drift = filled.sum()
     squares = filled.mul_(filled).sum()
     # Counts travel in the block's float dtype: exact, since a block holds < 2**24 elements.
-    return torch.stack([v.to(block.dtype) for v in (n, mean, drift, squares, low, high, nan, posinf, neginf)])
+    return torch.stack([v.to(block.dtype) for v in (n, mean, drift, squares, low, high, nan, posinf, neginf, zeros)])
 
 
 def _exact_int_extremes(base: Any, out: Dict[str, object], implicit_zeros: int) -> None:

@@ -1,8 +1,8 @@
 """``stats()`` of a numpy array: the same exact, bounded-memory algorithm as for tensors.
 
-numpy has no version counter, so nothing here is cached: a writable array can change behind
-any fingerprint we could afford. Object, string, structured and datetime arrays get their
-shape and dtype and a note instead of statistics.
+Caching lives in :mod:`aggregates`. Object, string, structured and datetime arrays get their
+shape and dtype and a note instead of statistics. A masked array (``numpy.ma``) is described by
+its unmasked values only, as ``numpy.ma`` itself computes them; arrays are read in memory order.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import sys
 from typing import Any, Dict, List, Tuple
 
 from ...spelling import short_dtype
-from ..stats.blocks import collapse_expanded, iter_blocks
+from ..stats.blocks import collapse_expanded, iter_blocks, memory_order
+from ..stats.guard import quiet
 from ..stats.moments import combine, repeat
 
 BLOCK = 1 << 20
@@ -30,20 +31,42 @@ def describe_array(a: Any) -> Dict[str, object]:
         "numel": int(a.size),
         "nbytes": int(a.size * a.itemsize),
     }
-    base, multiplicity = collapse_expanded(a)
+    masked = _mask_of(np, a)
+    data = np.ma.getdata(a) if masked is not None else a
+    base, multiplicity = collapse_expanded(data) if masked is None else (data, 1)
     if multiplicity > 1:
         info["expanded"] = multiplicity
+        info["stored_nbytes"] = int(base.size * base.itemsize)
+    if masked is not None:
+        info["source"] = f"masked: statistics of {int(a.size - np.count_nonzero(masked))} unmasked of {a.size}"
     if a.size == 0:
         info["note"] = "empty"
     elif a.dtype.kind not in "biufc":
         info["note"] = f"no statistics for dtype {info['dtype']}"
     else:
-        with np.errstate(all="ignore"):  # inf - inf inside a block must not warn in user code
-            info.update(_value_stats(np, base, multiplicity))
-        if a.size <= SMALL_VALUES:
+        with np.errstate(all="ignore"), quiet():  # inf - inf inside a block must not warn in user code
+            blocks = _masked_blocks(np, base, masked) if masked is not None else None
+            info.update(_value_stats(np, memory_order(base), multiplicity, blocks))
+        if a.size <= SMALL_VALUES and masked is None:
             values = np.asarray(a).reshape(-1).tolist()
             info.update({"value": values[0]} if a.ndim == 0 else {"values": values})
     return info
+
+
+def _mask_of(np, a: Any) -> Any:
+    """The boolean mask of a masked array with anything masked, else None."""
+    if not isinstance(a, np.ma.MaskedArray):
+        return None
+    mask = np.ma.getmaskarray(a)
+    return mask if mask.any() else None
+
+
+def _masked_blocks(np, data: Any, mask: Any):
+    """The unmasked values, a bounded block at a time (each block a small copy)."""
+    for values, hidden in zip(iter_blocks(data, BLOCK), iter_blocks(mask, BLOCK)):
+        kept = np.asarray(values)[~np.asarray(hidden)]
+        if kept.size:
+            yield kept
 
 
 def _dtype_label(dtype: Any) -> str:
@@ -55,17 +78,20 @@ def _dtype_label(dtype: Any) -> str:
     return short_dtype(dtype.name)
 
 
-def _value_stats(np, base: Any, multiplicity: int) -> Dict[str, object]:
+def _value_stats(np, base: Any, multiplicity: int, blocks=None) -> Dict[str, object]:
+    parts = list(blocks) if blocks is not None else list(iter_blocks(base, BLOCK))
     if base.dtype.kind == "b":
-        true = int(np.count_nonzero(base)) * multiplicity
-        return {"count": int(base.size) * multiplicity, "true": true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
+        true = sum(int(np.count_nonzero(b)) for b in parts) * multiplicity
+        count = sum(int(np.size(b)) for b in parts) * multiplicity
+        return {"count": count, "true": true, "zeros": count - true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
     work = np.float64 if base.dtype.kind in "iu" or base.dtype.itemsize >= 8 else np.float32
-    rows = [repeat(row, multiplicity) for row in _rows(np, base, work)]
+    rows = [repeat(row, multiplicity) for row in _rows(np, parts, work)]
     out = combine(rows)
     if base.dtype.kind == "c":
         out["of"] = "abs"
-    if base.dtype.kind in "iu":
-        out["min"], out["max"] = int(base.min()), int(base.max())  # exact beyond 2**53
+    if base.dtype.kind in "iu" and parts:  # exact beyond 2**53
+        out["min"] = min(int(np.min(b)) for b in parts)
+        out["max"] = max(int(np.max(b)) for b in parts)
     out["exact"] = True
     return out
 
@@ -76,14 +102,16 @@ def _convert(np, block: Any, work: Any) -> Any:
     return block.astype(work, copy=False)
 
 
-def _rows(np, base: Any, work: Any) -> List[Tuple[float, ...]]:
-    scratch = np.empty(min(BLOCK, base.size), dtype=work)
+def _rows(np, blocks: List[Any], work: Any) -> List[Tuple[float, ...]]:
+    scratch = np.empty(max((int(np.size(b)) for b in blocks), default=0), dtype=work)
     rows = []
-    for block in iter_blocks(base, BLOCK):
+    for block in blocks:
         values = _convert(np, np.asarray(block), work)
         row = _fast_block(np, values, scratch)
         if not (math.isfinite(row[3]) and math.isfinite(row[4])):
             row = _careful_block(np, values)
+        elif not math.isfinite(row[2]):  # float32 squares overflowed (|x| ~ 1e20): again in float64
+            row = _fast_block(np, values.astype(np.float64), np.empty(values.size, dtype=np.float64))
         rows.append(row)
     return rows
 
@@ -94,7 +122,8 @@ def _fast_block(np, values: Any, scratch: Any) -> Tuple[float, ...]:
     centred = scratch[:count].reshape(values.shape)
     np.subtract(values, mean, out=centred, casting="unsafe")
     n, total, m2 = _centred(np, count, mean, centred)
-    return (n, total, m2, float(values.min()), float(values.max()), 0, 0, 0)
+    zeros = count - int(np.count_nonzero(values))
+    return (n, total, m2, float(values.min()), float(values.max()), 0, 0, 0, zeros)
 
 
 def _careful_block(np, values: Any) -> Tuple[float, ...]:
@@ -104,11 +133,12 @@ def _careful_block(np, values: Any) -> Tuple[float, ...]:
     neginf = int(np.count_nonzero(values == -np.inf))
     nan = int(values.size) - n - posinf - neginf
     mean = float(np.where(finite, values, 0).sum(dtype=np.float64)) / max(n, 1)
+    zeros = int(np.count_nonzero(values == 0))
     filled = np.where(finite, values, mean)  # non-finite slots deviate by zero
     low, high = float(filled.min()), float(filled.max())
     filled -= mean
     _, total, m2 = _centred(np, n, mean, filled)
-    return (n, total, m2, low, high, nan, posinf, neginf)
+    return (n, total, m2, low, high, nan, posinf, neginf, zeros)
 
 
 def _centred(np, n: int, mean: float, centred: Any) -> Tuple[int, float, float]:

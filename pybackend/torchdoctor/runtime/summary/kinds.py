@@ -7,6 +7,7 @@ at no cost, and the debugger pays nothing for summaries of programs that do not 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import sys
 from typing import Any, Optional
 
@@ -36,11 +37,25 @@ def classify(obj: Any) -> Optional[str]:
 
 
 def is_plain_container(cls: type) -> bool:
-    """list/tuple/dict and their standard variants (namedtuple, OrderedDict, defaultdict).
+    """list/tuple/dict and their standard variants (namedtuple, OrderedDict, defaultdict), and
+    records of tensors: dataclasses and Hugging Face ``ModelOutput`` (a dict and a dataclass).
 
-    Other subclasses (``torch.Size``, user classes with their own ``__repr__``) keep theirs.
+    Other subclasses (``torch.Size``, user classes with their own ``__repr__``) keep theirs; a
+    record holding no tensor keeps its own presentation too (the summary is None for it).
     """
-    return cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+    if cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+        return True
+    return is_record(cls)
+
+
+def is_record(cls: type) -> bool:
+    """A dataclass type, or a ``ModelOutput`` (by name: transformers is never imported here)."""
+    try:
+        if any(base.__name__ == "ModelOutput" for base in cls.__mro__):
+            return True
+        return dataclasses.is_dataclass(cls) and isinstance(cls, type)
+    except Exception:
+        return False
 
 
 def is_leaf_kind(obj: Any) -> Optional[str]:

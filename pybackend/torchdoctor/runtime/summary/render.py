@@ -35,19 +35,36 @@ def render_tensor(info: Dict[str, Any]) -> str:
 
 
 def _tensor_head(info: Dict[str, Any]) -> str:
-    words = [f"{info['type']}{fmt_shape(info['shape'])}", str(info["dtype"])]
+    shape = info.get("shape")
+    words = [f"{info['type']}{fmt_shape(shape) if shape is not None else ''}", str(info.get("dtype", "?"))]
     if info.get("device"):
         words.append(str(info["device"]))
     layout = info.get("layout")
     if layout and layout != "strided":
         words.append(str(layout))
-    if info["shape"]:  # a 0-d tensor is its value; its size says nothing
+    if info.get("shape"):  # a 0-d tensor is its value; its size says nothing
         words.append(fmt_bytes(info.get("nbytes")))
     if info.get("expanded"):
-        words.append(f"expanded×{info['expanded']}")
+        stored = info.get("stored_nbytes")
+        words.append(f"expanded×{info['expanded']}" + (f" ({fmt_bytes(stored)} stored)" if stored is not None else ""))
+    if info.get("memory_format"):
+        words.append(str(info["memory_format"]))
+    elif info.get("contiguous") is False:
+        words.append("non-contiguous")
+    quant = info.get("quantization")
+    if isinstance(quant, dict):
+        words.append(_quant_text(quant))
+    if info.get("inference"):
+        words.append("inference")
     if "nnz" in info:
         words.append(f"nnz={info['nnz']} ({100 * float(info['density']):.3g}%)")
     return " ".join(words)
+
+
+def _quant_text(quant: Dict[str, Any]) -> str:
+    if "scale" in quant:
+        return f"q(scale={fmt_num(quant['scale'])}, zero_point={quant['zero_point']})"
+    return f"q(per-channel, axis={quant.get('axis')})"
 
 
 def _value_parts(info: Dict[str, Any]) -> List[str]:
@@ -60,9 +77,28 @@ def _value_parts(info: Dict[str, Any]) -> List[str]:
         return parts + [_bool_text(info)]
     if info.get("count"):
         parts.append(_spread_text(info))
+        parts.append(_zeros_text(info))
     if "values" in info:
         parts.append("x=[" + ", ".join(_value_text(v) for v in info["values"]) + "]")
+    if info.get("source"):
+        parts.append(f"({info['source']})")
     return parts
+
+
+# The share of exact zeros is shown from this fraction up (a ReLU output, a pruned weight): a
+# float is almost never exactly 0 by chance. Integers are not counted (0 is an ordinary label).
+ZEROS_SHOWN_FROM = 0.01
+
+
+def _zeros_text(info: Dict[str, Any]) -> str:
+    zeros, total = int(info.get("zeros") or 0), int(info.get("count") or 0) + int(info.get("nan") or 0)
+    total += int(info.get("posinf") or 0) + int(info.get("neginf") or 0)
+    low, high = info.get("min"), info.get("max")
+    if str(info.get("dtype", "")).startswith(("i", "u", "q")) or "nnz" in info or "values" in info:
+        return ""  # integers, sparse (nnz says it) or values on the line (they show the zeros)
+    if not total or zeros < ZEROS_SHOWN_FROM * total or (low == 0 and high == 0):
+        return ""  # none worth a word, or all zeros (said already)
+    return f"zeros={100 * zeros / total:.3g}%"
 
 
 def _alarm(info: Dict[str, Any]) -> List[str]:
@@ -136,7 +172,7 @@ def _grad_text(info: Dict[str, Any]) -> str:
     head = "" if same else f"{fmt_shape(grad['shape'])} {grad['device']} "
     if grad.get("dtype") != info.get("dtype"):
         head += f"{grad['dtype']} "
-    body = " ".join(_value_parts(grad))
+    body = " ".join(p for p in _value_parts(grad) if p)
     return f"| grad {head}{body}".rstrip()
 
 
@@ -150,6 +186,8 @@ def render_container(info: Dict[str, Any]) -> str:
     counted = []
     if info.get("tensors"):
         counted.append(f"{info['tensors']} tensor{'s' if info['tensors'] != 1 else ''}")
+    if info.get("distinct") is not None:
+        counted[-1 if counted else 0 :] = [(counted[-1] + " " if counted else "") + f"({info['distinct']} distinct)"]
     if info.get("arrays"):
         counted.append(f"{info['arrays']} array{'s' if info['arrays'] != 1 else ''}")
     leaves = int(info.get("tensors") or 0) + int(info.get("arrays") or 0)

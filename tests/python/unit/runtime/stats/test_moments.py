@@ -32,4 +32,14 @@ def test_combine_matches_statistics(data, cut, k):
 
 def test_combine_of_nothing_finite():
     out = combine([(0, 0.0, 0.0, math.inf, -math.inf, 3, 1, 0)])
-    assert out == {"count": 0, "nan": 3, "posinf": 1, "neginf": 0, "min": None, "max": None, "mean": None, "std": None}
+    assert out == {
+        "count": 0,
+        "zeros": 0,
+        "nan": 3,
+        "posinf": 1,
+        "neginf": 0,
+        "min": None,
+        "max": None,
+        "mean": None,
+        "std": None,
+    }
