@@ -199,6 +199,13 @@ class LintContext(ValueResolution, CallerResolution):
             found.sort(key=lambda item: item[0])
         return [n for _, n in found]
 
+    def all_nodes(self, kind: type) -> List[Any]:
+        """Every node of ``kind`` in the file, in source order, from the index (no walk).
+        ``kind`` must be among ``_OWN_INDEXED``."""
+        entries = [e for by_kind in self._owned.values() for e in by_kind.get(kind, ())]
+        entries.sort(key=lambda e: e[0])
+        return [e[2] for e in entries]
+
     def owner_of(self, node: ast.AST) -> ast.AST:
         """The innermost function, lambda or class around ``node`` (the module at top level)."""
         return self._owner.get(node, self.tree)

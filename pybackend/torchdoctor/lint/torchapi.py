@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .context import LintContext, terminal_name
 
@@ -124,6 +124,21 @@ def loss_call(ctx: LintContext, call: ast.Call) -> Optional[Tuple[str, Optional[
     if call not in cache:
         cache[call] = _loss_call(ctx, call)
     return cache[call]
+
+
+def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr], Optional[ast.expr]]]:
+    """``(call, kind, input, target)`` for every classification-loss call of the file, in source
+    order: found once, for all the rules that read them."""
+
+    def find() -> List[Tuple[ast.Call, str, Optional[ast.expr], Optional[ast.expr]]]:
+        found = []
+        for call in ctx.calls:
+            loss = loss_call(ctx, call)
+            if loss is not None:
+                found.append((call, *loss))
+        return found
+
+    return ctx.shared("torchapi.loss_calls", find)
 
 
 def _loss_call(ctx: LintContext, call: ast.Call):

@@ -52,17 +52,15 @@ out of C, use `CrossEntropyLoss` with integer class indices and C output logits.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for call in ctx.calls:
-        found = torchapi.loss_call(ctx, call)
-        if found is None or found[0] not in (torchapi.BCE, torchapi.BCE_LOGITS) or found[2] is None:
+    for call, kind, _, target in torchapi.loss_calls(ctx):
+        if kind not in (torchapi.BCE, torchapi.BCE_LOGITS) or target is None:
             continue
-        target = found[2]
         origin = _multiclass_origin(ctx, target)
         if origin is None:
             continue
         name = "`" + ctx.text(call.func) + "`"
         if ctx.qualname(call.func) not in torchapi.LOSS_FUNCTIONS:
-            name += f" ({torchapi.LOSS_DISPLAY[found[0]]})"
+            name += f" ({torchapi.LOSS_DISPLAY[kind]})"
         report.report(
             target,
             f"{name} is a binary loss, but its target `{ctx.text(target)}` holds {origin}: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 from .. import torchapi
 from ..bindings import BindingNode
@@ -61,13 +61,20 @@ def check(ctx: LintContext, report: Reporter) -> None:
     if not moves:
         return
     by_text = _calls_by_callee_text(ctx)
-    by_binding = _calls_by_binding(
-        ctx, _calls_through_parameters(ctx) + [c for m in moves for c in by_text.get(m.model_key, [])]
-    )
+    keys = sorted({m.model_key for m in moves})  # moves sharing a name ("model") read its calls once
+    by_binding = _calls_by_binding(ctx, _calls_through_parameters(ctx) + [c for k in keys for c in by_text.get(k, [])])
+    # A call in another scope than the move is a use only when it is bound to the moved object,
+    # and then it is in ``by_binding``: per move, only the calls of its own scope are read by
+    # text (a file with many ``model(x)`` in many functions stays linear).
+    by_scope: Dict[Tuple[str, int], List[ast.Call]] = {}
+    for key in keys:
+        for call in by_text.get(key, []):
+            by_scope.setdefault((key, id(ctx.scope_of(call))), []).append(call)
     for move in moves:
         seen = set()
         target = _moved_binding(ctx, move)
-        candidates = by_text.get(move.model_key, []) + by_binding.get(id(target), [])
+        own_scope = by_scope.get((move.model_key, id(ctx.scope_of(move.call))), [])
+        candidates = own_scope + by_binding.get(id(target), [])
         for call in _uses(ctx, move, candidates):
             for arg in list(call.args) + [k.value for k in call.keywords]:
                 origin = _cpu_origin(ctx, arg)

@@ -77,8 +77,8 @@ _RANDOM_SPLITS = frozenset({"torch.utils.data.random_split"})
 def check_whole_array_statistics(ctx: LintContext, report: Reporter) -> None:
     """``X = (X - X.mean(0)) / X.std(0)`` then ``X[:800]`` / ``X[800:]``: the same leakage
     written by hand."""
-    for stmt in ast.walk(ctx.tree):
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+    for stmt in ctx.all_nodes(ast.Assign):  # from the index: a second walk of the tree cost as much as a parse
+        if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             continue
         found = _self_normalised(ctx, stmt.value)
         if found is None:

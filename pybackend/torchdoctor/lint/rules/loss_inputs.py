@@ -34,11 +34,9 @@ def activations(ctx: LintContext) -> ActivationAnalysis:
 def _losses(ctx: LintContext, wanted: str):
     """(call, input expression, what the input already went through) for each ``wanted`` loss."""
     analysis = activations(ctx)
-    for call in ctx.calls:
-        found = torchapi.loss_call(ctx, call)
-        if found is None or found[0] != wanted or found[1] is None:
-            continue
-        yield call, found[1], analysis.output_of(found[1])
+    for call, kind, given, _ in torchapi.loss_calls(ctx):
+        if kind == wanted and given is not None:
+            yield call, given, analysis.output_of(given)
 
 
 @rule(
