@@ -23,7 +23,18 @@ from typing import Callable
 from .. import result as R
 from ..discovery import EXAMPLE_FUNCTION
 from .construct import construct_kind
-from .core import ALL, EXAMPLE_FILE, MODEL, OUTPUT, Example, ExampleError, model_loss, pick_output, tensors_in
+from .core import (
+    ALL,
+    EXAMPLE_FILE,
+    MODEL,
+    OUTPUT,
+    Example,
+    ExampleError,
+    map_tensors,
+    model_loss,
+    pick_output,
+    tensors_in,
+)
 from .load import user_traceback
 from .own import adopt_own_loss
 from .snippet import example_snippet
@@ -162,6 +173,8 @@ def _example(model, inputs, kwargs: dict, targets, loss, contract: str, *, loss_
         )
     if targets is not None and not any(True for _ in tensors_in(targets)):
         raise ExampleError(R.ERR_BAD_EXAMPLE, f"{contract}; targets must be a tensor (or a nest of tensors) or None")
+    # contiguous, as a DataLoader's batches are: a slice data[:, 1:] would trip a forward's .view()
+    inputs, kwargs, targets = map_tensors((inputs, kwargs, targets), lambda t: t.contiguous())
     ex = Example(model=model, inputs=inputs, kwargs=kwargs, targets=targets, loss_sees=loss_sees)
     if isinstance(loss, str):
         if loss != MODEL:

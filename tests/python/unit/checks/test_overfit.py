@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -131,3 +132,145 @@ def test_too_small_a_model_is_suggested_when_the_loss_falls_slowly(tmp_path: Pat
     r = run(example(path, "Bottleneck", {"batchSize": 32}), steps=40)
     assert r["verdict"] == "FAIL"
     assert any("too small" in s for s in r["sentences"])
+
+
+# ---- issue 14: stopped runs, soft targets, dropout, per-token accuracy, still learning, no gradient
+
+
+def small_example(loss_fn, targets=None, out_features: int = 3, **kw) -> E.Example:
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)  # the weights: how fast the loss falls depends on them
+    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, out_features))
+    x = torch.randn(8, 4, generator=g)
+    t = torch.rand(8, out_features, generator=g) if targets is None else targets
+    return E.Example(model=model, inputs=(x,), targets=t, loss_fn=loss_fn, loss_name="custom", **kw)
+
+
+def test_a_run_stopped_by_nan_says_how_many_steps_ran():
+    ex = small_example(F.mse_loss)
+    calls = []
+
+    def nan_after_three_forwards(module, args, out):
+        calls.append(1)
+        return out * float("nan") if len(calls) > 3 else out
+
+    ex.model.register_forward_hook(nan_after_three_forwards)
+    r = run(ex)
+    assert r["headline"] == "The loss became nan at step 3, so the test stopped after 4 of 200 steps."
+    assert r["details"]["steps"] == 4 and r["details"]["maxSteps"] == 200
+
+
+def test_a_run_stopped_by_a_failing_backward_says_how_many_steps_ran():
+    r = run(small_example(lambda out, t: F.mse_loss(out.detach(), t)))
+    assert r["verdict"] == "FAIL"
+    assert (
+        r["headline"]
+        == "Sequential could not train: loss.backward() failed at step 0, so the test stopped after 1 of 200 steps."
+    )
+
+
+def test_bce_on_soft_targets_is_judged_above_its_floor():
+    ex = small_example(lambda out, t: F.binary_cross_entropy(torch.sigmoid(out), t, reduction="sum"), out_features=6)
+    ex.model.append(torch.nn.Sigmoid())
+    ex.loss_fn = lambda out, t: F.binary_cross_entropy(out, t, reduction="sum")
+    r = run(ex, steps=400)
+    floor = float(F.binary_cross_entropy(ex.targets, ex.targets, reduction="sum"))
+    assert r["details"]["lossFloor"] == pytest.approx(floor, rel=1e-5)
+    assert r["verdict"] == "PASS", r["headline"]
+    assert r["details"]["finalLoss"] > 0.1 * r["details"]["initialLoss"]  # "near zero" would never come
+
+
+def test_mse_has_no_floor():
+    r = run(small_example(F.mse_loss), steps=400)
+    assert r["details"]["lossFloor"] == 0.0 and r["verdict"] == "PASS"
+
+
+def test_dropout_modules_and_attributes_are_zeroed_and_restored():
+    from torchdoctor.checks.regularisation import dropout_off
+
+    class Attn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dropout = 0.1  # nanoGPT: dropout_p=self.dropout if self.training else 0
+            self.resid = torch.nn.Dropout(0.2)
+            self.drop_last = True  # a flag, not a rate
+
+    model = torch.nn.Sequential(Attn(), torch.nn.LSTM(4, 4, 2, dropout=0.3), torch.nn.Dropout(0.0))
+    off = dropout_off(model)
+    assert off.layers == ["0.resid"] and off.attributes == ["0.dropout", "1.dropout"]
+    assert model[0].dropout == 0.0 and model[0].resid.p == 0.0 and model[1].dropout == 0.0 and model[0].drop_last
+    assert off.sentence().startswith(
+        "Dropout off for this test: p=0 in 1 dropout layer (0.resid); 0 in 2 dropout attributes"
+    )
+    off.restore()
+    assert (model[0].dropout, model[0].resid.p, model[1].dropout) == (0.1, 0.2, 0.3)
+    assert dropout_off(torch.nn.Linear(2, 2)).sentence() is None
+
+
+def test_a_dropout_mlp_passes_and_the_result_says_dropout_was_off():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 32), torch.nn.ReLU(), torch.nn.Dropout(0.5), torch.nn.Linear(32, 3))
+    g = torch.Generator().manual_seed(0)
+    ex = E.Example(
+        model=model, inputs=(torch.randn(8, 4, generator=g),), targets=torch.arange(8) % 3, loss_fn=F.cross_entropy
+    )
+    r = run(ex)
+    assert r["verdict"] == "PASS" and r["details"]["dropoutOff"] == ["2"]
+    assert any(s.startswith("Dropout off for this test") for s in r["inferred"])
+    assert model[2].p == 0.5
+
+
+def test_per_token_accuracy_ignores_negative_targets_and_follows_a_models_own_shift():
+    from torchdoctor.checks.overfit_measure import accuracy
+
+    t = torch.tensor([[1, 2, 3, -100]])
+    logits = torch.nn.functional.one_hot(torch.tensor([[1, 2, 0, 0]]), 5).float() * 10
+    ex = E.Example(model=None, inputs=(), targets=t, loss_fn=E.cross_entropy)
+    assert accuracy(ex, logits) == pytest.approx(2 / 3)  # the -100 is not counted
+    # a causal LM that shifts its labels: position i predicts label i+1
+    labels = torch.tensor([[4, 1, 2, 3]])
+    shifted = torch.nn.functional.one_hot(torch.tensor([[1, 2, 3, 0]]), 5).float() * 10
+    own = torch.nn.functional.cross_entropy(shifted[0, :-1], labels[0, 1:])
+    ex = E.Example(model=None, inputs=(), targets=labels, loss_fn=E.model_loss, loss_sees="model")
+    assert accuracy(ex, {"loss": own, "logits": shifted}) == 1.0
+
+
+def test_a_run_still_falling_at_the_last_step_trains_on_once():
+    r = run(small_example(F.mse_loss), steps=30, lr=3e-3)
+    assert r["details"]["maxSteps"] == 60 and 30 < r["details"]["steps"] <= 60
+    assert "The loss was still falling at step 30: trained on, up to 60 steps." in r["inferred"]
+
+
+def test_a_plateau_is_not_trained_on():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    x = torch.randn(6, 4, generator=torch.Generator().manual_seed(1))
+    x[3] = x[1]
+    ex = E.Example(model=model, inputs=(x,), targets=torch.tensor([0, 1, 0, 0, 1, 1]), loss_fn=F.cross_entropy)
+    r = run(ex, steps=200)
+    assert r["verdict"] == "FAIL" and r["details"]["maxSteps"] == 200
+
+
+def test_an_unused_layer_warns_and_a_cut_one_fails_even_when_the_batch_is_memorised():
+    class Net(torch.nn.Module):
+        def __init__(self, cut: bool):
+            super().__init__()
+            self.a, self.b, self.side, self.spare = (
+                torch.nn.Linear(4, 16),
+                torch.nn.Linear(16, 3),
+                torch.nn.Linear(4, 16),
+                torch.nn.Linear(4, 4),
+            )
+            self.cut = cut
+
+        def forward(self, x):
+            side = self.side(x)
+            return self.b(torch.relu(self.a(x)) + (side.detach() if self.cut else 0 * side))
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(8, 4, generator=g), torch.arange(8) % 3
+    for cut, verdict in ((False, "WARN"), (True, "FAIL")):
+        torch.manual_seed(0)
+        r = run(E.Example(model=Net(cut), inputs=(x,), targets=y, loss_fn=F.cross_entropy), lr=1e-2)
+        assert r["verdict"] == verdict, r["headline"]
+        assert r["details"]["noGradient"]["unused"] == ["spare.weight", "spare.bias"]
+        assert r["details"]["noGradient"]["cut"] == (["side.weight", "side.bias"] if cut else [])
+        assert r["headline"].startswith("Net memorised the batch in")
