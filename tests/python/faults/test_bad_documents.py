@@ -131,3 +131,29 @@ async def test_unopened_files_are_read_as_python_reads_them(client: LanguageClie
         path.write_bytes(("# -*- coding: latin-1 -*-\n" + body).encode("latin-1"))
     found = await client.protocol.send_request_async(protocol.FIND_MODELS, {"uri": path.as_uri()})
     assert found.error is None and [m.name for m in found.models] == ["Cafe"]
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+BAD_PARAMS = [
+    (protocol.DIAGNOSE_SNAPSHOT, {"snapshot": DEEP_JSON}),
+    (protocol.DIAGNOSE_SNAPSHOT, {"snapshot": 5}),
+    (protocol.DIAGNOSE_SNAPSHOT, {"snapshot": {"layers": "not a list", "step": "x"}}),
+    (protocol.DIAGNOSE_SNAPSHOT, {}),
+    (protocol.FIND_MODELS, {"uri": 7, "position": "here"}),
+    (protocol.FIND_MODELS, {"uri": "file:///x.py", "position": {"line": "a", "character": None}}),
+    (protocol.RUN_CHECK, {"uri": "file:///x.py", "className": "M", "check": "shapes", "options": [1, 2]}),
+    (
+        protocol.RUN_CHECK,
+        {"uri": "file:///x.py", "className": "M", "check": "shapes", "options": {"timeoutSeconds": "soon"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "method, params", BAD_PARAMS, ids=[f"{m.split('/')[1]}-{i}" for i, (m, _) in enumerate(BAD_PARAMS)]
+)
+async def test_malformed_custom_requests_get_an_answer(client: LanguageClient, method: str, params: dict):
+    answer = await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+    assert answer is not None
+    info = await client.protocol.send_request_async(protocol.SERVER_INFO, {})
+    assert info.pid > 0
