@@ -454,3 +454,18 @@ class AfterFork(nn.Module):
 def test_sigterm_to_a_forked_child_stops_only_that_child(tmp_path: Path):
     r = run(spec("shapes", write(tmp_path, "forks.py", STOPS_A_FORK), "AfterFork"))
     assert r["verdict"] == "PASS", r["headline"]
+
+
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ('    name = "\ud800"\n', "lone surrogate character (U+D800) at line 5, column 13"),
+        ("x = 1\x00\n", "null byte at line 5"),
+    ],
+    ids=["lone surrogate", "null byte"],
+)
+def test_unsaved_text_python_cannot_compile_is_named_with_its_place(tmp_path: Path, bad: str, says: str):
+    source = "import torch.nn as nn\n\n\nclass M(nn.Module):\n" + bad
+    r = run(spec("shapes", tmp_path / "m.py", "M", source=source))
+    assert r["verdict"] == "ERROR" and r["error"]["kind"] == "syntax-error", r["headline"]
+    assert says in r["headline"]
