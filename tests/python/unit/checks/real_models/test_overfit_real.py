@@ -186,3 +186,32 @@ def test_token_model_snippet_proposes_token_ids_the_import_and_no_targets_input(
     assert 'in_idx = torch.randint(0, cfg["vocab_size"], (8, 16))' in info.value.snippet
     code = info.value.snippet
     compile(code, "snippet.py", "exec")  # the snippet is valid Python
+
+
+def test_through_the_cli_and_a_worker_a_nanogpt_with_a_cut_residual_fails_and_a_healthy_one_passes(tmp_path, capsys):
+    """The whole path a user takes: ``torchdoctor check overfit file::GPT`` with a torchdoctor_example()."""
+    import json
+
+    from support.checks import write
+    from torchdoctor.cli import main
+
+    for cut, status in ((False, 0), (True, 1)):
+        path = write(
+            tmp_path,
+            f"gpt_example_{int(cut)}.py",
+            f"""
+            import sys
+            sys.path.insert(0, {M.HERE!r})
+            from models import GPT, GPTConfig, token_batch
+
+            def torchdoctor_example():
+                idx, targets = token_batch()
+                return {{"model": GPT(GPTConfig(dropout=0.1, cut_attention_residual={cut})), "inputs": idx, "targets": targets}}
+            """,
+        )
+        assert main(["check", "overfit", f"{path}::GPT", "--json"]) == status
+        r = json.loads(capsys.readouterr().out)
+        assert r["example"]["loss"] == "model" and r["example"]["inputShapes"] == [[M.BATCH, M.SEQ]]
+        assert any(s.startswith("Dropout off for this test") for s in r["inferred"])
+        assert r["verdict"] == ("FAIL" if cut else "PASS"), r["headline"]
+        assert len(r["details"]["noGradient"]["cut"]) == (12 if cut else 0)
