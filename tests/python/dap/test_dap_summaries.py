@@ -41,9 +41,12 @@ def test_variables_view_shows_summaries(paused):
         r"Parameter\[64, 32\] f32 cpu 8 KiB μ=\S+ σ=\S+ \[\S+, \S+\] \| grad μ=\S+ σ=\S+ \[\S+, \S+\]", values["weight"]
     )
     assert values["half"].startswith("tensor[64, 3, 32, 32] f16 cpu 384 KiB")
-    assert values["expanded"].startswith("tensor[1000, 10] f32 cpu 39.1 KiB expanded×1000 μ=4.5")
+    assert (
+        values["expanded"].startswith("tensor[1000, 10] f32 cpu 39.1 KiB expanded×1000")
+        and "μ=4.5" in values["expanded"]
+    )
     assert values["sparse"].startswith("tensor[8, 8] f32 cpu sparse_coo")
-    assert values["scores"] == "ndarray[50] f64 400 B μ=0.5 σ=0.297 [0, 1]"
+    assert values["scores"].startswith("ndarray[50] f64 400 B μ=0.5 σ=0.297 [0, 1]")
     assert values["model"] == "MLP 3 modules, 6.92K params cpu train"
     assert values["batch"].startswith("dict[3 tensors] f32/i64 cpu") and values["batch"].endswith(
         "⚠ NaN in 'logits' ⚠ Inf in 'logits'"
