@@ -182,7 +182,7 @@ def explain_forward_failure(model, inputs: tuple, kwargs: dict | None = None) ->
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
     report(0.1, "tracing one forward")
-    tr = trace(ex.model, ex.inputs, ex.kwargs)  # keyword arguments: a Hugging Face **batch
+    tr = trace(ex.model, ex.inputs, ex.call_kwargs())  # a Hugging Face **batch; nanoGPT's targets=
     report(0.9, "forward done" if tr.failure is None else "forward raised")
     batch = _batch_size(ex.inputs)
     result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}

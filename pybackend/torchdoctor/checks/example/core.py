@@ -52,12 +52,17 @@ class Example:
     loss_sees: str = OUTPUT  # OUTPUT | ALL | MODEL, see the module docstring
     target_kwarg: str | None = None  # the forward's keyword the targets are passed as (own-loss models)
 
-    def forward(self, model=None, inputs: tuple | None = None, kwargs: dict | None = None):
-        """One forward call with the example's arguments; whatever the model returns."""
+    def call_kwargs(self, kwargs: dict | None = None) -> dict:
+        """The keyword arguments of the forward call: the example's, and the targets for an own-loss model."""
         kw = dict(self.kwargs if kwargs is None else kwargs)
         if self.target_kwarg is not None:
             kw[self.target_kwarg] = self.targets
-        return (self.model if model is None else model)(*(self.inputs if inputs is None else inputs), **kw)
+        return kw
+
+    def forward(self, model=None, inputs: tuple | None = None, kwargs: dict | None = None):
+        """One forward call with the example's arguments; whatever the model returns."""
+        model = self.model if model is None else model
+        return model(*(self.inputs if inputs is None else inputs), **self.call_kwargs(kwargs))
 
     def output(self, model=None, inputs: tuple | None = None, kwargs: dict | None = None):
         """What :meth:`loss` takes: the first output tensor, or the whole return when the loss needs it."""
