@@ -140,7 +140,7 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
         )
     except Exception as exc:  # the user's model raised inside a check: report, with the traceback
         if _out_of_memory(exc):
-            return _memory_result(args, file, exc, result["inferred"])
+            return _memory_result(args, file, f"{type(exc).__name__}: {str(exc)[:4000]}", result["inferred"])
         return R.error_result(
             args.check,
             args.class_name,
@@ -191,13 +191,14 @@ def _explain_memory(result: dict, args: argparse.Namespace) -> dict:
         return result
     if "ran out of memory" in str(result.get("headline")):
         return result
-    memory = _memory_result(args, result.get("file") or args.file, MemoryError(), result.get("inferred") or [])
+    memory = _memory_result(
+        args, result.get("file") or args.file, error.get("detail") or "", result.get("inferred") or []
+    )
     memory["sentences"] = [str(result.get("headline") or "")] + list(result.get("sentences") or [])
-    memory["error"]["detail"] = error.get("detail") or ""
     return memory
 
 
-def _memory_result(args: argparse.Namespace, file: str, exc: BaseException, inferred: list) -> dict:
+def _memory_result(args: argparse.Namespace, file: str, detail: str, inferred: list) -> dict:
     limit = worker_guard.memory_limit_mb
     where = (
         f"the worker's memory limit of {limit} MB (torchDoctor.checks.memoryLimitMB)"
@@ -209,9 +210,9 @@ def _memory_result(args: argparse.Namespace, file: str, exc: BaseException, infe
         args.class_name,
         file,
         R.ERR_FORWARD,
-        f"The {R.TITLES[args.check]} on {args.class_name} ran out of memory ({type(exc).__name__}): it needed more than "
+        f"The {R.TITLES[args.check]} on {args.class_name} ran out of memory: it needed more than "
         f"{where}. Make the example batch smaller (torchDoctor.checks.batchSize) or raise the limit.",
-        detail=str(exc)[:4000],
+        detail=detail,
         inferred=inferred,
     )
 
