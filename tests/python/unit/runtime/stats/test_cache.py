@@ -134,3 +134,23 @@ def test_the_byte_bound_evicts_oldest_first():
         cache.get_or_compute(t, ("v", 0), lambda: {"count": 1, "mean": 0.5})
     assert len(cache) == 3 and cache.bytes <= cache.max_bytes
     assert cache.peek(keep[0], ("v", 0)) is None and cache.peek(keep[4], ("v", 0)) is not None
+
+
+def test_within_one_stop_a_tensor_is_probed_once_and_a_version_bump_still_seen(monkeypatch):
+    from torchdoctor.runtime.stats import budget
+    from torchdoctor.runtime.stats import fingerprint as fp
+
+    probes = []
+    real = fp.probe
+    monkeypatch.setattr(fp, "probe", lambda t: probes.append(1) or real(t))
+    t = torch.zeros(1000)
+    epoch = object()
+    with budget.activate(budget.Budget(None, epoch)):
+        first = [fp.fingerprint(t) for _ in range(5)]
+        assert len(probes) == 1 and len(set(first)) == 1
+        t.add_(1)  # a tracked change at the same stop (from the debug console): seen
+        assert fp.fingerprint(t) != first[0] and len(probes) == 2
+    with budget.activate(budget.Budget(None, object())):  # the next stop: probed again
+        fp.fingerprint(t)
+    fp.fingerprint(t)  # no stop at all: always probed
+    assert len(probes) == 4
