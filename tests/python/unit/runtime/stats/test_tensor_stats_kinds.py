@@ -1,0 +1,145 @@
+"""How each kind is read: native-dtype extremes, nothing the size of the tensor converted, memory
+order, bool by count_nonzero, exact integer extremes and zeros, only small tables to the host."""
+
+import math
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from torchdoctor.runtime.stats import guard, raw_pass, tensor_stats
+from torchdoctor.runtime.stats.cache import VALUE_STATS
+from torchdoctor.runtime.stats.tensor_stats import value_stats
+from torchdoctor.runtime.summary.api import stats
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+N = 1_000_003  # several blocks, and a ragged last one
+
+
+class Ops(TorchDispatchMode):
+    """Every aten op: (name, input dtypes, largest output numel, contiguity of the first input)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = [a for a in tree_leaves(args) if isinstance(a, torch.Tensor)]
+        outputs = [o for o in tree_leaves(out) if isinstance(o, torch.Tensor)]
+        self.seen.append(
+            (
+                func.__name__.split(".")[0],
+                [str(a.dtype) for a in inputs],
+                max([o.numel() for o in outputs] or [0]),
+                inputs[0].is_contiguous() if inputs else None,
+            )
+        )
+        return out
+
+
+def make(dtype):
+    g = torch.Generator().manual_seed(0)
+    if dtype == torch.bool:
+        return torch.rand(N, generator=g) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(N, generator=g).relu().to(dtype)
+    return torch.randint(0, 200, (N,), generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int64, torch.bfloat16, torch.float16, torch.float32, torch.bool])
+def test_nothing_the_size_of_the_tensor_is_made(dtype):
+    t = make(dtype)
+    with Ops() as ops:
+        got = value_stats(t)
+    biggest = max(numel for _, _, numel, _ in ops.seen)
+    assert biggest <= tensor_stats.BLOCK_CPU + raw_pass.ROW, [s for s in ops.seen if s[2] == biggest][:3]
+    if dtype == torch.bool:  # one count_nonzero per block: no sum, no conversion
+        assert {name for name, _, _, _ in ops.seen} <= {"count_nonzero", "stack", "sum", "_local_scalar_dense"}
+        assert all("torch.bool" not in dtypes for name, dtypes, _, _ in ops.seen if name != "count_nonzero")
+        assert got["true"] == int(t.sum()) and got["zeros"] == N - got["true"]
+    else:  # extremes read in the tensor's own dtype (exact for integers), once per block
+        amm = [dtypes[0] for name, dtypes, _, _ in ops.seen if name == "aminmax"]
+        assert amm and set(amm) == {str(dtype)}
+
+
+@pytest.mark.parametrize("how", ["transpose", "permute"])
+def test_views_are_read_in_memory_order(how):
+    base = torch.randn(64, 300, 70, generator=torch.Generator().manual_seed(2))
+    view = base.transpose(0, 2) if how == "transpose" else base.permute(1, 2, 0)
+    with Ops() as ops:
+        got = value_stats(view)
+    assert all(contiguous for name, _, _, contiguous in ops.seen if name == "aminmax")
+    ref = base.double()
+    assert got["min"] == float(ref.min()) and got["max"] == float(ref.max())
+    assert got["mean"] == pytest.approx(float(ref.mean()), abs=1e-6) and got["std"] == pytest.approx(
+        float(ref.std()), rel=1e-5
+    )
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64", "int64"])
+def test_wide_integers_keep_exact_extremes_at_any_size(name):
+    dtype = getattr(torch, name)
+    info = torch.iinfo(dtype) if name != "uint64" else None
+    top = 2**64 - 1 if name == "uint64" else info.max
+    low = 0 if name.startswith("uint") else info.min
+    t = torch.zeros(N, dtype=torch.int64 if name == "int64" else torch.uint8).to(dtype)
+    if name == "uint64":  # torch cannot take 2**64 - 1 as a Python int: write its bits
+        t.view(torch.int64)[17] = -1
+        t[N - 1] = 1
+    else:
+        t[17], t[N - 1] = top, low + 1 if name.startswith("uint") else low
+    got = stats(t)
+    assert got["max"] == top and got["min"] == (0 if name.startswith("uint") else low)
+    assert got["count"] == N and got["zeros"] == N - 2 + (1 if name.startswith("uint") and low + 1 == 0 else 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.uint8, torch.float64])
+def test_zeros_are_counted_exactly(dtype):
+    t = make(dtype)
+    t[5] = 0
+    t[7] = math.nan if dtype.is_floating_point else 0
+    got = stats(t)
+    assert got["zeros"] == int((t == 0).sum())
+
+
+def test_only_small_tables_reach_the_host(monkeypatch):
+    """The CUDA promise checked on the CPU: no .tolist()/.numpy()/.cpu() of anything big."""
+    moved = []
+    for method in ("tolist", "numpy", "cpu"):
+        original = getattr(torch.Tensor, method)
+
+        def recording(self, *args, _original=original, _method=method, **kwargs):
+            moved.append((_method, self.numel()))
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, method, recording)
+    for dtype in (torch.float32, torch.uint8, torch.int64, torch.bfloat16, torch.bool, torch.complex64):
+        t = make(torch.float32).to(dtype) if dtype == torch.complex64 else make(dtype)
+        t[3] = math.nan if dtype.is_floating_point or dtype.is_complex else t[3]
+        VALUE_STATS.clear()
+        stats(t)
+    assert moved and max(numel for _, numel in moved) <= 1024, sorted(moved, key=lambda m: -m[1])[:3]
+
+
+def test_threads_follow_the_load(monkeypatch):
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(guard.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert guard.idle_threads(4) == 1
+    monkeypatch.setattr(guard.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert guard.idle_threads(4) == 4 and guard.idle_threads(2) == 2
+    monkeypatch.setattr(guard.os, "getloadavg", lambda: (2.0, 2.0, 2.0))
+    assert guard.idle_threads(4) == 2
+
+
+def test_the_thread_count_is_restored(monkeypatch):
+    monkeypatch.setattr(guard, "idle_threads", lambda current: 1)
+    before = torch.get_num_threads()
+    seen = []
+    real = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n)))
+    value_stats(torch.randn(1000))
+    assert torch.get_num_threads() == before
+    assert seen == ([] if before == 1 else [1, before])
