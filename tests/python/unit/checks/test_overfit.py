@@ -274,3 +274,12 @@ def test_an_unused_layer_warns_and_a_cut_one_fails_even_when_the_batch_is_memori
         assert r["details"]["noGradient"]["unused"] == ["spare.weight", "spare.bias"]
         assert r["details"]["noGradient"]["cut"] == (["side.weight", "side.bias"] if cut else [])
         assert r["headline"].startswith("Net memorised the batch in")
+
+
+def test_a_model_still_learning_after_the_extension_is_a_warning_not_a_failure():
+    r = run(small_example(F.mse_loss), steps=20, lr=2e-3)
+    assert r["verdict"] == "WARN" and r["details"]["steps"] == 40
+    assert r["headline"].startswith(
+        "Sequential has not memorised one batch (input (8, 4)) yet, but the loss was still falling"
+    )
+    assert r["sentences"][0].startswith("It learns slowly rather than not at all")
