@@ -3,15 +3,19 @@
 Two ways, the first wins:
 
 1. The user's own example, a function named ``torchdoctor_example`` in the file
-   or in a sibling file ``torchdoctor_example.py`` (``contract.py``)::
+   or in a sibling file ``torchdoctor_example.py`` (``contract.py``, docs/checks.md)::
 
        def torchdoctor_example():            # or torchdoctor_example(class_name)
            model = Net(hidden=32)
-           inputs = torch.randn(8, 20)         # a tuple of tensors for forward(a, b)
-           targets = torch.randint(0, 10, (8,))
-           return model, (inputs, targets)     # optionally a third item: loss_fn(output, targets)
+           x = torch.randn(8, 20)
+           return {"model": model, "inputs": (x,), "kwargs": {}, "targets": torch.randint(0, 10, (8,)),
+                   "loss": None}            # a loss(all outputs, targets), "model", or None
 
-   ``targets`` may be None: the target and the loss are then inferred as below.
+   ``inputs``/``kwargs`` may nest tuples, lists and dicts of tensors (an LSTM's hidden tuple, a
+   Hugging Face ``**batch``). Without a loss, a forward that returns its own loss is used as such
+   (``own.py``: nanoGPT's ``(logits, loss)`` given ``targets=``, a ``ModelOutput.loss``); else the
+   loss is inferred as below. The first contract, ``(model, (inputs, targets)[, loss_fn])``, still
+   works. ``targets`` may be None: the target and the loss are then inferred.
 
 2. Inference: construct the class with no arguments (``construct.py``); the input from the first
    layer (``infer.py``: Linear in_features; Conv1d/2d/3d in_channels at a default spatial size
@@ -24,6 +28,7 @@ guess is impossible, :class:`ExampleError` says exactly why, with the snippet to
 (``snippet.py``). All random draws use a private ``torch.Generator``.
 
 One module per job: ``load`` (the user's file and class), ``contract`` (``torchdoctor_example()``),
+``own`` (a model's own loss),
 ``construct`` (the model), ``infer`` (inputs, targets, loss), ``snippet`` (the code to paste),
 ``assemble`` (:func:`build`: the first of the two ways that works). ``core`` holds the
 :class:`Example` they produce and the :class:`ExampleError` they raise. These modules import
