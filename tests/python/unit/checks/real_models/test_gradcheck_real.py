@@ -22,6 +22,8 @@ import torch.nn.functional as F
 
 
 def run(ex, **options) -> dict:
+    # what is checked, not how fast: a loaded machine must not cut the sampling short
+    options.setdefault("timeBudgetSeconds", 900)
     return G.run(ex, options, quiet, new_result("gradcheck"))
 
 
@@ -59,7 +61,7 @@ def torchdoctor_example():
     assert d["kinksSkipped"] <= 3  # the reparameterisation's noise is not counted as kinks
     rows = {row[0]: row for row in r["table"]["rows"]}
     checked, numel = rows["fc1.weight"][2].split("/")
-    assert numel == "313600" and 2 <= int(checked) <= 20  # sampled, never the whole Jacobian
+    assert numel == "313600" and int(checked) == 20  # sampled, never the whole Jacobian
     assert not d["unreachedParameters"]  # breadth first: every parameter got its first elements
     assert {row[6] for row in r["table"]["rows"]} <= {"pass", "n/a"} and rows["fc1.weight"][6] == "pass"
 
