@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from playwright.sync_api import FrameLocator, Page, expect
@@ -24,12 +25,12 @@ def _view_with(page: Page, selector: str, timeout_s: float = 60) -> FrameLocator
     raise AssertionError(f"no webview shows {selector!r} within {timeout_s:.0f} s")
 
 
-def _pause_at_marked_line(page: Page, sample: str) -> None:
+def _pause_at_marked_line(page: Page, sample: str, timeout_ms: int = 60_000) -> None:
     vscode_ui.open_file(page, sample)
     vscode_ui.go_to_line(page, vscode_ui.line_of(sample, "# Set a breakpoint here"))
     page.keyboard.press("F9")
     vscode_ui.start_debugging(page, "Debug current file")
-    vscode_ui.wait_until_paused(page)
+    vscode_ui.wait_until_paused(page, timeout_ms=timeout_ms)
 
 
 def test_views_show_the_sample_model_after_backward(page: Page) -> None:
@@ -99,8 +100,23 @@ def _assert_fits(view: FrameLocator, must_show: list[str]) -> dict:
 
 
 def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
-    _pause_at_marked_line(page, "tiny_gpt_views.py")
+    _pause_at_marked_line(page, "tiny_gpt_views.py", timeout_ms=300_000)  # a loaded machine: torch, 3 steps
     vscode_ui.run_command(page, "View: Hide Panel", required=False)  # the editor area's full height
+
+    # Variables: the model's line counts the tied head once and says what it counts; expanding it
+    # lists curated children, the raw attributes folded under one entry.
+    variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
+    vscode_ui.expand_tree_row(variables.locator(".monaco-list-row", has_text="Locals").first)
+    model_row = variables.locator(".monaco-list-row", has_text="model =").first
+    expect(model_row).to_contain_text("TinyGPT 12 blocks", timeout=30_000)
+    expect(model_row).not_to_contain_text("layers")
+    vscode_ui.expand_tree_row(model_row)
+    rows = variables.locator(".monaco-list-row")
+    for child in ("transformer", "lm_head", "mode", "device", "raw attributes"):
+        expect(rows.filter(has_text=re.compile(rf"^\s*{child} =")).first).to_be_visible(timeout=30_000)
+    assert rows.filter(has_text="T_destination").count() == 0
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "debug_variables_model.png"))
+    model_row.click()  # folded again (a click toggles)
     vscode_ui.run_command(page, "Torch Doctor: Show Gradient Flow")
     flow = _view_with(page, "#gradient-table tr.group-row")
     groups = flow.locator("#gradient-table tr.group-row")

@@ -22,7 +22,7 @@ def open_window(browser: Browser, url: str) -> Iterator[Page]:
     context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(30_000)
-    pg.goto(url)
+    pg.goto(url, timeout=120_000)  # a loaded machine serves the workbench slowly
     pg.locator(".monaco-workbench").wait_for(timeout=60_000)
     try:
         yield pg
