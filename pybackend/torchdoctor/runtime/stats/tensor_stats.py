@@ -16,7 +16,7 @@ that mean (``_fast_rows``: the "corrected two-pass" algorithm), which restores f
 Complex, quantized and float8 tensors take that second algorithm directly, about a sampled shift.
 
 All reductions run on the tensor's own device; per-block partials are stacked there and come to
-the host once, as a small table of scalars. Call under ``torch.no_grad()``.
+the host once, as a small table of scalars. Runs under ``torch.no_grad()`` of its own.
 """
 
 from __future__ import annotations
@@ -60,8 +60,10 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
     ``zeros`` counts the values exactly equal to 0 (implicit zeros included).
     """
     torch = _torch()
-    with quiet(), cpu_threads(torch, t):
-        base, multiplicity = collapse_expanded(t)
+    with quiet(), torch.no_grad(), cpu_threads(torch, t):
+        # A view of a tensor that requires grad requires grad too, even under no_grad: read a
+        # detached alias (same memory, no history, no version bump) so no view of ours does.
+        base, multiplicity = collapse_expanded(t.detach() if t.requires_grad else t)
         base = memory_order(base)
         if t.dtype == torch.bool:
             return _bool_stats(torch, base, multiplicity, implicit_zeros)
