@@ -142,6 +142,8 @@ def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr]
 
 
 def _loss_call(ctx: LintContext, call: ast.Call):
+    if not call.args and not call.keywords:
+        return None  # no input and no target: nothing a rule could check (``opt.step()``, ``model.eval()``)
     qual = ctx.qualname(call.func)
     if qual is not None:  # an imported callable: a loss function, or not a loss at all
         kind = LOSS_FUNCTIONS.get(qual)
@@ -195,8 +197,9 @@ def is_backward(ctx: LintContext, call: ast.Call) -> bool:
     """``loss.backward()``, ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``,
     ``self.manual_backward(loss)``, ``torch.autograd.backward(...)``."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in ("backward", "manual_backward"):
-        return True
+    if isinstance(func, ast.Attribute):
+        # ``x.step()``, ``x.to(d)``: an attribute named otherwise is never torch.autograd.backward.
+        return func.attr in ("backward", "manual_backward")
     return ctx.qualname(func) == "torch.autograd.backward"
 
 

@@ -60,8 +60,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
     moves = _moves(ctx)
     if not moves:
         return
-    by_text = _calls_by_callee_text(ctx)
     keys = sorted({m.model_key for m in moves})  # moves sharing a name ("model") read its calls once
+    by_text = _calls_by_callee_text(ctx, keys)
     by_binding = _calls_by_binding(ctx, _calls_through_parameters(ctx) + [c for k in keys for c in by_text.get(k, [])])
     # A call in another scope than the move is a use only when it is bound to the moved object,
     # and then it is in ``by_binding``: per move, only the calls of its own scope are read by
@@ -90,13 +90,22 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 )
 
 
-def _calls_by_callee_text(ctx: LintContext) -> Dict[str, List[ast.Call]]:
-    """Calls of a name or attribute chain, by its text: one pass, so each move looks only at
-    the calls spelled like its model (the rule stays linear in the file's length)."""
+def _calls_by_callee_text(ctx: LintContext, keys: List[str]) -> Dict[str, List[ast.Call]]:
+    """Calls of a name or attribute chain spelled as one of ``keys`` (the moved models), by that
+    text: one pass, so each move looks only at the calls spelled like its model (the rule stays
+    linear in the file's length). Only callees whose last name matches a key's are spelled out."""
+    last_names = {key.rsplit(".", 1)[-1] for key in keys}
     found: Dict[str, List[ast.Call]] = {}
     for call in ctx.calls:
-        if isinstance(call.func, (ast.Name, ast.Attribute)):
-            found.setdefault(ctx.text(call.func), []).append(call)
+        func = call.func
+        if isinstance(func, ast.Name):
+            last = func.id
+        elif isinstance(func, ast.Attribute):
+            last = func.attr
+        else:
+            continue
+        if last in last_names:
+            found.setdefault(ctx.text(func), []).append(call)
     return found
 
 

@@ -80,6 +80,8 @@ def check_whole_array_statistics(ctx: LintContext, report: Reporter) -> None:
     for stmt in ctx.all_nodes(ast.Assign):  # from the index: a second walk of the tree cost as much as a parse
         if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             continue
+        if "-" not in ctx.text(stmt.value):
+            continue  # no subtraction in the source text, so no ``X - stat(X)``: skip the walk
         found = _self_normalised(ctx, stmt.value)
         if found is None:
             continue

@@ -158,9 +158,11 @@ def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[
         following: List[ast.expr] = []
         for expr in frontier:
             for sub in ast.walk(expr):
-                if isinstance(sub, ast.Call) and torchapi.is_model(ctx, sub.func):
+                if isinstance(sub, ast.Call):
+                    # The no-grad block first: most calls have none around them, and is_model
+                    # follows names to their constructions.
                     block = _no_grad_with(ctx, sub)
-                    if block is not None:
+                    if block is not None and torchapi.is_model(ctx, sub.func):
                         yield sub, block
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
                     bound = ctx.binding(sub)
