@@ -1,6 +1,6 @@
 """Numerical gradient check (seed 002, technique 1 and exercise 5), bounded on models of any size.
 
-On a float64 copy of the model (the user's model is untouched, eval() mode), for every parameter:
+On the model in float64 and eval() mode (converted in place and restored exactly afterwards), for every parameter:
 the analytical gradient from one backward, and the central difference
 (loss(w + eps) - loss(w - eps)) / (2 eps) on a random sample of its elements (a private
 torch.Generator):
@@ -42,7 +42,7 @@ upstream that inherit its error.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -103,8 +103,14 @@ class Outcome:
     batch: tuple | None = None  # (kept, of) when the check ran on the first samples of the batch
 
 
+@contextlib.contextmanager
 def to_double(ex):
-    """The example with a float64 copy of the model and of every floating tensor it holds."""
+    """The example in float64: its model converted in place (restored exactly on exit: parameters,
+    buffers, gradients, modes) and a float64 copy of every floating tensor it holds.
+
+    In place, not on a deep copy: a forward may reach its layers through a closure, which
+    ``copy.deepcopy`` does not copy (minGPT's ``self.mlpf = lambda x: m.c_proj(m.act(m.c_fc(x)))``
+    keeps calling the float32 originals from the copy: "mat1 and mat2 must have the same dtype")."""
     import torch
 
     def conv(v):
@@ -117,10 +123,36 @@ def to_double(ex):
             return {k: conv(x) for k, x in v.items()}
         return v
 
-    model = copy.deepcopy(ex.model).double().eval()
-    changes = {f.name: conv(getattr(ex, f.name)) for f in dataclasses.fields(ex) if f.name != "model"}
-    changes["inferred"] = list(ex.inferred)
-    return dataclasses.replace(ex, model=model, **changes)
+    model = ex.model
+    saved = _save(model)
+    try:
+        model.double().eval()
+        changes = {f.name: conv(getattr(ex, f.name)) for f in dataclasses.fields(ex) if f.name != "model"}
+        changes["inferred"] = list(ex.inferred)
+        yield dataclasses.replace(ex, **changes)
+    finally:
+        _restore(model, saved)
+
+
+def _save(model) -> list:
+    saved = []
+    for m in model.modules():
+        params = {
+            n: (p, p.data, None if p.grad is None else p.grad.detach().clone())
+            for n, p in m._parameters.items()
+            if p is not None
+        }
+        saved.append((m, m.training, params, dict(m._buffers)))
+    return saved
+
+
+def _restore(model, saved: list) -> None:
+    for m, training, params, buffers in saved:
+        m.training = training
+        for p, data, grad in params.values():
+            p.data = data
+            p.grad = grad
+        m._buffers.update(buffers)
 
 
 def _loss_of(dex) -> Callable:
@@ -142,12 +174,16 @@ def _seeded(fn: Callable) -> Callable:
 
 
 def check(ex, options: dict, report: Callable[[float, str], None] | None = None) -> Outcome:
+    with to_double(ex) as dex:
+        return _check(dex, options, report)
+
+
+def _check(dex, options: dict, report) -> Outcome:
     import torch
 
     started = time.monotonic()
     budget = float(options.get("timeBudgetSeconds", TIME_BUDGET))
     deadline = started + budget
-    dex = to_double(ex)
     model = dex.model
     eps = float(options.get("eps", EPS))
     samples = int(options.get("samples", SAMPLES))

@@ -33,8 +33,7 @@ def model_file(tmp_path: Path, name: str, body: str) -> Path:
 
 def one_loss_seconds(ex) -> float:
     """One float64 forward + loss of the example's model, the unit every time bound is counted in."""
-    dex = G.to_double(ex)
-    with torch.no_grad():
+    with G.to_double(ex) as dex, torch.no_grad():
         started = time.monotonic()
         for _ in range(3):
             dex.loss(dex.output())
@@ -200,3 +199,35 @@ class AlwaysDrop(nn.Module):
     r = run(example(path, "AlwaysDrop"))
     assert r["verdict"] == "PASS", r["headline"]
     assert r["details"]["randomLoss"] is True and r["details"]["kinksSkipped"] == 0
+
+
+def test_layers_reached_through_a_closure_are_checked_and_the_model_comes_back(tmp_path: Path):
+    # minGPT's Block: self.mlpf = lambda x: m.dropout(m.c_proj(m.act(m.c_fc(x)))) over a ModuleDict
+    path = model_file(
+        tmp_path,
+        "closure_block.py",
+        """
+class Block(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(d, 4 * d), c_proj=nn.Linear(4 * d, d), dropout=nn.Dropout(0.1)))
+        m = self.mlp
+        self.mlpf = lambda x: m.dropout(m.c_proj(F.gelu(m.c_fc(x))))
+
+    def forward(self, x):
+        return x + self.mlpf(self.ln(x))
+
+def torchdoctor_example():
+    return Block(), (torch.randn(4, 8), torch.randn(4, 8)), F.mse_loss
+""",
+    )
+    ex = example(path, "Block")
+    ex.model.train()
+    before = {k: v.clone() for k, v in ex.model.state_dict().items()}
+    r = run(ex)
+    assert r["verdict"] == "PASS", r["headline"]  # not "mat1 and mat2 must have the same dtype"
+    assert {row[0] for row in r["table"]["rows"]} >= {"mlp.c_fc.weight", "mlp.c_proj.bias"}
+    state = ex.model.state_dict()
+    assert all(state[k].dtype == v.dtype and torch.equal(state[k], v) for k, v in before.items())
+    assert ex.model.training and all(p.grad is None for p in ex.model.parameters())
