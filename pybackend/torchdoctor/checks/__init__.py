@@ -1,6 +1,7 @@
 """Model checks (overfit one batch, LR finder, gradient check, shape trace), run in a worker process.
 
 Two sides. Backend side, imported by the language server and the CLI, torch-free: ``discovery``
+(with ``discovery_constructed``: imported models built at module level, the example's class)
 and ``safe_discovery`` (finding ``nn.Module`` classes in the source, never raising),
 ``source_text`` (reading a file as Python does, within a size limit), ``jobs``, ``process_tree``
 and ``worker_streams`` (starting, timing out and cancelling a worker, reading what it writes),

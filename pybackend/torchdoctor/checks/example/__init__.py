@@ -29,7 +29,8 @@ guess is impossible, :class:`ExampleError` says exactly why, with the snippet to
 
 One module per job: ``load`` (the user's file and class), ``contract`` (``torchdoctor_example()``),
 ``own`` (a model's own loss),
-``construct`` (the model), ``infer`` (inputs, targets, loss), ``snippet`` (the code to paste),
+``construct`` (the model), ``infer`` (inputs, targets, loss; ``spatial``: a conv model's input size
+solved from its first Linear), ``snippet`` (the code to paste),
 ``assemble`` (:func:`build`: the first of the two ways that works). ``core`` holds the
 :class:`Example` they produce and the :class:`ExampleError` they raise. These modules import
 only each other and ``checks.result`` / ``checks.discovery`` / ``checks.preconditions``;
