@@ -20,7 +20,7 @@ on small shared machines. Targets (issue 15), reported PASS/MISS, never asserted
 ``--threads`` also times summarize with torch limited to 1 thread and with all of them, to show
 which the load favours (the runtime picks by the load average: see ``runtime/stats/guard.py``).
 
-    .venv/bin/python bench/bench_summarize.py [--size 1e8] [--kinds f32,u8] [--repeats N] [--threads]
+    .venv/bin/python bench/bench_summarize.py [--size 1e8] [--kinds f32,u8] [--repeats N] [--threads] [--no-lovely]
 """
 
 from __future__ import annotations
@@ -105,10 +105,12 @@ def _cold(x: torch.Tensor, threads: Optional[int] = None) -> Callable[[], str]:
     return run
 
 
-def measure(kind: str, numel: int, repeats: int, warmup: bool = True, threads: bool = False) -> Dict[str, object]:
+def measure(
+    kind: str, numel: int, repeats: int, warmup: bool = True, threads: bool = False, lovely_too: bool = True
+) -> Dict[str, object]:
     """Median seconds of the baseline, cold and cached summarize, lovely (and 1/all threads)."""
     x = make(kind, numel)
-    lovely = lovely_str()
+    lovely = lovely_str() if lovely_too else None
     base = baseline(x)
     keys = ["aminmax", "summarize", "cached"] + (["lovely"] if lovely else []) + (["one", "all"] if threads else [])
     samples: Dict[str, List[float]] = {k: [] for k in keys}
@@ -235,6 +237,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--kinds", type=_kinds, default=list(KINDS), help="comma-separated: " + ",".join(KINDS))
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (default 5, 3 at 1e8)")
     parser.add_argument("--threads", action="store_true", help="also time summarize with 1 and with all threads")
+    parser.add_argument("--no-lovely", action="store_true", help="skip lovely-tensors (seconds per call at 1e8)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.size >= BIG else 5)
     try:
@@ -251,7 +254,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     started = time.perf_counter()
     results = []
     for kind in args.kinds:
-        result = measure(kind, args.size, repeats, threads=args.threads)
+        result = measure(kind, args.size, repeats, threads=args.threads, lovely_too=not args.no_lovely)
         results.append(result)
         print(f"  {kind:>10}: {result['summary']}   (load {loadavg()})", flush=True)
         if result["lovely_line"]:

@@ -73,6 +73,8 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
         if implicit_zeros:
             rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, implicit_zeros))
         out = combine(rows)
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            out.pop("zeros", None)  # integers: 0 is an ordinary value, not counted
         if t.dtype.is_complex:
             out["of"] = "abs"
         if exact is not None:

@@ -93,16 +93,21 @@ def test_wide_integers_keep_exact_extremes_at_any_size(name):
         t[17], t[N - 1] = top, low + 1 if name.startswith("uint") else low
     got = stats(t)
     assert got["max"] == top and got["min"] == (0 if name.startswith("uint") else low)
-    assert got["count"] == N and got["zeros"] == N - 2 + (1 if name.startswith("uint") and low + 1 == 0 else 0)
+    assert got["count"] == N and "zeros" not in got  # integers: 0 is an ordinary value
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.uint8, torch.float64])
-def test_zeros_are_counted_exactly(dtype):
-    t = make(dtype)
-    t[5] = 0
-    t[7] = math.nan if dtype.is_floating_point else 0
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_zeros_of_floats_are_counted_exactly(dtype, sign):
+    t = make(dtype) * sign  # a ReLU output (min 0), and its negation (max 0)
+    t[5], t[7], t[9] = 0, math.nan, -0.0
+    t[N - 1] = -3.0  # a block with both signs
     got = stats(t)
     assert got["zeros"] == int((t == 0).sum())
+
+
+def test_integers_count_no_zeros():
+    assert "zeros" not in stats(torch.zeros(10**6, dtype=torch.uint8)) and "zeros" not in stats(torch.arange(5))
 
 
 def test_only_small_tables_reach_the_host(monkeypatch):
