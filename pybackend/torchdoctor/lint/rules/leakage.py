@@ -143,7 +143,7 @@ def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: Set[str]) -> Optiona
         if getattr(node, "lineno", 0) < after_line or ctx.scope_of(node) is not scope:
             continue
         if isinstance(node, ast.Call) and (ctx.qualname(node.func) in _SPLITTERS | _RANDOM_SPLITS):
-            if any(ctx.text(a) in names for a in node.args):
+            if any(_splits(ctx, a, names) for a in node.args):
                 return node
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and ctx.text(node.value) in names:
             piece = node.slice
@@ -214,6 +214,14 @@ def _later_split(ctx: LintContext, fit: ast.Call, names: set) -> Optional[ast.Ca
             continue
         if ctx.scope_of(call) is not scope:
             continue
-        if any(ctx.text(arg) in names for arg in call.args):
+        if any(_splits(ctx, arg, names) for arg in call.args):
             return call
     return None
+
+
+def _splits(ctx: LintContext, arg: ast.expr, names: Set[str]) -> bool:
+    """A splitter's argument is one of ``names``, or a dataset built from one
+    (``random_split(TensorDataset(x, y), ...)``)."""
+    if ctx.text(arg) in names:
+        return True
+    return isinstance(arg, ast.Call) and any(ctx.text(a) in names for a in arg.args)

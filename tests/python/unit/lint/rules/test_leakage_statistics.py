@@ -37,9 +37,28 @@ def prepare(t):
     ) == [("TD011", 6)]  # at the statistic: torch.mean(t, dim=0)
 
 
+def test_random_split_of_a_dataset_built_from_the_normalised_tensor():
+    assert hits(
+        """
+import torch
+from torch.utils.data import TensorDataset, random_split
+
+feats = torch.randn(500, 6)
+labels = torch.randint(0, 3, (500,))
+centre = feats.mean(dim=0)
+feats = (feats - centre) / feats.std(dim=0)
+parts = random_split(TensorDataset(feats, labels), [400, 100])
+""",
+        "TD011",
+    ) == [("TD011", 6)]  # at the statistic: feats.mean(dim=0)
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        # a dataset built from other rows than the normalised ones is split
+        "import torch\nfrom torch.utils.data import TensorDataset, random_split\nX, R = torch.ones(9, 2), torch.ones(9, 2)\n"
+        "X = X - X.mean(0)\nparts = random_split(TensorDataset(R), [5, 4])\n",
         # statistics of the training rows, applied to both
         "import numpy as np\ndef f(t, n):\n    train, test = t[:n], t[n:]\n    mu = train.mean(0)\n    return train - mu, test - mu\n",
         # normalised, never split in this scope
