@@ -1,9 +1,10 @@
 """The first, and almost always the only, pass over a tensor's values.
 
-Per block: ``aminmax`` on the block in its own dtype (exact for integers), then the sum and the
-sum of squares by rows of ``ROW`` elements (``sum(dim=1)`` and ``vector_norm(dim=1)``: two reads
-of a block that is still in cache, nothing written), and the count of exact zeros only where the
-block's range contains 0. A block that is not already a contiguous float32/float64 run is first
+Per block: ``aminmax`` on the block in its own dtype (exact for integers; float16/bfloat16 on
+their exact float32 copy, their own kernel being the slow part), then the sum and the sum of
+squares by rows of ``ROW`` elements (``sum(dim=1)`` and ``vector_norm(dim=1)``: two reads of a
+block that is still in cache, nothing written), and for floats the count of exact zeros where
+the block's range contains 0 (``sign`` and one norm). A block that is not already a contiguous float32/float64 run is first
 copied into one scratch buffer (float32 for 8-bit integers, float16 and bfloat16, whose row sums
 are then exact; float64 for wider integers), so nothing the size of the tensor is allocated.
 
