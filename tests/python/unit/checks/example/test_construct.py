@@ -27,7 +27,7 @@ def test_constructor_with_arguments_asks_for_an_example_with_the_snippet(tmp_pat
     assert err.kind == R.ERR_NEEDS_EXAMPLE
     assert err.message.startswith("Net.__init__ needs arguments (hidden): Torch Doctor cannot guess them.")
     assert "def torchdoctor_example():" in err.snippet and "model = Net(hidden=...)" in err.snippet
-    assert "return {\"model\": model, \"inputs\": (x,), \"targets\": targets}" in err.snippet
+    assert 'return {"model": model, "inputs": (x,), "targets": targets}' in err.snippet
 
 
 def test_model_that_needs_cuda_says_so(tmp_path: Path):
