@@ -62,6 +62,7 @@ KINK_TOLERANCE = 1e-5
 ROUNDING_MARGIN = 100
 MAX_TRIES = 3  # look at up to 3x ``samples`` elements to find smooth ones
 TORCH_ELEMENTS = 6  # elements of each parameter handed to torch.autograd.gradcheck
+LOW_PRECISION_EPS = 1e-3  # the step when the loss comes out in float32: its rounding over 3e-6 is noise
 RANDOM_SEED = 1234  # the seed every evaluation of a random loss runs under
 SMALL_BATCH = 2  # samples kept for the numerical differences: correctness needs no more, time does
 WOBBLE_PROBES = 6
@@ -101,6 +102,7 @@ class Outcome:
     unreached: list  # parameters the time budget did not reach
     seconds: float
     batch: tuple | None = None  # (kept, of) when the check ran on the first samples of the batch
+    loss_dtype: str | None = None  # "float32" when the model's code casts the loss down from float64
 
 
 @contextlib.contextmanager
@@ -206,7 +208,13 @@ def _check(dex, options: dict, report) -> Outcome:
     orders = [torch.randperm(p.numel(), generator=g).tolist() for _, p in named]
     floor = max(1e-8, NOISE * max(1.0, abs(value)))
     wobble = _rounding_of_loss(named, grads, loss_fn, value, g)
-    rounding = max(ROUNDING_MARGIN * _EPS_MACH * max(1.0, abs(value)), WOBBLE_MARGIN * wobble) / eps
+    low = loss.dtype != torch.float64  # the model's own code computes the loss in float32 (HF: .float())
+    if low:
+        eps = max(eps, LOW_PRECISION_EPS)
+        mach = torch.finfo(loss.dtype).eps if loss.is_floating_point() else _EPS_MACH
+        rounding = max(4 * mach * max(1.0, abs(value)), WOBBLE_MARGIN * wobble) / eps
+    else:
+        rounding = max(ROUNDING_MARGIN * _EPS_MACH * max(1.0, abs(value)), WOBBLE_MARGIN * wobble) / eps
     out_of_time = False
     rounds_end = started + ROUNDS_SHARE * budget  # the rest for torch's opinion
     for round_no, target in enumerate([min(r, samples) for r in ROUNDS] + [samples]):
@@ -219,10 +227,12 @@ def _check(dex, options: dict, report) -> Outcome:
         if out_of_time:
             break
     for (name, p), pc in zip(named, results):
-        if time.monotonic() < deadline and pc.smooth:
+        if time.monotonic() < deadline and pc.smooth and not low:  # torch's tolerances assume float64
             pc.torch_gradcheck = _torch_gradcheck(model, name, p, pc.smooth[:TORCH_ELEMENTS], loss_fn, eps)
     unreached = [pc.name for pc in results if pc.tried == 0]
-    return Outcome(results, functions, random_loss, unreached, time.monotonic() - started, kept)
+    outcome = Outcome(results, functions, random_loss, unreached, time.monotonic() - started, kept)
+    outcome.loss_dtype = str(loss.dtype).replace("torch.", "") if low else None
+    return outcome
 
 
 def _small_batch(dex) -> tuple:

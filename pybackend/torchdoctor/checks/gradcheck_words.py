@@ -67,6 +67,7 @@ def details(outcome, options: dict) -> dict:
         "timeBudgetSeconds": float(options.get("timeBudgetSeconds", TIME_BUDGET)),
         "seconds": round(outcome.seconds, 3),
         "randomLoss": outcome.random_loss,
+        "lossDtype": outcome.loss_dtype or "float64",
         "batch": list(outcome.batch) if outcome.batch else None,
         "customFunctions": [
             {
@@ -130,6 +131,12 @@ def _notes(outcome) -> list[str]:
             "The loss is random: two evaluations at the same weights differed (dropout applied in a custom forward, "
             "sampling such as a VAE's reparameterisation). Every evaluation ran under one fixed seed "
             "(torch.random.fork_rng), so the same random draws were used for the analytical and the numerical gradient."
+        )
+    if outcome.loss_dtype:
+        notes.append(
+            f"The loss comes out in {outcome.loss_dtype} although the model ran in float64: the model's own code casts it "
+            "(Hugging Face losses call .float()). The finite differences used a step of 1e-3 and can resolve gradients "
+            "only to about their fd error (table), so this check sees gross errors only."
         )
     if outcome.batch:
         notes.append(

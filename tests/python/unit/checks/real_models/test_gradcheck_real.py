@@ -231,3 +231,34 @@ def torchdoctor_example():
     state = ex.model.state_dict()
     assert all(state[k].dtype == v.dtype and torch.equal(state[k], v) for k, v in before.items())
     assert ex.model.training and all(p.grad is None for p in ex.model.parameters())
+
+
+def test_a_loss_cast_to_float32_by_the_model_is_no_false_fail(tmp_path: Path):
+    # Hugging Face's losses call logits.float(): on a float64 model the loss is still float32
+    path = model_file(
+        tmp_path,
+        "float_loss.py",
+        """
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte, self.head = nn.Embedding(65, 16), nn.Linear(16, 65)
+
+    def forward(self, idx, labels=None):
+        logits = self.head(torch.tanh(self.wte(idx)))
+        loss = F.cross_entropy(logits.float().reshape(-1, 65), labels.reshape(-1)) if labels is not None else None
+        return logits, loss
+
+def torchdoctor_example():
+    idx = torch.randint(0, 65, (4, 8), generator=torch.Generator().manual_seed(0))
+    return TinyLM(), (idx, idx), lambda out, t: out  # unused: the forward returns its loss
+""",
+    )
+    ex = example(path, "TinyLM")
+    ex.loss_fn = lambda out, t: out[1]
+    ex.loss_sees = "all"
+    ex.kwargs = {"labels": ex.targets}
+    r = run(ex)
+    assert r["verdict"] == "PASS", r["headline"]
+    assert r["details"]["lossDtype"] == "float32"
+    assert any("comes out in float32" in s for s in r["sentences"])
