@@ -1,7 +1,7 @@
 """Lint diagnostics in the editor: squiggles, quick fixes, hover explanations.
 
 - ``didOpen`` / ``didSave``: lint now; ``didChange``: lint after a pause in typing
-  (``DEBOUNCE_SECONDS``; a newer change cancels the pending run, and a result is published
+  (``DEBOUNCE_SECONDS``, ``LARGE_DEBOUNCE_SECONDS`` above ``LARGE_DOCUMENT``; a newer change cancels the pending run, and a result is published
   only if the document is still at the version that was linted); ``didClose``: clear.
 - The linter runs in a worker thread (``run_in_executor``) so a long file never stalls the
   protocol. While the text does not parse, the last diagnostics are kept rather than
@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 SOURCE = "Torch Doctor"
 DEBOUNCE_SECONDS = 0.3
+LARGE_DOCUMENT = 256 * 1024  # ~8,000 lines: parsing takes long enough to be felt, so wait longer
+LARGE_DEBOUNCE_SECONDS = 2.0
 SETTINGS_WAIT = 2.0  # the first lint waits this long for the client's settings
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -97,6 +99,12 @@ class LintService:
             del self._pending[uri]
         if not task.cancelled() and task.exception() is not None:
             log.error("lint of %s failed", uri, exc_info=task.exception())
+
+    def debounce(self, uri: str) -> float:
+        """The pause in typing to wait for: a large document's parse holds the GIL, so less often."""
+        document = self._document(uri)
+        large = document is not None and len(document.source) > LARGE_DOCUMENT
+        return LARGE_DEBOUNCE_SECONDS if large else DEBOUNCE_SECONDS
 
     def relint_all(self) -> None:
         for document in list(self.server.workspace.text_documents.values()):
@@ -325,8 +333,8 @@ def register(server: LanguageServer) -> LintService:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        """Lint after a pause in typing; each change restarts the wait."""
-        service.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+        """Lint after a pause in typing; each change restarts the wait (longer for a large document)."""
+        service.schedule(params.text_document.uri, service.debounce(params.text_document.uri))
         service.relint_importers(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
