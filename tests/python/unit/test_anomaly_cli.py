@@ -252,20 +252,22 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.timeout(900)  # two spawned interpreters import torch: slow on a loaded 2-core machine
 def test_spawned_children_are_watched_and_the_parent_fails(tmp_path):
     script = tmp_path / "spawned.py"
     script.write_text(SPAWNED)
-    result = run_cli("run", "--anomaly", "log", "--json", str(tmp_path / "r.json"), str(script), timeout=240)
+    result = run_cli("run", "--anomaly", "log", "--json", str(tmp_path / "r.json"), str(script), timeout=800)
     reports = json.loads((tmp_path / "r.json").read_text())["anomalies"]
     assert result.returncode == 1 and "parent done" in result.stdout
     assert reports and all(r["pid"] for r in reports) and reports[0]["kind"] == "nonfinite_output"
     assert "reported in child processes" in result.stderr
 
 
+@pytest.mark.timeout(900)
 def test_a_dataloader_worker_reports_once_with_its_id_and_sample(tmp_path):
     script = tmp_path / "workers.py"
     script.write_text(WORKERS)
-    result = run_cli("run", "--json", str(tmp_path / "r.json"), str(script), timeout=240)
+    result = run_cli("run", "--json", str(tmp_path / "r.json"), str(script), timeout=800)
     [report] = json.loads((tmp_path / "r.json").read_text())["anomalies"]
     assert result.returncode == 1 and "parent done" in result.stdout  # the worker did not die
     assert report["worker_id"] in (0, 1) and report["sample_index"] == 13

@@ -40,7 +40,7 @@ def scale_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
         return result
 
     scale.__doc__ = original.__doc__
-    scale.__wrapped__ = original
+    scale.__wrapped__ = original  # type: ignore[attr-defined]
     return scale
 
 
@@ -55,7 +55,7 @@ def update_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
         return result
 
     update.__doc__ = original.__doc__
-    update.__wrapped__ = original
+    update.__wrapped__ = original  # type: ignore[attr-defined]
     return update
 
 
@@ -70,7 +70,7 @@ def unscale_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
         return result
 
     unscale_.__doc__ = original.__doc__
-    unscale_.__wrapped__ = original
+    unscale_.__wrapped__ = original  # type: ignore[attr-defined]
     return unscale_
 
 

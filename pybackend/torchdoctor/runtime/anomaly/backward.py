@@ -21,7 +21,7 @@ def tensor_backward(original: Callable, current: Callable[[], Any]) -> Callable:
         return _run_backward(current, original, self, self, args, kwargs)
 
     backward.__doc__ = original.__doc__
-    backward.__wrapped__ = original
+    backward.__wrapped__ = original  # type: ignore[attr-defined]
     return backward
 
 
@@ -33,7 +33,7 @@ def autograd_backward(original: Callable, current: Callable[[], Any]) -> Callabl
         return _run_backward(current, original, loss, tensors, args, kwargs)
 
     backward.__doc__ = original.__doc__
-    backward.__wrapped__ = original
+    backward.__wrapped__ = original  # type: ignore[attr-defined]
     return backward
 
 

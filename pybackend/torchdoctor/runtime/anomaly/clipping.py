@@ -33,7 +33,7 @@ def clip_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
 
     clip.__doc__ = original.__doc__
     clip.__name__ = original.__name__
-    clip.__wrapped__ = original
+    clip.__wrapped__ = original  # type: ignore[attr-defined]
     return clip
 
 

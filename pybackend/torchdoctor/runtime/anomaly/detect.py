@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 NONFINITE = "nonfinite"
 EXPLOSION = "explosion"
@@ -40,6 +40,15 @@ def checkable(t: Any) -> bool:
 # On the CPU (torch 2.13, one thread) ``amin`` + ``amax`` read big tensors ~35% faster than one
 # ``aminmax``; below this many elements the single call's lower overhead wins.
 SPLIT_AT = 1 << 15
+_QUICK: Tuple[Any, ...] = ()
+# Below this many values the exact extremes cost about what the one pass does, and they let a
+# ReLU after a Linear take its bounds from the Linear's (passthrough) instead of a read.
+QUICK_FROM = 1 << 14
+
+
+def _quick_dtypes() -> Tuple[Any, ...]:
+    torch = sys.modules["torch"]
+    return (torch.float32, torch.float64)
 
 
 def _reduce(t: Any):
@@ -50,6 +59,33 @@ def _reduce(t: Any):
     if data.is_cpu and data.numel() >= SPLIT_AT:
         return torch.amin(data), torch.amax(data)
     return torch.aminmax(data)
+
+
+def quick_bound(t: Any) -> Optional[float]:
+    """The sum of squares of a contiguous float32/float64 CPU tensor, in one BLAS pass (about
+    30x faster than ``amin`` + ``amax`` on 2^18 values here); None where it does not apply.
+
+    When it is finite, above 0 and at most ``threshold**2``, every value is finite and
+    ``|x| <= sqrt(it) <= threshold``: the tensor passes without reading its extremes. NaN, Inf,
+    an overflow of the squares, a large norm or all zeros (or an underflow) go to the exact check.
+    """
+    global _QUICK
+    if not _QUICK:
+        _QUICK = _quick_dtypes()
+    if t.dtype not in _QUICK or not t.is_cpu or t.numel() < QUICK_FROM or not t.is_contiguous():
+        return None
+    flat = t.detach().view(-1)
+    return sys.modules["torch"].dot(flat, flat).item()
+
+
+def grad_bounds(grads: List[Any]) -> List[Tuple[float, float]]:
+    """``(-n, n)`` with ``n`` each gradient's 2-norm (>= its largest |g|), all in one pass each and
+    one conversion: a bound the usual case needs, read exactly only when it is not enough."""
+    torch = sys.modules["torch"]
+    norms = torch._foreach_norm(grads, 2)  # gradients record no history: no detach needed
+    if any(n.dtype != torch.float32 for n in norms):
+        norms = [n.float() for n in norms]
+    return [(-n, n) for n in torch.stack(norms).tolist()]
 
 
 def extremes_device(t: Any) -> Any:

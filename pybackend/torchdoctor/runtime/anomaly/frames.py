@@ -50,7 +50,7 @@ def is_internal(frame: FrameType) -> bool:
 
 def user_frame(start: Optional[FrameType] = None) -> Optional[FrameType]:
     """The innermost frame at or outside ``start`` (default: our caller) that is the user's."""
-    frame = start if start is not None else sys._getframe(1)
+    frame: Optional[FrameType] = start if start is not None else sys._getframe(1)
     while frame is not None and is_internal(frame):
         frame = frame.f_back
     return frame
@@ -58,7 +58,7 @@ def user_frame(start: Optional[FrameType] = None) -> Optional[FrameType]:
 
 def user_stack(frame: Optional[FrameType]) -> List[str]:
     """``file:line:function`` of the user's frames, innermost first (internal ones left out)."""
-    out = []
+    out: List[str] = []
     while frame is not None and len(out) < MAX_STACK:
         if not is_internal(frame):
             code = frame.f_code

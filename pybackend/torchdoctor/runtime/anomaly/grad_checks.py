@@ -14,21 +14,62 @@ fresh gradient's extremes are compared with the threshold (the usual case ends t
 from __future__ import annotations
 
 import math
-from typing import Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from . import report as R
-from .amp import current_scale
+from .amp import ScalerTracker, current_scale
+from .clipping import ClipHints
+from .config import AnomalyConfig
 from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
+from .names import ModuleNames
 
 
 class GradientChecks:
+    # The watch's state and methods this mixin uses (declared for the type checker; the values
+    # are :class:`watch.Watch`'s).
+    config: AnomalyConfig
+    names: ModuleNames
+    step: int
+    amp: ScalerTracker
+    clips: ClipHints
+    check_backward: bool
+    _amp_step: Any
+    _last_loss: Optional[float]
+    _last_grads: Any
+    _pending_explosion: Optional[int]
+    _pending_scale: Optional[float]
+    _pending_order: Optional[List[int]]
+    _unscaled_step: int
+
+    if TYPE_CHECKING:
+
+        def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool: ...
+
+        def _emit(
+            self,
+            report: Dict[str, Any],
+            frame: Any,
+            step: Optional[int] = None,
+            about: Any = None,
+            count: bool = True,
+        ) -> None: ...
+
+        def _error(self, exc: BaseException) -> None: ...
+
+        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
+
     def _grads_hit(self, grads, table, frame, loss: Any = None) -> None:
         # Names and extremes only: keeping the gradients would hold them past zero_grad().
-        self._last_grads = ([e[0] for e in grads], table)
         threshold = self.config.threshold
-        if _within(table, threshold):  # the usual case, fast: everything finite and within the threshold
+        if _within(table, threshold) and all(high > 0.0 for _, high in table):
+            # the usual case, fast: every bound finite, within the threshold, no gradient all zero
+            self._last_grads = ([e[0] for e in grads], table)
+            return
+        table = extremes_of([e[3] for e in grads])  # exact now (the bounds were not enough)
+        self._last_grads = ([e[0] for e in grads], table)
+        if _within(table, threshold):
             return
         scale = None
         if self._amp_step is not None:  # a GradScaler's scaled gradients

@@ -11,7 +11,7 @@ non-finite value was born. Only runs once something is already wrong, so its cos
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 MAX_NODES = 5000
 
@@ -46,7 +46,7 @@ def describe(origin: Optional[Dict[str, object]]) -> Optional[str]:
 
 
 def _walk(root: Any):
-    seen = set()
+    seen: Set[int] = set()
     frontier: List[Tuple[Any, int]] = [(root, 0)] if root is not None else []
     while frontier and len(seen) < MAX_NODES:
         node, depth = frontier.pop()

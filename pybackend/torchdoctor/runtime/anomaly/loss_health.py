@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 SPIKE_WINDOW = 20
 SPIKE_MIN_HISTORY = 5
@@ -67,7 +67,7 @@ class LossHealth:
         self.count = 0  # finite losses seen
         self.first: List[float] = []  # the first TREND_WINDOW finite losses
         self.recent: "deque[float]" = deque(maxlen=max(TREND_MIN, SPIKE_WINDOW))
-        self._latched = set()  # trend rules already reported
+        self._latched: Set[Any] = set()  # trend rules already reported
 
     @property
     def history(self) -> List[float]:

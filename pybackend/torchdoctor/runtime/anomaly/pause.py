@@ -121,12 +121,17 @@ def _suspend_as_caught(py_db: Any, frame: types.FrameType, excinfo) -> None:
     Like ``trigger_exception_handler``, tracing of this thread is held off while suspended so
     that evaluations in the Debug Console do not re-enter the tracer.
     """
-    from _pydevd_bundle.pydevd_comm_constants import CMD_STEP_CAUGHT_EXCEPTION
-    from _pydevd_bundle.pydevd_constants import EXCEPTION_TYPE_HANDLED, PYDEVD_USE_SYS_MONITORING
+    from _pydevd_bundle.pydevd_comm_constants import CMD_STEP_CAUGHT_EXCEPTION  # type: ignore[import-not-found]
+    from _pydevd_bundle.pydevd_constants import (  # type: ignore[import-not-found]
+        EXCEPTION_TYPE_HANDLED,
+        PYDEVD_USE_SYS_MONITORING,
+    )
 
-    monitoring = None
+    monitoring: Any = None
     if PYDEVD_USE_SYS_MONITORING:
-        from _pydevd_sys_monitoring import pydevd_sys_monitoring as monitoring
+        from _pydevd_sys_monitoring import pydevd_sys_monitoring  # type: ignore[import-not-found]
+
+        monitoring = pydevd_sys_monitoring
     thread = threading.current_thread()
     info = py_db.set_additional_thread_info(thread)
     held = bool(monitoring and monitoring.suspend_current_thread_tracing())

@@ -134,7 +134,7 @@ def inputs_facts(tensors: List[Any]) -> Report:
         high = t_high if high is None else max(high, t_high)
     bad = bool(total["nan"] or total["posinf"] or total["neginf"])
     facts: Report = {"inputs_counts": total, "inputs_bad": bad, "inputs_min": low, "inputs_max": high}
-    facts["inputs_max_abs"] = magnitude(low, high) if low is not None else None
+    facts["inputs_max_abs"] = magnitude(low, high) if low is not None and high is not None else None
     return facts
 
 

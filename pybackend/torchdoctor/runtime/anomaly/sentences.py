@@ -114,8 +114,8 @@ def _inputs_text(r: Report, what: str) -> str:
             return f"its inputs were finite, but its parameters already had {what} ({names}): an earlier update put it there"
         return "its inputs were finite"
     counts = r["inputs_counts"]
-    names = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
-    which = f" (`{'`, `'.join(names)}`: " if names else " ("
+    keywords = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
+    which = f" (`{'`, `'.join(keywords)}`: " if keywords else " ("
     text = f"its inputs already had {bad_values(counts)}{which}{_count_text(counts)})"
     if r.get("first_bad_in_step"):
         text += ", and no module before it made any: it came from outside the modules (the input data, or code between modules)"

@@ -28,7 +28,7 @@ import math
 import sys
 import warnings
 import weakref
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..summary.jsonable import jsonable
 from . import children
@@ -39,7 +39,18 @@ from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
 from .dead import DeadEvidence, DeadRule
-from .detect import EXPLOSION, NONFINITE, ZERO, checkable, extremes, extremes_device, iter_tensors, verdict
+from .detect import (
+    EXPLOSION,
+    NONFINITE,
+    ZERO,
+    checkable,
+    extremes,
+    extremes_device,
+    grad_bounds,
+    iter_tensors,
+    quick_bound,
+    verdict,
+)
 from .device import MAX_PENDING, DeviceBatch
 from .frames import outermost_module, user_frame
 from .grad_checks import GradientChecks
@@ -49,7 +60,7 @@ from .loss_health import TREND_RULES, LossSeries
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
 from .origins import bad_inputs, made_inside
-from .passthrough import bounds_function
+from .passthrough import bounds_function, needs_exact
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
 from .stale import StaleGradTracker
@@ -144,6 +155,7 @@ class Watch(GradientChecks, DeadRule):
         self._last_out: Optional["weakref.ref[Any]"] = None
         self._last_version = -1
         self._last_extremes = (0.0, 0.0)
+        self._last_exact = True  # False: _last_extremes is only a bound on |x| (detect.quick_bound)
         self._last_loss: Optional[float] = None
         self._last_grads: Any = None  # ([param paths], [(min, max)]) of the last gradient check
         self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
@@ -209,13 +221,16 @@ class Watch(GradientChecks, DeadRule):
 
     # -- forward ---------------------------------------------------------------------------------
 
-    def _forward_hook_kwargs(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
-        self._forward_hook(module, args + tuple(kwargs.values()) if kwargs else args, output, kwargs)
+    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
+        """A torch whose global hooks take no keyword arguments."""
+        return self._forward_hook_kwargs(module, inputs, None, output)
 
-    def _forward_hook(self, module: Any, inputs: Any, output: Any, kwargs: Any = None) -> None:
+    def _forward_hook_kwargs(self, module: Any, inputs: Any, kwargs: Any, output: Any) -> None:
         # Hot path (every module call): plain attribute reads and C methods until something is off.
         if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
             return None
+        if kwargs:
+            inputs = inputs + tuple(kwargs.values())
         ref = self._known.get(id(module))
         if ref is None or ref() is not module:
             self.names.see(module)
@@ -244,14 +259,24 @@ class Watch(GradientChecks, DeadRule):
             if len(self.pending) >= MAX_PENDING:
                 self._flush_deferred(None, frame=sys._getframe())
             return
-        low, high = self._derived(module, inputs, last) or extremes(t)
-        # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
-        before = self._last_extremes if last is t else None
-        self._last_out, self._last_version, self._last_extremes = weakref.ref(t), version, (low, high)
         threshold = self.config.threshold
+        derived = self._derived(module, inputs, last)
+        if derived is None:
+            squares = quick_bound(t)
+            if squares is not None and 0.0 < squares <= threshold * threshold:
+                # finite, within the threshold, not all zero: the usual case, in one pass
+                bound = math.sqrt(squares)
+                self._last_out, self._last_version = weakref.ref(t), version
+                self._last_extremes, self._last_exact = (-bound, bound), False
+                return
+        low, high = derived or extremes(t)
+        # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
+        before = self._last_extremes if last is t else None  # a bound on |x| when not exact: not zero either way
+        self._last_out, self._last_version, self._last_extremes = weakref.ref(t), version, (low, high)
+        self._last_exact = derived is None or self._last_exact
         if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
             return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
-        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold), before, kwargs)
+        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold) or NONFINITE, before, kwargs)
 
     def _derived(self, module: Any, inputs: Any, last: Any):
         """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
@@ -259,6 +284,8 @@ class Watch(GradientChecks, DeadRule):
         bounds = bounds_function(type(module))
         if bounds is None or last is None or not inputs or inputs[0] is not last or last._version != self._last_version:
             return None
+        if not self._last_exact and needs_exact(type(module)):
+            return None  # a dead ReLU needs its input's exact extremes: read its output
         low, high = self._last_extremes
         if not (math.isfinite(low) and math.isfinite(high)):
             return None
@@ -384,7 +411,7 @@ class Watch(GradientChecks, DeadRule):
         deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
         if not len(self.pending) and not deferred_loss and not self.force_deferred and all(e[3].is_cpu for e in grads):
             if grads:  # the CPU: read each gradient's extremes directly, nothing to batch
-                self._grads_hit(grads, [extremes(e[3]) for e in grads], frame, loss)
+                self._grads_hit(grads, grad_bounds([e[3] for e in grads]), frame, loss)
             return
         batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
@@ -549,6 +576,7 @@ class Watch(GradientChecks, DeadRule):
     def _count_steps(self, report: Dict[str, Any], frame, about: Any) -> None:
         """The report's step in optimizer steps (:mod:`steps`), when the script has an optimizer."""
         report["backward_calls"] = report["step"]
+        found: Optional[Tuple[int, Any]] = None
         try:
             if about is not None and isinstance(about, self._torch.nn.Module):
                 params = list(names_unwrap(about).parameters()) or []
@@ -568,7 +596,7 @@ class Watch(GradientChecks, DeadRule):
             self._error(exc)
 
     def _deferred(self, t: Any) -> bool:
-        return self.force_deferred or t.device.type != "cpu"
+        return self.force_deferred or not t.is_cpu
 
     def _error(self, exc: BaseException) -> None:
         if len(self.errors) < MAX_ERRORS:

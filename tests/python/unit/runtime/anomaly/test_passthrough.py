@@ -34,7 +34,18 @@ def test_pooling_and_reshaping_stay_within_the_input_range(module):
 
 
 def test_other_modules_are_read():
-    assert bounds_function(nn.Linear) is None and bounds_function(nn.Dropout) is None
+    assert bounds_function(nn.Linear) is None and bounds_function(nn.LayerNorm) is None
+
+
+def test_dropout_and_gelu_bounds_follow_from_the_input():
+    dropout = nn.Dropout(0.5).train()
+    assert bounds_function(nn.Dropout)(-1.0, 3.0, dropout) == (-2.0, 6.0)
+    assert bounds_function(nn.Dropout)(-1.0, 3.0, dropout.eval()) == (-1.0, 3.0)
+    low, high = bounds_function(nn.GELU)(-3.0, 2.0, nn.GELU())
+    x = torch.linspace(-3.0, 2.0, 100001)
+    exact = nn.functional.gelu(x)
+    assert abs(low - exact.min().item()) < 1e-4 and abs(high - exact.max().item()) < 1e-4
+    assert bounds_function(nn.GELU)(0.0, 0.0, nn.GELU()) == (0.0, 0.0)
 
 
 def test_an_in_place_relu_is_read_and_still_found_dead():
