@@ -35,6 +35,7 @@ interface FakePanel {
   reveals: number;
   send(message: unknown): void;
   close(): void;
+  closed?: boolean;
 }
 
 const uri = (fsPath: string) => ({ fsPath, scheme: 'file', toString: () => `file://${fsPath}` });
@@ -80,7 +81,9 @@ const fakeVscode = {
     visibleTextEditors: [],
     showErrorMessage: async () => undefined,
     createWebviewPanel(viewType: string, title: string, show: { viewColumn: number; preserveFocus: boolean }) {
-      assert.equal(show.viewColumn, -2, 'beside the editor');
+      // The first view opens beside the editor; the other shares its column (a tab each).
+      const open = panels.filter((p) => !p.closed).length;
+      assert.equal(show.viewColumn, open === 0 ? -2 : 2, open === 0 ? 'beside the editor' : "in the other view's column");
       assert.equal(show.preserveFocus, true);
       const received = new EventEmitter<unknown>();
       const disposed = new EventEmitter<void>();
@@ -105,6 +108,9 @@ const fakeVscode = {
         send: (m) => received.fire(m),
         close: () => disposed.fire(),
       };
+      disposed.event(() => {
+        fake.closed = true;
+      });
       panels.push(fake);
       return {
         webview,
