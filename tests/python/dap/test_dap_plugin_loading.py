@@ -72,7 +72,7 @@ def test_plugin_registers_and_never_imports_torch_on_its_own():
         "str": False,
         "dict": True,
     }
-    assert report["resolver_for"] == {"Tensor": True, "Parameter": True, "Linear": False, "list": False}
+    assert report["resolver_for"] == {"Tensor": True, "Parameter": True, "Linear": True, "list": False}
     assert report["hover"] == report["variables"] == "tensor[2] f32 cpu 8 B ⚠ NaN×1 x=[1, NaN]"
     assert report["clipboard"] == report["hover"] + "\ntensor([1., nan])"
     assert report["children"][:3] == ["shape", "dtype", "device"]

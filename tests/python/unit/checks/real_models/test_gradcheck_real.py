@@ -45,7 +45,7 @@ def test_vae_random_loss_is_checked_under_a_fixed_seed_and_its_big_weight_bounde
         tmp_path,
         "vae_case.py",
         """
-from models import VAE, vae_loss
+from real_models import VAE, vae_loss
 
 def torchdoctor_example():
     x = torch.rand(8, 1, 28, 28, generator=torch.Generator().manual_seed(3))
@@ -70,7 +70,7 @@ def test_a_time_budget_returns_the_parameters_it_reached(tmp_path: Path):
         tmp_path,
         "vae_budget.py",
         """
-from models import VAE
+from real_models import VAE
 
 def torchdoctor_example():
     x = torch.rand(8, 1, 28, 28, generator=torch.Generator().manual_seed(3))

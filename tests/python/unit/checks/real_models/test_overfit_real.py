@@ -86,7 +86,9 @@ def test_dropout_is_off_during_the_test_said_and_restored():
 def test_a_correct_dropout_cnn_passes_class_alone(tmp_path):
     from support.checks import example, write
 
-    path = write(tmp_path, "dropcnn.py", f"import sys\nsys.path.insert(0, {M.HERE!r})\nfrom models import DropoutCNN\n")
+    path = write(
+        tmp_path, "dropcnn.py", f"import sys\nsys.path.insert(0, {M.HERE!r})\nfrom real_models import DropoutCNN\n"
+    )
     ex = example(path, "DropoutCNN", {"spatialSize": 32})
     r = run(ex)
     assert r["verdict"] == "PASS", r["headline"]
