@@ -127,18 +127,61 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
     acts = act_rows(snapshot)
     rows_flags: Dict[str, List[R.Flag]] = {row.name: [] for _, row in params}
     verdicts: List[R.Flag] = []
-    act_flags: Dict[int, List[R.Flag]] = {}
 
     # Activations first: a dead ReLU explains the zero gradients of the layers before it.
-    dead: Dict[str, Tuple[str, str]] = {}  # feeder module path -> (relu path, relu type)
-    first_bad = None
-    weights_bad = {row.module for _, row in params if row.weights_nonfinite}
     input_stats = obj(snapshot.get("input"))
-    input_bad = _input_bad(input_stats)
     clip = R.clip_advice(
         [r for _, r in params],
         [r.name for _, r in params if r.mean_abs is not None and r.mean_abs > th.exploding_gradient],
     )
+    act_flags, dead, found = _activation_flags(acts, params, input_stats, clip, th)
+    verdicts.extend(found)
+    flag = R.input_nonfinite(*_input_counts(input_stats), model_type) if _input_bad(input_stats) else None
+    if flag:
+        verdicts.append(flag)
+
+    # Gradients (only "missing" needs a backward to have happened: some parameter got one).
+    source = text(grads.get("source"), "none")
+    show_rows = source != "none" and any(r.has_grad for _, r in params)
+    per_param = _parameter_flags(params, acts, act_flags, dead, _Order(snapshot), rows_flags, clip, th, show_rows)
+    verdicts.extend(_grouped(per_param))
+    flag = R.grad_ratio(_layers(params), th, clip)
+    if flag:
+        verdicts.append(flag)
+        for _, param_row in params:
+            if param_row.module == flag.module:
+                rows_flags[param_row.name].append(flag)
+    # Clipping is said once, by the moment line; gradients zeroed in place are a finding.
+    flag = R.grads_changed([r for _, r in params])
+    if flag and "zeroed" in flag.sentence:
+        verdicts.append(flag)
+
+    rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
+    calls = objs(snapshot.get("calls"))
+    blocks = block_paths(calls, [r["name"] for r in rows])
+    groups = gradient_groups(rows, blocks, {text(c.get("path")): text(c.get("type")) for c in calls})
+    ordered = R.by_severity(verdicts)
+    return finish_gradient_flow(
+        {
+            "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
+            "moment": moment(rows) if show_rows else None,
+            "rows": rows,
+            "groups": groups,
+            "verdicts": [f.to_json(with_module=True) for f in ordered],
+            "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
+            "thresholds": th.to_json(),
+        }
+    )
+
+
+def _activation_flags(acts, params, input_stats, clip, th: R.Thresholds):
+    """Each activation's flags, the dead ReLUs by the module that feeds them, and all flags found."""
+    act_flags: Dict[int, List[R.Flag]] = {}
+    dead: Dict[str, Tuple[str, str]] = {}  # feeder module path -> (relu path, relu type)
+    found: List[R.Flag] = []
+    first_bad = None
+    weights_bad = {row.module for _, row in params if row.weights_nonfinite}
+    input_bad = _input_bad(input_stats)
     for index, (_call, row) in enumerate(acts):
         flags: List[R.Flag] = []
         flag = R.dead_units(row, th)
@@ -157,15 +200,12 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
             first_bad = index
             flags.append(R.activation_nonfinite(row, input_bad, row.path in weights_bad, clip))
         act_flags[index] = flags
-        verdicts.extend(flags)
-    flag = R.input_nonfinite(*_input_counts(input_stats), model_type) if input_bad else None
-    if flag:
-        verdicts.append(flag)
+        found.extend(flags)
+    return act_flags, dead, found
 
-    # Gradients (only "missing" needs a backward to have happened: some parameter got one).
-    order = _Order(snapshot)
-    source = text(grads.get("source"), "none")
-    show_rows = source != "none" and any(r.has_grad for _, r in params)
+
+def _parameter_flags(params, acts, act_flags, dead, order, rows_flags, clip, th: R.Thresholds, show_rows: bool):
+    """Each parameter's flags (added to its row's in ``rows_flags``); returns them all, in order."""
     per_param: List[R.Flag] = []
     for _, param_row in params:
         found = [
@@ -195,34 +235,7 @@ def build(snapshot: Dict[str, Any], th: R.Thresholds) -> Dict[str, Any]:
                     relu_flag.module,
                 )
             )
-    verdicts.extend(_grouped(per_param))
-    flag = R.grad_ratio(_layers(params), th, clip)
-    if flag:
-        verdicts.append(flag)
-        for _, param_row in params:
-            if param_row.module == flag.module:
-                rows_flags[param_row.name].append(flag)
-    # Clipping is said once, by the moment line; gradients zeroed in place are a finding.
-    flag = R.grads_changed([r for _, r in params])
-    if flag and "zeroed" in flag.sentence:
-        verdicts.append(flag)
-
-    rows = [_row(p, row, rows_flags[row.name]) for p, row in params] if show_rows else []
-    calls = objs(snapshot.get("calls"))
-    blocks = block_paths(calls, [r["name"] for r in rows])
-    groups = gradient_groups(rows, blocks, {text(c.get("path")): text(c.get("type")) for c in calls})
-    ordered = R.by_severity(verdicts)
-    return finish_gradient_flow(
-        {
-            "summary": _summary(snapshot, model_type, params, ordered, show_rows, grads),
-            "moment": moment(rows) if show_rows else None,
-            "rows": rows,
-            "groups": groups,
-            "verdicts": [f.to_json(with_module=True) for f in ordered],
-            "activations": [_act(call, row, act_flags.get(i, [])) for i, (call, row) in enumerate(acts)],
-            "thresholds": th.to_json(),
-        }
-    )
+    return per_param
 
 
 class _Order:

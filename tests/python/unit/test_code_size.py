@@ -16,13 +16,7 @@ import pytest
 from support import code_size
 
 # Over a limit on purpose, or owned by a change in progress elsewhere (key: path or path::function).
-ALLOWED = {
-    # Issue 12's rewrite of the anomaly watch is in progress in another change: split there.
-    "pybackend/torchdoctor/runtime/anomaly/watch.py": "anomaly watch, being rewritten for issue 12",
-    # One pass that builds every section of the gradient-flow view model from the same per-layer
-    # table; owned by the diagnosis change of this session, split there.
-    "pybackend/torchdoctor/diagnosis/gradient_flow.py::build": "diagnosis view model, owned elsewhere",
-}
+ALLOWED: dict = {}
 
 
 def _over(rows):

@@ -43,10 +43,8 @@ from .detect import (
     EXPLOSION,
     NONFINITE,
     ZERO,
-    checkable,
     extremes,
     extremes_device,
-    grad_bounds,
     iter_tensors,
     quick_bound,
     verdict,
@@ -54,9 +52,8 @@ from .detect import (
 from .device import MAX_PENDING, DeviceBatch
 from .frames import outermost_module, user_frame
 from .grad_checks import GradientChecks
-from .grads import zero_grads
-from .loss_forensics import describe, find_origin
-from .loss_health import TREND_RULES, LossSeries
+from .loss_checks import LossChecks
+from .loss_health import LossSeries
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
 from .origins import bad_inputs, made_inside
@@ -126,7 +123,7 @@ def clear_reports() -> None:
     del _REPORTS[:]
 
 
-class Watch(GradientChecks, DeadRule):
+class Watch(LossChecks, GradientChecks, DeadRule):
     def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
         self.config = config
         self.on_break = on_break
@@ -337,151 +334,6 @@ class Watch(GradientChecks, DeadRule):
             known = self._loss_types[cls] = issubclass(cls, self._torch.nn.modules.loss._Loss)
         return known or (cls.__name__.lower().endswith("loss") and t.numel() == 1)
 
-    # -- loss and backward -----------------------------------------------------------------------
-
-    def before_backward(self, loss: Any, frame) -> None:
-        try:
-            # A GradScaler's scale(loss): judge the unscaled loss, and the gradients unscaled.
-            self._amp_step = self.amp.lookup(loss) if self.amp._scaled else None
-            if self.check_backward:
-                self.stale.before_backward()
-            if self.check_loss and _is_scalar(loss) and not self._deferred(loss):
-                value = float((self._amp_step[1] if self._amp_step else loss.detach()).item())
-                self._loss_hit(value, loss, frame)
-        except Exception as exc:
-            self._error(exc)
-
-    def after_backward(self, loss: Any, frame) -> None:
-        try:
-            self._flush_deferred(loss, frame)
-            if self.dead.pending:
-                self._dead_after_backward(frame)
-        except Exception as exc:
-            self._error(exc)
-        self._amp_step = None
-        self.step += 1
-        self._refresh_flags()
-
-    def _loss_hit(self, value: float, loss: Any, frame) -> None:
-        self._last_loss = value
-        # One series per backward() call site (the caller's line and the line that called it):
-        # a GAN's discriminator and generator losses are different curves.
-        site = (
-            frame.f_code,
-            frame.f_lineno,
-            frame.f_back.f_code if frame.f_back else None,
-            frame.f_back.f_lineno if frame.f_back else 0,
-        )
-        health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
-        for finding in health.observe(value, self.updates):
-            rule = str(finding["rule"])
-            advice = rule in TREND_RULES  # trends are advice: never a stop, never the exit status
-            action = self.config.action(rule)
-            if not self._may_report(action, advice=advice):
-                continue
-            frame = user_frame(frame)
-            report = R.base(_LOSS_KINDS[rule], "loss", self.step, frame, action)
-            report.update({k: v for k, v in finding.items() if k != "rule"})
-            report["loss"] = value
-            report["advice"] = advice
-            report["loss_site"], report["loss_series"] = self.losses.labels.get(site), len(self.losses)
-            if self._amp_step is not None:
-                report["unscaled"] = True
-            if rule == "nan":
-                self._explain_nan(report, loss)
-            if rule == "notDecreasing" and self._last_grads:
-                paths, table = self._last_grads
-                report["zero_grad_params"] = zero_grads(paths, table)
-                report["params_with_grad"] = len(paths)
-            self._emit(report, frame)
-
-    def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
-        from ...spelling import fmt_num
-
-        report["loss_text"] = fmt_num(report["loss"])
-        report["modules_clean"] = self.config.watches("forward") and self._bad_output_step != self.step
-        if loss is not None and getattr(loss, "grad_fn", None) is not None:
-            origin = find_origin(loss)
-            report["origin_op"] = origin
-            report["origin"] = describe(origin)
-
-    def _flush_deferred(self, loss: Any, frame) -> None:
-        """The step's device checks (accelerators) and its gradients, read in one transfer."""
-        grads = self._fresh_grads() if (self.check_backward and loss is not None) else []
-        deferred_loss = loss is not None and self.check_loss and _is_scalar(loss) and self._deferred(loss)
-        if not len(self.pending) and not deferred_loss and not self.force_deferred and all(e[3].is_cpu for e in grads):
-            if grads:  # the CPU: read each gradient's extremes directly, nothing to batch
-                self._grads_hit(grads, grad_bounds([e[3] for e in grads]), frame, loss)
-            return
-        batch, self.pending = self.pending, DeviceBatch()
-        if deferred_loss:
-            batch.add(("loss",), (self._amp_step[1] if self._amp_step else loss.detach()).reshape(1).float())
-        for entry in grads:
-            batch.add(("grad",), extremes_device(entry[3]).float())
-        if not len(batch):
-            return
-        rows = batch.flush()
-        forward = [(tag[1], values) for tag, values in rows if tag[0] == "forward"]
-        self._deferred_forward(forward, frame)
-        if deferred_loss:
-            self._loss_hit([v for tag, v in rows if tag[0] == "loss"][0][0], None, frame)
-        if grads:
-            table = [(v[0], v[1]) for tag, v in rows if tag[0] == "grad"]
-            self._grads_hit(grads, table, frame, loss)
-
-    def _fresh_grads(self):
-        """Gradients this backward wrote: another model's old ``.grad`` is not this step's news.
-
-        A gradient is the same if it is the same tensor (weak reference) at the same version;
-        backward either accumulates in place (new version) or creates a new tensor.
-        """
-        fresh = []
-        seen = self._grad_seen
-        for path, p, module in self.names.parameters():
-            grad = p.grad
-            if grad is None:
-                continue
-            known = seen.get(id(p))
-            if known is not None and known[0]() is grad and known[1] == grad._version:
-                continue
-            if checkable(grad):
-                seen[id(p)] = (weakref.ref(grad), grad._version)
-                fresh.append((path, p, module, grad))
-        return fresh
-
-    def _deferred_forward(self, forward, frame) -> None:
-        for module_ref, (low, high) in forward:
-            module = module_ref()
-            kind = verdict(low, high, self.config.threshold)
-            if module is None or kind is None or kind == ZERO:
-                continue  # the dead-output rule needs the inputs: CPU only
-            if kind == NONFINITE:
-                self._bad_output_step = self.step
-            if not self._may_report(self.config.mode):
-                return
-            frame = user_frame(frame)
-            report = R.base(
-                "nonfinite_output" if kind == NONFINITE else "exploding_output",
-                "forward",
-                self.step,
-                frame,
-                self.config.mode,
-            )
-            report.update(R.module_facts(self.names, module, frame))
-            report.update(
-                {
-                    "max_abs": max(-low, high) if low == low and high == high else float("nan"),
-                    "min": low,
-                    "max": high,
-                    "threshold": self.config.threshold,
-                    "exact": False,
-                    "counts": None,
-                    "inputs_counts": None,
-                }
-            )
-            self._emit(report, frame, about=module)
-            return
-
     # -- optimizer -------------------------------------------------------------------------------
 
     def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -603,29 +455,9 @@ class Watch(GradientChecks, DeadRule):
             self.errors.append(f"{type(exc).__name__}: {exc}")
 
 
-_LOSS_KINDS = {
-    "nan": "loss_nan",
-    "spike": "loss_spike",
-    "notDecreasing": "loss_not_decreasing",
-    "oscillating": "loss_oscillating",
-}
-
-
 def _names(inputs: Any, kwargs: Any) -> Optional[List[str]]:
     """Names of the inputs a report lists: positions, then keywords (``value``)."""
     if not kwargs:
         return None
     positional = len(inputs) - len(kwargs)
     return [f"#{i}" for i in range(positional)] + [str(k) for k in kwargs]
-
-
-def _site_label(frame) -> str:
-    """``train.py:42``: the backward() line of a loss series."""
-    import os
-
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
-
-
-def _is_scalar(t: Any) -> bool:
-    torch = sys.modules["torch"]
-    return isinstance(t, torch.Tensor) and t.numel() == 1 and t.dtype.is_floating_point
