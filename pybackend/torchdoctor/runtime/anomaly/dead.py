@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from . import report as R
-from .config import AnomalyConfig
 from .detect import checkable, extremes, iter_tensors
 from .frames import outermost_module, user_frame
 from .grads import extremes_of
-from .names import ModuleNames
+from .host import WatchHost
 
 FLOWS, NO_FLOW, NO_PARAMS, UNKNOWN = "flows", "no_flow", "no_params", "unknown"
 PROBE = 8
@@ -70,27 +69,11 @@ class DeadEvidence:
         return found
 
 
-class DeadRule:
+class DeadRule(WatchHost):
     """The dead-output rule of :class:`watch.Watch` (uses its ``config``, ``step``, ``_dead``, ``dead``)."""
 
-    config: AnomalyConfig
-    names: ModuleNames
-    step: int
     dead: DeadEvidence
     _dead: Dict[int, List[int]]
-
-    if TYPE_CHECKING:
-
-        def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool: ...
-
-        def _emit(
-            self,
-            report: Dict[str, Any],
-            frame: Any,
-            step: Optional[int] = None,
-            about: Any = None,
-            count: bool = True,
-        ) -> None: ...
 
     def _dead_hit(self, module, inputs, t, before=None) -> None:
         """``before``: the extremes of the input an in-place module has just overwritten."""

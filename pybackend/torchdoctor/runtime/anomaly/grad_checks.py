@@ -19,19 +19,15 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from . import report as R
 from .amp import ScalerTracker, current_scale
 from .clipping import ClipHints
-from .config import AnomalyConfig
 from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
-from .names import ModuleNames
+from .host import WatchHost
 
 
-class GradientChecks:
+class GradientChecks(WatchHost):
     # The watch's state and methods this mixin uses (declared for the type checker; the values
     # are :class:`watch.Watch`'s).
-    config: AnomalyConfig
-    names: ModuleNames
-    step: int
     amp: ScalerTracker
     clips: ClipHints
     check_backward: bool
@@ -44,19 +40,6 @@ class GradientChecks:
     _unscaled_step: int
 
     if TYPE_CHECKING:
-
-        def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool: ...
-
-        def _emit(
-            self,
-            report: Dict[str, Any],
-            frame: Any,
-            step: Optional[int] = None,
-            about: Any = None,
-            count: bool = True,
-        ) -> None: ...
-
-        def _error(self, exc: BaseException) -> None: ...
 
         def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
 

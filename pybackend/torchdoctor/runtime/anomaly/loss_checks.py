@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from . import report as R
 from .amp import ScalerTracker
-from .config import AnomalyConfig
 from .dead import DeadEvidence
 from .detect import NONFINITE, ZERO, checkable, extremes_device, grad_bounds, verdict
 from .device import DeviceBatch
 from .frames import user_frame
 from .grads import zero_grads
+from .host import WatchHost
 from .loss_forensics import describe, find_origin
 from .loss_health import TREND_RULES, LossSeries
-from .names import ModuleNames
 from .stale import StaleGradTracker
 
 _LOSS_KINDS = {
@@ -35,12 +34,9 @@ _LOSS_KINDS = {
 }
 
 
-class LossChecks:
+class LossChecks(WatchHost):
     # The watch's state and methods this mixin uses (declared for the type checker; the values
     # are :class:`watch.Watch`'s).
-    config: AnomalyConfig
-    names: ModuleNames
-    step: int
     updates: int
     amp: ScalerTracker
     stale: StaleGradTracker
@@ -57,19 +53,6 @@ class LossChecks:
     _grad_seen: Dict[int, Any]
 
     if TYPE_CHECKING:
-
-        def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool: ...
-
-        def _emit(
-            self,
-            report: Dict[str, Any],
-            frame: Any,
-            step: Optional[int] = None,
-            about: Any = None,
-            count: bool = True,
-        ) -> None: ...
-
-        def _error(self, exc: BaseException) -> None: ...
 
         def _deferred(self, t: Any) -> bool: ...
 
