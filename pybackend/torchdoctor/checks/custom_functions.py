@@ -25,10 +25,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .gradcheck_words import status
+
 ELEMENTS = 12  # sampled elements per input
 EPS = 1e-6
-OK_BELOW = 1e-5
-FAIL_ABOVE = 1e-3
 _EPS_MACH = 2.220446049250313e-16
 
 
@@ -60,9 +60,7 @@ class FunctionCheck:
 
     @property
     def status(self) -> str:
-        if self.checked == 0:
-            return "SKIPPED"
-        return "OK" if self.max_rel_diff < OK_BELOW else "WARN" if self.max_rel_diff < FAIL_ABOVE else "FAIL"
+        return status(self.checked, self.max_rel_diff)
 
     @property
     def label(self) -> str:

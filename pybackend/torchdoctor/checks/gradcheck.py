@@ -49,9 +49,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import custom_functions as CF
+from .gradcheck_words import OK_BELOW, status
 
-OK_BELOW = 1e-5
-FAIL_ABOVE = 1e-3
 EPS = 3e-6
 SAMPLES = 20
 NOISE = 1e-5
@@ -89,9 +88,7 @@ class ParamCheck:
 
     @property
     def status(self) -> str:
-        if self.checked == 0:
-            return "SKIPPED"
-        return "OK" if self.max_rel_diff < OK_BELOW else "WARN" if self.max_rel_diff < FAIL_ABOVE else "FAIL"
+        return status(self.checked, self.max_rel_diff)
 
 
 @dataclass

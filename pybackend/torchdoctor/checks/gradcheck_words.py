@@ -9,6 +9,13 @@ OK_BELOW = 1e-5
 FAIL_ABOVE = 1e-3
 
 
+def status(checked: int, max_rel_diff: float) -> str:
+    """A parameter's or a custom Function input's verdict from its worst relative difference."""
+    if checked == 0:
+        return "SKIPPED"
+    return "OK" if max_rel_diff < OK_BELOW else "WARN" if max_rel_diff < FAIL_ABOVE else "FAIL"
+
+
 def _yes_no(value: bool | None) -> str:
     return "n/a" if value is None else "pass" if value else "FAIL"
 
