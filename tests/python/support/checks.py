@@ -17,6 +17,28 @@ def code(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+# An RNN that keeps its hidden state on the module between calls without detaching it: the second
+# backward goes through the graph the first one freed (the LR finder and overfit tests use it).
+CARRIED_STATE_MODEL = """
+import torch
+import torch.nn as nn
+
+class Carry(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 6)
+        self.head = nn.Linear(6, 3)
+        self.h = None
+
+    def forward(self, x):
+        self.h = self.cell(x, self.h)  # carried over without .detach()
+        return self.head(self.h)
+
+def torchdoctor_example():
+    return Carry(), (torch.randn(5, 4), torch.randint(0, 3, (5,)))
+"""
+
+
 def write(folder: Path, name: str, text: str) -> Path:
     path = folder / name
     path.write_text(code(text))

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from support.checks import MODELS, example, new_result, quiet
+from support.checks import CARRIED_STATE_MODEL, MODELS, example, new_result, quiet
 from torchdoctor.checks import lr_finder as L
 
 
@@ -184,24 +184,7 @@ def test_a_graph_freed_by_the_previous_step_is_a_fail_in_words(tmp_path: Path):
     path = write(
         tmp_path,
         "carry.py",
-        """
-        import torch
-        import torch.nn as nn
-
-        class Carry(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.cell = nn.GRUCell(4, 6)
-                self.head = nn.Linear(6, 3)
-                self.h = None
-
-            def forward(self, x):
-                self.h = self.cell(x, self.h)  # carried over without .detach()
-                return self.head(self.h)
-
-        def torchdoctor_example():
-            return Carry(), (torch.randn(5, 4), torch.randint(0, 3, (5,)))
-        """,
+        CARRIED_STATE_MODEL,
     )
     r = L.run(example(path, "Carry"), {}, quiet, new_result("lr-find"))
     assert r["verdict"] == "FAIL"

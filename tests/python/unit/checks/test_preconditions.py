@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.checks import example, new_result, quiet, write
+from support.checks import CARRIED_STATE_MODEL, example, new_result, quiet, write
 from torchdoctor.checks import overfit
 from torchdoctor.checks.preconditions import explain_backward_error
 
@@ -14,24 +14,7 @@ def test_a_graph_freed_by_an_earlier_step_is_not_called_a_cut_graph(tmp_path: Pa
     path = write(
         tmp_path,
         "carry.py",
-        """
-        import torch
-        import torch.nn as nn
-
-        class Carry(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.cell = nn.GRUCell(4, 6)
-                self.head = nn.Linear(6, 3)
-                self.h = None
-
-            def forward(self, x):
-                self.h = self.cell(x, self.h)
-                return self.head(self.h)
-
-        def torchdoctor_example():
-            return Carry(), (torch.randn(5, 4), torch.randint(0, 3, (5,)))
-        """,
+        CARRIED_STATE_MODEL,
     )
     r = overfit.run(example(path, "Carry"), {"steps": 20}, quiet, new_result("overfit"))
     text = " ".join(r["sentences"])
