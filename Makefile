@@ -120,8 +120,11 @@ test-ts: $(STAMPS)/npm
 	node extension/esbuild.mjs --tests
 	node --test out/tests/*/*.test.js
 
+# A real workbench on a shared machine has UI timing races no wait can rule out (focus moving
+# between a panel and the editor, a menu asked for before the backend answered): a failed E2E
+# test runs once more and is reported as RERUN in the summary, so a flake stays visible.
 test-e2e: setup
-	$(VPY) -m pytest tests/e2e
+	$(VPY) -m pytest tests/e2e --reruns 1 --reruns-delay 2
 
 test: setup
 	$(MAKE) --no-print-directory test-python test-ts test-e2e

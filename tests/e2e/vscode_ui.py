@@ -132,6 +132,29 @@ def go_to_line(page: Page, line: int, column: int | None = None) -> None:
     box.wait_for(state="hidden")
 
 
+def quick_fix_row(page: Page, line: int, column: int, has_text: str) -> Locator:
+    """Put the cursor at line:column in the active editor, press Ctrl+. and return the quick-fix
+    row that names ``has_text``.
+
+    The editor is focused first: after the Problems panel was opened, Go to Line can hand the
+    keyboard back to the panel, whose own Ctrl+. lists the fixes of its selected problem instead.
+    A menu without the row (asked before the backend answered) is closed and asked again.
+    """
+    for attempt in range(3):
+        run_command(page, "View: Focus Active Editor Group")
+        go_to_line(page, line, column)
+        page.keyboard.press("Control+.")
+        row = page.locator(".action-widget .monaco-list-row", has_text=has_text).first
+        try:
+            row.wait_for(timeout=10_000)
+            return row
+        except Exception:
+            page.keyboard.press("Escape")
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 def start_debugging(page: Page, configuration: str) -> None:
     """Start a launch.json configuration by name, as from the Run and Debug picker."""
     run_command(page, "Debug: Select and Start Debugging")
