@@ -23,6 +23,7 @@ from .safe_discovery import discover_safely
 from .source_text import SourceError, read_source
 
 BUDGET_SHARE = 0.5  # of --timeout for the gradient check's sampling and the LR finder's sweep
+DATA = "data"  # `torchdoctor check data FILE::NAME`: handled by torchdoctor/data_checks/cli.py
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +33,7 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("check", choices=R.CHECKS, help="which check")
+    p.add_argument("check", choices=R.CHECKS + (DATA,), help="which check ('data': the data checks, docs/data.md)")
     p.add_argument("target", metavar="FILE::ClassName", help="the file and the model class in it")
     p.add_argument("--json", action="store_true", help="print the result as JSON (the view model the editor draws)")
     p.add_argument(
@@ -69,6 +70,10 @@ def add_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.check == DATA:
+        from ..data_checks.cli import cmd_check_data
+
+        return cmd_check_data(args)
     spec_or_error = _spec(args)
     if isinstance(spec_or_error, str):
         print(f"torchdoctor check: {spec_or_error}", file=sys.stderr)
