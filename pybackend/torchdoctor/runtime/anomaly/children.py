@@ -101,6 +101,9 @@ def _write(report: Dict[str, Any]) -> None:
         pass
 
 
+write_report = _write  # public: a torchrun rank (distributed/rank_entry.py) adds its rank first
+
+
 def _worker() -> Optional[int]:
     data = sys.modules.get("torch.utils.data")
     info = data.get_worker_info() if data is not None and hasattr(data, "get_worker_info") else None
