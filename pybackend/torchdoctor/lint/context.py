@@ -100,6 +100,11 @@ class LintContext(ValueResolution, CallerResolution):
         self._loops_around: Dict[ast.AST, List[Loop]] = {}
         self._qualnames: Dict[ast.AST, Optional[str]] = {}
 
+    def release(self) -> None:
+        """Drop everything this context holds (the lint is over): the analyses in ``shared``
+        hold the context, so without this the whole graph waits for the cyclic collector."""
+        self.__dict__.clear()
+
     def shared(self, key: str, factory: Callable[[], _T]) -> _T:
         """An analysis several rules use (training structure, activations), built once."""
         if key not in self._shared:

@@ -57,6 +57,18 @@ def _lint(text: str, path: Optional[str], disabled: Iterable[str]) -> LintResult
         return LintResult(syntax_error=tree)
     source = SourceText(text)
     ctx = LintContext(tree, source, path)
+    try:
+        result = _run_rules(ctx, text, path, disabled)
+    finally:
+        # The context, the tree and the rules' analyses refer to each other (a rule's shared
+        # analysis holds the context): cut those cycles so reference counting frees the ~100k
+        # objects of a long file now. Otherwise the collector, resumed, traverses them all
+        # (90 ms of a 400 ms lint on the 5,000-line module of bench/bench_lint.py).
+        ctx.release()
+    return result
+
+
+def _run_rules(ctx: LintContext, text: str, path: Optional[str], disabled: Iterable[str]) -> LintResult:
     skip = {r.upper() for r in disabled}
     result = LintResult()
     for rule in all_rules():

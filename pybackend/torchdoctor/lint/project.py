@@ -20,15 +20,17 @@ import ast
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .bindings import Function
     from .context import LintContext
 
 _MAX_PARENTS = 4  # folders above the importing file searched for a top-level package
 _MAX_REEXPORTS = 4  # ``from .model import GPT`` chains through package ``__init__`` files
 _MAX_BYTES = 2_000_000  # a generated file this large is not where a model class lives
 _MAX_FILES = 512  # parsed files kept; the oldest is dropped beyond this
+_MAX_IMPORTER_FILES = 256  # files looked at per folder when searching who imports a module
 
 
 class ProjectIndex:
@@ -60,7 +62,14 @@ class ProjectIndex:
             return None
         return self._find(qualname, os.path.abspath(importer), 0)
 
-    def _find(self, qualname: str, importer: str, depth: int):
+    def find_function(self, qualname: str, importer: Optional[str]) -> Optional[Tuple["LintContext", "Function"]]:
+        """The module-level function ``qualname`` (``utils.embed``, ``.utils.embed``) names
+        when imported from the file ``importer``, with the context of the file defining it."""
+        if not importer or "." not in qualname.lstrip("."):
+            return None
+        return self._find(qualname, os.path.abspath(importer), 0, _module_function)
+
+    def _find(self, qualname: str, importer: str, depth: int, lookup: Optional[Callable] = None):
         if depth > _MAX_REEXPORTS:
             return None
         module, _, name = qualname.rpartition(".")
@@ -68,14 +77,38 @@ class ProjectIndex:
             ctx = self.context(path)
             if ctx is None:
                 continue
-            cls = ctx.classes.get(name)
-            if cls is not None:
-                return ctx, cls
+            found = ctx.classes.get(name) if lookup is None else lookup(ctx, name)
+            if found is not None:
+                return ctx, found
             reexported = ctx.imports.aliases.get(name)  # ``from .model import GPT`` in __init__.py
             if reexported:
-                return self._find(reexported, path, depth + 1)
+                return self._find(reexported, path, depth + 1, lookup)
             return None
         return None
+
+    def importers(self, path: str, word: str) -> List["LintContext"]:
+        """Parsed files of the project that may import the module at ``path`` and mention
+        ``word`` (a function's name): the files of its folder and, up the package, of the
+        folders above it (where ``train.py`` sits next to its ``utils/`` package). A cheap text
+        test comes first; only files that pass it are parsed (and cached like any other)."""
+        here = os.path.abspath(path)
+        stem = os.path.splitext(os.path.basename(here))[0]
+        found: List["LintContext"] = []
+        for candidate in _importer_candidates(here):
+            text = self._texts.get(candidate)
+            if text is None:
+                try:
+                    if os.path.getsize(candidate) > _MAX_BYTES:
+                        continue
+                    text = Path(candidate).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+            if word not in text or stem not in text:
+                continue
+            ctx = self.context(candidate)
+            if ctx is not None:
+                found.append(ctx)
+        return found
 
     def has_module(self, module: str, importer: Optional[str]) -> bool:
         """Whether ``import module`` from ``importer`` finds a file of the project."""
@@ -124,6 +157,36 @@ class ProjectIndex:
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return LintContext(tree, SourceText(text), key, project=self)
+
+
+def _module_function(ctx: "LintContext", name: str) -> Optional["Function"]:
+    """The last top-level ``def name`` of a module (the one an import gets)."""
+    found = None
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+            found = stmt
+    return found
+
+
+def _importer_candidates(path: str) -> Iterator[str]:
+    """Python files that could import ``path``: its folder's, then, while the folder is a
+    package, the folder above's (non-recursive; ``__init__.py`` files re-export, not use)."""
+    folder = os.path.dirname(path)
+    for _ in range(_MAX_PARENTS + 1):
+        try:
+            names = sorted(os.listdir(folder))[:_MAX_IMPORTER_FILES]
+        except OSError:
+            return
+        for name in names:
+            full = os.path.join(folder, name)
+            if name.endswith(".py") and name != "__init__.py" and full != path and os.path.isfile(full):
+                yield full
+        if not os.path.isfile(os.path.join(folder, "__init__.py")):
+            return
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
 
 
 def _candidate_files(module: str, importer: str):

@@ -49,7 +49,7 @@ _WRAPPERS = frozenset(
 )
 _MAX_DEPTH = 12
 # Qualified names of libraries: never looked up in the user's project.
-_LIBRARIES = (
+LIBRARIES = (
     "torch.",
     "torchvision.",
     "torchaudio.",
@@ -201,7 +201,7 @@ class ValueResolution:
             return None
         if class_name.startswith("local:"):
             return self.classes.get(class_name[len("local:") :])
-        if class_name.startswith(_LIBRARIES):
+        if class_name.startswith(LIBRARIES):
             return None
         found = self.project.find_class(class_name, self.path)
         if found is None:
@@ -213,7 +213,7 @@ class ValueResolution:
     def is_project_class(self, class_name: Optional[str]) -> bool:
         """Whether ``class_name`` names a class of the user's own code: defined here, imported
         relatively, or from a module that is a file of the project (not an installed library)."""
-        if not class_name or class_name.startswith(_LIBRARIES):
+        if not class_name or class_name.startswith(LIBRARIES):
             return False
         if class_name.startswith(("local:", ".")):
             return True

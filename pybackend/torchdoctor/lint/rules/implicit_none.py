@@ -8,14 +8,16 @@ or is silently skipped by an ``if x:`` check. This is the bug of seed 004.
 from __future__ import annotations
 
 import ast
+import os
 import re
-from typing import List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from ..bindings import Function
 from ..context import LintContext
 from ..flow import block_completes
 from ..model import INFORMATION, WARNING, Span
 from ..registry import Reporter, rule
+from ..values import LIBRARIES
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
@@ -62,34 +64,127 @@ def check(ctx: LintContext, report: Reporter) -> None:
     if not _uses_torch(ctx):
         return
     for func in ctx.functions:
-        if func.name in _SKIPPED or _is_hook(ctx, func) or _is_stub(func) or _declares_none(ctx, func):
+        example = _falls_off_after_tensor(ctx, func)
+        if example is None:
             continue
-        if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
-            continue  # generators end with StopIteration, not None
-        returns = [
-            n for n in ctx.own_nodes(func, ast.Return) if not _is_none(n.value) and not _returns_none(ctx, n.value)
-        ]
-        tensor_returns = [r for r in returns if _may_be_tensor(r.value)]
-        if not tensor_returns:
-            continue
-        if not block_completes(ctx, func.body):
-            continue
-        example = tensor_returns[0]
         sites = [site for site in ctx.call_sites(func) if not _inside(ctx, site, func)]
         use, checked = _first_unchecked_use(ctx, sites)
-        what = f"`{func.name}()` returns `{_short(ctx.text(example.value))}` (line {example.lineno}) {_fall_off(ctx, func)}"
+        what = _what(ctx, func, example)
         if use is not None:
             report.report(
                 _name_span(ctx, func),
                 f"{what}; `{_short(ctx.text(use))}` (line {use.lineno}) uses the result as a tensor without "
                 f"checking for None. Return a fallback or raise.",
             )
-        elif not checked and _top_level(ctx, func) and _plausibly_tensor(ctx, example.value):
+            continue
+        if checked or not _top_level(ctx, func):
+            continue
+        elsewhere, checked = _use_in_importers(ctx, func)
+        if elsewhere is not None:
+            other, use = elsewhere
             report.report(
                 _name_span(ctx, func),
-                f"{what}. No caller in this file uses the result as a tensor; if one elsewhere does, return a "
+                f"{what}; `{_short(other.text(use))}` in {_file(other)} (line {use.lineno}) uses the result as a "
+                f"tensor without checking for None. Return a fallback or raise.",
+            )
+        elif not checked and example.value is not None and _plausibly_tensor(ctx, example.value):
+            report.report(
+                _name_span(ctx, func),
+                f"{what}. No caller in this {'project' if ctx.path else 'file'} uses the result as a tensor; if one elsewhere does, return a "
                 f"fallback or raise (or write `return None` to say None is meant).",
                 severity=INFORMATION,
+            )
+    _check_imported_helpers(ctx, report)
+
+
+def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Return]:
+    """The first ``return <maybe a tensor>`` of ``func`` when another path of it ends without
+    a ``return`` (and nothing says None is meant); None otherwise."""
+    if func.name in _SKIPPED or _is_hook(ctx, func) or _is_stub(func) or _declares_none(ctx, func):
+        return None
+    if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
+        return None  # generators end with StopIteration, not None
+    for ret in ctx.own_nodes(func, ast.Return):
+        if not _is_none(ret.value) and not _returns_none(ctx, ret.value) and _may_be_tensor(ret.value):
+            return ret if block_completes(ctx, func.body) else None
+    return None
+
+
+def _what(ctx: LintContext, func: Function, example: ast.Return, where: str = "") -> str:
+    """What ``func`` returns and how it falls off; ``where``: the file, when not this one."""
+    assert example.value is not None  # _falls_off_after_tensor returns only valued returns
+    line = f"({where} line {example.lineno})" if where else f"(line {example.lineno})"
+    return f"`{func.name}()` returns `{_short(ctx.text(example.value))}` {line} {_fall_off(ctx, func)}"
+
+
+def _file(ctx: LintContext) -> str:
+    return os.path.basename(ctx.path or "") or "another file"
+
+
+def _use_in_importers(ctx: LintContext, func: Function) -> Tuple[Optional[Tuple[LintContext, ast.expr]], bool]:
+    """The first use as a tensor, without a None check, of ``func``'s result in another file of
+    the project that imports it (with that file's context), and whether some caller checks."""
+    if not ctx.path:
+        return None, False
+    checked = False
+    wanted = (os.path.abspath(ctx.path), func.lineno)
+    for other in ctx.project.importers(ctx.path, func.name):
+        found: Dict[str, Optional[Tuple[str, int]]] = {}
+        sites = [c for c in other.calls_named(func.name) if _imported_function(other, c, found) == wanted]
+        use, was_checked = _first_unchecked_use(other, sites)
+        if use is not None:
+            return (other, use), False
+        checked = checked or was_checked
+    return None, checked
+
+
+def _imported_function(
+    ctx: LintContext, call: ast.Call, found: Dict[str, Optional[Tuple[str, int]]]
+) -> Optional[Tuple[str, int]]:
+    """``(defining file, line of the def)`` of a module-level function of another project
+    file that ``call`` runs (``from utils import embed; embed(x)``, ``utils.embed(x)``);
+    ``found`` caches the answer per qualified name."""
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or not ctx.imports.is_module_alias(root.id):
+        return None
+    qual = ctx.qualname(call.func)
+    if qual is None or qual.startswith(LIBRARIES) or qual.split(".")[0] in _NOT_PROJECT:
+        return None
+    if qual not in found:
+        hit = ctx.project.find_function(qual, ctx.path)
+        found[qual] = (os.path.abspath(hit[0].path), hit[1].lineno) if hit is not None and hit[0].path else None
+    return found[qual]
+
+
+_NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "json", "re", "random", "logging"})
+
+
+def _check_imported_helpers(ctx: LintContext, report: Reporter) -> None:
+    """A helper of another file that returns None on a path, used here as a tensor: reported at
+    the use, in this file, naming the helper's file and line (where the fix goes)."""
+    if not ctx.path or not ctx.imports.aliases:
+        return
+    found: Dict[str, Optional[Tuple[str, int]]] = {}
+    sites: Dict[Tuple[str, int], List[ast.Call]] = {}
+    for call in ctx.calls:
+        key = _imported_function(ctx, call, found)
+        if key is not None:
+            sites.setdefault(key, []).append(call)
+    for (path, line), calls in sites.items():
+        other = ctx.project.context(path)
+        func = next((f for f in other.functions if f.lineno == line), None) if other is not None else None
+        example = _falls_off_after_tensor(other, func) if other is not None and func is not None else None
+        if other is None or func is None or example is None:
+            continue
+        use, _ = _first_unchecked_use(ctx, calls)
+        if use is not None:
+            report.report(
+                ctx.source.span(use),
+                f"`{_short(ctx.text(use))}` uses the result of `{func.name}()` ({_file(other)} line "
+                f"{func.lineno}) as a tensor without checking for None: {_what(other, func, example, _file(other))}. "
+                f"Check for None here, or make `{func.name}()` return a fallback or raise.",
             )
 
 
