@@ -1,0 +1,108 @@
+"""What the recorder reads each step: gradient norms, update ratios, RSS, CUDA memory.
+
+Every tensor result stays on its device (0-d tensors); the recorder packs a step's scalars into
+one tensor and reads them once (:class:`recorder.Monitor`), so none of these functions syncs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List, Optional
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_STATM: List[Optional[int]] = []
+
+
+def rss() -> Optional[int]:
+    """Resident memory of this process in bytes (Linux ``/proc/self/statm``), else None."""
+    if not _STATM:
+        try:
+            _STATM.append(os.open("/proc/self/statm", os.O_RDONLY))
+        except OSError:
+            _STATM.append(None)
+    fd = _STATM[0]
+    if fd is None:
+        return None
+    try:
+        return int(os.pread(fd, 64, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def reset_rss_file() -> None:
+    """A forked child must not share the parent's descriptor position (pread has none, but tidy)."""
+    _STATM.clear()
+
+
+def cuda_memory(torch: Any) -> Optional[dict]:
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not cuda.is_initialized():
+        return None
+    try:
+        return {
+            "allocated": int(cuda.memory_allocated()),
+            "reserved": int(cuda.memory_reserved()),
+            "peak": int(cuda.max_memory_allocated()),
+        }
+    except Exception:
+        return None
+
+
+def grads_of(optimizer: Any) -> List[Any]:
+    return [
+        p.grad
+        for group in optimizer.param_groups
+        for p in group["params"]
+        if p.grad is not None and not p.grad.is_sparse
+    ]
+
+
+def total_norm(torch: Any, tensors: List[Any]) -> Any:
+    """The global 2-norm of ``tensors`` as a 0-d tensor on the first one's device."""
+    if not tensors:
+        return None
+    device = tensors[0].device
+    if all(t.device == device for t in tensors):
+        norms = torch._foreach_norm(tensors)
+    else:
+        norms = [torch.linalg.vector_norm(t).to(device) for t in tensors]
+    return torch.linalg.vector_norm(torch.stack(norms).float())
+
+
+def snapshot(torch: Any, optimizer: Any) -> List[Any]:
+    """A copy of each group's parameters (for the update ratio), one list per group."""
+    out = []
+    for group in optimizer.param_groups:
+        params = [p.detach() for p in group["params"] if p.requires_grad]
+        out.append([p.clone() for p in params])
+    return out
+
+
+def update_ratios(torch: Any, optimizer: Any, before: List[Any]) -> List[Any]:
+    """||w_after - w_before|| / ||w_after|| per param group, as 0-d tensors (None for an empty group)."""
+    out: List[Any] = []
+    for group, old in zip(optimizer.param_groups, before):
+        params = [p.detach() for p in group["params"] if p.requires_grad]
+        if not params or len(params) != len(old):
+            out.append(None)
+            continue
+        delta = total_norm(torch, torch._foreach_sub(params, old))
+        weight = total_norm(torch, params)
+        out.append(delta / weight.clamp_min(1e-30))
+    return out
+
+
+def batch_size(torch: Any, inputs: Any) -> Optional[int]:
+    """The first dimension of the first tensor in a module's inputs or a DataLoader's batch."""
+    stack = [inputs]
+    seen = 0
+    while stack and seen < 16:
+        item = stack.pop(0)
+        seen += 1
+        if isinstance(item, torch.Tensor):
+            return int(item.shape[0]) if item.dim() > 0 else None
+        if isinstance(item, (tuple, list)):
+            stack.extend(item[:4])
+        elif isinstance(item, dict):
+            stack.extend(list(item.values())[:4])
+    return None

@@ -1,0 +1,149 @@
+"""The recorder's outputs: the bucketed series, the findings with their source lines, listeners.
+
+A mixin of :class:`recorder.Monitor` (kept apart for size): everything that happens once a
+step's values are read.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+from .series import Bucketed
+
+MAX_SERIES = 256
+
+
+class Outputs:
+    torch: Any
+    series: Dict[str, Bucketed]
+    listeners: List[Callable[[str, Dict[str, Any]], None]]
+    sites: Dict[str, Any]
+    names: Dict[int, str]
+    optimizers: Any
+    backward_calls: int
+    verdicts: Any
+    loader: Optional[Dict[str, Any]]
+    cuda_total: Optional[int]
+    eval_sum: Any
+    eval_n: int
+
+    def _error(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def _primary_name(self) -> str:
+        raise NotImplementedError
+
+    def _drain(self, wait: bool = False) -> None:
+        raise NotImplementedError
+
+    # -- user series -----------------------------------------------------------------------------
+
+    def user_value(self, name: str, value: Any, step: Optional[int] = None, from_writer: bool = False) -> None:
+        try:
+            number = float(value.item() if isinstance(value, self.torch.Tensor) else value)
+        except Exception:
+            return
+        if step is None:
+            step = self._primary_step()
+        entry: Dict[str, Any] = {"name": name, "step": int(step), "value": number}
+        if from_writer:
+            entry["from_writer"] = True
+        self._add(f"user/{name}", int(step), number)
+        self._tell("user", entry)
+
+    def _primary_step(self) -> int:
+        if self.names:
+            first = min(self.names, key=lambda k: int(self.names[k][3:]))
+            return self.optimizers.counts.get(first, 0)
+        return self.backward_calls
+
+    def _store(self, name: str, step: int, rec: Dict[str, Any]) -> None:
+        add = self._add
+        for key in ("loss", "grad_norm", "grad_norm_clipped", "samples_per_s"):
+            if rec[key] is not None:
+                add(f"{name}/{key}", step, rec[key])
+        for i, lr in enumerate(rec["lr"]):
+            if lr is not None:
+                add(f"{name}/lr/{i}", step, lr)
+        for i, ratio in enumerate(rec["update_ratio"] or []):
+            if ratio is not None:
+                add(f"{name}/update_ratio/{i}", step, ratio)
+        for part, seconds in rec["time"].items():
+            add(f"{name}/time/{part}", step, seconds)
+        if name == self._primary_name():
+            if rec["rss"] is not None:
+                add("rss", step, rec["rss"])
+            for key, value in (rec["cuda"] or {}).items():
+                add(f"cuda/{key}", step, value)
+                if self.cuda_total is None:
+                    self._cuda_total()
+
+    def _cuda_total(self) -> None:
+        try:
+            cuda = self.torch.cuda
+            self.cuda_total = int(cuda.get_device_properties(cuda.current_device()).total_memory)
+            self.verdicts.cuda_total = self.cuda_total
+        except Exception:
+            self.cuda_total = 0
+
+    def _add(self, key: str, step: int, value: float) -> None:
+        series = self.series.get(key)
+        if series is None:
+            if len(self.series) >= MAX_SERIES:
+                return
+            series = self.series[key] = Bucketed()
+        series.add(step, value)
+
+    def _judge(self, found: List[Dict[str, Any]]) -> None:
+        for finding in found:
+            about, series = finding.get("about"), finding.get("series")
+            if about == "loader":
+                finding["where"] = (self.loader or {}).get("where")
+            else:
+                key = {"optimizer": f"optimizer:{series}", "eval": "eval"}.get(str(about), f"backward:{series}")
+                finding["where"] = self.sites.get(key) or self.sites.get(f"backward:{series}")
+            self._tell("finding", finding)
+
+    def _hint(self, kind: str) -> str:
+        if kind == "loader" and self.loader is not None:
+            where = self.loader.get("where") or {}
+            at = f" at {os.path.basename(str(where.get('path')))}:{where.get('line')}" if where else ""
+            return (
+                f"Set `num_workers` > 0 (now {self.loader['num_workers']}) and `pin_memory=True` "
+                f"(now {self.loader['pin_memory']}) on the DataLoader{at}"
+            )
+        if kind == "memory":
+            from .leaks import holder
+
+            return holder(self.torch, sys._getframe(1))
+        return ""
+
+    def _tell(self, kind: str, payload: Dict[str, Any]) -> None:
+        for listener in self.listeners:
+            try:
+                listener(kind, payload)
+            except Exception as exc:
+                self._error(exc)
+
+    def flush(self) -> None:
+        """Read every step still waiting for the device (end of the run)."""
+        try:
+            if self.eval_n:
+                value = float(self.eval_sum / self.eval_n)
+                self.eval_sum, self.eval_n = None, 0
+                step = self._primary_step()
+                self._add("eval/loss", step, value)
+                self._tell("eval", {"step": step, "loss": value})
+                self._judge(self.verdicts.evaluation(step, value))
+            self._drain(wait=True)
+        except Exception as exc:
+            self._error(exc)
+
+    def findings(self) -> List[Dict[str, Any]]:
+        return [{k: v for k, v in f.items() if k != "about"} for f in self.verdicts.findings()]
+
+    def total_steps(self) -> int:
+        counts = [self.optimizers.counts.get(k, 0) for k in self.names]
+        return max(counts) if counts else self.backward_calls

@@ -1,0 +1,460 @@
+"""The recorder: one Step per ``optimizer.step()`` (per ``backward()`` without an optimizer).
+
+Installed with no change to the user's code, through torch's global hooks and a few wrappers
+(:mod:`hooks`): a global forward pre-hook and hook time the outermost module calls (forward)
+and give the batch size (the first input's first dimension), ``Tensor.backward`` /
+``torch.autograd.backward`` give the loss and the backward time, the global optimizer step
+hooks give the optimizer time and the step boundary, ``DataLoader`` iteration gives the data
+time. A step's time is split into data, forward, backward, optimizer and other (the rest of the
+wall time since the previous step; forwards and data loading under ``no_grad``/``eval()`` are
+an evaluation and are left out). One series per optimizer, named ``opt0``, ``opt1``... in the
+order they first step (a GAN has two); ``backward`` when there is none.
+
+Device values (loss, gradient norms, update ratios, a validation loss) are packed into one
+tensor per step. On the CPU it is read at once; on CUDA it is copied to pinned memory without
+blocking and read when its event has completed (a later step), so the recorder adds no sync
+(at most one, when 16 steps are waiting). Public: :func:`install`, :func:`uninstall`,
+:func:`current`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+import weakref
+from collections import deque
+from time import perf_counter
+from typing import Any, Callable, Deque, Dict, List, Optional
+
+from ..anomaly.frames import user_frame
+from ..anomaly.steps import OptimizerSteps, init_wrapper
+from . import hooks, measure
+from .config import MonitorConfig
+from .output import MAX_SERIES, Outputs
+from .series import Bucketed
+from .verdicts import Verdicts
+
+PARTS = ("data", "forward", "backward", "optimizer", "other")
+MAX_PENDING = 16
+MAX_ERRORS = 20
+
+_MONITOR: List["Monitor"] = []
+
+
+def current() -> Optional["Monitor"]:
+    monitor = _MONITOR[0] if _MONITOR else None
+    if monitor is not None and monitor.pid != os.getpid():
+        return None  # a forked DataLoader worker: its steps are not training steps
+    return monitor
+
+
+def install(config: MonitorConfig) -> "Monitor":
+    uninstall()
+    monitor = Monitor(config, sys.modules["torch"])
+    try:
+        monitor.attach()
+    except BaseException:
+        monitor.detach()
+        raise
+    _MONITOR.append(monitor)
+    return monitor
+
+
+def uninstall() -> Optional["Monitor"]:
+    monitor = _MONITOR.pop() if _MONITOR else None
+    if monitor is not None:
+        monitor.flush()
+        monitor.detach()
+    return monitor
+
+
+def _site(frame: Any) -> Optional[Dict[str, Any]]:
+    user = user_frame(frame)
+    return {"path": user.f_code.co_filename, "line": user.f_lineno} if user is not None else None
+
+
+class _Optimizers(OptimizerSteps):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: Dict[int, Any] = {}
+
+    def created(self, optimizer: Any) -> None:
+        super().created(optimizer)
+        if id(optimizer) not in self.sites:
+            self.sites[id(optimizer)] = _site(sys._getframe(1))
+
+
+class Monitor(Outputs):
+    def __init__(self, config: MonitorConfig, torch: Any) -> None:
+        self.config, self.torch = config, torch
+        self.pid = os.getpid()
+        self.optimizers = _Optimizers()
+        self.names: Dict[int, str] = {}
+        self.series: Dict[str, Bucketed] = {}
+        self.verdicts = Verdicts(config.thresholds)
+        self.verdicts.hint = self._hint
+        self.listeners: List[Callable[[str, Dict[str, Any]], None]] = []
+        self.on_step: List[Callable[[Any, int, str], None]] = []  # TensorBoard histograms
+        self.started = time.time()
+        self.steps = 0
+        self.errors: List[str] = []
+        self.acc = [0.0] * 5  # data, forward, backward, optimizer, evaluation since the last step
+        self.t_mark = perf_counter()
+        self.series_t: Dict[str, float] = {}
+        self.losses: List[Any] = []
+        self.last_loss: Any = None
+        self.backward_calls = 0
+        self.sites: Dict[str, Any] = {}
+        self.clips: List[Any] = []
+        self.norms: Dict[int, Any] = {}
+        self.before: Dict[int, Any] = {}
+        self.ratios: Dict[int, Any] = {}
+        self.root: Any = None
+        self.root_t = 0.0
+        self.root_eval = False
+        self.batch: Optional[int] = None
+        self.model: Any = None
+        self.eval_sum: Any = None
+        self.eval_n = 0
+        self.opt_t = 0.0
+        self.pending: Deque[Any] = deque()
+        self.loaders: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+        self.iters: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+        self.loader: Optional[Dict[str, Any]] = None
+        self._handles: List[Any] = []
+        self._patched: List[Any] = []
+        self._writer_patched = False
+        self.is_tensor = lambda x: isinstance(x, torch.Tensor)
+        self.cuda_total: Optional[int] = None
+
+    # -- installing ------------------------------------------------------------------------------
+
+    def attach(self) -> None:
+        torch = self.torch
+        modules = torch.nn.modules.module
+        self._handles.append(modules.register_module_forward_pre_hook(self._pre))
+        self._handles.append(modules.register_module_forward_hook(self._post))
+        optimizer = importlib.import_module("torch.optim.optimizer")
+        self._patch(optimizer.Optimizer, "__init__", lambda o: init_wrapper(o, current))
+        self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre))
+        self._handles.append(optimizer.register_optimizer_step_post_hook(self._step_post))
+        self._patch(torch.Tensor, "backward", lambda o: hooks.backward_wrapper(o, current, True))
+        self._patch(torch.autograd, "backward", lambda o: hooks.backward_wrapper(o, current, False))
+        for name in ("torch.nn.utils", "torch.nn.utils.clip_grad"):
+            module = importlib.import_module(name)
+            if callable(getattr(module, "clip_grad_norm_", None)):
+                self._patch(module, "clip_grad_norm_", lambda o: hooks.clip_norm_wrapper(o, current))
+        data = importlib.import_module("torch.utils.data.dataloader")
+        self._patch(data.DataLoader, "__init__", lambda o: hooks.loader_init_wrapper(o, current))
+        self._patch(data.DataLoader, "__iter__", lambda o: hooks.loader_iter_wrapper(o, current))
+        self._patch(data._BaseDataLoaderIter, "__next__", lambda o: hooks.next_wrapper(o, current))
+        functional = torch.nn.functional
+        for name in hooks.FUNCTIONAL_LOSSES:
+            if callable(getattr(functional, name, None)):
+                self._patch(functional, name, lambda o: hooks.functional_loss_wrapper(o, current))
+        self._patch_writer()
+
+    def detach(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        for owner, name, original, wrapper in reversed(self._patched):
+            if getattr(owner, name, None) is wrapper:
+                setattr(owner, name, original)
+        self._patched = []
+
+    def _patch(self, owner: Any, name: str, make: Callable[[Callable], Callable]) -> None:
+        original = getattr(owner, name)
+        wrapper = make(original)
+        setattr(owner, name, wrapper)
+        self._patched.append((owner, name, original, wrapper))
+
+    def _patch_writer(self) -> None:
+        """``SummaryWriter.add_scalar``, once the script has imported ``torch.utils.tensorboard``."""
+        writer = sys.modules.get("torch.utils.tensorboard.writer")
+        if writer is None or self._writer_patched:
+            return
+        self._writer_patched = True
+        self._patch(writer.SummaryWriter, "add_scalar", lambda o: hooks.add_scalar_wrapper(o, current))
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    def _pre(self, module: Any, inputs: Any) -> None:
+        if self.root is not None:
+            return None
+        self.root, self.root_t = module, perf_counter()
+        torch = self.torch
+        self.root_eval = not torch.is_grad_enabled() or not module.training
+        if not self.root_eval and self.batch is None and not isinstance(module, torch.nn.modules.loss._Loss):
+            self.model = module
+            try:
+                self.batch = measure.batch_size(torch, inputs)
+            except Exception as exc:
+                self._error(exc)
+        return None
+
+    def _post(self, module: Any, inputs: Any, output: Any) -> None:
+        if module is not self.root:
+            return None
+        self.root = None
+        self.acc[4 if self.root_eval else 1] += perf_counter() - self.root_t
+        if isinstance(module, self.torch.nn.modules.loss._Loss):
+            self.maybe_eval_loss(output, sys._getframe(1))
+        return None
+
+    def maybe_eval_loss(self, loss: Any, frame: Any) -> None:
+        torch = self.torch
+        model = self.model
+        evaluating = not torch.is_grad_enabled() or (model is not None and not model.training)
+        if not evaluating or not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
+            return
+        value = loss.detach().float().reshape(())
+        self.eval_sum = value if self.eval_sum is None else self.eval_sum + value.to(self.eval_sum.device)
+        self.eval_n += 1
+        if "eval" not in self.sites:
+            self.sites["eval"] = _site(frame)
+
+    # -- backward --------------------------------------------------------------------------------
+
+    def before_backward(self, loss: Any, frame: Any) -> float:
+        start = perf_counter()
+        self.root = None  # a forward that raised never reached its hook
+        try:
+            if isinstance(loss, self.torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
+                self.losses.append(loss.detach())
+            site = _site(frame)
+            if site is not None:
+                self.sites["backward:next"] = site
+        except Exception as exc:
+            self._error(exc)
+        return start
+
+    def after_backward(self, start: float) -> None:
+        self.acc[2] += perf_counter() - start
+        self.backward_calls += 1
+        if not self.optimizers._refs:
+            self._boundary(None)
+
+    def clipped(self, params: List[Any], total: Any, max_norm: Any, norm_type: Any) -> None:
+        if len(self.clips) < 8 and norm_type in (2, 2.0) and isinstance(total, self.torch.Tensor):
+            self.clips.append(({id(p) for p in params}, total.detach(), float(max_norm)))
+
+    # -- optimizer -------------------------------------------------------------------------------
+
+    def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        try:
+            torch = self.torch
+            with torch.no_grad():
+                ids = {id(p) for g in optimizer.param_groups for p in g["params"]}
+                clip = next((c for c in self.clips if c[0] & ids), None)
+                if clip is not None:
+                    self.clips.remove(clip)
+                    total = clip[1].float()
+                    after = total * (clip[2] / (total + 1e-6)).clamp(max=1.0)
+                    self.norms[id(optimizer)] = (total, after)
+                else:
+                    self.norms[id(optimizer)] = (measure.total_norm(torch, measure.grads_of(optimizer)), None)
+                if (self.optimizers.counts.get(id(optimizer), 0) + 1) % self.config.every == 0:
+                    self.before[id(optimizer)] = measure.snapshot(torch, optimizer)
+        except Exception as exc:
+            self._error(exc)
+        self.opt_t = perf_counter()
+        return None
+
+    def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.acc[3] += perf_counter() - self.opt_t
+        try:
+            self.optimizers.stepped(optimizer)
+            before = self.before.pop(id(optimizer), None)
+            if before is not None:
+                with self.torch.no_grad():
+                    self.ratios[id(optimizer)] = measure.update_ratios(self.torch, optimizer, before)
+            self._boundary(optimizer)
+            for callback in self.on_step:
+                callback(optimizer, self.optimizers.counts.get(id(optimizer), 0), self._series_name(optimizer))
+        except Exception as exc:
+            self._error(exc)
+        return None
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def loader_created(self, loader: Any, frame: Any) -> None:
+        if loader not in self.loaders:
+            self.loaders[loader] = _site(frame)
+
+    def loader_iterated(self, loader: Any, iterator: Any) -> None:
+        try:
+            self.iters[iterator] = {
+                "where": self.loaders.get(loader),
+                "num_workers": int(getattr(loader, "num_workers", 0)),
+                "pin_memory": bool(getattr(loader, "pin_memory", False)),
+            }
+        except TypeError:
+            pass
+
+    def data_time(self, iterator: Any, seconds: float) -> None:
+        if not self.torch.is_grad_enabled():
+            self.acc[4] += seconds
+            return
+        self.acc[0] += seconds
+        try:
+            info = self.iters.get(iterator)
+        except TypeError:
+            info = None
+        if info is not None:
+            self.loader = info
+
+    # -- the step --------------------------------------------------------------------------------
+
+    def _series_name(self, optimizer: Any) -> str:
+        if optimizer is None:
+            return "backward"
+        name = self.names.get(id(optimizer))
+        if name is None:
+            name = self.names[id(optimizer)] = f"opt{len(self.names)}"
+            self.sites[f"optimizer:{name}"] = self.optimizers.sites.get(id(optimizer))
+        return name
+
+    def _boundary(self, optimizer: Any) -> None:
+        try:
+            self._record(optimizer)
+        except Exception as exc:
+            self._error(exc)
+        self.acc = [0.0] * 5
+        self.losses, self.batch, self.root = [], None, None
+        self.t_mark = perf_counter()
+
+    def _record(self, optimizer: Any) -> None:
+        now = perf_counter()
+        name = self._series_name(optimizer)
+        data, forward, backward, optim, evaluation = self.acc
+        wall = now - self.t_mark
+        parts = {"data": data, "forward": forward, "backward": backward, "optimizer": optim}
+        first = not self.series_t  # the first step's wall time would hold the script's set-up
+        parts["other"] = 0.0 if first else max(0.0, wall - data - forward - backward - optim - evaluation)
+        previous = self.series_t.get(name)
+        self.series_t[name] = now
+        step = self.optimizers.counts.get(id(optimizer), 0) if optimizer is not None else self.backward_calls
+        rec: Dict[str, Any] = {
+            "step": step,
+            "series": name,
+            "t": time.time(),
+            "loss": None,
+            "lr": [],
+            "grad_norm": None,
+            "grad_norm_clipped": None,
+            "update_ratio": None,
+            "time": parts,
+            "samples_per_s": self.batch / (now - previous) if self.batch and previous and now > previous else None,
+            "rss": measure.rss(),
+            "cuda": measure.cuda_memory(self.torch),
+        }
+        if "backward:next" in self.sites:
+            self.sites[f"backward:{name}"] = self.sites.pop("backward:next")
+        tensors: List[Any] = []
+        layout: List[Any] = []
+        loss = self._step_loss()
+        if loss is not None:
+            tensors.append(loss)
+            layout.append(("loss",))
+        if optimizer is not None:
+            for i, group in enumerate(optimizer.param_groups):
+                lr = group.get("lr")
+                if isinstance(lr, self.torch.Tensor):
+                    tensors.append(lr.detach())
+                    layout.append(("lr", i))
+                    rec["lr"].append(None)
+                else:
+                    rec["lr"].append(float(lr) if lr is not None else None)
+            total, after = self.norms.pop(id(optimizer), (None, None))
+            for key, value in (("grad_norm", total), ("grad_norm_clipped", after)):
+                if value is not None:
+                    tensors.append(value)
+                    layout.append((key,))
+            ratios = self.ratios.pop(id(optimizer), None)
+            if ratios is not None:
+                rec["update_ratio"] = [None] * len(ratios)
+                for i, value in enumerate(ratios):
+                    if value is not None:
+                        tensors.append(value)
+                        layout.append(("update_ratio", i))
+        if self.eval_n and name == self._primary_name():
+            tensors.append(self.eval_sum / self.eval_n)
+            layout.append(("eval", self._primary_step_before(step)))
+            self.eval_sum, self.eval_n = None, 0
+        self._pack(rec, tensors, layout)
+
+    def _step_loss(self) -> Any:
+        losses = self.losses
+        if not losses:
+            loss, self.last_loss = self.last_loss, None  # a second optimizer stepping on the same backward
+            return loss
+        loss = (
+            losses[0].float().reshape(())
+            if len(losses) == 1
+            else self.torch.stack([x.float().reshape(()) for x in losses]).mean()
+        )
+        self.last_loss = loss
+        return loss
+
+    def _primary_name(self) -> str:
+        return "opt0" if self.names else "backward"
+
+    def _primary_step_before(self, step: int) -> int:
+        return max(step - 1, 0)  # the evaluation came before this step: it followed the previous one
+
+    def _pack(self, rec: Dict[str, Any], tensors: List[Any], layout: List[Any]) -> None:
+        torch = self.torch
+        if not tensors:
+            self._emit(rec, [], layout)
+            return
+        with torch.no_grad():
+            device = tensors[0].device
+            packed = torch.stack([t.float().reshape(()).to(device) for t in tensors])
+            if packed.is_cpu:
+                self._emit(rec, packed.tolist(), layout)
+                return
+            host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
+            host.copy_(packed, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record()
+        self.pending.append((rec, host, layout, event))
+        self._drain()
+
+    def _drain(self, wait: bool = False) -> None:
+        while self.pending:
+            rec, host, layout, event = self.pending[0]
+            if not event.query():
+                if not wait and len(self.pending) <= MAX_PENDING:
+                    return
+                event.synchronize()
+            self.pending.popleft()
+            self._emit(rec, host.tolist(), layout)
+
+    def _emit(self, rec: Dict[str, Any], values: List[float], layout: List[Any]) -> None:
+        evaluation = None
+        for slot, value in zip(layout, values):
+            if slot[0] == "eval":
+                evaluation = (slot[1], value)
+            elif slot[0] in ("lr", "update_ratio"):
+                rec[slot[0]][slot[1]] = value
+            else:
+                rec[slot[0]] = value
+        self.steps += 1
+        name, step = rec["series"], rec["step"]
+        if len(self.series) < MAX_SERIES:
+            self._store(name, step, rec)
+        self._tell("step", rec)
+        self._judge(self.verdicts.step(rec))
+        if evaluation is not None:
+            self._add("eval/loss", evaluation[0], evaluation[1])
+            self._tell("eval", {"step": evaluation[0], "loss": evaluation[1]})
+            self._judge(self.verdicts.evaluation(*evaluation))
+        if not self._writer_patched:
+            self._patch_writer()
+
+    def _error(self, exc: BaseException) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(f"{type(exc).__name__}: {exc}")

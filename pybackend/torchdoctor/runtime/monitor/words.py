@@ -1,0 +1,118 @@
+"""The monitor's sentences: what was seen, the likely cause, the next step. Stdlib only."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from ...spelling import fmt_bytes
+
+
+def _g(x: Optional[float]) -> str:
+    return "?" if x is None else f"{x:.4g}"
+
+
+def _lr(lrs: Optional[List[float]]) -> str:
+    if not lrs:
+        return "unknown"
+    return ", ".join(f"{v:.3g}" for v in sorted(set(lrs)))
+
+
+def _name(series: str) -> str:
+    return "" if series in ("opt0", "backward") else f" ({series})"
+
+
+def loss_nan(series: str, step: int, value: float) -> str:
+    return (
+        f"The training loss{_name(series)} is {value} at step {step}. Likely cause: a numerical "
+        "instability (a log or a division of zero, a learning rate too high). Next: run with "
+        "`torchdoctor run --anomaly break` to find the layer that made it, and lower the learning rate."
+    )
+
+
+def spike(series: str, step: int, hit: Dict[str, Any]) -> str:
+    return (
+        f"The training loss{_name(series)} jumped to {_g(hit['value'])} at step {step}, "
+        f"{hit['ratio']:.1f}x the median of the {hit['window']} steps before. Likely cause: a bad batch or "
+        "a learning rate too high. Next: look at that batch; clip the gradients or lower the learning rate."
+    )
+
+
+def not_decreasing(series: str, first: int, step: int, hit: Dict[str, Any], lrs: Optional[List[float]]) -> str:
+    return (
+        f"The training loss{_name(series)} is not decreasing over steps {first}-{step}: the median of the "
+        f"last {hit['window']} steps is {_g(hit['last_mean'])}, the first {hit['window']} {_g(hit['first_mean'])}. "
+        f"Likely cause: a learning rate too low (now {_lr(lrs)}) or a bug in the model or loss. Next: try 3 "
+        "learning rates 10x apart (1e-2, 1e-3, 1e-4), then the overfit-one-batch check."
+    )
+
+
+def oscillating(series: str, start: int, step: int, hit: Dict[str, Any], lrs: Optional[List[float]]) -> str:
+    return (
+        f"The training loss{_name(series)} oscillates over steps {start}-{step}: it swings by "
+        f"{_g(hit['swing'])} a step around {_g(hit['level'])} with no net progress. Likely cause: a learning "
+        f"rate too high (now {_lr(lrs)}). Next: lower it 3-10x, or add warm-up or gradient clipping."
+    )
+
+
+def input_bound(a: int, b: int, fraction: float, data_s: float, step_s: float, loader: str) -> str:
+    where = loader or "Set `num_workers` > 0 and `pin_memory=True` on the DataLoader"
+    return (
+        f"Data loading takes {fraction:.0%} of each training step (steps {a}-{b}: {data_s * 1e3:.1f} ms of "
+        f"{step_s * 1e3:.1f} ms): the model waits for its batches. {where}; a faster GPU will not help."
+    )
+
+
+def ratio_high(series: str, group: int, ratio: float, span: List[int], lr: Optional[float]) -> str:
+    return (
+        f"The update-to-weight ratio of param group {group}{_name(series)} is {ratio:.2g} (median of steps "
+        f"{span[0]}-{span[1]}), far above ~1e-3: each step changes the weights by {ratio:.1%}. Likely cause: "
+        f"a learning rate too high (now {_g(lr)}). Next: lower it about {max(ratio / 1e-3, 10):.0f}x."
+    )
+
+
+def ratio_low(series: str, group: int, ratio: float, span: List[int], lr: Optional[float], grad_norm: Any) -> str:
+    return (
+        f"The update-to-weight ratio of param group {group}{_name(series)} is {ratio:.2g} (median of steps "
+        f"{span[0]}-{span[1]}), far below ~1e-3: the weights barely move. Next: raise the learning rate (now "
+        f"{_g(lr)}), or look for vanishing gradients (gradient norm {_g(grad_norm)})."
+    )
+
+
+def memory_growth(what: str, span: List[int], per_step: float, total: float, holder: str) -> str:
+    name = "CUDA allocated memory" if what == "cuda" else "Process memory (RSS)"
+    held = holder or "a list that keeps loss tensors with their graphs (`losses.append(loss)`, TD007)"
+    return (
+        f"{name} grew by {_bytes(per_step)} per step over steps {span[0]}-{span[1]} "
+        f"({_bytes(total)} in all): something keeps every step alive. Likely cause: {held}. "
+        "Next: keep `loss.item()` (or `loss.detach()`) instead of the tensor."
+    )
+
+
+def cuda_high(step: int, reserved: float, total: float) -> str:
+    return (
+        f"CUDA memory reserved is {reserved / total:.0%} of the device ({_bytes(reserved)} of "
+        f"{_bytes(total)}) at step {step}: close to an out-of-memory error. Next: a smaller batch, "
+        "mixed precision (AMP), gradient checkpointing."
+    )
+
+
+def overfitting(k: int, best: Tuple[int, float, Any], last: Tuple[int, float, Any], start: float, end: float) -> str:
+    return (
+        f"The validation loss rose for {k} evaluations, from {_g(best[1])} at step {best[0]} to {_g(last[1])} "
+        f"at step {last[0]}, while the training loss fell from {_g(start)} to {_g(end)}: overfitting. "
+        f"Early-stopping point: the evaluation at step {best[0]}. Next: keep the checkpoint from step "
+        f"{best[0]}; add regularisation (weight decay, dropout, data augmentation) or more data."
+    )
+
+
+def underfitting(span: List[int], t0: float, t1: float, v0: float, v1: float, lrs: Optional[List[float]]) -> str:
+    return (
+        f"Training and validation losses are both high and flat over steps {span[0]}-{span[1]} (training "
+        f"{_g(t0)} -> {_g(t1)}, validation {_g(v0)} -> {_g(v1)}): the model is not learning (underfitting). "
+        f"Next: a higher learning rate (now {_lr(lrs)}), a bigger model, longer training; check the data "
+        "and the loss function."
+    )
+
+
+def _bytes(n: float) -> str:
+    return fmt_bytes(int(n))
