@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Tuple
 
 from .runtime.anomaly import children
 from .runtime.anomaly.config import BREAK, LOG, from_mapping, parse
+from .runtime.monitor import run as monitor_run
 
 INTERRUPTED = 130  # as a shell reports a SIGINT death (128 + 2)
 
@@ -75,6 +76,21 @@ def add_run(sub: argparse._SubParsersAction) -> None:
         help="full watch settings, as in TORCHDOCTOR_ANOMALY (the options above override it)",
     )
     p.add_argument("--json", default=None, metavar="PATH", help="also write every report to PATH as JSON")
+    p.add_argument(
+        "--nproc-per-node",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the script under torchrun with N processes, every rank watched (docs/distributed.md)",
+    )
+    p.add_argument(
+        "--torchrun-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more torchrun option, e.g. --torchrun-arg=--master-port=29511 (repeatable)",
+    )
+    monitor_run.add_arguments(p)
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     p.set_defaults(func=_cmd_run)
@@ -87,6 +103,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     for problem in config.problems:
         print(f"torchdoctor run: {problem}", file=sys.stderr)
+    monitoring = monitor_run.start(args)  # --monitor, --report, --tensorboard (docs/monitor.md)
+    if monitoring and "problem" in monitoring:
+        print(f"torchdoctor run: {monitoring['problem']}", file=sys.stderr)
+        return 2
+    if args.nproc_per_node:
+        return _cmd_run_distributed(args, config)
     from .runtime.anomaly import startup, watch
 
     watch.clear_reports()
@@ -108,7 +130,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     anomalies = [r for r in found if not r.get("advice")]  # trends are advice: no effect on the status
     if anomalies and config.mode == LOG:
         print(f"torchdoctor run: {len(anomalies)} anomalies reported", file=sys.stderr)
-    return status if status != 0 else (1 if anomalies else 0)
+    status = status if status != 0 else (1 if anomalies else 0)
+    return monitor_run.finish(monitoring, args, status)
+
+
+def _cmd_run_distributed(args: argparse.Namespace, config: Any) -> int:
+    """Every rank stops at its first anomaly, in both modes: the others would hang in the next
+    collective, or all-reduce the NaN and report it once per rank (distributed/rank_entry.py)."""
+    from .distributed import launch
+
+    config.mode, config.first_only = BREAK, True
+    status, found = launch.run(args.nproc_per_node, args.torchrun_arg, args.script, args.args, config)
+    if args.json:
+        _write_json(args.json, found)
+    if status == INTERRUPTED:
+        print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
+    return status
 
 
 def _say_children(found: List[Dict[str, Any]]) -> None:
