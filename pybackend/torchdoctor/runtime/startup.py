@@ -9,6 +9,8 @@ starts). What gets installed depends on the debuggee's environment, which the ex
 - ``TORCHDOCTOR_ANOMALY=<json>``: the anomaly watch. :func:`anomaly.startup.activate`
   (called from here, after the collection) reads its settings and registers its installer with
   :func:`when_torch_imported` like any other, so the plugin has one entry point and torch one hook.
+- ``TORCHDOCTOR_MONITOR=<json>``: the training monitor (:func:`monitor.startup.activate`, the
+  same way, after the anomaly watch; ``docs/monitor.md``).
 
 Installers run the moment torch has finished importing: at once if ``torch`` is already in
 ``sys.modules`` (attach), else from a one-shot finder on ``sys.meta_path`` that lends torch's
@@ -53,6 +55,13 @@ def activate(environ: Optional[Mapping[str, str]] = None) -> List[str]:
             arranged.append("anomaly")
     except Exception as exc:  # an older or newer runtime without the watch: not our business here
         _problem(f"the anomaly watch could not be arranged: {type(exc).__name__}: {exc}")
+    try:
+        from .monitor import startup as monitor_startup
+
+        if monitor_startup.activate(env):
+            arranged.append("monitor")
+    except Exception as exc:
+        _problem(f"the training monitor could not be arranged: {type(exc).__name__}: {exc}")
     return arranged
 
 
