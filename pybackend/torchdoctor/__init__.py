@@ -25,4 +25,8 @@ def __getattr__(name):
         from .runtime.summary import api
 
         return getattr(api, name)
+    if name == "log":  # torchdoctor.log(name, value): a series of your own in the training monitor
+        from .runtime.monitor import api as monitor_api
+
+        return monitor_api.log
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
