@@ -20,8 +20,10 @@ Two ways, the first wins:
 2. Inference: construct the class with no arguments (``construct.py``); the input from the first
    layer (``infer.py``: Linear in_features; Conv1d/2d/3d in_channels at a default spatial size
    of 64 / 32x32 / 16x16x16; Embedding integer indices of length 16; RNN/LSTM/GRU
-   input_size, 16 steps); the loss from the output: (B, C) with C >= 2 gives
-   cross-entropy with random classes, anything else MSE against random targets.
+   input_size, 16 steps); the targets and loss from the output (``infer_targets.py``): a
+   reconstruction (autoencoder, VAE) gets MSE against its input, a token model's ``(B, T, V)``
+   next-token cross-entropy, ``(B, C)`` with C >= 2 cross-entropy with random classes, anything
+   else MSE against random targets.
 
 Every guess is written in ``Example.inferred`` so the result can say it. When a
 guess is impossible, :class:`ExampleError` says exactly why, with the snippet to add
@@ -29,7 +31,8 @@ guess is impossible, :class:`ExampleError` says exactly why, with the snippet to
 
 One module per job: ``load`` (the user's file and class), ``contract`` (``torchdoctor_example()``),
 ``own`` (a model's own loss),
-``construct`` (the model), ``infer`` (inputs, targets, loss; ``spatial``: a conv model's input size
+``construct`` (the model), ``infer`` (inputs, targets, loss; ``infer_targets``: targets
+without the user's; ``spatial``: a conv model's input size
 solved from its first Linear), ``snippet`` (the code to paste),
 ``assemble`` (:func:`build`: the first of the two ways that works). ``core`` holds the
 :class:`Example` they produce and the :class:`ExampleError` they raise. These modules import

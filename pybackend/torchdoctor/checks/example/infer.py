@@ -8,7 +8,8 @@ from .. import result as R
 from ..discovery import EXAMPLE_FUNCTION
 from ..preconditions import unregistered_layers
 from .construct import forward_params
-from .core import Example, ExampleError, class_dim, cross_entropy
+from .core import OUTPUT, Example, ExampleError, class_dim, cross_entropy, pick_output
+from .infer_targets import infer_targets
 from .load import user_traceback
 from .snippet import example_snippet
 
@@ -197,11 +198,11 @@ def complete(ex: Example, options: dict) -> Example:
     if ex.loss_fn is not None and (ex.targets is not None or ex.loss_sees != "output"):
         return ex  # the user's loss (or the model's own) needs no targets of ours
     import torch
-    import torch.nn.functional as F
 
     try:
         with torch.no_grad():
-            out = ex.output()
+            raw = ex.forward()
+            out = pick_output(raw) if ex.loss_sees == OUTPUT else raw
     except ExampleError:
         raise
     except Exception as exc:
@@ -223,19 +224,7 @@ def complete(ex: Example, options: dict) -> Example:
             f"Loss: {ex.loss_name}, chosen from the output {tuple(out.shape)} and targets {tuple(ex.targets.shape)} {ex.targets.dtype}."
         )
         return ex
-    g = _generator({"seed": int(options.get("seed", 0)) + 1})
-    if out.dim() == 2 and out.shape[1] >= 2:
-        ex.targets = _randint(out.shape[1], (out.shape[0],), g, out.device)
-        ex.loss_fn, ex.loss_name = F.cross_entropy, "cross-entropy"
-        ex.inferred.append(
-            f"Output {tuple(out.shape)} is (batch, classes): cross-entropy against random classes in [0, {out.shape[1]})."
-        )
-    else:
-        ex.targets = torch.randn(tuple(out.shape), generator=g).to(dtype=out.dtype, device=out.device)
-        ex.loss_fn, ex.loss_name = F.mse_loss, "mse"
-        ex.inferred.append(
-            f"Output {tuple(out.shape)} is not (batch, classes): MSE against random targets of the same shape."
-        )
+    infer_targets(ex, raw, _generator({"seed": int(options.get("seed", 0)) + 1}))
     return ex
 
 

@@ -19,6 +19,8 @@ Each class has the shape of a model people actually run, so the checks meet what
   hidden tuple, sequence-first, dropout between layers, log_softmax over (T*B, V)).
 - ``WordTransformer``: the word-LM Transformer (sequence-first, causal mask, log_softmax (T, B, V)).
 - ``DropoutCNN``: a small CNN with Dropout(0.2), constructible with no arguments (class alone).
+- ``CharLM`` / ``ConvAutoencoder``: a token model and a sigmoid conv autoencoder, constructible with
+  no arguments (class alone: the targets and loss are inferred).
 - :func:`hf_gpt2` / :func:`hf_bert`: Hugging Face ``transformers`` models from tiny configs (no
   download); ``None`` when transformers is not installed.
 
@@ -433,6 +435,35 @@ class DropoutCNN(nn.Module):
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.conv(x)), 2)
         return self.fc(self.drop(torch.flatten(x, 1)))
+
+
+class CharLM(nn.Module):
+    """A character-level language model constructible with no arguments (class alone): Embedding,
+    batch-first GRU, a head over the vocabulary; ``(B, T)`` ids -> ``(B, T, V)`` logits."""
+
+    def __init__(self, vocab: int = VOCAB, emb: int = 32, hidden: int = 64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, emb)
+        self.rnn = nn.GRU(emb, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, idx):
+        h, _ = self.rnn(self.embed(idx))
+        return self.head(h)
+
+
+class ConvAutoencoder(nn.Module):
+    """A conv autoencoder with a sigmoid decoder returning only the reconstruction (class alone)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(1, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 3, 2, 1), nn.ReLU())
+        self.dec = nn.Sequential(
+            nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.ReLU(), nn.ConvTranspose2d(16, 1, 4, 2, 1), nn.Sigmoid()
+        )
+
+    def forward(self, x):
+        return self.dec(self.enc(x))
 
 
 # ---------------------------------------------------------------- Hugging Face (tiny configs, no download)
