@@ -1,0 +1,80 @@
+"""What one sample is made of: its features and its label as numpy arrays (worker side).
+
+A sample may be a tensor, an array, a PIL image, a number, a ``(features, label, ...)`` tuple or
+a dict (``{"image": ..., "label": ...}``, ``{"input_ids": ..., "labels": ...}``). The features are
+the first element (or the first of ``FEATURE_KEYS``); the label the second (or the first of
+``LABEL_KEYS``). Text and other objects that are not numbers give ``None``: not checked, and said so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+FEATURE_KEYS = ("image", "images", "pixel_values", "input", "inputs", "input_ids", "x", "features", "data", "img")
+LABEL_KEYS = ("label", "labels", "target", "targets", "y", "class", "mask")
+
+
+def split_xy(sample: Any) -> tuple[Any, Any, str]:
+    """(features, label or None, how they were found)."""
+    if isinstance(sample, dict):
+        keys = list(sample)
+        fx = next((k for k in FEATURE_KEYS if k in sample), None)
+        fy = next((k for k in LABEL_KEYS if k in sample and k != fx), None)
+        if fx is None:
+            fx = next((k for k in keys if k != fy and to_array(sample[k]) is not None), None)
+        if fx is None:
+            return None, None, "a dict without array values"
+        return (
+            sample[fx],
+            (sample[fy] if fy is not None else None),
+            f"sample[{fx!r}]" + (f", label sample[{fy!r}]" if fy is not None else ""),
+        )
+    if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
+        if len(sample) >= 2:
+            return sample[0], sample[1], "sample[0], label sample[1]"
+        return sample[0], None, "sample[0]"
+    return sample, None, "the whole sample (no label)"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, bool, np.number))
+
+
+def to_array(value: Any) -> Optional[np.ndarray]:
+    """A numeric numpy array, or None for text and other objects."""
+    if value is None or isinstance(value, (str, bytes)):
+        return None
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        t = value.detach()
+        if t.dtype.is_complex:
+            return None
+        if not t.dtype.is_floating_point or t.dtype.itemsize >= 4:
+            return t.cpu().numpy()
+        return t.float().cpu().numpy()  # float16 / bfloat16: numpy has no bfloat16
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif hasattr(value, "__array_interface__") or hasattr(value, "__array__") or _is_number(value):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            return None
+    elif isinstance(value, (list, tuple)):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    return arr
+
+
+def dtype_name(value: Any) -> str:
+    """``torch.float64`` for a tensor, ``float64`` for an array: what the user wrote."""
+    dt = getattr(value, "dtype", None)
+    if dt is None:
+        return type(value).__name__
+    return str(dt)

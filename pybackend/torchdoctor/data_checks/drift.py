@@ -1,0 +1,118 @@
+"""Drift between the training split and each other split: mean/std shift and a two-sample KS test.
+
+Images are compared per channel on each sample's channel mean; feature vectors per feature (the
+first ``MAX_DRIFT_FEATURES``). A feature drifts when the KS statistic is above ``DRIFT_KS`` with a
+p-value below ``DRIFT_P`` *and* the effect is large: the mean moved by more than
+``DRIFT_MEAN_SHIFT`` training standard deviations, or the std changed by more than
+``DRIFT_STD_RATIO`` times. The KS test alone flags tiny shifts on big samples; the effect size alone
+flags noise on small ones.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from . import findings as F
+from . import thresholds as T
+from .context import Context, Split
+
+
+def ks_2samp(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(statistic, asymptotic two-sided p-value) of the two-sample Kolmogorov-Smirnov test."""
+    a, b = np.sort(a), np.sort(b)
+    n, m = len(a), len(b)
+    if not n or not m:
+        return 0.0, 1.0
+    both = np.concatenate([a, b])
+    d = float(np.max(np.abs(np.searchsorted(a, both, "right") / n - np.searchsorted(b, both, "right") / m)))
+    en = math.sqrt(n * m / (n + m))
+    lam = (en + 0.12 + 0.11 / en) * d
+    if lam < 1e-3:
+        return d, 1.0
+    p = 2.0 * sum((-1) ** (j - 1) * math.exp(-2.0 * j * j * lam * lam) for j in range(1, 101))
+    return d, float(min(1.0, max(0.0, p)))
+
+
+def _features(split: Split) -> Optional[tuple[np.ndarray, str]]:
+    """(samples, features) values compared, and what one feature is called."""
+    s = split.stats
+    if s.layout in ("chw", "hwc", "hw", "other") and s.sample_means is not None:
+        return s.sample_means.astype(np.float64), "channel"
+    if s.layout == "vector" and s.vectors is not None and s.float_kind:
+        return s.vectors[:, : T.MAX_DRIFT_FEATURES].astype(np.float64), "feature"
+    return None
+
+
+def check(ctx: Context) -> list:
+    train = ctx.train
+    if train is None:
+        return []
+    base = _features(train)
+    if base is None or len(base[0]) < T.DRIFT_MIN_SAMPLES:
+        return []
+    out = []
+    for split in ctx.others():
+        other = _features(split)
+        if other is None or other[0].shape[1:] != base[0].shape[1:] or len(other[0]) < T.DRIFT_MIN_SAMPLES:
+            continue
+        found = _compare(base[0], other[0])
+        if found:
+            out.append(_finding(train, split, found, base[1]))
+    return out
+
+
+def _compare(x: np.ndarray, y: np.ndarray) -> list:
+    found = []
+    for j in range(x.shape[1]):
+        a, b = x[:, j], y[:, j]
+        a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+        if len(a) < T.DRIFT_MIN_SAMPLES or len(b) < T.DRIFT_MIN_SAMPLES:
+            continue
+        sa, sb = float(a.std()), float(b.std())
+        if sa == 0 and sb == 0:
+            continue
+        shift = abs(float(b.mean() - a.mean())) / max(sa, 1e-12)
+        ratio = (sb + 1e-12) / (sa + 1e-12)
+        if shift <= T.DRIFT_MEAN_SHIFT and 1 / T.DRIFT_STD_RATIO <= ratio <= T.DRIFT_STD_RATIO:
+            continue
+        d, p = ks_2samp(a, b)
+        if d > T.DRIFT_KS and p < T.DRIFT_P:
+            found.append(
+                {
+                    "feature": j,
+                    "ks": d,
+                    "p": p,
+                    "shift": shift,
+                    "stdRatio": ratio,
+                    "trainMean": float(a.mean()),
+                    "mean": float(b.mean()),
+                    "trainStd": sa,
+                    "std": sb,
+                }
+            )
+    return found
+
+
+def _finding(train: Split, split: Split, found: list, what: str) -> dict:
+    worst = sorted(found, key=lambda f: -f["ks"])[:3]
+    listed = "; ".join(
+        f"{what} {f['feature']}: mean {f['trainMean']:.3g} -> {f['mean']:.3g} ({f['shift']:.1f} train std), "
+        f"std {f['trainStd']:.3g} -> {f['std']:.3g}, KS {f['ks']:.2f} (p {f['p']:.1e})"
+        for f in worst
+    )
+    return F.finding(
+        F.DRIFT,
+        F.WARNING,
+        split.name,
+        f"{split.name} differs from {train.name} in {len(found)} {what}{'s' if len(found) != 1 else ''} ({listed}). "
+        f"A model tuned on {train.name} is scored on other data. Likely cause: a split by time, site or device; "
+        f"different preprocessing per split (normalisation fitted or applied to one only); or real drift. "
+        "Next step: apply the same transforms to every split, or split at random/stratified if the "
+        "difference is not the point.",
+        source=split.source,
+        features=worst,
+        other=train.name,
+    )

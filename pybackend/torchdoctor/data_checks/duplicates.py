@@ -1,0 +1,168 @@
+"""Duplicates within a split and across splits, by a digest of each sample's bytes.
+
+Two ways to see a sample, the same for every split compared:
+
+- ``raw``: the stored rows, when the dataset behind the split (through ``Subset``s) keeps them in an
+  array: ``TensorDataset.tensors[0]`` or an attribute ``data``/``images``/``x``/``X``/``inputs``
+  with one row per index. Every row is hashed (up to ``MAX_RAW_ROWS``), so a leak is found even
+  when only a sample of the split was drawn, and augmentation does not hide it.
+- ``drawn``: the features as drawn; for a dataset whose transforms are random, drawn again with
+  every generator seeded alike (``sampling.seeded_draws``), so equal stored samples draw equal.
+
+Samples with fewer than ``DUP_MIN_ELEMENTS`` values and blank samples are not hashed: they repeat
+by chance.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import findings as F
+from . import thresholds as T
+from .arrays import to_array
+from .context import Context, Split
+from .reduce import digest, is_blank
+from .sampling import is_map_style, sample_indices, seeded_draws
+
+MAX_RAW_ROWS = 200_000
+RAW_ATTRIBUTES = ("data", "images", "x", "X", "inputs", "features")
+
+
+def _base(obj: Any) -> tuple[Any, Optional[list]]:
+    """(the dataset behind Subsets, the base index of each index) - indices None: identity."""
+    mapping: Optional[list] = None
+    depth = 0
+    while type(obj).__name__ == "Subset" and hasattr(obj, "indices") and depth < 10:
+        idx = [int(i) for i in obj.indices]
+        mapping = idx if mapping is None else [idx[i] for i in mapping]
+        obj, depth = obj.dataset, depth + 1
+    return obj, mapping
+
+
+def _raw_store(ds: Any) -> Any:
+    tensors = getattr(ds, "tensors", None)
+    if type(ds).__name__ == "TensorDataset" and tensors:
+        return tensors[0]
+    try:
+        n = len(ds)
+    except TypeError:
+        return None
+    for name in RAW_ATTRIBUTES:
+        value = getattr(ds, name, None)
+        if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__getitem__"):
+            continue
+        try:
+            if len(value) == n and to_array(value[0]) is not None:
+                return value
+        except (TypeError, IndexError, KeyError):
+            continue
+    return None
+
+
+def _raw(split: Split) -> Optional[dict]:
+    """{index in the split: digest} from the stored rows, or None."""
+    d = split.draws
+    ds = d.dataset if d.kind == "loader" else d.obj if d.kind == "dataset" else None
+    if ds is None:
+        return None
+    base, mapping = _base(ds)
+    store = _raw_store(base)
+    if store is None:
+        return None
+    n = len(mapping) if mapping is not None else len(store)
+    idx = range(n) if n <= MAX_RAW_ROWS else sample_indices(n, MAX_RAW_ROWS)
+    return {i: _digest(to_array(store[mapping[i] if mapping is not None else i])) for i in idx}
+
+
+def _drawn(split: Split) -> dict:
+    d, s = split.draws, split.stats
+    if d.kind == "dataset" and d.random and is_map_style(d.obj):
+        xs = seeded_draws(d.obj, s.indices)
+        return {i: _digest(x) for i, x in zip(s.indices, xs)}
+    blank = set(s.blank)
+    return {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}
+
+
+def _digest(x: Any) -> Optional[bytes]:
+    if x is None or x.size < T.DUP_MIN_ELEMENTS or is_blank(x):
+        return None
+    return digest(x)
+
+
+def check(ctx: Context) -> list:
+    splits = [s for s in ctx.splits if s.stats.sampled and s.stats.layout != "none"]
+    if not splits:
+        return []
+    raws = {s.name: _raw(s) for s in splits}
+    method = "raw" if all(r is not None for r in raws.values()) else "drawn"
+    hashes: dict = {s.name: (raws[s.name] if method == "raw" else _drawn(s)) for s in splits}
+    out = []
+    for s in splits:
+        out += _within(s, hashes[s.name], method)
+    for a_pos, a in enumerate(splits):
+        for b in splits[a_pos + 1 :]:
+            out += _across(a, b, hashes[a.name], hashes[b.name], method)
+    return out
+
+
+def _within(split: Split, hashes: dict, method: str) -> list:
+    first: dict = {}
+    dups = []
+    for i, h in hashes.items():
+        if h is None:
+            continue
+        if h in first:
+            dups.append((i, first[h]))
+        else:
+            first[h] = i
+    n = sum(1 for h in hashes.values() if h is not None)
+    if len(dups) < max(T.DUP_WITHIN_MIN, T.DUP_WITHIN_SHARE * n):
+        return []
+    pairs = ", ".join(f"{i} = {j}" for i, j in dups[:5])
+    return [
+        F.finding(
+            F.DUP_WITHIN,
+            F.WARNING,
+            split.name,
+            f"{len(dups)} of {n} {split.name} samples repeat another sample of {split.name} byte for byte "
+            f"({pairs}; {_how(method)}). Likely cause: files copied twice, rows appended twice, oversampling "
+            "before the split. Next step: deduplicate before splitting, or they weigh double in the loss and "
+            "leak if the split separates copies.",
+            [i for i, _ in dups],
+            source=split.source,
+            pairs=[[i, j] for i, j in dups[: T.MAX_INDICES]],
+            method=method,
+        )
+    ]
+
+
+def _across(a: Split, b: Split, ha: dict, hb: dict, method: str) -> list:
+    where: dict = {}
+    for i, h in ha.items():
+        if h is not None:
+            where.setdefault(h, i)
+    shared = [(i, where[h]) for i, h in hb.items() if h is not None and h in where]
+    if not shared:
+        return []
+    n = sum(1 for h in hb.values() if h is not None)
+    pairs = ", ".join(f"{b.name} {i} = {a.name} {j}" for i, j in shared[:5])
+    return [
+        F.finding(
+            F.DUP_ACROSS,
+            F.ERRORS,
+            b.name,
+            f"{len(shared)} of {n} {b.name} samples are also in {a.name} ({pairs}; {_how(method)}): the "
+            f"{b.name} score measures memory, not generalisation. Likely cause: duplicates in the source data "
+            "split apart, overlapping index lists, or augmented copies made before the split. Next step: "
+            "deduplicate first, then split (by group or id when rows share one).",
+            [i for i, _ in shared],
+            source=b.source,
+            pairs=[[i, j] for i, j in shared[: T.MAX_INDICES]],
+            method=method,
+            other=a.name,
+        )
+    ]
+
+
+def _how(method: str) -> str:
+    return "compared on the stored rows" if method == "raw" else "compared on the samples as drawn"

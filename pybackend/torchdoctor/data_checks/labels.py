@@ -1,0 +1,162 @@
+"""Labels: the histogram, imbalance with the majority-class baseline, labels outside [0, classes),
+one output for many classes, labels of another split never seen in training."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import findings as F
+from . import thresholds as T
+from .context import Context, Split
+
+
+def class_labels(split: Split) -> Optional[np.ndarray]:
+    """Integer class labels (index or one-hot), or None when the labels are not classes."""
+    s = split.stats
+    if s.labels is None or s.label_kind not in ("index", "onehot"):
+        return None
+    y = s.labels
+    if len(np.unique(y)) > T.MAX_CLASSES:
+        return None
+    return y.astype(np.int64)
+
+
+def histogram(split: Split) -> Optional[dict]:
+    y = class_labels(split)
+    if y is None:
+        return None
+    values, counts = np.unique(y, return_counts=True)
+    return {_name(split, int(v)): int(c) for v, c in zip(values, counts)}
+
+
+def _name(split: Split, label: int) -> str:
+    classes = split.classes
+    if classes and 0 <= label < len(classes):
+        return f"{label} ({classes[label]})"
+    return str(label)
+
+
+def check(ctx: Context) -> list:
+    out = []
+    for split in ctx.splits:
+        y = class_labels(split)
+        if y is None:
+            continue
+        out += _range(ctx, split, y)
+        if split.name == getattr(ctx.train, "name", None):
+            out += _imbalance(split, y)
+    out += _unseen(ctx)
+    return out
+
+
+def _imbalance(split: Split, y: np.ndarray) -> list:
+    values, counts = np.unique(y[y != T.IGNORE_INDEX], return_counts=True)
+    if len(values) < 2:
+        return []
+    total = counts.sum()
+    top = int(np.argmax(counts))
+    share = counts[top] / total
+    ratio = counts.max() / counts.min()
+    if share < T.IMBALANCE_MAJORITY and not (len(values) >= 3 and ratio >= T.IMBALANCE_RATIO):
+        return []
+    name = _name(split, int(values[top]))
+    rare = _name(split, int(values[int(np.argmin(counts))]))
+    return [
+        F.finding(
+            F.IMBALANCE,
+            F.WARNING,
+            split.name,
+            f"{split.name} labels are imbalanced: always predicting `{name}` scores {share:.0%} accuracy "
+            f"({counts[top]} of {total} sampled labels; the rarest, `{rare}`, has {counts.min()}). Accuracy is "
+            "misleading here. Next step: report balanced accuracy, per-class recall or F1, and weight the loss "
+            "(CrossEntropyLoss(weight=...)) or resample (WeightedRandomSampler).",
+            source=split.source,
+            histogram={_name(split, int(v)): int(c) for v, c in zip(values, counts)},
+            majorityShare=float(share),
+        )
+    ]
+
+
+def _range(ctx: Context, split: Split, y: np.ndarray) -> list:
+    model = ctx.model
+    k = model.out_features if model is not None and model.out_features else None
+    source = "its classes list" if k is None else f"{model.name}.{model.head_name}" if model else ""
+    if k is None and split.classes:
+        k = len(split.classes)
+    values = np.unique(y)
+    if k == 1:
+        many = values[values != T.IGNORE_INDEX]
+        if len(many) > 2:
+            return [
+                F.finding(
+                    F.ONE_OUTPUT,
+                    F.ERRORS,
+                    split.name,
+                    f"{split.name} labels take {len(many)} values ({', '.join(map(str, many[:10]))}) but "
+                    f"{source} has one output. Likely cause: a binary loss (BCE) or MSE on class ids for a "
+                    f"multi-class task. Next step: give the last layer {len(many)} outputs and use CrossEntropyLoss.",
+                    source=split.source,
+                )
+            ]
+        return []
+    if k is None:
+        return []
+    bad_mask = ((y < 0) & (y != T.IGNORE_INDEX)) | (y >= k)
+    if not bad_mask.any():
+        return []
+    idx = [i for i, b in zip(split.stats.label_indices, bad_mask) if b]
+    shifted = values.min() >= 1 and values.max() == k
+    why = (
+        f"labels run 1..{k}: they are numbered from 1, CrossEntropyLoss wants 0..{k - 1} (subtract 1)"
+        if shifted
+        else "a label mapping that does not match the model's head, or a class added after the model was sized"
+    )
+    return [
+        F.finding(
+            F.LABEL_RANGE,
+            F.ERRORS,
+            split.name,
+            f"{len(idx)} {split.name} labels fall outside [0, {k}) set by {source} "
+            f"(values {', '.join(map(str, values[(values < 0) | (values >= k)][:10]))}). Likely cause: {why}. "
+            "On CPU CrossEntropyLoss raises; on CUDA it is a device-side assert far from the cause. "
+            "Next step: fix the label mapping or the head's output size.",
+            idx,
+            source=split.source,
+            classes=k,
+        )
+    ]
+
+
+def _unseen(ctx: Context) -> list:
+    train = ctx.train
+    if train is None:
+        return []
+    ty = class_labels(train)
+    if ty is None or train.draws.length is None or train.stats.sampled < (train.draws.length or 0):
+        return []  # only when every training label was seen
+    known = set(np.unique(ty).tolist())
+    out = []
+    for split in ctx.others():
+        y = class_labels(split)
+        if y is None:
+            continue
+        new = sorted(set(np.unique(y).tolist()) - known - {T.IGNORE_INDEX})
+        if not new:
+            continue
+        idx = [i for i, v in zip(split.stats.label_indices, y) if int(v) in new]
+        out.append(
+            F.finding(
+                F.UNSEEN_LABELS,
+                F.WARNING,
+                split.name,
+                f"{split.name} has labels never seen in {train.name}: {', '.join(_name(split, v) for v in new[:10])} "
+                f"({len(idx)} samples). The model cannot learn them. Likely cause: a split by time or source "
+                "that left classes out, or a label mapping built per split. Next step: stratify the split "
+                "(train_test_split(..., stratify=y)) and build one label mapping for all splits.",
+                idx,
+                source=split.source,
+            )
+        )
+    return out

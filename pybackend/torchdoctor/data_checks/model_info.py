@@ -1,0 +1,50 @@
+"""What the data checks read from a model without running it: first conv, first embedding, output size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    conv_name: Optional[str] = None
+    conv_kind: Optional[str] = None  # "Conv1d" | "Conv2d" | "Conv3d"
+    in_channels: Optional[int] = None
+    embedding_name: Optional[str] = None
+    num_embeddings: Optional[int] = None
+    padding_idx: Optional[int] = None
+    head_name: Optional[str] = None
+    out_features: Optional[int] = None  # the last Linear's output size: the number of classes, or 1
+
+    def describe(self) -> str:
+        parts = []
+        if self.conv_name:
+            parts.append(f"first conv {self.conv_name} ({self.conv_kind}, {self.in_channels} input channels)")
+        if self.embedding_name:
+            parts.append(f"embedding {self.embedding_name} ({self.num_embeddings} ids)")
+        if self.head_name:
+            parts.append(f"last Linear {self.head_name} ({self.out_features} outputs)")
+        return f"model {self.name}: " + (", ".join(parts) if parts else "no conv, embedding or Linear found")
+
+
+def inspect_model(model: Any) -> Optional[ModelInfo]:
+    named = getattr(model, "named_modules", None)
+    if named is None:
+        return None
+    info = ModelInfo(type(model).__name__)
+    for name, mod in named():
+        kind = type(mod).__name__
+        if (
+            info.conv_name is None
+            and kind in ("Conv1d", "Conv2d", "Conv3d", "LazyConv2d")
+            and hasattr(mod, "in_channels")
+        ):
+            info.conv_name, info.conv_kind, info.in_channels = name or kind, kind, int(mod.in_channels or 0) or None
+        if info.embedding_name is None and kind == "Embedding":
+            info.embedding_name, info.num_embeddings = name or kind, int(mod.num_embeddings)
+            info.padding_idx = mod.padding_idx
+        if kind == "Linear":
+            info.head_name, info.out_features = name or kind, int(mod.out_features)
+    return info

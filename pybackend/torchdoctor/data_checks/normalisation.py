@@ -1,0 +1,78 @@
+"""Normalisation: 0..255 values as floats, unstandardised feature vectors; per-channel mean/std."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import findings as F
+from . import thresholds as T
+from .context import Context, Split
+from .spell import nums
+
+IMAGE_LAYOUTS = ("chw", "hwc", "hw")
+
+
+def check(ctx: Context) -> list:
+    out = []
+    for split in ctx.splits:
+        s = split.stats
+        if not s.float_kind or not s.sampled:
+            continue
+        if s.layout in IMAGE_LAYOUTS:
+            out += _uint8_range(split)
+        elif s.layout == "vector":
+            out += _unscaled(split)
+    return out
+
+
+def _uint8_range(split: Split) -> list:
+    s = split.stats
+    if not (s.integral and T.UINT8_LOW < s.vmax <= T.UINT8_HIGH and s.vmin >= -0.5):
+        return []
+    return [
+        F.finding(
+            F.UINT8_RANGE,
+            F.WARNING,
+            split.name,
+            f"{split.name} images are floats from {s.vmin:g} to {s.vmax:g} (per-channel mean {nums(s.ch_mean)}): "
+            "pixel values 0..255 as floats, never scaled. Likely cause: the image was converted with "
+            "torch.tensor / .float() instead of ToTensor(), or the /255 is missing. Next step: divide by 255 "
+            "(transforms.ToTensor() or ToDtype(torch.float32, scale=True)), then Normalize with the data's mean/std.",
+            source=split.source,
+            min=s.vmin,
+            max=s.vmax,
+            mean=s.ch_mean,
+            std=s.ch_std,
+        )
+    ]
+
+
+def _unscaled(split: Split) -> list:
+    s = split.stats
+    x = s.vectors
+    if x is None or len(x) < 2:
+        return []
+    x = x.astype(np.float64)
+    x = np.where(np.isfinite(x), x, np.nan)
+    mean, std = np.nanmean(x, 0), np.nanstd(x, 0)
+    scale = np.maximum(np.abs(mean), std)
+    bad = np.flatnonzero(scale > T.UNSCALED)
+    if not bad.size:
+        return []
+    worst = bad[np.argsort(-scale[bad])][:5]
+    listed = ", ".join(f"feature {j}: mean {mean[j]:.3g}, std {std[j]:.3g}" for j in worst)
+    return [
+        F.finding(
+            F.UNSCALED,
+            F.WARNING,
+            split.name,
+            f"{len(bad)} of {x.shape[1]} {split.name} features are not standardised ({listed}). Likely cause: "
+            "raw measurements (prices, ages, counts) fed as they are; large inputs saturate activations and "
+            "make one learning rate wrong for every feature. Next step: standardise each feature with the "
+            "training split's mean and std (fitted on train only, after the split).",
+            source=split.source,
+            features=[int(j) for j in bad[: T.MAX_INDICES]],
+            mean=[float(mean[j]) for j in worst],
+            std=[float(std[j]) for j in worst],
+        )
+    ]

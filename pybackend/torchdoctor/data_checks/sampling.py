@@ -1,0 +1,185 @@
+"""Drawing a bounded sample of one split, with the global RNG state saved and restored (worker side).
+
+- a map-style Dataset (``__len__`` and ``__getitem__``): up to ``MAX_SAMPLES`` indices, all of them
+  or an even random subset (a private generator, seed 0); three indices are drawn twice to see
+  whether the dataset's transforms are random;
+- an IterableDataset: its first ``MAX_SAMPLES`` samples;
+- a DataLoader: up to ``MAX_BATCHES`` batches, each split into samples; the first batch's shape
+  and dtypes are kept as the model sees them; samples are numbered by their place in the stream
+  (the dataset index when the sampler is sequential).
+
+``Draws`` holds the converted features and labels; ``reduce.py`` turns them into statistics.
+"""
+
+from __future__ import annotations
+
+import random as _random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import thresholds as T
+from .arrays import dtype_name, split_xy, to_array
+from .rng import preserved_rng, seed_all
+
+
+@dataclass
+class Draws:
+    name: str
+    kind: str  # "dataset" | "iterable" | "loader"
+    obj: Any
+    length: Optional[int] = None
+    indices: list = field(default_factory=list)
+    xs: list = field(default_factory=list)  # np.ndarray per draw (None: not numeric)
+    ys: list = field(default_factory=list)
+    x_dtype: str = ""
+    y_dtype: str = ""
+    how: str = ""
+    batch_shape: Optional[tuple] = None  # a DataLoader's first batch, as the model sees it
+    random: Optional[bool] = None  # the dataset's transforms differ between two draws of one index
+    seconds: float = 0.0
+    notes: list = field(default_factory=list)
+    dataset: Any = None  # the map-style dataset behind it (for redraws), or None
+
+
+def is_loader(obj: Any) -> bool:
+    return hasattr(obj, "batch_size") and hasattr(obj, "dataset") and hasattr(obj, "__iter__")
+
+
+def is_map_style(obj: Any) -> bool:
+    if _is_iterable_dataset(obj):
+        return False
+    return hasattr(obj, "__getitem__") and hasattr(obj, "__len__")
+
+
+def _is_iterable_dataset(obj: Any) -> bool:
+    return any(c.__name__ == "IterableDataset" for c in type(obj).__mro__)
+
+
+def draw(name: str, obj: Any, max_samples: int = T.MAX_SAMPLES, max_batches: int = T.MAX_BATCHES) -> Draws:
+    """Every draw of one split; the global RNG state is the same before and after."""
+    started = time.perf_counter()
+    with preserved_rng():
+        if is_loader(obj):
+            d = _draw_loader(name, obj, max_batches, max_samples)
+        elif is_map_style(obj):
+            d = _draw_dataset(name, obj, max_samples)
+        elif hasattr(obj, "__iter__"):
+            d = _draw_iterable(name, obj, max_samples)
+        else:
+            raise TypeError(f"split {name!r} is a {type(obj).__name__}: not a Dataset, DataLoader or iterable")
+    d.seconds = time.perf_counter() - started
+    return d
+
+
+def sample_indices(length: int, max_samples: int) -> list[int]:
+    if length <= max_samples:
+        return list(range(length))
+    return sorted(_random.Random(0).sample(range(length), max_samples))
+
+
+def _add(d: Draws, index: Any, sample: Any) -> None:
+    x, y, how = split_xy(sample)
+    if not d.how:
+        d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
+    d.indices.append(index)
+    d.xs.append(to_array(x))
+    d.ys.append(to_array(y) if y is not None else None)
+
+
+def _draw_dataset(name: str, ds: Any, max_samples: int) -> Draws:
+    length = len(ds)
+    d = Draws(name, "dataset", ds, length=length, dataset=ds)
+    idx = sample_indices(length, max_samples)
+    for i in idx:
+        _add(d, i, ds[i])
+    if length < max_samples:
+        d.notes.append(f"{name}: all {length} samples drawn")
+    else:
+        d.notes.append(f"{name}: {len(idx)} of {length} samples drawn (a random subset, seed 0)")
+    d.random = _is_random(ds, idx, d.xs)
+    return d
+
+
+def _is_random(ds: Any, idx: list, xs: list) -> bool:
+    """Draw a few indices again: any difference means a random transform."""
+    step = max(1, len(idx) // T.RANDOM_PROBES)
+    for k in range(0, len(idx), step)[: T.RANDOM_PROBES]:
+        again = to_array(split_xy(ds[idx[k]])[0])
+        first = xs[k]
+        if first is None or again is None:
+            continue
+        if first.shape != again.shape or not np.array_equal(first, again, equal_nan=True):
+            return True
+    return False
+
+
+def redraw(ds: Any, index: int, times: int) -> list:
+    """``times`` more draws of one index (features only), RNG preserved."""
+    with preserved_rng():
+        return [to_array(split_xy(ds[index])[0]) for _ in range(times)]
+
+
+def seeded_draws(ds: Any, indices: list, seed: int = 0) -> list:
+    """Each index drawn with every generator seeded alike: a random transform takes the same
+    parameters for every sample, so identical stored samples give identical features."""
+    out = []
+    with preserved_rng():
+        for i in indices:
+            seed_all(seed)
+            out.append(to_array(split_xy(ds[i])[0]))
+    return out
+
+
+def _draw_iterable(name: str, it: Any, max_samples: int) -> Draws:
+    d = Draws(name, "iterable", it)
+    for pos, sample in enumerate(it):
+        if pos >= max_samples:
+            break
+        _add(d, pos, sample)
+    d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
+    return d
+
+
+def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> Draws:
+    ds = loader.dataset
+    d = Draws(name, "loader", loader, dataset=ds if is_map_style(ds) else None)
+    try:
+        d.length = len(ds)
+    except TypeError:
+        d.length = None
+    sequential = type(getattr(loader, "sampler", None)).__name__ == "SequentialSampler"
+    pos = 0
+    iterator = iter(loader)
+    try:
+        for b, batch in enumerate(iterator):
+            if b >= max_batches or pos >= max_samples:
+                break
+            x, y, how = split_xy(batch)
+            xa, ya = to_array(x), to_array(y) if y is not None else None
+            if b == 0:
+                d.how, d.x_dtype = how, dtype_name(x)
+                d.y_dtype = dtype_name(y) if y is not None else ""
+                d.batch_shape = tuple(xa.shape) if xa is not None else None
+            n = len(xa) if xa is not None and xa.ndim else 0
+            for j in range(n):
+                d.indices.append(pos + j)
+                d.xs.append(xa[j] if xa is not None else None)
+                d.ys.append(ya[j] if ya is not None and ya.ndim and len(ya) == n else None)
+            pos += n
+    finally:
+        _shutdown(iterator)
+    where = "dataset indices (sequential sampler)" if sequential else "positions in the loader's stream"
+    d.notes.append(f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}")
+    return d
+
+
+def _shutdown(iterator: Any) -> None:
+    stop: Optional[Callable] = getattr(iterator, "_shutdown_workers", None)
+    if stop is not None:
+        try:
+            stop()
+        except Exception:  # noqa: BLE001 - a loader that cannot stop its workers must not fail the check
+            pass

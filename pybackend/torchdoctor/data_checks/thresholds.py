@@ -1,0 +1,55 @@
+"""Every threshold of the data checks, in one place; ``docs/data.md`` lists them with the reasons.
+
+Each one was chosen so that healthy data stays silent (a false alarm costs as much as a miss):
+the tests draw healthy datasets of every shape and require no finding at all.
+"""
+
+from __future__ import annotations
+
+# --- sampling (bounded: a check reads at most this much of each split)
+MAX_SAMPLES = 2000  # samples per split; a bigger map-style dataset gives an even random subset
+MAX_BATCHES = 20  # batches drawn from a DataLoader
+RANDOM_PROBES = 3  # indices drawn twice to tell a random transform from a fixed one
+REDRAWS = 8  # more draws of each sample found blank, to tell "sometimes blank" from "always"
+MAX_REDRAWN = 16  # at most this many blank samples are drawn again
+CHUNK = 256  # samples stacked and reduced together
+
+# --- values
+BLANK_STD = 1e-6  # a sample whose std is at most BLANK_STD * (1 + |mean|) is blank
+BLANK_SHARE = 0.99  # ... or whose values equal its min (or its max) for this share of elements
+BLANK_MIN_ELEMENTS = 16  # samples with fewer values (a tabular row) are never called blank
+
+# --- normalisation
+UINT8_LOW = 10.0  # float images whose max is above this and at most UINT8_HIGH: 0..255 as floats
+UINT8_HIGH = 255.5
+UNSCALED = 10.0  # a vector feature whose |mean| or std is above this is unstandardised
+
+# --- labels
+MAX_CLASSES = 1000  # integer labels with more distinct values are not treated as classes
+IMBALANCE_MAJORITY = 0.8  # one class holds at least this share of the labels
+IMBALANCE_RATIO = 10.0  # or, with 3 classes or more, the largest is this many times the smallest
+IGNORE_INDEX = -100  # CrossEntropyLoss's default ignore_index: never out of range
+
+# --- duplicates
+DUP_MIN_ELEMENTS = 8  # samples with fewer values can repeat by chance (low-cardinality rows)
+DUP_WITHIN_SHARE = 0.01  # within one split: at least this share of the samples repeat another
+DUP_WITHIN_MIN = 2  # ... and at least this many
+# across splits: any sample of a split that is also in the training split is reported
+
+# --- drift (between the training split and each other one)
+DRIFT_MIN_SAMPLES = 20  # each side needs this many samples
+DRIFT_KS = 0.2  # two-sample Kolmogorov-Smirnov statistic above this ...
+DRIFT_P = 1e-3  # ... with a p-value below this ...
+DRIFT_MEAN_SHIFT = 0.5  # ... and a mean shift above this many training standard deviations
+DRIFT_STD_RATIO = 2.0  # ... or a std ratio above this (or below its inverse)
+MAX_DRIFT_FEATURES = 256  # vector features compared (the first ones)
+
+# --- tabular
+NUMERIC_SHARE = 0.95  # a text column whose non-missing values parse as numbers at least this often
+MISSING_MARKERS = ("", "na", "n/a", "nan", "null", "none", "?", "-", "--", "missing")
+
+# --- sequences
+PADDING_SHARE = 0.5  # padding is at least this share of all tokens
+
+# --- output
+MAX_INDICES = 50  # sample indices listed per finding

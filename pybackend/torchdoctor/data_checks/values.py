@@ -1,0 +1,104 @@
+"""NaN/Inf in features or labels; blank or constant samples, over several draws of one index."""
+
+from __future__ import annotations
+
+from . import findings as F
+from . import thresholds as T
+from .context import Context, Split
+from .reduce import is_blank
+from .sampling import redraw
+
+
+def check(ctx: Context) -> list:
+    out = []
+    for split in ctx.splits:
+        out += _nonfinite(split)
+        out += _blank(split)
+    return out
+
+
+def _nonfinite(split: Split) -> list:
+    s, out = split.stats, []
+    if s.nonfinite:
+        share = len(s.nonfinite) / max(1, s.sampled)
+        out.append(
+            F.finding(
+                F.NONFINITE,
+                F.ERRORS,
+                split.name,
+                f"{len(s.nonfinite)} of {s.sampled} sampled {split.name} samples ({share:.1%}) hold NaN or Inf "
+                f"({s.nonfinite_values} values) in their features. Likely cause: a division by a zero std, log of 0, "
+                "or a missing value read as NaN. Next step: open the listed samples, fix the source or filter them; "
+                "one NaN in a batch makes the loss NaN.",
+                s.nonfinite,
+                source=split.source,
+                values=s.nonfinite_values,
+            )
+        )
+    if s.label_nonfinite:
+        out.append(
+            F.finding(
+                F.NONFINITE,
+                F.ERRORS,
+                split.name,
+                f"{len(s.label_nonfinite)} {split.name} labels are NaN or Inf. Likely cause: missing targets read as "
+                "NaN. Next step: drop those rows or fill the targets before training.",
+                s.label_nonfinite,
+                source=split.source,
+                labels=True,
+            )
+        )
+    return out
+
+
+def _blank(split: Split) -> list:
+    s, d = split.stats, split.draws
+    if not s.blank:
+        return []
+    draws, blank_draws = s.sampled, len(s.blank)
+    per_index: dict = {}
+    if d.random and d.dataset is not None and d.kind != "loader":
+        for i in s.blank[: T.MAX_REDRAWN]:
+            again = redraw(d.dataset, i, T.REDRAWS)
+            hits = sum(1 for x in again if is_blank(x, s.layout))
+            per_index[i] = (hits + 1, T.REDRAWS + 1)
+            draws, blank_draws = draws + T.REDRAWS, blank_draws + hits
+    sometimes = [i for i, (hits, n) in per_index.items() if hits < n]
+    if d.random and (sometimes or not per_index):
+        return [_augmentation_finding(split, per_index, blank_draws, draws)]
+    return [
+        F.finding(
+            F.CONSTANT,
+            F.WARNING,
+            split.name,
+            f"{len(s.blank)} of {s.sampled} sampled {split.name} samples are blank (one value, or "
+            f"{T.BLANK_SHARE:.0%} of the pixels equal)"
+            + (" in every draw" if per_index else "")
+            + ". Likely cause: empty or corrupt files, zero-filled placeholders, or a fixed transform that crops "
+            "outside the content. Next step: look at the listed samples and remove or fix them.",
+            s.blank,
+            source=split.source,
+        )
+    ]
+
+
+def _augmentation_finding(split: Split, per_index: dict, blank_draws: int, draws: int) -> dict:
+    s = split.stats
+    worst = sorted(per_index.items(), key=lambda kv: -kv[1][0] / kv[1][1])[:3]
+    examples = "; ".join(f"sample {i} was blank in {h} of {n} draws" for i, (h, n) in worst)
+    return F.finding(
+        F.BLANK_DRAWS,
+        F.WARNING,
+        split.name,
+        f"{blank_draws / draws:.1%} of the draws of {split.name} are blank after the dataset's own transforms "
+        f"({blank_draws} of {draws} draws{': ' + examples if examples else ''}); the same indices are not blank "
+        "in other draws, so a random transform blanks them. Likely cause: a crop, erasing or affine transform with a "
+        "scale or fill that can leave no content (RandomResizedCrop scale, RandomErasing p/scale/value, "
+        "brightness 0). Next step: show the listed samples after the transform and narrow its parameters.",
+        list(per_index) or s.blank,
+        count=len(s.blank),
+        source=split.source,
+        blankDraws=blank_draws,
+        draws=draws,
+        perIndex={str(i): list(v) for i, v in per_index.items()},
+    )

@@ -1,0 +1,93 @@
+"""The data-check worker: ``python -m torchdoctor.data_checks.worker --file F [--name N] [--options JSON]``.
+
+Runs in the user's interpreter, started by ``jobs.py``, with the model checks' protocol and guard
+(``checks/worker.py``'s ``Channel``: progress lines, then one result line signed with the run's
+nonce; ``checks/worker_guard.py``: die with the backend, stay within memory). Everything the
+user's code does wrong becomes an ERROR result, never a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+from ..checks import worker_guard
+from ..checks.worker import Channel
+from . import findings as F
+
+
+def _parse(argv: list) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m torchdoctor.data_checks.worker")
+    p.add_argument("--file", required=True)
+    p.add_argument("--name", default="")
+    p.add_argument("--options", default="{}")
+    p.add_argument("--stdin", action="store_true", help="read the source of --file from stdin")
+    return p.parse_args(argv)
+
+
+def run(args: argparse.Namespace, progress) -> dict:
+    file = os.path.abspath(args.file)
+    target = args.name or os.path.basename(file)
+    try:
+        import numpy  # noqa: F401 - the checks' arithmetic
+    except ImportError as exc:
+        return F.error_result(target, file, "no-numpy", f"numpy is not installed in {sys.executable}", str(exc))
+    try:
+        import torch
+
+        torch.set_num_threads(int(json.loads(args.options or "{}").get("threads", 1)))
+    except ImportError:
+        pass  # numpy-only data (arrays, tables) can still be checked
+    from ..checks.example.core import ExampleError
+    from ..checks.example.load import load_user_module
+    from . import engine, load
+
+    try:
+        options = json.loads(args.options or "{}")
+        source = sys.stdin.buffer.read().decode("utf-8", "surrogatepass") if args.stdin else None
+        progress(0.0, f"importing {os.path.basename(file)}")
+        module = load_user_module(file, source)
+        splits, model, notes = load.resolve(module, args.name)
+        result = engine.run(splits, model, options, progress, target=args.name or load.default_name(module), file=file)
+        result["notes"] = notes + result["notes"]
+        return result
+    except ExampleError as exc:
+        result = F.error_result(target, file, exc.kind, exc.message, exc.detail)
+        result["snippet"] = exc.snippet
+        return result
+    except SystemExit as exc:
+        return F.error_result(
+            target,
+            file,
+            "import-error",
+            f'the data code called sys.exit({exc.code!r}): keep it under `if __name__ == "__main__":`',
+            traceback.format_exc(),
+        )
+    except Exception as exc:  # noqa: BLE001 - the user's dataset raised while drawn: report it
+        return F.error_result(
+            target,
+            file,
+            "dataset-error",
+            f"drawing the data raised {type(exc).__name__}: {str(exc)[:500]}",
+            traceback.format_exc(),
+        )
+
+
+def main(argv: list | None = None) -> int:
+    nonce = worker_guard.install()
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    channel = Channel(nonce)
+    started = time.monotonic()
+    result = run(args, channel.progress)
+    result["durationSeconds"] = round(time.monotonic() - started, 3)
+    result["python"] = sys.executable
+    channel.result(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
