@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
+from .bindings import Binding
 from .context import LintContext
 
 SOFTMAX = "softmax"
@@ -85,6 +86,21 @@ class ActivationAnalysis:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         self._forward_cache: Dict[str, Optional[Activation]] = {}
+        # While ``output_alternatives`` runs: what the model would output under its other bindings.
+        self._branches: Optional[List[Tuple[Optional[Activation], Binding]]] = None
+
+    def output_alternatives(self, expr: ast.AST) -> List[Tuple[Optional[Activation], Optional[Binding]]]:
+        """``output_of(expr)`` first, then, when the model it goes through is bound differently
+        on different paths (``if args.model == "Transformer": model = ... else: model = ...``),
+        what each other binding's model outputs, with that binding."""
+        self._branches = []
+        try:
+            first = self.output_of(expr)
+            extra = list(self._branches)
+        finally:
+            self._branches = None
+        alternatives: List[Tuple[Optional[Activation], Optional[Binding]]] = [(first, None)]
+        return alternatives + [(act, bound) for act, bound in extra]
 
     def output_of(self, expr: Optional[ast.AST], depth: int = 0) -> Optional[Activation]:
         if expr is None or depth > _MAX_DEPTH:
@@ -147,7 +163,23 @@ class ActivationAnalysis:
         own_class = self._self_class(callee)
         if own_class is not None:
             return self.forward_output(own_class, depth, element)
-        built = ctx.construction_of(callee)
+        if self._branches is not None and isinstance(callee, ast.Name):
+            self._other_branches(callee, depth, element)
+        return self._built_output(ctx.construction_of(callee), depth, element)
+
+    def _other_branches(self, callee: ast.Name, depth: int, element: Optional[int]) -> None:
+        """Note what the module ``callee`` outputs under each of its bindings but the first."""
+        branches, self._branches = self._branches, None  # one level: no branches of branches
+        try:
+            for bound in self.ctx.alternatives(callee)[1:]:
+                if bound.value is not None and branches is not None:
+                    built = self.ctx.construction_of(bound.value)
+                    branches.append((self._built_output(built, depth, element), bound))
+        finally:
+            self._branches = branches
+
+    def _built_output(self, built: Optional[ast.Call], depth: int, element: Optional[int]) -> Optional[Activation]:
+        ctx = self.ctx
         if built is None:
             return None
         if element is not None:

@@ -232,6 +232,36 @@ class Bindings:
             return bindings[-1]
         return None
 
+    def reaching(
+        self, name: str, scope_chain: List[ast.AST], at: Pos, dominates: Callable[[Binding], bool]
+    ) -> List[Binding]:
+        """Every binding of ``name`` that may hold at ``at``, the one ``lookup`` gives first.
+
+        In the innermost scope: the latest binding before ``at``, then earlier ones until one
+        that ``dominates`` ``at`` (``dominates(b)``: every path to ``at`` runs ``b``): a name bound
+        in both branches of an ``if`` has two values after it. In an outer scope, any binding
+        may be the current one when the inner function runs.
+        """
+        for depth, scope_node in enumerate(scope_chain):
+            scope = self.scopes.get(scope_node)
+            if scope is None or name in scope.globals:
+                continue
+            bindings = scope.names.get(name)
+            if not bindings:
+                continue
+            if depth > 0:
+                return list(reversed(bindings))
+            index = bisect.bisect_right(scope.positions(name), at)
+            if not index:
+                return [bindings[-1]]
+            found: List[Binding] = []
+            for bound in reversed(bindings[:index]):
+                found.append(bound)
+                if dominates(bound):
+                    break
+            return found
+        return []
+
     def self_attr(self, owner: ast.ClassDef, attr: str) -> Optional[Binding]:
         """What ``self.attr`` was set to in ``owner``'s methods (``__init__`` preferred)."""
         bindings = self.class_attrs.get(owner, {}).get(attr)

@@ -9,7 +9,7 @@ about values, and ``callers.py`` about calls.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional
 
 from .bindings import FUNCTIONS, Binding, Bindings, Function
 from .names import ImportMap
@@ -69,6 +69,16 @@ LIBRARIES = (
 )
 
 
+def _same_block(home: ast.AST, a: ast.AST, b: ast.AST) -> bool:
+    """Whether statements ``a`` and ``b`` (children of ``home``) are in the same statement list
+    (not one in an ``if``'s body and the other in its ``else``)."""
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(home, field, None)
+        if isinstance(block, list) and a in block:
+            return b in block
+    return False
+
+
 class ValueResolution:
     """Name, value and class questions, answered from one file's bindings and cached per node."""
 
@@ -88,9 +98,55 @@ class ValueResolution:
         def enclosing_function(self, node: ast.AST) -> Optional[Function]: ...
         def enclosing_class(self, func: ast.AST) -> Optional[ast.ClassDef]: ...
         def argument_for(self, param: Binding) -> Optional[ast.expr]: ...
+        def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
+
+        parents: Dict[ast.AST, ast.AST]
 
     def binding(self, name: ast.Name) -> Optional[Binding]:
         return self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
+
+    def alternatives(self, name: ast.Name) -> List[Binding]:
+        """The bindings of ``name`` that may hold where it is read, ``binding(name)`` first:
+        ``model`` after ``if a: model = A() else: model = B()`` is an A or a B."""
+        found = self.bindings.reaching(
+            name.id, self.scope_chain(name), (name.lineno, name.col_offset), lambda b: self._dominates(b.stmt, name)
+        )
+        first = self.binding(name)
+        if first is not None and first in found:
+            found.remove(first)
+            found.insert(0, first)
+        return found
+
+    def _dominates(self, stmt: ast.AST, use: ast.AST) -> bool:
+        """Whether every path to ``use`` runs ``stmt``: ``stmt`` is in a block (a statement
+        list) that also holds ``use`` or a statement around it."""
+        home = self.parents.get(stmt)
+        if home is None:
+            return True
+        node: Optional[ast.AST] = use
+        while node is not None:
+            if node is stmt:
+                return True
+            parent = self.parents.get(node)
+            if parent is home and isinstance(node, ast.stmt):
+                return _same_block(home, stmt, node)
+            node = parent
+        return False
+
+    def exclusive(self, a: ast.AST, b: ast.AST) -> bool:
+        """Whether ``a`` and ``b`` are in different branches of one ``if`` (never both run)."""
+        around_a = {}
+        child: ast.AST = a
+        for anc in self.ancestors(a):
+            if isinstance(anc, ast.If):
+                around_a[anc] = child in anc.body
+            child = anc
+        child = b
+        for anc in self.ancestors(b):
+            if anc in around_a:
+                return isinstance(anc, ast.If) and around_a[anc] != (child in anc.body) and child is not anc.test
+            child = anc
+        return False
 
     def self_attr_binding(self, attr: ast.Attribute) -> Optional[Binding]:
         """Resolve ``self.x`` inside a method to the assignment made in the class."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Optional
+from typing import Callable, List, Optional, Tuple
 
 from .. import torchapi
 from ..activations import LOG_SOFTMAX, LOGITS, SIGMOID, SOFTMAX, Activation, ActivationAnalysis
+from ..bindings import Binding
 from ..context import LintContext
 from ..fixes import replace_node
 from ..model import INFORMATION, WARNING, Fix
@@ -31,12 +32,40 @@ def activations(ctx: LintContext) -> ActivationAnalysis:
     return ctx.shared("activations", lambda: ActivationAnalysis(ctx))
 
 
-def _losses(ctx: LintContext, wanted: str):
-    """(call, input expression, what the input already went through) for each ``wanted`` loss."""
+def _losses(ctx: LintContext, wanted: str, broken: Callable[[Activation], bool]):
+    """(call, input expression, what the input already went through) for each ``wanted`` loss.
+
+    When the model is bound differently on different paths, the first path whose output is
+    ``broken`` for this loss is the one reported; a path that cannot reach the loss with this
+    criterion (the criterion chosen in the other branch of the same ``if``) is left out."""
     analysis = activations(ctx)
     for call, kind, given, _ in torchapi.loss_calls(ctx):
-        if kind == wanted and given is not None:
-            yield call, given, analysis.output_of(given)
+        if kind != wanted or given is None:
+            continue
+        options = analysis.output_alternatives(given)
+        chosen: Tuple[Optional[Activation], Optional[Binding]] = (options[0][0], None)
+        for act, bound in options:
+            if act is not None and broken(act) and (bound is None or _reaches(ctx, bound, call, given)):
+                chosen = (act, bound)
+                break
+        yield call, given, chosen[0], _path(ctx, chosen[1])
+
+
+def _path(ctx: LintContext, bound: Optional[Binding]) -> str:
+    """`` on the path where `model` is `Probs()` (line 26)`` for a model bound in a branch."""
+    if bound is None or bound.value is None:
+        return ""
+    return f" on the path where `{bound.name}` is `{_short(ctx.text(bound.value))}` (line {bound.stmt.lineno})"
+
+
+def _reaches(ctx: LintContext, bound: Binding, call: ast.Call, given: ast.expr) -> bool:
+    """Whether the model binding ``bound`` can be the one the loss ``call`` sees."""
+    sites: List[ast.AST] = [call, given]
+    if isinstance(call.func, ast.Name):
+        criterion = ctx.binding(call.func)
+        if criterion is not None:
+            sites.append(criterion.stmt)
+    return not any(ctx.exclusive(bound.stmt, site) for site in sites)
 
 
 @rule(
@@ -54,7 +83,7 @@ the model can reach. Return logits from the model and apply softmax only for rep
 """,
 )
 def check_cross_entropy(ctx: LintContext, report: Reporter) -> None:
-    for call, given, act in _losses(ctx, torchapi.CROSS_ENTROPY):
+    for call, given, act, path in _losses(ctx, torchapi.CROSS_ENTROPY, lambda a: a.kind in (SOFTMAX, LOG_SOFTMAX)):
         if act is None or act.kind not in (SOFTMAX, LOG_SOFTMAX):
             continue
         severity = WARNING if act.kind == SOFTMAX else INFORMATION
@@ -66,7 +95,7 @@ def check_cross_entropy(ctx: LintContext, report: Reporter) -> None:
         report.report(
             given,
             f"{_loss_phrase(ctx, call, torchapi.CROSS_ENTROPY)} applies log-softmax itself, but its input "
-            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: {consequence}.",
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}{path}: {consequence}.",
             fix=_strip_fix(ctx, given, act, "CrossEntropyLoss takes raw logits"),
             severity=severity,
         )
@@ -85,13 +114,13 @@ Pass the raw logits (or keep the sigmoid and switch to `BCELoss`, which is less 
 """,
 )
 def check_bce_with_logits(ctx: LintContext, report: Reporter) -> None:
-    for call, given, act in _losses(ctx, torchapi.BCE_LOGITS):
+    for call, given, act, path in _losses(ctx, torchapi.BCE_LOGITS, lambda a: a.kind == SIGMOID):
         if act is None or act.kind != SIGMOID:
             continue
         report.report(
             given,
             f"{_loss_phrase(ctx, call, torchapi.BCE_LOGITS)} applies a sigmoid itself, but its input "
-            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: the sigmoid runs twice and the "
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}{path}: the sigmoid runs twice and the "
             f"predictions can never get confident.",
             fix=_strip_fix(ctx, given, act, "BCEWithLogitsLoss takes raw logits"),
         )
@@ -111,13 +140,13 @@ on the logits.
 """,
 )
 def check_nll(ctx: LintContext, report: Reporter) -> None:
-    for call, given, act in _losses(ctx, torchapi.NLL):
+    for call, given, act, path in _losses(ctx, torchapi.NLL, lambda a: a.kind in (LOGITS, SOFTMAX, SIGMOID)):
         if act is None or act.kind not in (LOGITS, SOFTMAX, SIGMOID):
             continue
         report.report(
             given,
             f"{_loss_phrase(ctx, call, torchapi.NLL)} expects log-probabilities, but its input "
-            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}: apply `log_softmax` first or use "
+            f"`{ctx.text(given)}` is {_origin(ctx, given, act)}{path}: apply `log_softmax` first or use "
             f"CrossEntropyLoss.",
             fix=_log_softmax_fix(ctx, given, act),
         )
