@@ -1,0 +1,96 @@
+"""What each rank of ``torchdoctor run --nproc-per-node N`` runs: ``python -m
+torchdoctor.distributed.rank_entry script.py [args...]``, started by torchrun.
+
+The rank's anomaly watch is armed by ``runtime/anomaly/boot/sitecustomize.py`` at its
+``import torch``, like any child of ``torchdoctor run``. Here, on top of that:
+
+- every report carries ``rank`` and ``time`` (the launcher names the earliest), and the rank's
+  lines start with ``[rankK]: `` as torchrun's own tracebacks do;
+- the first anomaly stops this rank (exit 1) in both modes: the other ranks would otherwise wait
+  in the next collective until its timeout, or all-reduce the NaN into every replica and report
+  it N times. torchrun then stops the other ranks;
+- a rank that fails because another one stopped first (its collective's peer left) says so in
+  one line instead of a gloo/NCCL traceback that points at the wrong rank.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+from ..runtime.anomaly import children
+from . import ranks
+
+
+def main(argv: List[str]) -> int:
+    if not argv:
+        print("usage: python -m torchdoctor.distributed.rank_entry script.py [args...]", file=sys.stderr)
+        return 2
+    script = os.path.abspath(argv[0])
+    sys.argv = [script] + argv[1:]
+    sys.path[0] = os.path.dirname(script)  # as `python script.py`: the script's folder first
+    _arm()
+    try:
+        runpy.run_path(script, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:
+        first = _first_elsewhere()
+        if first is None:
+            raise  # this rank's own failure: Python's traceback, as without us
+        sys.stdout.flush()
+        print(
+            f"{ranks.prefix()}[torchdoctor] stopped: rank {first.get('rank')} went wrong first "
+            f"(step {first.get('step')}), and this rank's {type(exc).__name__} followed from it",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _arm() -> None:
+    """Give the watch (installed at ``import torch``) this rank's sink, stop and line prefix."""
+    import torch  # noqa: F401  (arms the watch now, before the script's own code runs)
+
+    from ..runtime.anomaly import watch
+
+    prefix = ranks.prefix()
+    if prefix:
+        # The watch reads these module constants at each report.
+        watch.LINE_PREFIX = prefix + watch.LINE_PREFIX
+        watch.ADVICE_PREFIX = prefix + watch.ADVICE_PREFIX
+    watch.set_sink(_write)
+    current = watch.current()
+    if current is not None:
+        current.on_break = _stop
+
+
+def _write(report: Dict[str, Any]) -> None:
+    children.write_report(dict(report, rank=ranks.rank(), time=time.time()))
+
+
+def _stop(report: Dict[str, Any]) -> None:
+    from ..runtime.anomaly.render import render_report
+
+    sys.stdout.flush()
+    prefix = ranks.prefix()
+    text = render_report(report, with_sentence=False)
+    print("\n".join(prefix + line for line in text.splitlines()), file=sys.stderr)
+    raise SystemExit(1)
+
+
+def _first_elsewhere() -> Optional[Dict[str, Any]]:
+    """The earliest report another rank wrote, if any (they share the reports folder)."""
+    from .first import first_report
+
+    folder = os.environ.get(children.REPORTS_ENV)
+    mine = ranks.rank()
+    found = [r for r in children.collect(folder) if r.get("rank") != mine] if folder else []
+    return first_report(found)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
