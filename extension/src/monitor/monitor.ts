@@ -1,0 +1,263 @@
+/**
+ * The training monitor on the extension side: a channel server and a RunStore per torchdoctor
+ * launch (armed from debugConfiguration.ts through `prepareMonitor`), the session's pause and
+ * resume from the debug adapter's messages, the "Torch Doctor: Training" panel (opened with the
+ * first step when torchDoctor.monitor.openOnFirstStep is on, redrawn every RENDER_INTERVAL_MS
+ * while data flows and at once at a pause), Export CSV, and the last run kept after its session
+ * ends (in memory, and on disk so it survives a reload).
+ */
+import * as vscode from 'vscode';
+import { ChannelServer } from './channelServer';
+import { runCsv } from './csvExport';
+import { MonitorDefaults, monitorEnv, normalizeMonitor } from './monitorConfig';
+import { MonitorPanel } from './monitorPanel';
+import { buildView, MonitorView } from './monitorView';
+import { RunState, RunStore } from './runStore';
+
+export const RENDER_INTERVAL_MS = 500;
+/** A prepared channel that no session claims in this time is closed (the launch failed). */
+const UNCLAIMED_MS = 120_000;
+/** After the session ends, the end line and the last batch may still be on their way. */
+const END_GRACE_MS = 1500;
+export const MONITOR_ID_KEY = 'torchDoctorMonitorId';
+const LAST_RUN_FILE = 'monitor-last-run.json';
+const RESUMING = new Set(['continue', 'next', 'stepIn', 'stepOut', 'stepBack', 'reverseContinue', 'goto', 'restartFrame']);
+
+interface Run {
+  id: string;
+  server: ChannelServer;
+  store: RunStore;
+  session?: vscode.DebugSession;
+  unclaimed?: NodeJS.Timeout;
+  sawStep: boolean;
+}
+
+let controller: MonitorController | undefined;
+
+/** The monitor's environment for a torchdoctor launch, or {} when it is off. Throws on a bad "monitor". */
+export async function prepareMonitor(config: vscode.DebugConfiguration, folder?: vscode.WorkspaceFolder): Promise<Record<string, string>> {
+  return controller ? controller.prepare(config, folder) : {};
+}
+
+export function registerMonitor(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
+  const c = new MonitorController(context, log);
+  controller = c;
+  context.subscriptions.push(
+    c,
+    { dispose: () => (controller = undefined) },
+    vscode.commands.registerCommand('torchDoctor.monitor.show', () => c.show()),
+    vscode.commands.registerCommand('torchDoctor.monitor.exportCsv', () => c.exportCsv()),
+    vscode.debug.onDidStartDebugSession((s) => c.claim(s)),
+    vscode.debug.onDidTerminateDebugSession((s) => c.terminated(s)),
+    vscode.debug.registerDebugAdapterTrackerFactory('torchdoctor', {
+      createDebugAdapterTracker: (s) => c.tracker(s),
+    }),
+  );
+}
+
+function settings(folder?: vscode.WorkspaceFolder): MonitorDefaults & { openOnFirstStep: boolean } {
+  const cfg = vscode.workspace.getConfiguration('torchDoctor.monitor', folder?.uri);
+  return {
+    enable: cfg.get<boolean>('enable', true),
+    every: cfg.get<number>('every', 10),
+    thresholds: cfg.get<Record<string, number>>('thresholds', {}),
+    openOnFirstStep: cfg.get<boolean>('openOnFirstStep', true),
+  };
+}
+
+class MonitorController implements vscode.Disposable {
+  private readonly runs = new Map<string, Run>();
+  private panel: MonitorPanel | undefined;
+  /** The run the panel shows: the latest that sent a step. */
+  private shown: Run | undefined;
+  private lastView: MonitorView | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  async prepare(config: vscode.DebugConfiguration, folder?: vscode.WorkspaceFolder): Promise<Record<string, string>> {
+    const s = settings(folder);
+    const armed = normalizeMonitor(config.monitor, s);
+    if (!armed || config.request !== 'launch') {
+      return {};
+    }
+    const id = `${process.pid}-${this.nextId++}`;
+    const store = new RunStore(String(config.name ?? 'debug session'), Date.now());
+    const run: Run = { id, store, sawStep: false, server: undefined as unknown as ChannelServer };
+    run.server = new ChannelServer(store, {
+      onData: () => this.onData(run),
+      onLog: (m) => this.log.info(m),
+    });
+    const address = await run.server.start();
+    run.unclaimed = setTimeout(() => this.drop(run), UNCLAIMED_MS);
+    this.runs.set(id, run);
+    config[MONITOR_ID_KEY] = id;
+    this.log.info(`Debug session "${config.name}": training monitor on 127.0.0.1:${address.port}`);
+    return monitorEnv(armed, address);
+  }
+
+  claim(session: vscode.DebugSession): void {
+    const run = this.runs.get(session.configuration[MONITOR_ID_KEY]);
+    if (run && !run.session) {
+      run.session = session;
+      clearTimeout(run.unclaimed);
+    }
+  }
+
+  terminated(session: vscode.DebugSession): void {
+    const run = this.runOf(session);
+    if (!run || run.session !== session) {
+      return;
+    }
+    setTimeout(() => {
+      run.store.setState('ended', Date.now());
+      run.server.close();
+      this.runs.delete(run.id);
+      if (run === this.shown) {
+        this.renderNow();
+        void this.saveLastRun();
+      }
+    }, END_GRACE_MS);
+  }
+
+  tracker(session: vscode.DebugSession): vscode.DebugAdapterTracker {
+    const set = (state: RunState) => {
+      const run = this.runOf(session);
+      if (run && run.store.info.state !== 'ended' && run.store.info.state !== state && run.sawStep) {
+        run.store.setState(state, Date.now());
+        if (run === this.shown) {
+          this.renderNow();
+        }
+      }
+    };
+    return {
+      onDidSendMessage: (m: { type?: string; event?: string }) => {
+        if (m.type === 'event' && m.event === 'stopped') {
+          set('paused');
+        } else if (m.type === 'event' && m.event === 'continued') {
+          set('running');
+        }
+      },
+      onWillReceiveMessage: (m: { type?: string; command?: string }) => {
+        if (m.type === 'request' && m.command && RESUMING.has(m.command)) {
+          set('running');
+        }
+      },
+    };
+  }
+
+  async show(): Promise<void> {
+    if (!this.shown && !this.lastView) {
+      this.lastView = await this.loadLastRun();
+    }
+    this.ensurePanel().reveal();
+    this.renderNow();
+  }
+
+  async exportCsv(): Promise<void> {
+    const run = this.shown;
+    if (!run) {
+      void vscode.window.showInformationMessage('Torch Doctor: no training run to export yet (debug a training script first).');
+      return;
+    }
+    const safe = run.store.info.name.replace(/[^\w.-]+/g, '_');
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: folder ? vscode.Uri.joinPath(folder, `${safe}-training.csv`) : undefined,
+      filters: { CSV: ['csv'] },
+      title: 'Export the training run as CSV',
+    });
+    if (!target) {
+      return;
+    }
+    await vscode.workspace.fs.writeFile(target, Buffer.from(runCsv(run.store), 'utf8'));
+    void vscode.window.showInformationMessage(`Torch Doctor: exported ${run.store.steps} steps to ${target.fsPath}.`);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    for (const run of this.runs.values()) {
+      clearTimeout(run.unclaimed);
+      run.server.close();
+    }
+    this.runs.clear();
+    this.panel?.dispose();
+  }
+
+  /** The run of a session or of the session it was started from (a DataLoader worker, a rank). */
+  private runOf(session: vscode.DebugSession | undefined): Run | undefined {
+    for (let s = session; s; s = s.parentSession) {
+      const run = this.runs.get(s.configuration[MONITOR_ID_KEY]);
+      if (run) {
+        return run;
+      }
+    }
+    return undefined;
+  }
+
+  private onData(run: Run): void {
+    if (!run.sawStep && run.store.lastStep !== null) {
+      run.sawStep = true;
+      this.shown = run;
+      if (settings(run.session?.workspaceFolder).openOnFirstStep && (!this.panel || this.panel.isDisposed)) {
+        this.ensurePanel();
+      }
+      this.renderNow();
+      return;
+    }
+    if (run === this.shown && !this.timer) {
+      this.timer = setTimeout(() => this.renderNow(), RENDER_INTERVAL_MS);
+    }
+  }
+
+  private ensurePanel(): MonitorPanel {
+    if (!this.panel || this.panel.isDisposed) {
+      this.panel = new MonitorPanel(this.context.extensionUri, { exportCsv: () => this.exportCsv(), log: this.log });
+    }
+    return this.panel;
+  }
+
+  private renderNow(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.shown) {
+      this.lastView = buildView(this.shown.store);
+    }
+    if (this.lastView && this.panel && !this.panel.isDisposed) {
+      this.panel.render(this.lastView);
+    }
+  }
+
+  private drop(run: Run): void {
+    if (!run.session) {
+      run.server.close();
+      this.runs.delete(run.id);
+    }
+  }
+
+  private async saveLastRun(): Promise<void> {
+    if (!this.lastView) {
+      return;
+    }
+    try {
+      const dir = this.context.globalStorageUri;
+      await vscode.workspace.fs.createDirectory(dir);
+      await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(dir, LAST_RUN_FILE), Buffer.from(JSON.stringify(this.lastView)));
+    } catch (err) {
+      this.log.warn(`Training monitor: could not keep the last run: ${(err as Error).message}`);
+    }
+  }
+
+  private async loadLastRun(): Promise<MonitorView | undefined> {
+    try {
+      const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.context.globalStorageUri, LAST_RUN_FILE));
+      return JSON.parse(Buffer.from(bytes).toString('utf8')) as MonitorView;
+    } catch {
+      return undefined;
+    }
+  }
+}

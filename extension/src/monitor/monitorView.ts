@@ -1,0 +1,244 @@
+/**
+ * What the "Torch Doctor: Training" page draws, built from a RunStore: the run's header, the
+ * verdict cards (findings) and the charts, each already laid out for uPlot (one x array of
+ * steps, series on it, null where a series has no point). Loss: train per series with its
+ * min/max band, validation; learning rate; gradient norm before and after clipping; update
+ * ratio (log, with the ~1e-3 reference); the step time split, stacked; samples/s; memory; one
+ * chart per user series. At most POINTS bins per chart: the cost and the message size follow the
+ * store's bounded rows, never the steps of the run. Pure logic, no `vscode` import.
+ */
+import { MAX_GROUPS, RunState, RunStore, STEP_COLUMNS } from './runStore';
+import { Agg, onGrid, sample, stepRange, unionX } from './sampling';
+import { Track } from './track';
+import { Finding } from './wire';
+
+export const POINTS = 1000;
+/** The update-to-weight ratio seed 000 calls healthy. */
+export const UPDATE_RATIO_TARGET = 1e-3;
+
+export type Unit = '' | 's' | 'bytes' | 'per_s';
+export type Style = 'line' | 'points' | 'dashed' | 'area';
+
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+  /** The band under the line (bucketed runs): each bin's min and max. */
+  lo?: (number | null)[];
+  hi?: (number | null)[];
+  /** Stacked charts: the part itself (values are the running sum). */
+  part?: (number | null)[];
+  style: Style;
+  /** Colour slot. */
+  color: number;
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  unit: Unit;
+  /** Log y-axis by default. */
+  log: boolean;
+  /** The page offers the log-scale toggle and smoothing (the loss chart). */
+  loss?: boolean;
+  stacked?: boolean;
+  x: number[];
+  series: ChartSeries[];
+}
+
+export interface MonitorView {
+  run: {
+    name: string;
+    script: string | null;
+    pid: number | null;
+    state: RunState;
+    started: number;
+    ended: number | null;
+  };
+  steps: number;
+  lastStep: number | null;
+  dropped: number;
+  ignored: number;
+  /** Steps per stored bucket in the oldest part (1: all exact). */
+  bucketWidth: number;
+  findings: Finding[];
+  charts: ChartSpec[];
+}
+
+const col = (name: string): number => STEP_COLUMNS.indexOf(name);
+
+interface Source {
+  track: Track;
+  col: number;
+  agg: Agg;
+  label: string;
+  style?: Style;
+  band?: boolean;
+}
+
+/** One chart from its sources: each sampled over the common step range, laid on one x grid. */
+function chart(id: string, title: string, unit: Unit, sources: Source[], from: number, to: number): ChartSpec | null {
+  const perTrack = new Map<Track, Source[]>();
+  for (const s of sources) {
+    if (s.track.hasColumn(s.col)) {
+      perTrack.set(s.track, [...(perTrack.get(s.track) ?? []), s]);
+    }
+  }
+  if (perTrack.size === 0) {
+    return null;
+  }
+  const sampled = [...perTrack].map(([track, ss]) => ({
+    ss,
+    out: sample(track, ss.map((s) => ({ col: s.col, agg: s.agg })), from, to, POINTS),
+  }));
+  const x = unionX(sampled.map((s) => s.out.x));
+  const series: ChartSeries[] = [];
+  for (const { ss, out } of sampled) {
+    ss.forEach((s, i) => {
+      const c = out.cols[i];
+      series.push({
+        label: s.label,
+        values: onGrid(x, out.x, c.v),
+        ...(s.band ? { lo: onGrid(x, out.x, c.lo), hi: onGrid(x, out.x, c.hi) } : {}),
+        style: s.style ?? 'line',
+        color: series.length,
+      });
+    });
+  }
+  return { id, title, unit, log: false, x, series };
+}
+
+function trackLabel(series: string, many: boolean, what: string): string {
+  return many ? `${what} · ${series}` : what;
+}
+
+export function buildView(store: RunStore): MonitorView {
+  const tracks = [...store.tracks];
+  const ranges = [...tracks.map(([, t]) => stepRange(t)), stepRange(store.evals), ...[...store.user.values()].map(stepRange)];
+  const from = Math.min(...ranges.map((r) => (r ? r[0] : Infinity)));
+  const to = Math.max(...ranges.map((r) => (r ? r[1] : -Infinity)));
+  const charts = Number.isFinite(from) ? buildCharts(store, tracks, from, to) : [];
+  const first = tracks[0]?.[1];
+  return {
+    run: {
+      name: store.info.name,
+      script: store.info.hello?.script ?? null,
+      pid: store.info.hello?.pid ?? null,
+      state: store.info.state,
+      started: store.info.started,
+      ended: store.info.ended,
+    },
+    steps: store.endSteps ?? store.steps,
+    lastStep: store.lastStep,
+    dropped: store.dropped,
+    ignored: store.ignored,
+    bucketWidth: first?.bucketWidth ?? 1,
+    findings: [...store.findings.values()].sort(bySeverity),
+    charts,
+  };
+}
+
+const RANK = { error: 0, warning: 1, info: 2 };
+
+function bySeverity(a: Finding, b: Finding): number {
+  return RANK[a.severity] - RANK[b.severity] || (a.step ?? 0) - (b.step ?? 0);
+}
+
+function buildCharts(store: RunStore, tracks: [string, Track][], from: number, to: number): ChartSpec[] {
+  const many = tracks.length > 1;
+  const each = (f: (name: string, t: Track) => Source[]) => tracks.flatMap(([n, t]) => f(n, t));
+  const groups = (prefix: string, what: string, style?: Style) =>
+    each((n, t) =>
+      Array.from({ length: MAX_GROUPS }, (_, g) => ({
+        track: t,
+        col: col(`${prefix}${g}`),
+        agg: 'last' as Agg,
+        label: trackLabel(n, many, `${what} ${g}`),
+        style,
+      })),
+    );
+  const loss = chart(
+    'loss',
+    'Loss',
+    '',
+    [
+      ...each((n, t) => [{ track: t, col: col('loss'), agg: 'last' as Agg, label: trackLabel(n, many, 'train'), band: true }]),
+      { track: store.evals, col: 0, agg: 'last', label: 'validation', style: 'points' },
+    ],
+    from,
+    to,
+  );
+  if (loss) {
+    loss.loss = true;
+  }
+  const lr = chart('lr', 'Learning rate', '', groups('lr', 'group'), from, to);
+  const grad = chart(
+    'grad_norm',
+    'Gradient norm',
+    '',
+    each((n, t) => [
+      { track: t, col: col('grad_norm'), agg: 'last', label: trackLabel(n, many, 'before clipping'), band: true },
+      { track: t, col: col('grad_norm_clipped'), agg: 'last', label: trackLabel(n, many, 'after clipping') },
+    ]),
+    from,
+    to,
+  );
+  const ratio = chart('update_ratio', 'Update / weight ratio', '', groups('update_ratio', 'group'), from, to);
+  if (ratio) {
+    ratio.log = true;
+    ratio.series.push({ label: '~1e-3 (healthy)', values: ratio.x.map(() => UPDATE_RATIO_TARGET), style: 'dashed', color: 7 });
+  }
+  const user = [...store.user].map(([name, t], i) =>
+    chart(`user_${i}`, name, '', [{ track: t, col: 0, agg: 'last', label: name, band: true }], from, to),
+  );
+  return [loss, lr, grad, ratio, stepTime(tracks, from, to), throughput(tracks, many, from, to), memory(tracks, from, to), ...user].filter(
+    (c): c is ChartSpec => c !== null,
+  );
+}
+
+const PARTS = ['data', 'forward', 'backward', 'optimizer', 'other'];
+
+/** The first series' step time, stacked: values are the running sums, `part` each part. */
+function stepTime(tracks: [string, Track][], from: number, to: number): ChartSpec | null {
+  const first = tracks[0]?.[1];
+  if (!first) {
+    return null;
+  }
+  const c = chart(
+    'step_time',
+    tracks.length > 1 ? `Step time (${tracks[0][0]})` : 'Step time',
+    's',
+    PARTS.map((p) => ({ track: first, col: col(`time_${p}`), agg: 'mean' as Agg, label: p, style: 'area' as Style })),
+    from,
+    to,
+  );
+  if (!c) {
+    return null;
+  }
+  c.stacked = true;
+  const sum = c.x.map(() => 0);
+  for (const s of c.series) {
+    s.part = s.values;
+    s.values = s.values.map((v, i) => (sum[i] += v ?? 0));
+  }
+  return c;
+}
+
+function throughput(tracks: [string, Track][], many: boolean, from: number, to: number): ChartSpec | null {
+  const sources = tracks.map(([n, t]) => ({ track: t, col: col('samples_per_s'), agg: 'mean' as Agg, label: trackLabel(n, many, 'samples/s') }));
+  return chart('samples', 'Samples per second', 'per_s', sources, from, to);
+}
+
+/** Memory is the process's: from the first series. */
+function memory(tracks: [string, Track][], from: number, to: number): ChartSpec | null {
+  const first = tracks[0]?.[1];
+  if (!first) {
+    return null;
+  }
+  const parts: [string, string][] = [
+    ['rss', 'process RSS'],
+    ['cuda_allocated', 'CUDA allocated'],
+    ['cuda_reserved', 'CUDA reserved'],
+    ['cuda_peak', 'CUDA peak'],
+  ];
+  return chart('memory', 'Memory', 'bytes', parts.map(([c, label]) => ({ track: first, col: col(c), agg: 'max' as Agg, label })), from, to);
+}
