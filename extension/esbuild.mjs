@@ -23,6 +23,17 @@ const extension = {
   external: ['vscode'], // provided by VS Code at run time
 };
 
+// The training monitor's page (extension/media/monitor/page.js with uPlot and its CSS, no
+// remote resources): dist/monitor/page.js and page.css, loaded by extension/src/monitor/monitorPanel.ts.
+const monitorPage = {
+  ...common,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  entryPoints: { page: 'extension/media/monitor/page.js' },
+  outdir: 'dist/monitor',
+};
+
 // Unit tests mirror the sources (tests/ts/unit/<folder>/<module>.test.ts for
 // extension/src/<folder>/<module>.ts); one bundle per test, in the same folders under out/tests/.
 const testDir = 'tests/ts/unit';
@@ -37,10 +48,12 @@ const tests = {
   external: ['vscode'],
 };
 
-const options = args.has('--tests') ? tests : extension;
+const builds = args.has('--tests') ? [tests] : [extension, monitorPage];
 if (args.has('--watch')) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
+  for (const options of builds) {
+    const ctx = await esbuild.context(options);
+    await ctx.watch();
+  }
 } else {
-  await esbuild.build(options);
+  await Promise.all(builds.map((options) => esbuild.build(options)));
 }
