@@ -36,6 +36,16 @@ export default tseslint.config(
     rules: { eqeqeq: ['error', 'always'], curly: ['error', 'all'] },
   },
   {
+    // The training monitor's page: ES modules bundled with uPlot by esbuild (dist/monitor/page.js).
+    files: ['extension/media/monitor/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'module',
+      globals: { ...globals.browser, acquireVsCodeApi: 'readonly' },
+    },
+    rules: { eqeqeq: ['error', 'always'], curly: ['error', 'all'] },
+  },
+  {
     files: ['extension/esbuild.mjs', 'eslint.config.mjs'],
     extends: [js.configs.recommended],
     languageOptions: { globals: globals.node },
