@@ -7,6 +7,7 @@ import { execFile } from 'child_process';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveInterpreter } from '../backend/interpreter';
+import { isSubprocessAttach } from './torchrunConfig';
 
 export class TorchDoctorAdapterFactory implements vscode.DebugAdapterDescriptorFactory {
   constructor(
@@ -16,6 +17,12 @@ export class TorchDoctorAdapterFactory implements vscode.DebugAdapterDescriptorF
 
   async createDebugAdapterDescriptor(session: vscode.DebugSession): Promise<vscode.DebugAdapterDescriptor> {
     const config = session.configuration;
+    if (isSubprocessAttach(config)) {
+      // A process the parent's debugpy followed (a torchrun rank, a spawned worker): its session
+      // goes through the adapter that already runs the parent, which waits on this port.
+      this.log.info(`Debug adapter: "${config.name}" attaches through the parent's adapter`);
+      return new vscode.DebugAdapterServer(config.connect.port, config.connect.host);
+    }
     const python: string = config.python || (await resolveInterpreter(session.workspaceFolder?.uri)).command;
     const own = await debugpyVersion(python);
     const env: { [key: string]: string } = {};

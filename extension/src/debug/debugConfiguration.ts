@@ -3,11 +3,13 @@
  * runtime injection, for our `torchdoctor` type and (when ms-python.debugpy is installed)
  * for its `debugpy` type, so tensor summaries work in both.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveInterpreter } from '../backend/interpreter';
 import { anomalyEnv } from './anomalyConfig';
 import { injectRuntime, isInjected } from './runtimeInjection';
+import { isSubprocessAttach, rankName, torchrunLaunch } from './torchrunConfig';
 
 export const DEBUG_TYPE = 'torchdoctor';
 export const MS_PYTHON_DEBUG_TYPE = 'debugpy';
@@ -42,6 +44,18 @@ export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurati
     folder: vscode.WorkspaceFolder | undefined,
     config: vscode.DebugConfiguration,
   ): Promise<vscode.DebugConfiguration | undefined> {
+    if (isSubprocessAttach(config)) {
+      config.name = rankName(processEnviron(config.subProcessId)) ?? config.name;
+      return config; // a child of a session already resolved: nothing to inject again
+    }
+    try {
+      config = torchrunLaunch(config) as vscode.DebugConfiguration;
+    } catch (err) {
+      void vscode.window.showErrorMessage(
+        `Torch Doctor: the launch configuration "${config.name}" has a bad "torchrun" attribute: ${(err as Error).message}.`,
+      );
+      return undefined;
+    }
     if (this.ownType && !config.python && config.request === 'launch') {
       config.python = (await resolveInterpreter(folder?.uri)).command;
     }
@@ -58,6 +72,15 @@ export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurati
       this.log.info(`Debug session "${config.name}": runtime injected from ${this.runtimeDir}`);
     }
     return config;
+  }
+}
+
+/** A process's environment (Linux: /proc/PID/environ), or undefined where it cannot be read. */
+function processEnviron(pid: unknown): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${Number(pid)}/environ`, 'latin1');
+  } catch {
+    return undefined;
   }
 }
 

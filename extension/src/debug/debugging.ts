@@ -1,6 +1,7 @@
 /** Registers the `torchdoctor` debug type and the runtime injection into `debugpy` sessions. */
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { registerAllRanks } from './allRanks';
 import { AnomalyTrackerFactory } from './anomalyTracker';
 import { TorchDoctorAdapterFactory } from './debugAdapter';
 import { DEBUG_TYPE, MS_PYTHON_DEBUG_TYPE, TorchDoctorConfigurationProvider } from './debugConfiguration';
@@ -22,4 +23,5 @@ export function registerDebugging(context: vscode.ExtensionContext, log: vscode.
     vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, new AnomalyTrackerFactory(log)),
     vscode.debug.registerDebugAdapterTrackerFactory(MS_PYTHON_DEBUG_TYPE, new AnomalyTrackerFactory(log)),
   );
+  registerAllRanks(context, log);
 }
