@@ -34,7 +34,11 @@ def _nothing(fraction: float, message: str) -> None:
 
 
 def build_context(
-    splits: dict, model: Any = None, options: Optional[dict] = None, progress: Progress = _nothing
+    splits: dict,
+    model: Any = None,
+    options: Optional[dict] = None,
+    progress: Progress = _nothing,
+    origin: Optional[dict] = None,
 ) -> Context:
     options = options or {}
     max_samples = int(options.get("maxSamples", T.MAX_SAMPLES))
@@ -45,11 +49,11 @@ def build_context(
         table = from_object(obj, name)
         if table is not None:
             d = Draws(name, "table", obj, length=table.rows)
-            ctx.splits.append(Split(name, d, SplitStats(name), source_of(obj), None, table))
+            ctx.splits.append(Split(name, d, SplitStats(name), source_of(obj) or origin, None, table))
             continue
         d = draw(name, obj, max_samples, max_batches)
         ctx.notes += d.notes
-        split = Split(name, d, reduce(d), source_of(obj), classes_of(obj), find_table(obj, name))
+        split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
         if split.stats.other_shapes:
             ctx.notes.append(
                 f"{name}: {split.stats.other_shapes} samples of other shapes than {list(split.stats.shape)} "
@@ -70,10 +74,11 @@ def run(
     progress: Progress = _nothing,
     target: str = "",
     file: str = "",
+    origin: Optional[dict] = None,
 ) -> dict:
     started = time.perf_counter()
     result = F.new_result(target, file)
-    ctx = build_context(splits, model, options, progress)
+    ctx = build_context(splits, model, options, progress, origin)
     for n, (name, check) in enumerate(CHECKS):
         progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
         try:

@@ -71,6 +71,16 @@ def default_name(module: ModuleType) -> str:
     )
 
 
+def origin(obj: Any) -> Optional[dict]:
+    """Where NAME is defined: the line findings point at when the data itself has no Python source."""
+    try:
+        file = inspect.getsourcefile(obj)
+        _, line = inspect.getsourcelines(obj)
+    except (OSError, TypeError):
+        return None
+    return {"file": file, "line": int(line)} if file else None
+
+
 def resolve(module: ModuleType, name: str) -> tuple[dict, Any, list]:
     """({split name: dataset/loader/table}, model or None, notes)."""
     name = name or default_name(module)
@@ -81,6 +91,7 @@ def resolve(module: ModuleType, name: str) -> tuple[dict, Any, list]:
         raise ExampleError(ERR_NO_DATA, f"{name} is not defined in {os.path.basename(module.__file__ or '?')}")
     notes: list = []
     if inspect.isclass(obj) or inspect.isfunction(obj) or inspect.ismethod(obj):
+        notes.append({"origin": origin(obj)})
         value = _call(obj, name)
         notes.append(f"{name}() {'built' if inspect.isclass(obj) else 'called'} with no arguments")
     else:

@@ -52,7 +52,10 @@ def run(args: argparse.Namespace, progress) -> dict:
         progress(0.0, f"importing {os.path.basename(file)}")
         module = load_user_module(file, source)
         splits, model, notes = load.resolve(module, args.name)
-        result = engine.run(splits, model, options, progress, target=args.name or load.default_name(module), file=file)
+        where = next((n["origin"] for n in notes if isinstance(n, dict)), None)
+        notes = [n for n in notes if not isinstance(n, dict)]
+        target = args.name or load.default_name(module)
+        result = engine.run(splits, model, options, progress, target=target, file=file, origin=where)
         result["notes"] = notes + result["notes"]
         return result
     except ExampleError as exc:

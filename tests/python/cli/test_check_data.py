@@ -1,0 +1,105 @@
+"""``torchdoctor check data`` on every sample of sample_workspace/data/, with a real worker:
+the findings each sample is written to show, exit 1 on findings, 0 on healthy data, 2 on usage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.paths import SAMPLES
+from torchdoctor.cli import main
+
+DATA = SAMPLES / "data"
+
+EXPECTED = {
+    "blank_augmentation.py::ZoomedDigits": ["blank-augmentation"],
+    "channels_last.py": ["channels-last", "channels-last"],
+    "unnormalised.py::HousePrices": ["unnormalised"],
+    "imbalanced.py::Transactions": ["label-imbalance"],
+    "leaky_split.py": ["duplicates-across-splits", "duplicates-within-split"],
+    "drifted_val.py": ["drift"],
+    "tabular_strings.py::Customers": ["constant-column", "missing-values", "numbers-as-text"],
+}
+
+
+def run_json(target: str, capsys, *extra: str) -> tuple[int, dict]:
+    code = main(["check", "data", str(DATA / target), "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("target", sorted(EXPECTED))
+def test_each_sample_shows_its_bug(target: str, capsys):
+    code, result = run_json(target, capsys)
+    assert code == 1, result["headline"]
+    assert sorted(f["kind"] for f in result["findings"]) == EXPECTED[target]
+    assert all(f["source"] and f["source"]["file"].startswith(str(DATA)) for f in result["findings"])
+
+
+def test_healthy_sample_passes_with_exit_0(capsys):
+    code = main(["check", "data", str(DATA / "healthy.py")])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("PASS  Data check on torchdoctor_data")
+    assert "train: loader" in out and "labels 0: " in out
+
+
+def test_text_report_names_the_indices_and_the_line(capsys):
+    assert main(["check", "data", f"{DATA / 'leaky_split.py'}::torchdoctor_data"]) == 1
+    out = capsys.readouterr().out
+    assert "!! duplicates-across-splits [error] in test" in out and "samples: " in out
+
+
+def test_every_sample_has_a_docstring_that_says_how_to_run_it():
+    for path in sorted(DATA.glob("*.py")):
+        text = path.read_text()
+        assert text.startswith('"""') and "torchdoctor check data data/" in text, path.name
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys):
+    assert main(["check", "data", str(tmp_path / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["check", "data", str(DATA / "healthy.py"), "--options", '{"maxSamples": 0}']) == 2
+    assert "maxSamples" in capsys.readouterr().err
+
+
+def test_a_dataset_that_needs_arguments_gets_the_snippet(tmp_path: Path, capsys):
+    path = tmp_path / "needs.py"
+    path.write_text(
+        "from torch.utils.data import Dataset\n\nclass Rows(Dataset):\n    def __init__(self, root):\n        pass\n"
+    )
+    code = main(["check", "data", f"{path}::Rows", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 2 and result["error"]["kind"] == "constructor-error"
+    assert "root" in result["headline"] and "def torchdoctor_data" in result["snippet"]
+
+
+def test_name_is_required_when_the_file_has_two_datasets(tmp_path: Path, capsys):
+    path = tmp_path / "two.py"
+    path.write_text(
+        "from torch.utils.data import Dataset\n\nclass A(Dataset):\n    pass\n\nclass B(Dataset):\n    pass\n"
+    )
+    assert main(["check", "data", str(path), "--json"]) == 2
+    assert "A, B" in json.loads(capsys.readouterr().out)["headline"]
+
+
+def test_a_hanging_dataset_is_stopped_at_the_time_limit(tmp_path: Path, capsys):
+    path = tmp_path / "hang.py"
+    path.write_text(
+        "import time\nimport torch\nfrom torch.utils.data import Dataset\n\n"
+        "class Slow(Dataset):\n    def __len__(self):\n        return 10\n\n"
+        "    def __getitem__(self, i):\n        time.sleep(60)\n        return torch.zeros(3)\n"
+    )
+    assert main(["check", "data", f"{path}::Slow", "--json", "--timeout", "3"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "timeout"
+
+
+def test_a_dataset_that_raises_is_reported(tmp_path: Path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text(
+        "from torch.utils.data import Dataset\n\nclass Broken(Dataset):\n    def __len__(self):\n        return 5\n\n"
+        "    def __getitem__(self, i):\n        raise KeyError(i)\n"
+    )
+    assert main(["check", "data", f"{path}::Broken", "--json"]) == 2
+    result = json.loads(capsys.readouterr().out)
+    assert result["error"]["kind"] == "dataset-error" and "KeyError" in result["headline"]

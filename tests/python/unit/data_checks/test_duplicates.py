@@ -1,0 +1,76 @@
+"""Duplicates within and across splits: on stored rows behind Subsets, on seeded draws of a random
+dataset, and silence for distinct samples and low-cardinality rows."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import Dataset, Subset, TensorDataset, random_split
+
+from support.data_checks import Images, check, kinds
+
+
+def images(n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(n, 1, 12, 12, generator=g), torch.randint(0, 3, (n,), generator=g)
+
+
+def test_overlapping_subsets_leak_across_splits():
+    x, y = images(300)
+    full = TensorDataset(x, y)
+    r = check({"train": Subset(full, range(0, 200)), "test": Subset(full, range(180, 300))})
+    assert kinds(r) == ["duplicates-across-splits"]
+    f = r["findings"][0]
+    assert f["split"] == "test" and f["count"] == 20 and f["details"]["method"] == "raw"
+    assert f["details"]["pairs"][0] == [0, 180]  # test 0 is train 180
+
+
+def test_copies_made_before_random_split():
+    x, y = images(200)
+    x, y = torch.cat([x, x[:40]]), torch.cat([y, y[:40]])
+    train, test = random_split(TensorDataset(x, y), [180, 60], generator=torch.Generator().manual_seed(0))
+    r = check({"train": train, "test": test})
+    assert "duplicates-across-splits" in kinds(r)
+
+
+def test_duplicates_within_one_split():
+    x, y = images(200)
+    x[50:60] = x[0:10]
+    r = check(TensorDataset(x, y))
+    assert kinds(r) == ["duplicates-within-split"]
+    assert r["findings"][0]["indices"] == list(range(50, 60))
+
+
+class AugmentedList(Dataset):
+    """Stored in a Python list (no array to hash) with a random transform: hashed on seeded draws."""
+
+    def __init__(self, x):
+        self.items = list(x)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        img = self.items[i]
+        if torch.rand(()) < 0.5:
+            img = img.flip(-1)
+        return img + 0.01 * torch.randn(img.shape), 0
+
+
+def test_random_transforms_do_not_hide_copies():
+    x, _ = images(150)
+    r = check({"train": AugmentedList(x[:100]), "val": AugmentedList(x[90:150])})
+    found = [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
+    assert len(found) == 1 and found[0]["count"] == 10 and found[0]["details"]["method"] == "drawn"
+
+
+def test_distinct_splits_are_silent():
+    assert check({"train": Images(200, seed=0), "val": Images(100, seed=1)})["findings"] == []
+
+
+def test_low_cardinality_rows_are_not_duplicates():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 2, (300, 4), generator=g).float()  # 16 possible rows
+    r = check(
+        {"train": TensorDataset(x[:200], torch.arange(200) % 2), "val": TensorDataset(x[200:], torch.arange(100) % 2)}
+    )
+    assert not [k for k in kinds(r) if k.startswith("duplicates")]

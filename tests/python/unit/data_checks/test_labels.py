@@ -1,0 +1,73 @@
+"""Label histogram, imbalance with the majority baseline, out-of-range labels, one output for many
+classes, labels unseen in training."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import TensorDataset
+
+from support.data_checks import check, kinds
+
+
+def labelled(y, features=6):
+    y = torch.as_tensor(y)
+    return TensorDataset(torch.randn(len(y), features), y)
+
+
+class Named(TensorDataset):
+    classes = ["cat", "dog"]
+
+
+def test_imbalance_names_the_majority_baseline():
+    y = torch.tensor([0] * 190 + [1] * 10)
+    r = check(Named(torch.randn(200, 6), y))
+    assert kinds(r) == ["label-imbalance"]
+    f = r["findings"][0]
+    assert "always predicting `0 (cat)` scores 95%" in f["message"]
+    assert f["details"]["histogram"] == {"0 (cat)": 190, "1 (dog)": 10}
+    assert r["splits"][0]["labels"] == {"0 (cat)": 190, "1 (dog)": 10}
+
+
+def test_ratio_imbalance_with_many_classes():
+    y = [0] * 100 + [1] * 100 + [2] * 100 + [3] * 5
+    assert kinds(check(labelled(y))) == ["label-imbalance"]
+
+
+def test_balanced_and_mildly_imbalanced_labels_are_silent():
+    assert check(labelled(torch.arange(300) % 3))["findings"] == []
+    assert check(labelled([0] * 140 + [1] * 60))["findings"] == []  # 70/30
+
+
+def test_labels_outside_the_heads_outputs():
+    y = torch.arange(200) % 5  # 0..4 for a 4-output head
+    r = check(labelled(y), torch.nn.Linear(6, 4))
+    assert kinds(r) == ["labels-out-of-range"]
+    assert r["findings"][0]["indices"][:2] == [4, 9]
+
+
+def test_labels_numbered_from_one():
+    r = check(labelled(torch.arange(200) % 4 + 1), torch.nn.Linear(6, 4))
+    assert "numbered from 1" in r["findings"][0]["message"]
+
+
+def test_ignore_index_is_never_out_of_range():
+    y = torch.arange(200) % 4
+    y[::10] = -100
+    assert check(labelled(y), torch.nn.Linear(6, 4))["findings"] == []
+
+
+def test_one_output_for_many_classes():
+    r = check(labelled(torch.arange(200) % 5), torch.nn.Linear(6, 1))
+    assert kinds(r) == ["one-output-many-classes"]
+    assert check(labelled(torch.arange(200) % 2), torch.nn.Linear(6, 1))["findings"] == []  # binary: fine
+
+
+def test_labels_unseen_in_training():
+    r = check({"train": labelled(torch.arange(300) % 3), "val": labelled(torch.arange(60) % 4)})
+    assert kinds(r) == ["unseen-labels"]
+    assert r["findings"][0]["split"] == "val" and r["findings"][0]["indices"][:2] == [3, 7]
+
+
+def test_one_hot_labels_are_read_as_classes():
+    y = torch.nn.functional.one_hot(torch.tensor([0] * 190 + [1] * 10), 2).float()
+    assert kinds(check(labelled(y))) == ["label-imbalance"]

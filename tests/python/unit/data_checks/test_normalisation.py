@@ -1,0 +1,36 @@
+"""0..255 floats and unstandardised feature vectors are flagged; [0, 1] images and standardised
+features are not."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import TensorDataset
+
+from support.data_checks import Vectors, check, kinds
+
+
+def test_uint8_range_floats():
+    x = torch.randint(0, 256, (200, 3, 16, 16)).float()
+    r = check(TensorDataset(x, torch.arange(200) % 4))
+    assert kinds(r) == ["uint8-range-floats"]
+    assert "255" in r["findings"][0]["message"]
+
+
+def test_images_in_unit_range_or_non_integral_large_values_are_silent():
+    y = torch.arange(200) % 4
+    assert check(TensorDataset(torch.rand(200, 3, 16, 16), y))["findings"] == []
+    depth = torch.rand(200, 1, 16, 16) * 80  # a depth map in metres: large, not pixel counts
+    assert check(TensorDataset(depth, y))["findings"] == []
+
+
+def test_unscaled_features_are_listed():
+    r = check(Vectors(scale=50.0))
+    assert kinds(r) == ["unnormalised"]
+    assert len(r["findings"][0]["details"]["features"]) == 8
+    r = check(Vectors(offset=1000.0))
+    assert kinds(r) == ["unnormalised"]
+
+
+def test_standardised_features_are_silent():
+    assert check(Vectors())["findings"] == []
+    assert check(Vectors(scale=3.0))["findings"] == []

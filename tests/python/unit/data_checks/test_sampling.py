@@ -1,0 +1,59 @@
+"""Sampling is bounded and leaves every global RNG as it found it."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, IterableDataset
+
+from support.data_checks import Images, check
+from torchdoctor.data_checks.sampling import draw
+
+
+class Counting(Dataset):
+    def __init__(self, n):
+        self.n, self.calls = n, 0
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        self.calls += 1
+        return torch.full((4,), float(i)), i % 3
+
+
+def test_a_big_dataset_is_sampled_boundedly():
+    ds = Counting(100_000)
+    r = check(ds, maxSamples=500)
+    assert r["splits"][0]["sampled"] == 500 and r["splits"][0]["length"] == 100_000
+    assert ds.calls < 520  # the sample, the randomness probes, nothing else
+
+
+def test_a_loader_is_read_for_at_most_max_batches():
+    ds = Counting(10_000)
+    d = draw("train", DataLoader(ds, batch_size=10, shuffle=True), max_batches=5)
+    assert len(d.indices) == 50 and d.batch_shape == (10, 4)
+
+
+def test_an_iterable_dataset_stops_at_max_samples():
+    class Stream(IterableDataset):
+        def __iter__(self):
+            i = 0
+            while True:  # endless
+                yield torch.randn(4), 0
+                i += 1
+
+    assert len(draw("s", Stream(), max_samples=64).indices) == 64
+
+
+def test_global_rng_state_is_restored():
+    random.seed(1)
+    np.random.seed(2)
+    torch.manual_seed(3)
+    before = (random.getstate(), np.random.get_state()[1].copy(), torch.get_rng_state().clone())
+    loader = DataLoader(Images(100), batch_size=8, shuffle=True)
+    check({"train": loader, "val": Images(50, seed=2)})
+    after = (random.getstate(), np.random.get_state()[1], torch.get_rng_state())
+    assert before[0] == after[0] and np.array_equal(before[1], after[1]) and torch.equal(before[2], after[2])
