@@ -55,12 +55,34 @@ export function registerMonitor(context: vscode.ExtensionContext, log: vscode.Lo
   );
 }
 
+/** The verdict thresholds with a torchDoctor.monitor.* setting each (the recorder's names and defaults). */
+export const THRESHOLD_SETTINGS = [
+  'inputBoundFraction',
+  'overfittingEvals',
+  'overfittingRise',
+  'updateRatioHigh',
+  'updateRatioLow',
+  'memoryGrowthBytes',
+  'memoryWindow',
+  'cudaMemoryHigh',
+  'spikeFactor',
+];
+
 function settings(folder?: vscode.WorkspaceFolder): MonitorDefaults & { openOnFirstStep: boolean } {
   const cfg = vscode.workspace.getConfiguration('torchDoctor.monitor', folder?.uri);
+  // Only the thresholds the user set: the recorder owns the defaults.
+  const thresholds: Record<string, number> = {};
+  for (const key of THRESHOLD_SETTINGS) {
+    const i = cfg.inspect<number>(key);
+    const set = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    if (typeof set === 'number') {
+      thresholds[key] = set;
+    }
+  }
   return {
     enable: cfg.get<boolean>('enable', true),
     every: cfg.get<number>('every', 10),
-    thresholds: cfg.get<Record<string, number>>('thresholds', {}),
+    thresholds,
     openOnFirstStep: cfg.get<boolean>('openOnFirstStep', true),
   };
 }
