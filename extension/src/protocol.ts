@@ -73,14 +73,25 @@ export interface RunCheckParams extends RunCheckArgs {
   workDoneToken?: string | number;
 }
 
-/** How the check got its model and batch. */
+/**
+ * The shape of one forward argument: a tensor's [8, 20]; a nested argument keeps its structure (an
+ * LSTM's hidden tuple [[2, 8, 32], [2, 8, 32]], a dict {input_ids: [8, 16]}); null for a non-tensor.
+ */
+export type ShapeNest = number[] | ShapeNest[] | { [name: string]: ShapeNest } | null;
+
+/** How the check got its model and batch (pybackend/torchdoctor/checks/example/core.py describe()). */
 export interface CheckExample {
   source: 'inferred' | 'torchdoctor_example';
-  inputShapes: number[][];
+  /** Positional arguments, then keyword arguments. */
+  inputShapes: ShapeNest[];
+  /** One per input: torch.int64, or "torch.float32/torch.int64" for a nest of several dtypes. */
   inputDtypes: string[];
+  /** The keyword each input is passed as; null for a positional one. Absent from older backends. */
+  inputNames?: (string | null)[];
   targetShape: number[] | null;
   targetDtype: string | null;
-  loss: 'cross-entropy' | 'mse' | 'custom' | null;
+  /** "model": the model's own loss (nanoGPT's (logits, loss), a Hugging Face ModelOutput.loss). */
+  loss: 'cross-entropy' | 'mse' | 'custom' | 'model' | null;
 }
 
 /** One line of a chart; a null y is a NaN/Inf value (a gap in the line). */
