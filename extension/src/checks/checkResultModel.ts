@@ -9,8 +9,8 @@
  * data, and everything arrives with postMessage as a PageView, which the page writes with
  * textContent.
  */
-import type { CheckExample, CheckResult } from '../protocol';
-import { baseName, dtypeName, formatNumber, splitInlineCode, trimZeros } from '../webview/format';
+import type { CheckExample, CheckResult, ShapeNest } from '../protocol';
+import { baseName, dtypeName, formatNumber, shapeText, splitInlineCode, trimZeros, tupleText } from '../webview/format';
 import type {
   CheckRunTarget,
   ErrorView,
@@ -23,7 +23,7 @@ import type {
   VerdictView,
 } from './checkResultTypes';
 import { curveView } from './curveView';
-import { formatCell, tableView } from './resultTable';
+import { tableView } from './resultTable';
 import { errorLocation, parseTraceback } from './traceback';
 
 const TITLES: Record<string, string> = {
@@ -116,13 +116,26 @@ export function errorKindLabel(kind: string): string {
   return ERROR_KINDS[kind] ?? kind;
 }
 
-function shapeText(shape: number[] | null | undefined): string {
-  return Array.isArray(shape) ? formatCell(shape) : '?';
+/** A forward argument's shape as text: [8, 20] as "(8, 20)" (no thousands separators), a tuple of
+ * shapes as "((2, 8, 32), (2, 8, 32))", a dict as "{input_ids: (8, 16)}"; "?" for anything else. */
+export function nestText(shape: ShapeNest | undefined): string {
+  if (Array.isArray(shape)) {
+    return shape.every((d) => typeof d === 'number') ? shapeText(shape) : tupleText(shape.map((s) => nestText(s as ShapeNest)));
+  }
+  if (shape && typeof shape === 'object') {
+    return `{${Object.entries(shape)
+      .map(([k, v]) => `${k}: ${nestText(v)}`)
+      .join(', ')}}`;
+  }
+  return '?';
 }
+
+const LOSS_WORDS: Record<string, string> = { model: "the model's own loss" };
 
 /**
  * The batch in one line: "Batch (inferred): input (8, 20) float32 · targets (8,) int64 ·
- * cross-entropy loss"; "" when the run got no batch.
+ * cross-entropy loss"; keyword inputs are named ("input_ids=(8, 16) int64"), a model that computes
+ * its own loss says so; "" when the run got no batch.
  */
 export function exampleSummary(example: CheckExample | null | undefined): string {
   if (!example) {
@@ -131,18 +144,30 @@ export function exampleSummary(example: CheckExample | null | undefined): string
   const parts: string[] = [];
   const shapes = Array.isArray(example.inputShapes) ? example.inputShapes : [];
   const dtypes = Array.isArray(example.inputDtypes) ? example.inputDtypes : [];
+  const names = Array.isArray(example.inputNames) ? example.inputNames : [];
   if (shapes.length) {
-    const ins = shapes.map((s, i) => `${shapeText(s)} ${dtypeName(dtypes[i])}`.trim());
+    const ins = shapes.map((s, i) => {
+      const name = names[i];
+      return `${name ? `${name}=` : ''}${nestText(s)} ${dtypeText(dtypes[i])}`.trim();
+    });
     parts.push(`${shapes.length === 1 ? 'input' : 'inputs'} ${ins.join(', ')}`);
   }
   if (example.targetShape) {
-    parts.push(`targets ${shapeText(example.targetShape)} ${dtypeName(example.targetDtype)}`.trim());
+    parts.push(`targets ${nestText(example.targetShape)} ${dtypeName(example.targetDtype)}`.trim());
   }
   if (example.loss) {
-    parts.push(`${example.loss} loss`);
+    parts.push(LOSS_WORDS[example.loss] ?? `${example.loss} loss`);
   }
   const source = example.source === 'torchdoctor_example' ? 'from torchdoctor_example()' : 'inferred';
   return `Batch (${source}): ${parts.join(' · ')}`;
+}
+
+/** "float32", or "float32/int64" for a nest that holds several dtypes. */
+function dtypeText(dtype: string | undefined): string {
+  return (dtype ?? '')
+    .split('/')
+    .map((d) => dtypeName(d))
+    .join('/');
 }
 
 function headerView(title: string, check: string, className: string, file: string): HeaderView {

@@ -16,6 +16,7 @@ function fixture(name: string): CheckResult {
 
 const ALL = [
   'overfit-pass',
+  'overfit-pass-hf-kwargs',
   'overfit-fail-softmax',
   'overfit-fail-nan',
   'overfit-fail-no-params',
@@ -24,6 +25,7 @@ const ALL = [
   'gradcheck-pass',
   'gradcheck-fail',
   'shapes-pass',
+  'shapes-pass-hidden-tuple',
   'shapes-fail-flatten',
   'shapes-fail-own-code',
   'error-forward',
@@ -211,6 +213,28 @@ test('the batch in one line, from the example the run used', () => {
     'Batch (from torchdoctor_example()): input (8, 20) float32 · targets (8,) int64 · cross-entropy loss',
   );
   assert.equal(buildResultView(fixture('error-syntax')).example, '');
+});
+
+test('the batch line names keyword inputs, nests a hidden tuple and says when the loss is the model\'s own', () => {
+  // Hugging Face GPT-2 from torchdoctor_example(): model(**batch, labels=ids) returns its own loss.
+  const hf = fixture('overfit-pass-hf-kwargs');
+  assert.equal(hf.example!.loss, 'model');
+  assert.deepEqual(hf.example!.inputNames, ['input_ids', 'attention_mask', 'labels']);
+  assert.equal(
+    buildResultView(hf).example,
+    'Batch (from torchdoctor_example()): inputs input_ids=(8, 16) int64, attention_mask=(8, 16) int64, ' +
+      "labels=(8, 16) int64 · targets (8, 16) int64 · the model's own loss",
+  );
+  // word_language_model's RNNModel: forward(input, hidden) with an LSTM (h, c) tuple.
+  assert.equal(
+    buildResultView(fixture('shapes-pass-hidden-tuple')).example,
+    'Batch (from torchdoctor_example()): inputs (16, 8) int64, ((2, 8, 32), (2, 8, 32)) float32 · targets (128,) int64 · custom loss',
+  );
+  // A dict argument keeps its keys; a vocabulary dimension has no thousands separator; a result
+  // from a backend without inputNames still reads.
+  const r = fixture('overfit-pass');
+  r.example = { ...r.example!, inputShapes: [{ input_ids: [8, 50257] }], inputDtypes: ['torch.int64'], inputNames: undefined };
+  assert.equal(buildResultView(r).example, 'Batch (inferred): input {input_ids: (8, 50257)} int64 · targets (8,) int64 · cross-entropy loss');
 });
 
 test('a line with NaN holes says where it breaks', () => {
