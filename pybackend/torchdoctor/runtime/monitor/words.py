@@ -66,7 +66,7 @@ def ratio_high(series: str, group: int, ratio: float, span: List[int], lr: Optio
     return (
         f"The update-to-weight ratio of param group {group}{_name(series)} is {ratio:.2g} (median of steps "
         f"{span[0]}-{span[1]}), far above ~1e-3: each step changes the weights by {ratio:.1%}. Likely cause: "
-        f"a learning rate too high (now {_g(lr)}). Next: lower it about {max(ratio / 1e-3, 10):.0f}x."
+        f"a learning rate too high (now {_g(lr)}). Next: lower it about {min(max(ratio / 1e-3, 3), 100):.0f}x."
     )
 
 
