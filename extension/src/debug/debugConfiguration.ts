@@ -8,6 +8,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveInterpreter } from '../backend/interpreter';
 import { anomalyEnv } from './anomalyConfig';
+import { prepareMonitor } from '../monitor/monitor';
 import { injectRuntime, isInjected } from './runtimeInjection';
 import { isSubprocessAttach, rankName, torchrunLaunch } from './torchrunConfig';
 
@@ -66,6 +67,16 @@ export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurati
         `Torch Doctor: the launch configuration "${config.name}" has a bad "anomaly" attribute: ${(err as Error).message}.`,
       );
       return undefined; // do not start a session that would silently watch nothing
+    }
+    if (this.ownType) {
+      try {
+        config.env = { ...config.env, ...(await prepareMonitor(config, folder)) };
+      } catch (err) {
+        void vscode.window.showErrorMessage(
+          `Torch Doctor: the launch configuration "${config.name}" has a bad "monitor" attribute: ${(err as Error).message}.`,
+        );
+        return undefined;
+      }
     }
     if (!isInjected(config.env, this.runtimeDir, path.delimiter)) {
       config.env = injectRuntime(config.env, this.runtimeDir, process.env.PYTHONPATH, path.delimiter);
