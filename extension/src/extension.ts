@@ -9,6 +9,7 @@ import { registerChecks } from './checks/checks';
 import { affectsBackend } from './backend/config';
 import { registerDebugging } from './debug/debugging';
 import { registerModelViews } from './views/modelViews';
+import { registerMonitor } from './monitor/monitor';
 import { onPythonExtensionInterpreterChange } from './backend/interpreter';
 import { StatusBar } from './backend/statusBar';
 import { registerInterpreterPicker } from './backend/interpreterPicker';
@@ -38,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerInterpreterPicker(context, log);
   registerWalkthrough(context, log);
   registerDebugging(context, log);
+  registerMonitor(context, log);
   registerModelViews(context, b, log);
   registerChecks(context, b, log);
   registerAnomalyBreakpoints(context);
