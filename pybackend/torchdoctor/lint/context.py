@@ -11,7 +11,7 @@ import ast
 import bisect
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
-from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Bindings, Function
+from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings, Function
 from .callers import CallerResolution
 from .names import ImportMap
 from .source import SourceText
@@ -30,8 +30,16 @@ _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _IMPORT_KINDS = (ast.Import, ast.ImportFrom)
 _SCOPE_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-# Fields holding only operator / load-store singletons: nothing a rule looks at or up from.
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+# Fields holding only operator / load-store singletons or plain strings and numbers: nothing
+# a rule looks at or up from, so the walk does not look into them (``Name`` and ``Constant``,
+# half the nodes of a file, then have no field to visit at all).
+_LEAF_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level", "kind", "type_comment"}
+    | {"is_async", "conversion", "rest", "kwd_attrs"}
+)
+_LEAF_FIELDS_OF = {ast.Constant: {"value"}, ast.Global: {"names"}, ast.Nonlocal: {"names"}}
+if hasattr(ast, "MatchSingleton"):
+    _LEAF_FIELDS_OF[ast.MatchSingleton] = {"value"}
 _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 # Node types ``own_nodes`` can answer for.
 _OWN_INDEXED = frozenset(
@@ -97,6 +105,7 @@ class LintContext(ValueResolution, CallerResolution):
         self._shared: Dict[str, object] = {}
         self._values: Dict[ast.AST, Optional[ast.expr]] = {}
         self._constructions: Dict[ast.AST, Optional[ast.Call]] = {}
+        self._bound: Dict[ast.Name, Optional[Binding]] = {}
         self._loops_around: Dict[ast.AST, List[Loop]] = {}
         self._qualnames: Dict[ast.AST, Optional[str]] = {}
 
@@ -146,7 +155,8 @@ class LintContext(ValueResolution, CallerResolution):
                     child_owner = node
             fields = child_fields.get(kind)
             if fields is None:
-                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+                leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, set())
+                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in leaves)
             for field in fields:
                 value = getattr(node, field, None)
                 if value.__class__ is list:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
+from typing import Dict, Optional
 
 from .context import LintContext
 
@@ -52,6 +52,15 @@ def _built_matters(ctx: LintContext, built: ast.Call, depth: int) -> bool:
 
 
 def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
+    """Whether ``cls`` behaves differently in train and eval mode (walked once per class)."""
+    cache: Dict[ast.ClassDef, bool] = ctx.shared("class_mode_matters", dict)
+    if cls not in cache:
+        cache[cls] = True  # a class that builds itself: assume it matters
+        cache[cls] = _walk_class_matters(ctx, cls, depth)
+    return cache[cls]
+
+
+def _walk_class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
     for node in ast.walk(cls):
         if isinstance(node, ast.Attribute) and node.attr == "training":
             return True

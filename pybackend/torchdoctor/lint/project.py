@@ -92,6 +92,8 @@ class ProjectIndex:
         folders above it (where ``train.py`` sits next to its ``utils/`` package). A cheap text
         test comes first; only files that pass it are parsed (and cached like any other)."""
         here = os.path.abspath(path)
+        if not os.path.isfile(here):
+            return []  # unsaved text with a made-up name: no folder to look in
         stem = os.path.splitext(os.path.basename(here))[0]
         found: List["LintContext"] = []
         for candidate in _importer_candidates(here):

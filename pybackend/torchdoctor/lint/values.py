@@ -38,6 +38,8 @@ _SELF_RETURNING = frozenset(
     }
 )
 # Wrappers whose instances behave like the module they wrap.
+# Class methods that build an instance of their class: ``GPT.from_pretrained("gpt2")``.
+_ALTERNATIVE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 _WRAPPERS = frozenset(
     {
         "torch.compile",
@@ -90,6 +92,7 @@ class ValueResolution:
     _foreign: Dict[ast.ClassDef, LintContext]
     _values: Dict[ast.AST, Optional[ast.expr]]
     _constructions: Dict[ast.AST, Optional[ast.Call]]
+    _bound: Dict[ast.Name, Optional[Binding]]
 
     if TYPE_CHECKING:  # provided by LintContext and CallerResolution
 
@@ -103,7 +106,11 @@ class ValueResolution:
         parents: Dict[ast.AST, ast.AST]
 
     def binding(self, name: ast.Name) -> Optional[Binding]:
-        return self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
+        cache = self._bound
+        if name in cache:
+            return cache[name]
+        found = cache[name] = self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
+        return found
 
     def alternatives(self, name: ast.Name) -> List[Binding]:
         """The bindings of ``name`` that may hold where it is read, ``binding(name)`` first:
@@ -241,12 +248,20 @@ class ValueResolution:
         return self.callee_class(call)
 
     def callee_class(self, call: ast.Call) -> Optional[str]:
-        """What ``call`` instantiates, if its callee names a class we can identify."""
-        qual = self.qualname(call.func)
+        """What ``call`` instantiates, if its callee names a class we can identify; an
+        alternative constructor (``GPT.from_pretrained(...)``) builds its class."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _ALTERNATIVE_CONSTRUCTORS:
+            inner = self.qualname(func.value)
+            if isinstance(func.value, ast.Name) and func.value.id in self.classes:
+                return "local:" + func.value.id
+            if inner is not None and self.is_project_class(inner):
+                return inner
+        qual = self.qualname(func)
         if qual is not None:
             return qual
-        if isinstance(call.func, ast.Name) and call.func.id in self.classes:
-            return "local:" + call.func.id
+        if isinstance(func, ast.Name) and func.id in self.classes:
+            return "local:" + func.id
         return None
 
     def local_class(self, class_name: Optional[str]) -> Optional[ast.ClassDef]:

@@ -164,11 +164,21 @@ _NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "json",
 def _check_imported_helpers(ctx: LintContext, report: Reporter) -> None:
     """A helper of another file that returns None on a path, used here as a tensor: reported at
     the use, in this file, naming the helper's file and line (where the fix goes)."""
-    if not ctx.path or not ctx.imports.aliases:
+    project_names = {
+        name
+        for name, target in ctx.imports.aliases.items()
+        if not target.startswith(LIBRARIES) and target.split(".")[0] not in _NOT_PROJECT
+    }
+    if not ctx.path or not project_names:
         return
     found: Dict[str, Optional[Tuple[str, int]]] = {}
     sites: Dict[Tuple[str, int], List[ast.Call]] = {}
     for call in ctx.calls:
+        root = call.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in project_names:
+            continue
         key = _imported_function(ctx, call, found)
         if key is not None:
             sites.setdefault(key, []).append(call)

@@ -116,3 +116,64 @@ def test_a_global_model_chosen_in_branches_then_reloaded_is_seen_from_a_function
     )
     found = [(f.rule_id, f.line) for f in lint_source(text, "<global>").all if f.rule_id == "TD003"]
     assert found == [("TD003", text.splitlines().index("            total += criterion(model(x), y).item()") + 1)]
+
+
+GPT_MODEL = """
+import torch
+from torch import nn
+
+
+class GPT(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.head = nn.Linear(8, 8)
+
+    def forward(self, idx, targets=None):
+        logits = self.head(idx)
+        return logits, nn.functional.cross_entropy(logits, targets)
+
+    @classmethod
+    def from_pretrained(cls, name):
+        return cls(None)
+"""
+
+GPT_TRAIN = """
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from model import GPT
+
+init_from = "scratch"
+ddp = False
+if init_from == "scratch":
+    model = GPT(None)
+elif init_from.startswith("gpt2"):
+    model = GPT.from_pretrained(init_from)
+model = torch.compile(model)
+if ddp:
+    model = DDP(model, device_ids=[0])
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(10):
+    X, Y = get_batch()
+{forward}
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "forward, expected",
+    [
+        ("    logits, loss = model(X, Y)", []),
+        ("    with torch.no_grad():\n        logits, loss = model(X, Y)", ["TD013"]),
+    ],
+)
+def test_a_model_chosen_among_branches_and_class_method_constructors_is_a_model(tmp_path, forward, expected):
+    # The nanoGPT shape: GPT(...) or GPT.from_pretrained(...) by a flag, then compiled and
+    # wrapped in DDP under an `if`; the forward pass moved under no_grad loses every gradient.
+    (tmp_path / "model.py").write_text(GPT_MODEL, encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text(GPT_TRAIN.format(forward=forward), encoding="utf-8")
+    found = lint_source(train.read_text(encoding="utf-8"), str(train))
+    assert found.internal_errors == []
+    assert [f.rule_id for f in found.all] == expected
