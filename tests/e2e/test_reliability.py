@@ -162,6 +162,10 @@ def test_trusted_check_on_a_path_with_a_space_runs_the_unsaved_text(
 
     vscode_ui.open_file(window, MLP)
     expect(window.locator(".codelens-decoration a", has_text="Overfit test").first).to_be_visible(timeout=90_000)
+    time.sleep(5)  # a second backend started by a racing restart would add its lenses by now
+    # One backend after the trust-grant restart: each of the four lenses once (a race between the
+    # trust event and the configuration change it fires once started two language clients).
+    expect(window.locator(".codelens-decoration a")).to_have_count(4)
     # An unsaved edit that breaks the second layer: the disk's file is healthy.
     line = vscode_ui.line_of(MLP, "nn.Linear(hidden, n_classes)")
     vscode_ui.go_to_line(window, line)

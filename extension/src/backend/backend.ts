@@ -27,6 +27,7 @@ import { RestartPolicy } from './restartPolicy';
 import { StatusBar } from './statusBar';
 import { trustEnv } from './trustPolicy';
 import { DEFAULT_PING, PingEvent, PingMonitor } from './pingMonitor';
+import { SerialQueue } from './serialQueue';
 
 const PREFLIGHT_TIMEOUT_MS = 20_000;
 /** globalState: interpreters whose "no torch" warning the user asked not to see again. */
@@ -46,6 +47,8 @@ export class Backend implements vscode.Disposable {
     (event, misses) => this.onPing(event, misses),
   );
   private readyDetail = '';
+  /** start/stop/restart one at a time: concurrent restarts made two clients (serialQueue.ts). */
+  private readonly lifecycle = new SerialQueue();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -67,7 +70,27 @@ export class Backend implements vscode.Disposable {
     return this.client?.state === State.Running ? this.client : undefined;
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.lifecycle.run(() => this.startNow());
+  }
+
+  stop(): Promise<void> {
+    return this.lifecycle.run(() => this.stopNow());
+  }
+
+  restart(): Promise<void> {
+    return this.lifecycle.run(async () => {
+      this.log.info('Restarting the backend');
+      await this.stopNow();
+      await this.startNow();
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+  }
+
+  private async startNow(): Promise<void> {
     this.status.set('starting', 'Starting the backend…');
     this.policy = new RestartPolicy(backendSettings().maxRestarts);
     const interpreter = await resolveInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri);
@@ -95,7 +118,7 @@ export class Backend implements vscode.Disposable {
     }
   }
 
-  async stop(): Promise<void> {
+  private async stopNow(): Promise<void> {
     this.pinger.stop();
     const client = this.client;
     this.client = undefined;
@@ -110,16 +133,6 @@ export class Backend implements vscode.Disposable {
     } finally {
       this.stopping = false;
     }
-  }
-
-  async restart(): Promise<void> {
-    this.log.info('Restarting the backend');
-    await this.stop();
-    await this.start();
-  }
-
-  async dispose(): Promise<void> {
-    await this.stop();
   }
 
   /**
