@@ -316,6 +316,30 @@ class LintContext(ValueResolution, CallerResolution):
         return self.source.segment(node)
 
 
+def walk(node: ast.AST) -> List[ast.AST]:
+    """``ast.walk(node)`` as a list (breadth-first too), several times faster: it looks only
+    into the fields that can hold nodes (``_CHILD_FIELDS``, shared with the index walk)."""
+    found = [node]
+    child_fields = _CHILD_FIELDS
+    node_type = ast.AST
+    index = 0
+    while index < len(found):
+        current = found[index]
+        index += 1
+        kind = type(current)
+        fields = child_fields.get(kind)
+        if fields is None:
+            leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, set())
+            fields = child_fields[kind] = tuple(f for f in kind._fields if f not in leaves)
+        for name in fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                found.extend(item for item in value if isinstance(item, node_type))
+            elif isinstance(value, node_type):
+                found.append(value)
+    return found
+
+
 def terminal_name(expr: Optional[ast.AST]) -> str:
     """The last identifier of a name chain: ``self.train_loader`` -> ``train_loader``."""
     if isinstance(expr, ast.Name):

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Dict, Optional
 
-from .context import LintContext
+from .context import LintContext, walk
 
 # torch.nn layers whose output does not depend on train/eval mode.
 _MODE_FREE = re.compile(
@@ -61,7 +61,7 @@ def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
 
 
 def _walk_class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if isinstance(node, ast.Attribute) and node.attr == "training":
             return True
         if isinstance(node, ast.Call):

@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from . import torchapi
 from .bindings import Function
-from .context import LintContext, Loop
+from .context import LintContext, Loop, walk
 
 _FOLLOW_DEPTH = 3
 
@@ -193,7 +193,7 @@ def parameters_taken(ctx: LintContext, node: ast.AST) -> Set[str]:
     source text (``Adam(netG.parameters())`` -> ``{"netG"}``)."""
     return {
         ctx.text(sub.func.value)
-        for sub in ast.walk(node)
+        for sub in walk(node)
         if isinstance(sub, ast.Call)
         and isinstance(sub.func, ast.Attribute)
         and sub.func.attr in ("parameters", "named_parameters")

@@ -71,9 +71,15 @@ LIBRARIES = (
 )
 
 
+_BRANCHING = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
 def _same_block(home: ast.AST, a: ast.AST, b: ast.AST) -> bool:
     """Whether statements ``a`` and ``b`` (children of ``home``) are in the same statement list
-    (not one in an ``if``'s body and the other in its ``else``)."""
+    (not one in an ``if``'s body and the other in its ``else``). Only ``if``, loops and ``try``
+    have more than one list: the others (a module's body, thousands long) are never searched."""
+    if not isinstance(home, _BRANCHING):
+        return True
     for field in ("body", "orelse", "finalbody", "handlers"):
         block = getattr(home, field, None)
         if isinstance(block, list) and a in block:

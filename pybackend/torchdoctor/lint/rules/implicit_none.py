@@ -13,7 +13,7 @@ import re
 from typing import Dict, List, Optional, Tuple, Union
 
 from ..bindings import Function
-from ..context import LintContext
+from ..context import LintContext, walk
 from ..flow import block_completes
 from ..model import INFORMATION, WARNING, Span
 from ..registry import Reporter, rule
@@ -295,7 +295,7 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt) -> Union[as
     scope = ctx.scope_of(stmt)
     after = (stmt.end_lineno, stmt.end_col_offset)
     names = []
-    for node in ast.walk(scope if scope is not ctx.tree else ctx.tree):
+    for node in walk(scope if scope is not ctx.tree else ctx.tree):
         if (
             isinstance(node, ast.Name)
             and node.id == target.id

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Set, Tuple
 
-from ..context import LintContext
+from ..context import LintContext, walk
 from ..model import WARNING
 from ..registry import Reporter, rule
 
@@ -101,7 +101,7 @@ def check_whole_array_statistics(ctx: LintContext, report: Reporter) -> None:
 def _self_normalised(ctx: LintContext, value: ast.AST) -> Optional[Tuple[ast.expr, ast.Call]]:
     """``(data, statistic call)`` when ``value`` subtracts from ``data`` a statistic of ``data``
     itself (directly or through a name bound to it)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)):
             continue
         data, stat = node.left, _statistic_of(ctx, node.right)
@@ -139,7 +139,7 @@ def _later_slicing(ctx: LintContext, stmt: ast.stmt, names: Set[str]) -> Optiona
     after_line = stmt.end_lineno or stmt.lineno
     heads: Dict[str, ast.Subscript] = {}
     tails: Dict[str, ast.Subscript] = {}
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if getattr(node, "lineno", 0) < after_line or ctx.scope_of(node) is not scope:
             continue
         if isinstance(node, ast.Call) and (ctx.qualname(node.func) in _SPLITTERS | _RANDOM_SPLITS):

@@ -12,7 +12,7 @@ import re
 from typing import List, Optional, Set, Tuple, Union
 
 from .. import torchapi
-from ..context import LintContext, Loop
+from ..context import LintContext, Loop, walk
 from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
@@ -218,7 +218,7 @@ def _backpropagated(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     scope = ctx.scope_of(loop)
     derived = _derived_names(ctx, acc, scope)
     for call in analysis(ctx).backwards(scope):
-        for sub in ast.walk(call):
+        for sub in walk(call):
             if isinstance(sub, ast.Name) and sub.id in derived:
                 return True
             if isinstance(acc, ast.Attribute) and isinstance(sub, ast.Attribute) and _same(ctx, sub, acc):
@@ -247,7 +247,7 @@ def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST) -> Set[str]:
 
 
 def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[str]) -> bool:
-    for sub in ast.walk(expr):
+    for sub in walk(expr):
         if isinstance(sub, ast.Name) and sub.id in names:
             return True
         if attr is not None and isinstance(sub, ast.Attribute) and ctx.text(sub) == attr:

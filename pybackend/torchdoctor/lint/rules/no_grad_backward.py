@@ -16,10 +16,10 @@ mentioned (information), as a sign the block holds more than evaluation.
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from .. import torchapi
-from ..context import LintContext
+from ..context import LintContext, walk
 from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
 from ..training import analysis, parameter_owners
@@ -151,30 +151,35 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
 
 def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[ast.Call, WithBlock]]:
     """Model calls under a no-grad ``with`` that ``subject``'s value is built from, following
-    plain assignments back a few steps."""
-    seen: Set[ast.AST] = set()
-    frontier = [subject]
-    for _ in range(_FOLLOW):
-        following: List[ast.expr] = []
-        for expr in frontier:
-            for sub in ast.walk(expr):
-                if isinstance(sub, ast.Call):
-                    # The no-grad block first: most calls have none around them, and is_model
-                    # follows names to their constructions.
-                    block = _no_grad_with(ctx, sub)
-                    if block is not None and torchapi.is_model(ctx, sub.func):
-                        yield sub, block
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                    bound = ctx.binding(sub)
-                    if bound is None or bound.stmt in seen or bound.kind not in ("assign", "unpack"):
-                        continue
-                    seen.add(bound.stmt)
-                    value = bound.value if bound.value is not None else bound.source
-                    if value is not None:
-                        following.append(value)
-        frontier = following
-        if not frontier:
-            return
+    plain assignments back a few steps (each assignment's answer is kept: the long scripts
+    that rebind ``loss`` from the same few names in every block stay linear)."""
+    memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]] = ctx.shared("no_grad_sources", dict)
+    yield from _sources(ctx, subject, memo, _FOLLOW)
+
+
+def _sources(
+    ctx: LintContext, expr: ast.expr, memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]], depth: int
+) -> List[Tuple[ast.Call, WithBlock]]:
+    found: List[Tuple[ast.Call, WithBlock]] = []
+    for sub in walk(expr):
+        if isinstance(sub, ast.Call):
+            # The no-grad block first: most calls have none around them, and is_model
+            # follows names to their constructions.
+            block = _no_grad_with(ctx, sub)
+            if block is not None and torchapi.is_model(ctx, sub.func):
+                found.append((sub, block))
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and depth > 1:
+            bound = ctx.binding(sub)
+            if bound is None or bound.kind not in ("assign", "unpack"):
+                continue
+            value = bound.value if bound.value is not None else bound.source
+            if value is None:
+                continue
+            if value not in memo:
+                memo[value] = []  # a name rebound from itself (``loss = loss / n``) ends here
+                memo[value] = _sources(ctx, value, memo, depth - 1)
+            found.extend(item for item in memo[value] if item not in found)
+    return found
 
 
 def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[WithBlock]:
