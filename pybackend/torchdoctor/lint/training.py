@@ -136,6 +136,8 @@ class TrainingAnalysis:
                 result.optimizers.add(self.ctx.text(receiver))
             elif _is_module_zero_grad(sub):
                 result.modules.add(self.ctx.text(sub.func.value))
+                if depth == 0:
+                    result.module_calls.setdefault(self.ctx.text(sub.func.value), []).append(sub)
             else:
                 result.everything = True
         if depth < _FOLLOW_DEPTH:
@@ -160,6 +162,8 @@ class Cleared:
     everything: bool = False
     optimizers: Set[str] = field(default_factory=set)
     modules: Set[str] = field(default_factory=set)
+    # The ``model.zero_grad()`` calls made by the unit itself (not by helpers), per receiver.
+    module_calls: Dict[str, List[ast.Call]] = field(default_factory=dict)
 
 
 def _is_module_zero_grad(node: ast.AST) -> bool:

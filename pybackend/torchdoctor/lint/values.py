@@ -108,6 +108,7 @@ class ValueResolution:
         def enclosing_class(self, func: ast.AST) -> Optional[ast.ClassDef]: ...
         def argument_for(self, param: Binding) -> Optional[ast.expr]: ...
         def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
+        def text(self, node: ast.AST) -> str: ...
 
         parents: Dict[ast.AST, ast.AST]
 
@@ -145,6 +146,29 @@ class ValueResolution:
                 return _same_block(home, stmt, node)
             node = parent
         return False
+
+    def conditions(self, node: ast.AST) -> Dict[str, bool]:
+        """The ``if`` tests around ``node`` in its function, by source text, each with whether
+        ``node`` runs when the test is true (``if not c`` counts as ``c`` false)."""
+        found: Dict[str, bool] = {}
+        child: ast.AST = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                break
+            if isinstance(anc, ast.If) and child is not anc.test:
+                test, side = anc.test, child in anc.body
+                while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                    test, side = test.operand, not side
+                found.setdefault(self.text(test), side)
+            child = anc
+        return found
+
+    def never_together(self, a: ast.AST, b: ast.AST) -> bool:
+        """Whether ``a`` and ``b`` run under opposite outcomes of the same test: ``if
+        args.use_optimizer: opt.step()`` and, elsewhere, ``if args.use_optimizer: ... else:
+        model.zero_grad()`` (the flag is not reassigned in between, as for parsed arguments)."""
+        first = self.conditions(a)
+        return any(first.get(test, side) != side for test, side in self.conditions(b).items())
 
     def exclusive(self, a: ast.AST, b: ast.AST) -> bool:
         """Whether ``a`` and ``b`` are in different branches of one ``if`` (never both run)."""

@@ -43,12 +43,25 @@ def check(ctx: LintContext, report: Reporter) -> None:
         for step in unit.steps:
             if step.key in cleared.optimizers or step.key in reported:
                 continue
-            if any(_clears_its_parameters(ctx, step, module) for module in cleared.modules):
+            if any(
+                _clears_its_parameters(ctx, step, module) and _on_the_steps_path(ctx, step, cleared, module)
+                for module in cleared.modules
+            ):
                 continue
             if _distributed(ctx, step):
                 continue
             reported.add(step.key)
             report.report(step.call, _message(step, unit), fix=_fix(ctx, step))
+
+
+def _on_the_steps_path(ctx: LintContext, step: Step, cleared, module: str) -> bool:
+    """Whether some ``module.zero_grad()`` of the unit can run with the step: not when every
+    one is in the other branch of the step's test (``if args.use_optimizer: optimizer.step()``
+    with ``else: model.zero_grad()``, so the optimizer's path never clears)."""
+    calls = cleared.module_calls.get(module)
+    if not calls:
+        return True  # cleared by a helper: its branches are not ours to judge
+    return any(not ctx.never_together(call, step.call) for call in calls)
 
 
 def _clears_its_parameters(ctx: LintContext, step: Step, module: str) -> bool:

@@ -2,6 +2,8 @@
 backpropagating one loss says nothing about another optimizer; distributed autograd needs no
 ``zero_grad``; the quick fix never calls a method the optimizer lacks."""
 
+import pytest
+
 from support.lint import code, findings, fixed, hits
 
 GAN = """
@@ -157,3 +159,41 @@ def test_the_fix_is_offered_for_torch_and_unknown_optimizers():
         )
         (finding,) = findings(text, "TD001")
         assert finding.fix is not None, build
+
+
+FLAGGED_UPDATE = """
+import torch
+model = Net()
+use_optimizer = parse_args().use_optimizer
+if use_optimizer:
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for data, targets in batches():
+    {clear}
+    loss = criterion(model(data), targets)
+    loss.backward()
+    if use_optimizer:
+        optimizer.step()
+    else:
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.1)
+"""
+
+
+def test_a_model_cleared_only_on_the_manual_update_path_does_not_clear_the_optimizer():
+    # word_language_model's shape with the optimizer's zero_grad removed: `model.zero_grad()`
+    # runs only when `use_optimizer` is false, and `optimizer.step()` only when it is true.
+    clear = "if use_optimizer:\n        pass\n    else:\n        model.zero_grad()"
+    assert hits(FLAGGED_UPDATE.format(clear=clear), "TD001") == [("TD001", 14)]
+
+
+@pytest.mark.parametrize(
+    "clear",
+    [
+        "if use_optimizer:\n        optimizer.zero_grad()\n    else:\n        model.zero_grad()",
+        "model.zero_grad()",
+        "if not use_optimizer:\n        model.zero_grad()\n    else:\n        optimizer.zero_grad()",
+        "if step_ok:\n        model.zero_grad()",
+    ],
+)
+def test_a_clear_that_can_run_with_the_step_is_enough(clear):
+    assert hits(FLAGGED_UPDATE.format(clear=clear), "TD001") == []
