@@ -74,8 +74,8 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
         dims = len(layer.kernel_size)
         if layer.in_channels == 0:
             raise _no_layer_error(cls, model)
-        size, why = _spatial(model, layer, dims, options, dtype, device)
-        shape = (batch, layer.in_channels) + (size,) * dims
+        sizes, why = _spatial(model, layer, dims, options, dtype, device)
+        shape = (batch, layer.in_channels) + sizes
         return (_randn(shape, g, dtype, device),), (
             f"Input: {shape} (N, C{', L' if dims == 1 else ', H, W' if dims == 2 else ', D, H, W'}) from the {where}, "
             f"in_channels={layer.in_channels}); {why}."
@@ -86,19 +86,35 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
     return (_randn(shape, g, dtype, device),), f"Input: {shape} from the {where}, in_features={layer.in_features})."
 
 
-def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[int, str]:
-    """The given spatialSize, else the one the first Linear after the convs fixes, else our default."""
+def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[tuple[int, ...], str]:
+    """The given spatialSize (an int, or one size per axis: [H, W]), else the one the first Linear after
+    the convs fixes, else our default."""
     from .spatial import solve
 
-    if options.get("spatialSize") is not None:
-        return int(options["spatialSize"]), f"spatial size {int(options['spatialSize'])} from the option spatialSize"
+    given = options.get("spatialSize")
+    if given is not None:
+        sizes = _given_sizes(given, dims)
+        return sizes, f"spatial size {'x'.join(map(str, sizes))} from the option spatialSize"
     default = DEFAULT_SPATIAL[dims]
     solved = solve(model, conv, dims, default, dtype, device)
     if solved is not None and solved[1]:
         return solved[0], solved[1] + " (option spatialSize to choose another)"
     if solved is not None:
-        return default, f"spatial size {default} is Torch Doctor's default and fits the Linear after the convolutions"
-    return default, f"spatial size {default} is Torch Doctor's default, an assumption (option spatialSize)"
+        return solved[0], f"spatial size {default} is Torch Doctor's default and fits the Linear after the convolutions"
+    return (default,) * dims, f"spatial size {default} is Torch Doctor's default, an assumption (option spatialSize)"
+
+
+def _given_sizes(given, dims: int) -> tuple[int, ...]:
+    """``spatialSize`` as one size per axis: 28 -> (28, 28); [64, 128] -> (64, 128) for a Conv2d."""
+    if isinstance(given, (list, tuple)):
+        if len(given) != dims:
+            raise ExampleError(
+                R.ERR_USAGE,
+                f"the option spatialSize {list(given)} has {len(given)} sizes, and the first convolution takes {dims} "
+                f"spatial dimensions: give {dims} sizes, or one number for all of them",
+            )
+        return tuple(int(v) for v in given)
+    return (int(given),) * dims
 
 
 def assumed_spatial(ex, options: dict) -> bool:
@@ -125,9 +141,11 @@ def assumed_size_failure(ex, options: dict) -> str | None:
         return None
     got = failure.input_shapes[0][-1] if failure.input_shapes and isinstance(failure.input_shapes[0], list) else "?"
     shape = tuple(ex.inputs[0].shape)
+    tried = "square or height and width apart" if len(shape) == 4 else "the same size on every axis"
     return (
         f"At the input size Torch Doctor assumed, {shape}, the features reaching `{failure.module_name}` are {got}, not its "
-        f"in_features={failure.module.in_features}, and no square input size up to 512 gives {failure.module.in_features}. "
+        f"in_features={failure.module.in_features}, and no input size up to 512 ({tried}) gives "
+        f"{failure.module.in_features}. "
         f"That may be our assumption rather than a bug: give the size with the option spatialSize, or add a "
         f"{EXAMPLE_FUNCTION}() that builds one real batch."
     )

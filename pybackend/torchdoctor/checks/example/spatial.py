@@ -7,6 +7,9 @@ found by running the model: a probe forward at size S stops at the Linear's pre-
 features reaching it, f(S). f never decreases with S (every conv and pool output size is
 floor((S + 2p - k) / s) + 1), so a bisection over S finds the smallest size with f(S) equal to
 ``in_features`` in a handful of probes (batch 2, no grad), or says that none exists.
+
+When no square size gives ``in_features`` (a 64x128 image, a spectrogram), a 2-d input's height and
+width are solved separately (``spatial_rect.py``): the result is a tuple of one size per axis.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ def first_linear_after(model, conv):
     return None
 
 
-def features_at(model, linear, channels: int, dims: int, size: int, dtype, device) -> int | None:
-    """What reaches ``linear``'s last dimension for a (2, C, size, ...) input; None when the forward
+def features_at(model, linear, channels: int, sizes: tuple[int, ...], dtype, device) -> int | None:
+    """What reaches ``linear``'s last dimension for a (2, C, *sizes) input; None when the forward
     fails before it (too small for the kernels) or never calls it."""
     import torch
 
@@ -45,7 +48,7 @@ def features_at(model, linear, channels: int, dims: int, size: int, dtype, devic
     handle = linear.register_forward_pre_hook(stop)
     try:
         with torch.no_grad():
-            model(torch.zeros((PROBE_BATCH, channels) + (size,) * dims, dtype=dtype, device=device))
+            model(torch.zeros((PROBE_BATCH, channels) + tuple(sizes), dtype=dtype, device=device))
     except _Reached as hit:
         return hit.features if hit.features >= 0 else None
     except Exception:  # too small for the kernels, or the model wants something else
@@ -55,33 +58,53 @@ def features_at(model, linear, channels: int, dims: int, size: int, dtype, devic
     return None
 
 
-def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[int, str] | None:
-    """(size, why) when a Linear after the convs fixes the size; None when it does not tell."""
+def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[tuple[int, ...], str] | None:
+    """(sizes, why) when a Linear after the convs fixes the size (why is "" when our default fits);
+    None when it does not tell."""
+    from .spatial_rect import solve_rect
+
     found = first_linear_after(model, conv)
     if found is None:
         return None
     name, linear = found
     want = linear.in_features
     training = {m: m.training for m in model.modules()}
+    seen: dict[tuple[int, ...], int | None] = {}
+
+    def probe_at(sizes: tuple[int, ...]) -> int | None:
+        if sizes not in seen:
+            seen[sizes] = features_at(model, linear, conv.in_channels, sizes, dtype, device)
+        return seen[sizes]
 
     def probe(size: int) -> int | None:
-        return features_at(model, linear, conv.in_channels, dims, size, dtype, device)
+        return probe_at((size,) * dims)
 
     model.eval()  # probes must not move batch norm's running statistics
     try:
         at_default = probe(default)
         if at_default == want:
-            return default, ""
+            return (default,) * dims, ""
         size = _search(probe, want, default, at_default)
+        rect = (
+            solve_rect(lambda h, w: probe_at((h, w)), want, default, MAX_SIZE) if size is None and dims == 2 else None
+        )
     finally:
         for m, mode in training.items():
             m.training = mode
-    if size is None:
+    where = f"{name} (Linear, in_features={want})"
+    if size is not None:
+        side = "x".join([str(size)] * dims)
+        return (
+            size,
+        ) * dims, f"spatial size {side} solved from {where}: the smallest input whose flattened features match it"
+    if rect is None:
         return None
-    side = "x".join([str(size)] * dims)
+    (h, w), other = rect
+    also = f"; {other[0]}x{other[1]} fits as well: the features cannot tell height from width" if other else ""
     return (
-        size,
-        f"spatial size {side} solved from {name} (Linear, in_features={want}): the smallest input whose flattened features match it",
+        (h, w),
+        f"spatial size {h}x{w} (H x W) solved from {where}: no square input gives {want} features, and height and "
+        f"width solved one at a time do{also}",
     )
 
 

@@ -141,11 +141,12 @@ def test_the_mnist_net_is_inferred_at_28x28_from_fc1(tmp_path: Path):
 
 
 def test_no_bug_is_claimed_from_an_input_size_we_assumed(tmp_path: Path):
-    # fc1 wants 1000 features: no square input gives 8 * s * s = 1000, so the size stays our guess
+    # fc1 wants 1001 features: no input gives 8 * h * w = 1001 (not a multiple of the 8 channels), so
+    # the size stays our guess (1000 would be 5x25: height and width are solved apart)
     path = model_file(
         tmp_path,
         "import torch\n\nclass Odd(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.conv = nn.Conv2d(3, 8, 3, padding=1)\n        self.fc1 = nn.Linear(1000, 4)\n\n"
+        "        self.conv = nn.Conv2d(3, 8, 3, padding=1)\n        self.fc1 = nn.Linear(1001, 4)\n\n"
         "    def forward(self, x):\n        return self.fc1(torch.flatten(self.conv(x), 1))\n",
     )
     with pytest.raises(E.ExampleError) as info:
