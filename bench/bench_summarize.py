@@ -20,7 +20,12 @@ on small shared machines. Targets (issue 15), reported PASS/MISS, never asserted
 ``--threads`` also times summarize with torch limited to 1 thread and with all of them, to show
 which the load favours (the runtime picks by the load average: see ``runtime/stats/guard.py``).
 
+``--cpu-time`` times CPU seconds of this thread with torch on one thread, for baseline and
+summarize alike: on a shared machine loaded past its cores, wall time mostly measures who else
+ran, while CPU time measures the work.
+
     .venv/bin/python bench/bench_summarize.py [--size 1e8] [--kinds f32,u8] [--repeats N] [--threads] [--no-lovely]
+        [--cpu-time]
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ KINDS = ("f32", "bf16", "f16", "i64", "u8", "bool", "transposed")
 TARGET = {"f32": 3.0}  # summarize / aminmax at the size measured; every other kind: DEFAULT_TARGET
 DEFAULT_TARGET = 4.0
 BIG = 10**8
+# What the timings read: wall time, or with ``--cpu-time`` this thread's CPU time with torch on
+# one thread (on a machine loaded beyond its cores, wall time mostly measures the scheduler).
+CLOCK = time.perf_counter
 
 
 def make(kind: str, numel: int, seed: int = 0) -> torch.Tensor:
@@ -85,9 +93,9 @@ def lovely_str() -> Optional[Callable[[torch.Tensor], str]]:
 
 
 def _timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+    start = CLOCK()
     fn()
-    return time.perf_counter() - start
+    return CLOCK() - start
 
 
 def _cold(x: torch.Tensor, threads: Optional[int] = None) -> Callable[[], str]:
@@ -124,19 +132,19 @@ def measure(
         for _ in range(repeats):
             samples["aminmax"].append(_timed(base))
             misses, hits = VALUE_STATS.misses, VALUE_STATS.hits
-            start = time.perf_counter()
+            start = CLOCK()
             summary = _cold(x)()
-            samples["summarize"].append(time.perf_counter() - start)
+            samples["summarize"].append(CLOCK() - start)
             cold_misses += int(VALUE_STATS.misses - misses == 1 and VALUE_STATS.hits == hits)
             hits = VALUE_STATS.hits
-            start = time.perf_counter()
+            start = CLOCK()
             again = summarize(x)
-            samples["cached"].append(time.perf_counter() - start)
+            samples["cached"].append(CLOCK() - start)
             cached_hits += int(VALUE_STATS.hits - hits == 1 and again == summary)
             if lovely is not None:
-                start = time.perf_counter()
+                start = CLOCK()
                 lovely_line = lovely(x)
-                samples["lovely"].append(time.perf_counter() - start)
+                samples["lovely"].append(CLOCK() - start)
             if threads:
                 samples["one"].append(_timed(_cold(x, 1)))
                 samples["all"].append(_timed(_cold(x, os.cpu_count() or 1)))
@@ -237,9 +245,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--kinds", type=_kinds, default=list(KINDS), help="comma-separated: " + ",".join(KINDS))
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (default 5, 3 at 1e8)")
     parser.add_argument("--threads", action="store_true", help="also time summarize with 1 and with all threads")
+    parser.add_argument(
+        "--cpu-time", action="store_true", help="time this thread's CPU seconds, torch on 1 thread (loaded machines)"
+    )
     parser.add_argument("--no-lovely", action="store_true", help="skip lovely-tensors (seconds per call at 1e8)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.size >= BIG else 5)
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.thread_time
+        torch.set_num_threads(1)
     try:
         import lovely_tensors
 
@@ -250,7 +265,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs;"
         f" lovely-tensors {lovely_version}"
     )
-    print(f"load average before: {loadavg()}", flush=True)
+    print(
+        f"load average before: {loadavg()}; clock: {'thread CPU time, 1 thread' if args.cpu_time else 'wall'}",
+        flush=True,
+    )
     started = time.perf_counter()
     results = []
     for kind in args.kinds:

@@ -8,6 +8,7 @@ Threads: each op of a pass is one parallel region. On a machine busier than its 
 waits for its slowest thread, and one that was descheduled costs a whole time slice: measured
 on 2 cores under load 9, the passes ran 2× slower with two threads than with one. So the pass
 uses only the cores that the load average leaves idle (at least one), and restores the count.
+Small tensors (:data:`PARALLEL_FROM`) leave the count alone: torch runs them on one thread.
 """
 
 from __future__ import annotations
@@ -35,10 +36,22 @@ def idle_threads(current: int) -> int:
     return max(1, min(current, int(cores - load + 0.5)))
 
 
+# Below this many elements torch runs an op on one thread anyway (its grain size is 32768):
+# changing the count would cost more than the op.
+PARALLEL_FROM = 1 << 16
+
+
+def _single_threaded(t: Any) -> bool:
+    try:
+        return int(t.numel()) < PARALLEL_FROM
+    except Exception:
+        return False
+
+
 @contextlib.contextmanager
 def cpu_threads(torch, t: Any) -> Iterator[None]:
     """Run the block inside with :func:`idle_threads` intra-op threads when ``t`` is on the CPU."""
-    if getattr(getattr(t, "device", None), "type", None) != "cpu":
+    if getattr(getattr(t, "device", None), "type", None) != "cpu" or _single_threaded(t):
         yield
         return
     before = torch.get_num_threads()

@@ -25,10 +25,11 @@ import math
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import raw_pass
 from .blocks import collapse_expanded, iter_blocks, memory_order
 from .guard import cpu_threads, quiet
 from .moments import combine, repeat
-from .raw_pass import plan, raw_rows
+from .raw_pass import direct_rows, plan, raw_rows
 
 # Elements per block: big enough that per-block overhead (Python, a few ops) stays small, small
 # enough that a block and its float scratch stay in the per-core cache between the first read and
@@ -102,6 +103,8 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
     if how is None:
         convert, work_dtype = _converter(t)
         return _rows(base, convert, work_dtype, limit), None
+    if base.numel() <= limit and base.numel() < raw_pass.PRECISE_BELOW:
+        return _direct(torch, base, how)
     raw, exact = raw_rows(torch, base, how, limit)
     if how["work"] != torch.float64 and base.device.type != "mps" and _overflowed(raw):
         how = dict(how, work=torch.float64)  # |x| ~ 1e18: float32 squares overflow; not in float64
@@ -125,6 +128,16 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
         for i, row in zip(dirty, _careful_rows(torch, base, convert, limit, dirty)):
             rows[i] = row
     return rows, exact
+
+
+def _direct(torch, base: Any, how: Dict[str, Any]) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:
+    """A small tensor in one go (:func:`raw_pass.direct_rows`); with NaN/Inf, read carefully."""
+    rows, exact = direct_rows(torch, base, how)
+    if rows:
+        return rows, exact
+    work = how["work"]
+    convert = (lambda b: b) if base.dtype == work else (lambda b: b.to(work))
+    return _careful_rows(torch, base, convert, base.numel(), [0]), exact
 
 
 def _overflowed(raw: List[Tuple[float, ...]]) -> bool:

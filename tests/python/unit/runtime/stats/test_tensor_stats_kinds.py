@@ -147,6 +147,9 @@ def test_the_thread_count_is_restored(monkeypatch):
     seen = []
     real = torch.set_num_threads
     monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n)))
-    value_stats(torch.randn(1000))
+    value_stats(torch.randn(guard.PARALLEL_FROM))
     assert torch.get_num_threads() == before
     assert seen == ([] if before == 1 else [1, before])
+    seen.clear()
+    value_stats(torch.randn(1000))  # small: torch runs it on one thread anyway, the count is left alone
+    assert seen == [] and torch.get_num_threads() == before
