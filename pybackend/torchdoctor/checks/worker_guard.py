@@ -106,7 +106,7 @@ def _limit_memory(megabytes: Optional[int]) -> None:
         import resource
     except ImportError:  # Windows
         return
-    kind = limit_kind(sys.platform, os.uname().release if hasattr(os, "uname") else "", _nvidia_present())
+    kind = limit_kind(sys.platform, os.uname().release if hasattr(os, "uname") else "", nvidia_present())
     which = getattr(resource, kind, None) if kind else None
     if which is None:
         return
@@ -142,7 +142,7 @@ def _kernel_version(release: str) -> Tuple[int, int]:
         return (0, 0)
 
 
-def _nvidia_present() -> bool:
+def nvidia_present() -> bool:
     """An NVIDIA driver or device on this machine (checked without CUDA, which would poison fork)."""
     return any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia"))
 
