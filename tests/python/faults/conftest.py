@@ -1,8 +1,10 @@
 """Fault injection under a memory limit: no test here can take the machine down.
 
 Every process these tests start (the backend, and through it the check workers; the CLI) runs
-under ``limited_command``: a small launcher that lowers ``RLIMIT_AS`` with ``resource.setrlimit``
-and then ``exec``s the real command, so the limit holds for it and everything it spawns. A fault
+under ``limited_command``: a small launcher that lowers the limit the check worker uses itself
+(``RLIMIT_DATA`` on Linux >= 4.7, soft and hard; ``RLIMIT_AS`` elsewhere without an NVIDIA device:
+``worker_guard.limit_kind``) with ``resource.setrlimit`` and then ``exec``s the real command, so
+the limit holds for it and everything it spawns. A fault
 that escapes our own bounds (a document read without a size limit, a batch of 10**9) then ends in a
 ``MemoryError`` in that process, not in the machine's OOM killer. The pytest process itself is not
 limited: the rest of the suite shares it.

@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from support.faults import FAULT_MEMORY_LIMIT, limited_command
 from torchdoctor.checks import worker_guard
 from torchdoctor.checks.worker_guard import limit_kind
 
@@ -73,3 +74,25 @@ def test_the_worker_limit_spares_address_space_reservations():
     assert got["as"] == got["infinity"]  # the address space is left alone
     assert got["reserve_64g_prot_none"], "a CUDA-like PROT_NONE reservation was refused"
     assert not got["reserve_2g_writable"], "a writable mapping over the limit was allowed"
+
+
+@pytest.mark.skipif(limit_kind(sys.platform, os.uname().release, False) != "RLIMIT_DATA", reason="Linux >= 4.7")
+def test_the_suite_launcher_limits_data_and_a_worker_cannot_raise_it():
+    probe = (
+        "import json, resource; from torchdoctor.checks import worker_guard; worker_guard.install(); "
+        "print(json.dumps([resource.getrlimit(resource.RLIMIT_DATA), resource.getrlimit(resource.RLIMIT_AS)[0], "
+        "worker_guard.memory_limit_mb]))"
+    )
+    env = dict(os.environ, **{worker_guard.MEMORY_LIMIT_MB: str(64 * 1024 * 1024)})  # 64 TiB asked
+    out = subprocess.run(limited_command(sys.executable, "-c", probe), env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (soft, hard), address_space, named = json.loads(out.stdout)
+    assert soft == hard == FAULT_MEMORY_LIMIT
+    assert address_space == resource_infinity()
+    assert named == FAULT_MEMORY_LIMIT >> 20  # the worker says the limit that holds
+
+
+def resource_infinity() -> int:
+    import resource
+
+    return resource.RLIM_INFINITY

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import sys
 
-FAULT_MEMORY_LIMIT = 4 * 1024**3  # bytes of address space per process: torch on CPU needs < 1 GiB
+FAULT_MEMORY_LIMIT = 4 * 1024**3  # bytes per process: torch on CPU needs < 1 GiB
 
+# The limit the check worker itself would use (worker_guard.limit_kind): RLIMIT_DATA on Linux
+# >= 4.7, so the suite also runs where CUDA is (RLIMIT_AS breaks a CUDA context, and a CUDA build
+# of torch maps gigabytes of libraries); there the hard limit is lowered too, or the worker's own
+# default (three quarters of the RAM) would raise the soft one past ours. No single quotes
+# inside: conftest.py puts this text in a shell script between single quotes.
 LAUNCHER = """\
 import os, resource, sys
+from torchdoctor.checks.worker_guard import limit_kind, nvidia_present
 limit = int(sys.argv[1])
-soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-if hard != resource.RLIM_INFINITY:
-    limit = min(limit, hard)
-resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+kind = limit_kind(sys.platform, os.uname().release, nvidia_present())
+if kind:
+    which = getattr(resource, kind)
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(which, (limit, limit if kind == "RLIMIT_DATA" else hard))
 os.execv(sys.argv[2], sys.argv[2:])
 """
 
