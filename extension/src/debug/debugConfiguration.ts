@@ -10,6 +10,7 @@ import { resolveInterpreter } from '../backend/interpreter';
 import { anomalyEnv } from './anomalyConfig';
 import { prepareMonitor } from '../monitor/monitor';
 import { injectRuntime, isInjected } from './runtimeInjection';
+import { BUDGET_SETTING, budgetEnv } from './summaryBudget';
 import { isSubprocessAttach, rankName, torchrunLaunch } from './torchrunConfig';
 
 export const DEBUG_TYPE = 'torchdoctor';
@@ -78,11 +79,34 @@ export class TorchDoctorConfigurationProvider implements vscode.DebugConfigurati
         return undefined;
       }
     }
+    config.env = { ...config.env, ...this.summaryBudget(folder, config) };
     if (!isInjected(config.env, this.runtimeDir, path.delimiter)) {
       config.env = injectRuntime(config.env, this.runtimeDir, process.env.PYTHONPATH, path.delimiter);
       this.log.info(`Debug session "${config.name}": runtime injected from ${this.runtimeDir}`);
     }
     return config;
+  }
+
+  private summaryBudget(
+    folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): Record<string, string> {
+    return summaryBudgetEnv(folder, config, this.log);
+  }
+}
+
+/** The summaries' time budget from the settings; a bad value is said and the defaults kept. */
+function summaryBudgetEnv(
+  folder: vscode.WorkspaceFolder | undefined,
+  config: vscode.DebugConfiguration,
+  log: vscode.LogOutputChannel,
+): Record<string, string> {
+  try {
+    return budgetEnv(vscode.workspace.getConfiguration('torchDoctor', folder?.uri).get(BUDGET_SETTING), config.env);
+  } catch (err) {
+    log.warn(`Debug session "${config.name}": ${(err as Error).message}; the default budget is used`);
+    void vscode.window.showWarningMessage(`Torch Doctor: ${(err as Error).message}. The default budget is used.`);
+    return budgetEnv(undefined, config.env);
   }
 }
 
