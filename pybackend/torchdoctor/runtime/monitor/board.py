@@ -70,8 +70,11 @@ class Board:
     def histograms(self, optimizer: Any, step: int, name: str) -> None:
         if name != "opt0" or step % self.every:
             return
-        model = self.monitor.model
-        names = {id(p): n for n, p in model.named_parameters()} if model is not None else {}
+        models = [m for m in (ref() for ref in self.monitor.models) if m is not None]
+        names = {}
+        for i, model in enumerate(models):
+            prefix = f"model{i}." if len(models) > 1 else ""
+            names.update({id(p): prefix + n for n, p in model.named_parameters()})
         for g, group in enumerate(optimizer.param_groups):
             for i, p in enumerate(group["params"]):
                 label = names.get(id(p), f"group{g}.{i}")

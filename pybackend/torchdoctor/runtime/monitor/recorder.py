@@ -116,6 +116,7 @@ class Monitor(Outputs):
         self.root_eval = False
         self.batch: Optional[int] = None
         self.model: Any = None
+        self.models: List[Any] = []  # weak references to the training models seen (parameter names)
         self.eval_sum: Any = None
         self.eval_n = 0
         self.opt_t = 0.0
@@ -188,7 +189,9 @@ class Monitor(Outputs):
         torch = self.torch
         self.root_eval = not torch.is_grad_enabled() or not module.training
         if not self.root_eval and self.batch is None and not isinstance(module, torch.nn.modules.loss._Loss):
-            self.model = module
+            if module is not self.model:
+                self.model = module
+                self._seen_model(module)
             try:
                 self.batch = measure.batch_size(torch, inputs)
             except Exception as exc:
@@ -215,6 +218,10 @@ class Monitor(Outputs):
         self.eval_n += 1
         if "eval" not in self.sites:
             self.sites["eval"] = _site(frame)
+
+    def _seen_model(self, module: Any) -> None:
+        if len(self.models) < 8 and not any(ref() is module for ref in self.models):
+            self.models.append(weakref.ref(module))
 
     # -- backward --------------------------------------------------------------------------------
 
