@@ -109,6 +109,7 @@ class MonitorController implements vscode.Disposable {
     }
     const id = `${process.pid}-${this.nextId++}`;
     const store = new RunStore(String(config.name ?? 'debug session'), Date.now());
+    store.info.cwd = typeof config.cwd === 'string' && config.cwd ? config.cwd : (folder?.uri.fsPath ?? null);
     const run: Run = { id, store, sawStep: false, server: undefined as unknown as ChannelServer };
     run.server = new ChannelServer(store, {
       onData: () => this.onData(run),

@@ -5,6 +5,7 @@
  * posted as `{type: "render", view}`); the page asks to open a finding's line, to export CSV,
  * and says how long a render took (`rendered`, logged at debug level).
  */
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { makeNonce, webviewHtml } from '../webview/html';
 import { MonitorView } from './monitorView';
@@ -130,7 +131,9 @@ export class MonitorPanel implements vscode.Disposable {
     if (!named) {
       return;
     }
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    const cwd = this.latest?.run.cwd;
+    const full = path.isAbsolute(file) || !cwd ? file : path.join(cwd, file);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(full));
     const l = Math.min(Math.max(line - 1, 0), Math.max(doc.lineCount - 1, 0));
     const pos = new vscode.Position(l, doc.lineAt(l).firstNonWhitespaceCharacterIndex);
     const column = this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;

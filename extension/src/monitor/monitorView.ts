@@ -53,6 +53,7 @@ export interface MonitorView {
     state: RunState;
     started: number;
     ended: number | null;
+    cwd: string | null;
   };
   steps: number;
   lastStep: number | null;
@@ -126,6 +127,7 @@ export function buildView(store: RunStore): MonitorView {
       state: store.info.state,
       started: store.info.started,
       ended: store.info.ended,
+      cwd: store.info.cwd,
     },
     steps: store.endSteps ?? store.steps,
     lastStep: store.lastStep,

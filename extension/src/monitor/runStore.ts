@@ -41,6 +41,8 @@ export interface RunInfo {
   ended: number | null;
   state: RunState;
   hello: Hello | null;
+  /** The program's working directory: a finding's relative path is relative to it. */
+  cwd: string | null;
 }
 
 export class RunStore {
@@ -65,7 +67,7 @@ export class RunStore {
     started: number,
     private readonly limits: TrackLimits = DEFAULT_LIMITS,
   ) {
-    this.info = { name, started, ended: null, state: 'waiting', hello: null };
+    this.info = { name, started, ended: null, state: 'waiting', hello: null, cwd: null };
     this.evals = new Track(['loss'], limits);
   }
 
