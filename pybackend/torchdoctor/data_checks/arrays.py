@@ -8,11 +8,20 @@ the first element (or the first of ``FEATURE_KEYS``); the label the second (or t
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 import numpy as np
 
 FEATURE_KEYS = ("image", "images", "pixel_values", "input", "inputs", "input_ids", "x", "features", "data", "img")
+_HALF: tuple = ()
+
+
+def _half_dtypes() -> tuple:
+    torch = sys.modules.get("torch")
+    return (torch.float16, torch.bfloat16) if torch is not None else ()
+
+
 LABEL_KEYS = ("label", "labels", "target", "targets", "y", "class", "mask")
 
 
@@ -46,13 +55,20 @@ def to_array(value: Any) -> Optional[np.ndarray]:
     """A numeric numpy array, or None for text and other objects."""
     if value is None or isinstance(value, (str, bytes)):
         return None
-    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+    global _HALF
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        if not _HALF:
+            _HALF = _half_dtypes()
         t = value.detach()
-        if t.dtype.is_complex:
+        if t.dtype in _HALF:
+            t = t.float()  # numpy has no bfloat16
+        elif t.dtype.is_complex:
             return None
-        if not t.dtype.is_floating_point or t.dtype.itemsize >= 4:
+        try:
+            return t.numpy()
+        except (TypeError, RuntimeError):  # not on the CPU
             return t.cpu().numpy()
-        return t.float().cpu().numpy()  # float16 / bfloat16: numpy has no bfloat16
     if isinstance(value, np.ndarray):
         arr = value
     elif hasattr(value, "__array_interface__") or hasattr(value, "__array__") or _is_number(value):

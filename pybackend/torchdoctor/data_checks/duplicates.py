@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from . import findings as F
 from . import thresholds as T
 from .arrays import to_array
 from .context import Context, Split
-from .reduce import digest, is_blank
+from .fingerprint import fingerprints
+from .reduce import is_blank
 from .sampling import is_map_style, sample_indices, seeded_draws
 
 MAX_RAW_ROWS = 200_000
@@ -70,8 +73,21 @@ def _raw(split: Split) -> Optional[dict]:
     if store is None:
         return None
     n = len(mapping) if mapping is not None else len(store)
-    idx = range(n) if n <= MAX_RAW_ROWS else sample_indices(n, MAX_RAW_ROWS)
-    return {i: _digest(to_array(store[mapping[i] if mapping is not None else i])) for i in idx}
+    idx = list(range(n)) if n <= MAX_RAW_ROWS else sample_indices(n, MAX_RAW_ROWS)
+    rows = [mapping[i] for i in idx] if mapping is not None else idx
+    whole = to_array(store) if hasattr(store, "shape") else None
+    if whole is None or whole.ndim < 2:
+        return {i: _digest(to_array(store[r])) for i, r in zip(idx, rows)}
+    out: dict = {}
+    step = max(1, (1 << 22) // max(1, whole[0].size))
+    for start in range(0, len(idx), step):
+        part = whole[rows[start : start + step]]
+        flat = part.reshape(len(part), -1)
+        constant = flat.min(1) == flat.max(1) if flat.shape[1] else np.ones(len(part), bool)
+        prints = fingerprints(part) if flat.shape[1] >= T.DUP_MIN_ELEMENTS else [None] * len(part)
+        for i, fp, blank in zip(idx[start : start + step], prints, constant):
+            out[i] = None if blank else fp
+    return out
 
 
 def _drawn(split: Split) -> dict:
@@ -86,7 +102,7 @@ def _drawn(split: Split) -> dict:
 def _digest(x: Any) -> Optional[bytes]:
     if x is None or x.size < T.DUP_MIN_ELEMENTS or is_blank(x):
         return None
-    return digest(x)
+    return fingerprints(x[None])[0]
 
 
 def check(ctx: Context) -> list:

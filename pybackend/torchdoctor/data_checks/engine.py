@@ -59,7 +59,7 @@ def build_context(
                 f"{name}: {split.stats.other_shapes} samples of other shapes than {list(split.stats.shape)} "
                 "were left out of the statistics"
             )
-        if d.xs and all(x is None for x in d.xs):
+        if d.indices and not d.numeric:
             ctx.notes.append(f"{name}: the features ({d.how}) are not numeric arrays: not checked")
         ctx.splits.append(split)
     if ctx.model is not None:

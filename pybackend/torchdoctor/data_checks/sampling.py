@@ -22,6 +22,7 @@ import numpy as np
 
 from . import thresholds as T
 from .arrays import dtype_name, split_xy, to_array
+from .reduce import Reducer
 from .rng import preserved_rng, seed_all
 
 
@@ -32,7 +33,9 @@ class Draws:
     obj: Any
     length: Optional[int] = None
     indices: list = field(default_factory=list)
-    xs: list = field(default_factory=list)  # np.ndarray per draw (None: not numeric)
+    reducer: Any = None  # reduce.Reducer: the features go there as they are drawn, and are not kept
+    numeric: int = 0  # draws whose features are numeric arrays
+    probes: dict = field(default_factory=dict)  # position -> features, kept for the randomness probe
     ys: list = field(default_factory=list)
     x_dtype: str = ""
     y_dtype: str = ""
@@ -84,31 +87,40 @@ def _add(d: Draws, index: Any, sample: Any) -> None:
     x, y, how = split_xy(sample)
     if not d.how:
         d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
+    _feed(d, index, to_array(x))
+    d.ys.append(y)  # converted all at once in reduce._labels
+
+
+def _feed(d: Draws, index: Any, x: Any) -> None:
+    if d.reducer is None:
+        d.reducer = Reducer(d.name)
+    if len(d.indices) in d.probes:
+        d.probes[len(d.indices)] = x
     d.indices.append(index)
-    d.xs.append(to_array(x))
-    d.ys.append(to_array(y) if y is not None else None)
+    d.numeric += x is not None
+    d.reducer.add(index, x)
 
 
 def _draw_dataset(name: str, ds: Any, max_samples: int) -> Draws:
     length = len(ds)
     d = Draws(name, "dataset", ds, length=length, dataset=ds)
     idx = sample_indices(length, max_samples)
+    step = max(1, len(idx) // T.RANDOM_PROBES)
+    d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     for i in idx:
         _add(d, i, ds[i])
     if length < max_samples:
         d.notes.append(f"{name}: all {length} samples drawn")
     else:
         d.notes.append(f"{name}: {len(idx)} of {length} samples drawn (a random subset, seed 0)")
-    d.random = _is_random(ds, idx, d.xs)
+    d.random = _is_random(ds, idx, d.probes)
     return d
 
 
-def _is_random(ds: Any, idx: list, xs: list) -> bool:
+def _is_random(ds: Any, idx: list, probes: dict) -> bool:
     """Draw a few indices again: any difference means a random transform."""
-    step = max(1, len(idx) // T.RANDOM_PROBES)
-    for k in range(0, len(idx), step)[: T.RANDOM_PROBES]:
+    for k, first in probes.items():
         again = to_array(split_xy(ds[idx[k]])[0])
-        first = xs[k]
         if first is None or again is None:
             continue
         if first.shape != again.shape or not np.array_equal(first, again, equal_nan=True):
@@ -165,9 +177,8 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> 
                 d.batch_shape = tuple(xa.shape) if xa is not None else None
             n = len(xa) if xa is not None and xa.ndim else 0
             for j in range(n):
-                d.indices.append(pos + j)
-                d.xs.append(xa[j] if xa is not None else None)
-                d.ys.append(ya[j] if ya is not None and ya.ndim and len(ya) == n else None)
+                _feed(d, pos + j, xa[j] if xa is not None else None)
+                d.ys.append(ya[j] if ya is not None and ya.ndim and len(ya) == n else None)  # np arrays
             pos += n
     finally:
         _shutdown(iterator)
