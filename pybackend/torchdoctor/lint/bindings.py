@@ -232,6 +232,11 @@ class Bindings:
             return bindings[-1]
         return None
 
+    def binds_here(self, name: str, scope_node: ast.AST) -> bool:
+        """Whether ``name`` is a local of ``scope_node`` (bound there, not declared global)."""
+        scope = self.scopes.get(scope_node)
+        return scope is not None and name in scope.names and name not in scope.globals
+
     def reaching(
         self, name: str, scope_chain: List[ast.AST], at: Pos, dominates: Callable[[Binding], bool]
     ) -> List[Binding]:
@@ -255,9 +260,9 @@ class Bindings:
             if not index:
                 return [bindings[-1]]
             found: List[Binding] = []
-            for bound in reversed(bindings[:index]):
-                found.append(bound)
-                if dominates(bound):
+            for position in range(index - 1, -1, -1):  # no slice: a name bound in every block of a long script
+                found.append(bindings[position])
+                if dominates(bindings[position]):
                     break
             return found
         return []

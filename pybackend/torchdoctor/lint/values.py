@@ -122,11 +122,20 @@ class ValueResolution:
     def alternatives(self, name: ast.Name) -> List[Binding]:
         """The bindings of ``name`` that may hold where it is read, ``binding(name)`` first:
         ``model`` after ``if a: model = A() else: model = B()`` is an A or a B."""
-        found = self.bindings.reaching(
-            name.id, self.scope_chain(name), (name.lineno, name.col_offset), lambda b: self._dominates(b.stmt, name)
-        )
         first = self.binding(name)
-        if first is not None and first in found:
+        if first is None:
+            return []
+        chain = self.scope_chain(name)
+        if (
+            self.bindings.binds_here(name.id, chain[0])
+            and first.pos <= (name.lineno, name.col_offset)
+            and self._dominates(first.stmt, name)
+        ):
+            return [first]  # the common case, answered without looking at the other bindings
+        found = self.bindings.reaching(
+            name.id, chain, (name.lineno, name.col_offset), lambda b: self._dominates(b.stmt, name)
+        )
+        if first in found:
             found.remove(first)
             found.insert(0, first)
         return found

@@ -168,17 +168,21 @@ def _sources(
             block = _no_grad_with(ctx, sub)
             if block is not None and torchapi.is_model(ctx, sub.func):
                 found.append((sub, block))
-        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and depth > 1:
-            bound = ctx.binding(sub)
-            if bound is None or bound.kind not in ("assign", "unpack"):
-                continue
-            value = bound.value if bound.value is not None else bound.source
-            if value is None:
-                continue
-            if value not in memo:
-                memo[value] = []  # a name rebound from itself (``loss = loss / n``) ends here
-                memo[value] = _sources(ctx, value, memo, depth - 1)
-            found.extend(item for item in memo[value] if item not in found)
+        elif (
+            isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and depth > 1
+            and not ctx.imports.is_module_alias(sub.id)
+        ):
+            # Every value the name may hold: ``output`` bound in both branches of an ``if``.
+            for bound in ctx.alternatives(sub):
+                value = bound.value if bound.value is not None else bound.source
+                if value is None or bound.kind not in ("assign", "unpack"):
+                    continue
+                if value not in memo:
+                    memo[value] = []  # a name rebound from itself (``loss = loss / n``) ends here
+                    memo[value] = _sources(ctx, value, memo, depth - 1)
+                found.extend(item for item in memo[value] if item not in found)
     return found
 
 

@@ -177,3 +177,37 @@ def test_a_model_chosen_among_branches_and_class_method_constructors_is_a_model(
     found = lint_source(train.read_text(encoding="utf-8"), str(train))
     assert found.internal_errors == []
     assert [f.rule_id for f in found.all] == expected
+
+
+RNN_OR_TRANSFORMER = """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8, 8))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+transformer = True
+for data, targets in batches():
+    optimizer.zero_grad()
+    if transformer:
+{first}
+        output = output.view(-1, 8)
+    else:
+        output, hidden = model(data), None
+    loss = criterion(output, targets)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "first, expected",
+    [
+        ("        output = model(data)", []),
+        ("        with torch.no_grad():\n            output = model(data)", ["TD013"]),
+    ],
+)
+def test_a_forward_under_no_grad_in_one_branch_is_found_through_the_other_branchs_binding(first, expected):
+    # word_language_model's shape: `output` comes from the Transformer branch or the RNN
+    # branch; the no-grad forward is in the branch that is not the last binding.
+    found = lint_source(RNN_OR_TRANSFORMER.format(first=first), "<wlm>")
+    assert [f.rule_id for f in found.all] == expected
