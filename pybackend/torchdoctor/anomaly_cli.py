@@ -195,7 +195,8 @@ def _run_script(path: str, argv: List[str]) -> int:
         return INTERRUPTED
     except BaseException as exc:
         sys.stdout.flush()
-        print_user_traceback(exc)
+        if not children.explain_child_stop(exc):  # a spawned child's stop: one line, no torch traceback
+            print_user_traceback(exc)
         return 1
     finally:
         from .runtime.anomaly import startup, watch

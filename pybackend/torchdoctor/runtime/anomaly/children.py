@@ -13,7 +13,9 @@
   index when a ``__getitem__`` frame has one, and never stops: in break mode a worker that
   raised would die with a traceback of ours and take the main process down with "DataLoader
   worker exited unexpectedly"; the main process's exit status says it instead. Any other child
-  in break mode prints the report and exits with status 1.
+  in break mode prints the report and exits with status 1 (break stops the run). The parent's
+  ``torch.multiprocessing.spawn`` then raises ``ProcessExitedException`` in the script; instead
+  of that traceback, :func:`explain_child_stop` says in one line which child stopped, and why.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def forget_children() -> None:
         os.environ.pop(name, None)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BOOT]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
-    _STATE["parent"] = None
+    _STATE["parent"] = _STATE["folder"] = None
 
 
 def collect(folder: str) -> List[Dict[str, Any]]:
@@ -134,3 +136,25 @@ def _child_break(report: Dict[str, Any]) -> None:
     sys.stdout.flush()
     print(render_report(report, with_sentence=False), file=sys.stderr)
     raise SystemExit(1)
+
+
+def explain_child_stop(exc: BaseException, stream: Any = None) -> bool:
+    """When the script died of ``exc`` after a child stopped at an anomaly (break mode), say so in
+    one line, instead of the traceback of ``torch.multiprocessing``'s "process N terminated with
+    exit code 1"; True if said. Any other failure: False (the caller prints its traceback)."""
+    folder = _STATE.get("folder")
+    if not folder or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return False
+    stopped = [
+        r for r in collect(folder) if r.get("action") == "break" and not r.get("advice") and "worker_id" not in r
+    ]
+    if not stopped:
+        return False
+    first = stopped[0]
+    where = str(first.get("process") or f"child process {first.get('pid')}")
+    print(
+        f"torchdoctor run: the script stopped because {where} stopped at the anomaly reported above "
+        f"(break mode); its parent then got {type(exc).__name__}: {str(exc).strip()[:200]}",
+        file=stream if stream is not None else sys.stderr,
+    )
+    return True
