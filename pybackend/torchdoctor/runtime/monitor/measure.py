@@ -66,7 +66,9 @@ def total_norm(torch: Any, tensors: List[Any]) -> Any:
         norms = torch._foreach_norm(tensors)
     else:
         norms = [torch.linalg.vector_norm(t).to(device) for t in tensors]
-    return torch.linalg.vector_norm(torch.stack(norms).float())
+    if len(norms) == 1:
+        return norms[0]
+    return torch.linalg.vector_norm(torch.stack(norms), dtype=torch.float32)
 
 
 def snapshot(torch: Any, optimizer: Any) -> List[Any]:

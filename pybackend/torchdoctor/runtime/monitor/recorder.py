@@ -398,11 +398,7 @@ class Monitor(Outputs):
         if not losses:
             loss, self.last_loss = self.last_loss, None  # a second optimizer stepping on the same backward
             return loss
-        loss = (
-            losses[0].float().reshape(())
-            if len(losses) == 1
-            else self.torch.stack([x.float().reshape(()) for x in losses]).mean()
-        )
+        loss = losses[0] if len(losses) == 1 else self.torch.stack([x.reshape(()).float() for x in losses]).mean()
         self.last_loss = loss
         return loss
 
@@ -417,12 +413,12 @@ class Monitor(Outputs):
         if not tensors:
             self._emit(rec, [], layout)
             return
+        if all(t.is_cpu for t in tensors):
+            self._emit(rec, [t.item() for t in tensors], layout)  # no device to wait for: read now
+            return
         with torch.no_grad():
-            device = tensors[0].device
-            packed = torch.stack([t.float().reshape(()).to(device) for t in tensors])
-            if packed.is_cpu:
-                self._emit(rec, packed.tolist(), layout)
-                return
+            device = next(t.device for t in tensors if not t.is_cpu)
+            packed = torch.stack([t.reshape(()).float().to(device) for t in tensors])
             host = torch.empty(packed.shape, dtype=packed.dtype, pin_memory=True)
             host.copy_(packed, non_blocking=True)
             event = torch.cuda.Event()
