@@ -264,6 +264,18 @@ def test_spawned_children_are_watched_and_the_parent_fails(tmp_path):
 
 
 @pytest.mark.timeout(900)
+def test_a_spawned_child_in_break_mode_stops_the_run_with_one_clear_line(tmp_path):
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    result = run_cli("run", "--json", str(tmp_path / "r.json"), str(script), timeout=800)
+    reports = json.loads((tmp_path / "r.json").read_text())["anomalies"]
+    assert result.returncode == 1 and "parent done" not in result.stdout  # break: the run stopped
+    assert reports and reports[0]["kind"] == "nonfinite_output" and reports[0]["pid"]
+    assert "stopped at the anomaly reported above" in result.stderr and "ProcessExitedException" in result.stderr
+    assert "Traceback" not in result.stderr  # neither torch.multiprocessing's nor ours
+
+
+@pytest.mark.timeout(900)
 def test_a_dataloader_worker_reports_once_with_its_id_and_sample(tmp_path):
     script = tmp_path / "workers.py"
     script.write_text(WORKERS)
