@@ -141,6 +141,18 @@ class Outputs:
         except Exception as exc:
             self._error(exc)
 
+    def note_exception(self, exc: BaseException) -> None:
+        """An exception that ended the script: a ``torch.OutOfMemoryError`` becomes ``cuda_oom``."""
+        from . import oom
+
+        try:
+            if oom.is_oom(self.torch, exc):
+                finding = oom.explain(self.torch, exc, self._primary_step())
+                self.verdicts.add(finding)
+                self._tell("finding", finding)
+        except Exception as error:
+            self._error(error)
+
     def findings(self) -> List[Dict[str, Any]]:
         return [{k: v for k, v in f.items() if k != "about"} for f in self.verdicts.findings()]
 

@@ -47,6 +47,15 @@ def start(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
     return {"config": config}
 
 
+def note_exception(exc: BaseException) -> None:
+    """The script's uncaught exception (an OOM gets its explanation as ``cuda_oom``)."""
+    from . import recorder
+
+    monitor = recorder.current()
+    if monitor is not None:
+        monitor.note_exception(exc)
+
+
 def finish(session: Optional[Dict[str, Any]], args: argparse.Namespace, status: int) -> int:
     if session is None:
         return status

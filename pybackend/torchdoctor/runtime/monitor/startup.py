@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 from typing import Any, Dict, List, Mapping, Optional
 
 from .. import startup as runtime_startup
@@ -96,6 +97,20 @@ def _install(config: MonitorConfig) -> None:
             announce(problem, prefix="[torchdoctor] ")
         _STATE["board"] = writer
     atexit.register(_at_exit)
+    _chain_excepthook(monitor)
+
+
+def _chain_excepthook(monitor: Any) -> None:
+    """A debug session's uncaught ``torch.OutOfMemoryError`` gets its explanation (``cuda_oom``)."""
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        try:
+            monitor.note_exception(value)
+        finally:
+            previous(kind, value, tb)
+
+    sys.excepthook = excepthook
 
 
 def _at_exit() -> None:
