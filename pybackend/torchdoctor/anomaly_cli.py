@@ -197,6 +197,7 @@ def _run_script(path: str, argv: List[str]) -> int:
         sys.stdout.flush()
         if not children.explain_child_stop(exc):  # a spawned child's stop: one line, no torch traceback
             print_user_traceback(exc)
+        monitor_run.note_exception(exc)  # a torch.OutOfMemoryError gets its explanation (cuda_oom)
         return 1
     finally:
         from .runtime.anomaly import startup, watch
