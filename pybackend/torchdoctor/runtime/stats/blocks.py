@@ -73,9 +73,14 @@ def memory_order(x: Any) -> Any:
     shape = tuple(x.shape)
     if len(shape) < 2:
         return x
+    if _contiguous(x):
+        return x.reshape(-1)  # storage order already: a view
     strides = _strides(x)
     order = sorted(range(len(shape)), key=lambda d: (-abs(int(strides[d])), -int(shape[d])))
     if order != list(range(len(shape))):
         x = x.permute(order) if hasattr(x, "permute") else x.transpose(order)
-    contiguous = x.is_contiguous() if callable(getattr(x, "is_contiguous", None)) else x.flags.c_contiguous
-    return x.reshape(-1) if contiguous else x
+    return x.reshape(-1) if _contiguous(x) else x
+
+
+def _contiguous(x: Any) -> bool:
+    return bool(x.is_contiguous() if callable(getattr(x, "is_contiguous", None)) else x.flags.c_contiguous)

@@ -92,8 +92,26 @@ def probe(t: Any) -> Optional[Tuple[int, ...]]:
     count = t.numel()
     if count == 0 or t.is_meta:
         return ()
-    k = min(PROBE_ELEMENTS, count)
-    positions = [i * (count - 1) // (k - 1) for i in range(k)] if k > 1 else [0]
-    index = torch.tensor(positions, dtype=torch.long, device=t.device)
-    picked = torch.take(t, index)
-    return tuple(picked.view(torch.uint8).tolist())
+    picked = torch.take(t, _probe_index(torch, count, t.device))
+    raw = picked.view(torch.uint8)
+    if raw.device.type == "cpu":
+        return (raw.numpy().tobytes(),)  # one bytes object: no list of Python ints
+    return tuple(raw.tolist())
+
+
+# (count, device) -> the positions probed; a model's parameters share a few sizes.
+_INDEX: Dict[Tuple[int, str], Any] = {}
+_INDEX_LIMIT = 1024
+
+
+def _probe_index(torch, count: int, device: Any) -> Any:
+    key = (count, str(device))
+    index = _INDEX.get(key)
+    if index is None:
+        k = min(PROBE_ELEMENTS, count)
+        positions = [i * (count - 1) // (k - 1) for i in range(k)] if k > 1 else [0]
+        index = torch.tensor(positions, dtype=torch.long, device=device)
+        if len(_INDEX) >= _INDEX_LIMIT:
+            _INDEX.clear()
+        _INDEX[key] = index
+    return index

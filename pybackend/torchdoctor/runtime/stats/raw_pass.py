@@ -128,21 +128,28 @@ class _Scratch:
 def direct_rows(torch, base: Any, how: Dict[str, Any]) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:
     """One small tensor, whole, in the work dtype (float64 off MPS): extremes, sum, the squares
     about the mean (an exact two-pass) and the zeros, in one host transfer. No rows when its
-    extremes are not finite: the caller then reads it carefully, as a block with NaN/Inf."""
+    extremes are not finite: the caller then reads it carefully, as a block with NaN/Inf.
+
+    Every op is a plain ``torch`` call (no Tensor operators, some of which go through Python)."""
     n = base.numel()
     flat = base.reshape(-1)
     values = flat if flat.dtype == how["work"] else flat.to(how["work"])
     floats = is_float(how)
     low, high = _extremes(torch, values if floats else flat, how)
     total = values.sum()
-    squares = torch.linalg.vector_norm(values - total / n).square()
-    zeros = n - torch.count_nonzero(values.bool()) if floats else torch.zeros((), device=values.device)
-    extremes = _unflip(torch, [low, high], how).to(values.dtype)
-    s, m2, lo, hi, z = torch.cat([torch.stack([total, squares]), extremes, zeros.to(values.dtype).reshape(1)]).tolist()
-    exact = None if floats else _int_extremes(torch, [low], [high], how)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return [], exact
-    return [(n, s, m2, lo, hi, 0, 0, 0, z)], exact
+    norm = torch.linalg.vector_norm(torch.sub(values, torch.div(total, n)))
+    if floats:
+        nonzero = torch.count_nonzero(values.bool()).to(values.dtype)
+        s, root, lo, hi, nonzeros = torch.stack([total, norm, low, high, nonzero]).tolist()
+        exact = None
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return [], exact
+    else:  # exact extremes as int64 (the flipped signed view for wide unsigned), then shifted back
+        s, root = torch.stack([total, norm]).tolist()
+        pair = torch.stack([low, high]).to(torch.int64).tolist()
+        exact = _shifted_pair(int(pair[0]), int(pair[1]), how)
+        lo, hi, nonzeros = float(exact[0]), float(exact[1]), n
+    return [(n, s, root * root, lo, hi, 0, 0, 0, n - nonzeros)], exact
 
 
 def _shifted_pair(low: int, high: int, how: Dict[str, Any]) -> Tuple[int, int]:

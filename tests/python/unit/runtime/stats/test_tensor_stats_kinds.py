@@ -153,3 +153,27 @@ def test_the_thread_count_is_restored(monkeypatch):
     seen.clear()
     value_stats(torch.randn(1000))  # small: torch runs it on one thread anyway, the count is left alone
     assert seen == [] and torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("n", [1, 511, 512, 513, 4096, 70_001])
+def test_true_values_are_counted_by_words_exactly(n):
+    marks = torch.rand(n, generator=torch.Generator().manual_seed(n)) > 0.3
+    marks[-1] = True  # the ragged end is counted too
+    assert int(raw_pass.count_true(torch, marks)) == int(marks.sum())
+    assert int(raw_pass.count_true(torch, torch.ones(n, dtype=torch.bool))) == n  # every lane full
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8])
+def test_a_small_tensor_costs_a_handful_of_ops(dtype):
+    """A model's thousands of small parameters: each is read whole, in float64, in about ten ops
+    and one transfer to the host, not block by block (the fixed cost was ~3 ms a tensor)."""
+    t = (torch.randn(64, 32, generator=torch.Generator().manual_seed(3)) * 50).to(dtype)
+    with Ops() as ops:
+        got = value_stats(t)
+    assert len(ops.seen) <= 12, [name for name, *_ in ops.seen]
+    ref = t.double()
+    assert got["min"] == float(ref.min()) and got["max"] == float(ref.max())
+    assert got["mean"] == pytest.approx(float(ref.mean()), rel=1e-12, abs=1e-12)
+    assert got["std"] == pytest.approx(float(ref.std()), rel=1e-12)
+    if dtype.is_floating_point:
+        assert got["zeros"] == int((t == 0).sum())
