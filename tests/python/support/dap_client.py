@@ -45,6 +45,8 @@ class Stop:
 class DAPClient:
     """One debugpy adapter process and the DAP conversation with it."""
 
+    supports_start_debugging = False  # True: debugpy asks us for a session per subprocess
+
     def __init__(self, python: str = sys.executable, adapter_env: Optional[Mapping[str, str]] = None) -> None:
         self.python = python
         self.adapter_env = dict(os.environ if adapter_env is None else adapter_env)
@@ -135,17 +137,24 @@ class DAPClient:
             with self._events_changed:
                 self.events.append(message)
                 self._events_changed.notify_all()
-        elif kind == "request":  # reverse requests (runInTerminal...): we support none
+        elif kind == "request":  # reverse requests (startDebugging, runInTerminal...)
+            body = self.reverse_request(message)
             self._send(
                 {
                     "type": "response",
                     "seq": self._next_seq(),
                     "request_seq": message["seq"],
                     "command": message.get("command"),
-                    "success": False,
-                    "message": "not supported",
+                    "success": body is not None,
+                    "body": body or {},
+                    **({} if body is not None else {"message": "not supported"}),
                 }
             )
+
+    def reverse_request(self, message: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The body to answer a reverse request with, or None to refuse it (a subclass may accept
+        ``startDebugging``: see ``support/dap_children.py``). Runs on the reader thread."""
+        return None
 
     def _response_queue(self, seq: int) -> "queue.Queue[Dict[str, Any]]":
         with self._write_lock:
@@ -212,6 +221,7 @@ class DAPClient:
                 "columnsStartAt1": True,
                 "supportsVariableType": True,
                 "supportsRunInTerminalRequest": False,
+                "supportsStartDebuggingRequest": self.supports_start_debugging,
             },
         )
 
