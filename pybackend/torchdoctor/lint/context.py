@@ -65,6 +65,9 @@ def _flags() -> Dict[type, int]:
 
 
 _FLAGS = _flags()
+# Kinds with no child to visit and nothing for the index to record: the walk notes their
+# parent and owner without pushing them (about half the nodes of a file).
+_LEAF_KINDS = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue})
 
 
 class LintContext(ValueResolution, CallerResolution):
@@ -132,6 +135,7 @@ class LintContext(ValueResolution, CallerResolution):
         child_fields = _CHILD_FIELDS
         flags_of = _FLAGS
         node_type = ast.AST
+        leaf_kinds = _LEAF_KINDS
         # Nodes are handled generically (``Any``): the flags of a node's kind say which
         # attributes it has (owned kinds have positions, scope kinds have ``args``).
         stack: List[Tuple[Any, ast.AST]] = [(tree, tree)]
@@ -163,10 +167,16 @@ class LintContext(ValueResolution, CallerResolution):
                     for item in value:
                         if isinstance(item, node_type):
                             parents[item] = node
-                            stack.append((item, child_owner))
+                            if item.__class__ in leaf_kinds:  # ``Name``, ``Constant``: nothing inside
+                                owner_map[item] = child_owner
+                            else:
+                                stack.append((item, child_owner))
                 elif isinstance(value, node_type):
                     parents[value] = node
-                    stack.append((value, child_owner))
+                    if value.__class__ in leaf_kinds:
+                        owner_map[value] = child_owner
+                    else:
+                        stack.append((value, child_owner))
         key = lambda n: (n.lineno, n.col_offset)  # noqa: E731 - sort key
         self.calls.sort(key=key)
         self.loops.sort(key=key)

@@ -53,6 +53,15 @@ class ProjectIndex:
                 self._texts[key] = text
             self._files.pop(key, None)
 
+    def unsaved_text(self, path: str) -> Optional[str]:
+        """The editor's unsaved text of ``path``, if it gave one."""
+        with self._lock:
+            return self._texts.get(os.path.abspath(path))
+
+    def unsaved_paths(self) -> List[str]:
+        with self._lock:
+            return list(self._texts)
+
     # -- lookups -----------------------------------------------------------------------
 
     def find_class(self, qualname: str, importer: Optional[str]) -> Optional[Tuple["LintContext", ast.ClassDef]]:

@@ -3,8 +3,9 @@
 - ``didOpen`` / ``didSave``: lint now; ``didChange``: lint after a pause in typing
   (``DEBOUNCE_SECONDS``, ``LARGE_DEBOUNCE_SECONDS`` above ``LARGE_DOCUMENT``; a newer change cancels the pending run, and a result is published
   only if the document is still at the version that was linted); ``didClose``: clear.
-- The linter runs in a worker thread (``run_in_executor``) so a long file never stalls the
-  protocol. While the text does not parse, the last diagnostics are kept rather than
+- The linter runs in a worker thread (``run_in_executor``); a document over ``LARGE_DOCUMENT``
+  is linted in a child process (``lint/background.py``), since a thread still holds the
+  interpreter while it parses and analyses, and other requests would wait for it. While the text does not parse, the last diagnostics are kept rather than
   flickering away; the Python language server reports the syntax error itself.
 - ``textDocument/codeAction``: the rule's safe fix (preferred), and "ignore this rule on this
   line", which appends ``# torchdoctor: ignore[TDxxx]``.
@@ -32,7 +33,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from ..checks.safe_discovery import MAX_ANALYSIS_BYTES
 from ..checks.source_text import too_large_message
-from ..lint import Finding, all_rules, get_rule, lint_source
+from ..lint import Finding, all_rules, background, get_rule, lint_source
 from ..lint.ignore import ignore_edit
 from ..lint.model import Span, TextEdit
 from ..lint.project import PROJECT
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 SOURCE = "Torch Doctor"
 DEBOUNCE_SECONDS = 0.3
-LARGE_DOCUMENT = 256 * 1024  # ~8,000 lines: parsing takes long enough to be felt, so wait longer
+LARGE_DOCUMENT = background.LARGE_DOCUMENT  # ~8,000 lines: felt by other requests, so wait longer
 LARGE_DEBOUNCE_SECONDS = 2.0
 SETTINGS_WAIT = 2.0  # the first lint waits this long for the client's settings
 _SEVERITY = {
@@ -165,7 +166,19 @@ class LintService:
         path = to_fs_path(uri) or uri
         PROJECT.set_text(path, text)  # other files importing this one see the unsaved text
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(None, lint_source, text, path, tuple(self.disabled_rules))
+        disabled = tuple(self.disabled_rules)
+        if len(text) > background.LARGE_DOCUMENT:
+            # A long file's lint holds the interpreter for a second or more: in a child
+            # process, so hovers and CodeLenses on other files are answered meanwhile.
+            own = os.path.abspath(path)
+            texts = {}
+            for other in PROJECT.unsaved_paths():
+                unsaved = PROJECT.unsaved_text(other)
+                if other != own and unsaved is not None:
+                    texts[other] = unsaved
+            result = await loop.run_in_executor(None, background.lint, text, path, disabled, texts)
+        else:
+            result = await loop.run_in_executor(None, lint_source, text, path, disabled)
         if result.syntax_error is not None:
             return None
         return Linted(version, split_lines(text), result.findings)
