@@ -103,7 +103,11 @@ class _Requests(object):
             if context == _CLIPBOARD:
                 seconds = None  # Copy Value asks for the numbers themselves
             # A Variables page shows many values: one model's walk may take half of what is left.
-            made = budget_module.Budget(seconds, epoch, 0.5 if kind == "variables" else 1.0)
+            listing = kind == "variables" and context is None
+            try:
+                made = budget_module.Budget(seconds, epoch, 0.5 if kind == "variables" else 1.0, listing=listing)
+            except TypeError:  # an older runtime on the path: no re-listing rule
+                made = budget_module.Budget(seconds, epoch, 0.5 if kind == "variables" else 1.0)
             self.request, self.budget = request, made
             return made
 

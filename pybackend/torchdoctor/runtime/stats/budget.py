@@ -50,8 +50,14 @@ class Budget:
     debug console; caches may trust values they computed under the same epoch.
     """
 
-    def __init__(self, seconds: Optional[float], epoch: Optional[Hashable] = None, walk_share: float = 0.5) -> None:
+    def __init__(
+        self, seconds: Optional[float], epoch: Optional[Hashable] = None, walk_share: float = 0.5, listing: bool = False
+    ) -> None:
         self.seconds = seconds
+        # A Variables page. A value put off by an earlier listing of the same stop is not tried
+        # again by a later one (listing a stop twice must cost what plain debugpy's listing
+        # costs); it is computed when expanded, hovered, or at the next stop.
+        self.listing = listing
         # The share of what is left that one walk over many tensors (a model's NaN check) may
         # take: half in a Variables page, so the values after it still get theirs; all of it
         # for a hover, which shows one value.

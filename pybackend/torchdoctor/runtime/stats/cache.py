@@ -12,6 +12,9 @@ is reached first: 16,384 entries of statistics take a few MiB.
 
 Misses consult the request's time budget (:mod:`budget`): a computation that does not fit is
 not started; the caller gets :data:`PENDING` (the line says ``stats…``) and nothing is cached.
+What was put off at a stop is remembered for that stop: a later Variables listing of the same
+stop does not try it again (it answers from the cache alone, as fast as plain debugpy); a
+hover, an expand or the next stop computes it.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ class IdentityCache:
         # ids of freed objects, queued by weakref callbacks (which may run inside a locked
         # section, on any thread) and dropped at the next insertion.
         self._dead: Deque[int] = deque()
+        # id -> (weakref, fingerprint) of what a request put off at the stop ``_put_off_epoch``.
+        self._put_off_ids: Dict[int, tuple] = {}
+        self._put_off_epoch: Any = None
 
     def get_or_compute(
         self, obj: Any, fingerprint: Optional[Hashable], compute: Callable[[], Any], budgeted: bool = True
@@ -76,14 +82,16 @@ class IdentityCache:
             if value is not _MISS:
                 return value
         active = budget.current() if budgeted else None
+        if active is not None and active.listing and self._put_off_before(obj, fingerprint, active.epoch):
+            return self._defer(active)  # a re-listing of the same stop: a pure cache look-up
         if active is not None and not active.allows(budget.estimate(obj)):
-            return self._defer(active)
+            return self._put_off(obj, fingerprint, active)
         start = time.monotonic()
         try:
             value = self._run(active, compute)
         except budget.OutOfTime:
             budget.record(obj, (time.monotonic() - start) * 2)  # it needed more than that: at least twice
-            return self._defer(active)
+            return self._put_off(obj, fingerprint, active)
         budget.record(obj, time.monotonic() - start)
         if fingerprint is not None and not is_pending(value):
             self._put(obj, fingerprint, value)
@@ -102,6 +110,28 @@ class IdentityCache:
             return compute()
         finally:
             active.abortable = False
+
+    def _put_off(self, obj: Any, fingerprint: Optional[Hashable], active: Optional[budget.Budget]) -> Dict[str, object]:
+        """Defer, and remember it for this stop (epoch): later listings of the stop skip it."""
+        if fingerprint is not None and active is not None and active.epoch is not None:
+            with self._lock:
+                if self._put_off_epoch is not active.epoch or len(self._put_off_ids) >= self.maxsize:
+                    self._put_off_ids = {}
+                    self._put_off_epoch = active.epoch
+                try:
+                    self._put_off_ids[id(obj)] = (weakref.ref(obj), fingerprint)
+                except TypeError:
+                    pass
+        return self._defer(active)
+
+    def _put_off_before(self, obj: Any, fingerprint: Optional[Hashable], epoch: Any) -> bool:
+        if fingerprint is None or epoch is None:
+            return False
+        with self._lock:
+            if self._put_off_epoch is not epoch:
+                return False
+            entry = self._put_off_ids.get(id(obj))
+            return entry is not None and entry[0]() is obj and entry[1] == fingerprint
 
     def _defer(self, active: Any) -> Dict[str, object]:
         if active is not None:

@@ -77,10 +77,15 @@ class _Walk:
         self.bad: List[str] = []
         self.bad_grads: List[str] = []
         self.lock = threading.Lock()
+        self.listed_by: Any = None  # the Variables listing that walked it first at this stop
 
     def advance(self) -> Dict[str, object]:
         """Walk on until done or out of its share of time; the line as it stands."""
         active = budget.current()
+        if active is not None and active.listing:
+            if self.listed_by is not None and self.listed_by is not active:
+                return self._line()  # a re-listing of this stop: the line as it stands, no walk
+            self.listed_by = active
         stop_at = None
         if active is not None and active.deadline is not None:
             # A walk takes at most a share of what is left, so the values listed after a big
@@ -100,12 +105,15 @@ class _Walk:
                     break  # its statistics did not fit: not checked yet, try it again next time
                 (self.bad_grads if grads else self.bad).extend(found)
                 self.position += 1
-            info = dict(self.info)
-            if self.info.get("checked"):
-                info["nan_in"], info["grad_nan_in"] = list(self.bad), list(self.bad_grads)
-            if self.position < len(self.items):
-                info["pending"] = True
-            return info
+            return self._line()
+
+    def _line(self) -> Dict[str, object]:
+        info = dict(self.info)
+        if self.info.get("checked"):
+            info["nan_in"], info["grad_nan_in"] = list(self.bad), list(self.bad_grads)
+        if self.position < len(self.items):
+            info["pending"] = True
+        return info
 
 
 def describe_array_cached(a: Any) -> Dict[str, object]:

@@ -109,3 +109,34 @@ def test_estimates_count_memory_not_the_expanded_view():
     wide = base.expand(10_000, 1000)
     assert budget.cost_key(wide)[1] == 1000
     assert budget.cost_key(np.broadcast_to(np.ones(10), (1000, 10)))[1] == 10
+
+
+def test_a_relisting_of_the_same_stop_does_not_try_again_what_it_put_off():
+    """Listing a stop twice costs a cache look-up; a hover, an expand or the next stop computes."""
+    cache = IdentityCache()
+    t = torch.randn(BIG)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return value_stats(t)
+
+    stop = object()
+    with budget.activate(budget.Budget(1e-6, stop, listing=True)):
+        time.sleep(1e-3)
+        assert is_pending(cache.get_or_compute(t, ("v", 0), compute))
+    budget._RATES.clear()
+    budget._RATES[("torch.float32", "cpu")] = 1e-15  # it would fit now: a later listing still skips it
+    with budget.activate(budget.Budget(10.0, stop, listing=True)) as again:
+        assert is_pending(cache.get_or_compute(t, ("v", 0), compute)) and again.deferred == 1
+    assert calls == []
+    with budget.activate(budget.Budget(10.0, stop)):  # a hover of the same stop computes it
+        assert cache.get_or_compute(t, ("v", 0), compute)["count"] == BIG
+    assert calls == [1]
+    other = torch.randn(BIG)
+    with budget.activate(budget.Budget(1e-6, stop, listing=True)):
+        time.sleep(1e-3)
+        assert is_pending(cache.get_or_compute(other, ("w", 0), lambda: value_stats(other)))
+    budget._RATES[("torch.float32", "cpu")] = 1e-15
+    with budget.activate(budget.Budget(10.0, object(), listing=True)):  # the next stop computes it
+        assert cache.get_or_compute(other, ("w", 0), lambda: value_stats(other))["count"] == BIG

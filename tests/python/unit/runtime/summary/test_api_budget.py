@@ -176,3 +176,16 @@ def test_a_pending_model_leaves_time_for_the_values_after_it():
     with budget.activate(budget.Budget(3 * header, object())):  # far less than the walk needs
         first, second = summarize(model), summarize(after)
     assert PENDING_NOTE in first and "μ=" in second
+
+
+def test_a_model_walk_goes_on_at_hovers_but_not_at_relistings_of_the_stop():
+    model = torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(40)])
+    stop = object()
+    first = budget.Budget(1e-4, stop, listing=True)
+    with budget.activate(first):
+        time.sleep(2e-4)
+        assert stats(model).get("pending")  # out of time at once: its walk is put off
+    with budget.activate(budget.Budget(10.0, stop, listing=True)):
+        assert stats(model).get("pending")  # a re-listing of the same stop shows the line as it stands
+    with budget.activate(budget.Budget(10.0, stop)):
+        assert not stats(model).get("pending")  # a hover walks on to the end
