@@ -24,42 +24,11 @@ from . import thresholds as T
 from .arrays import to_array
 from .context import Context, Split
 from .fingerprint import fingerprints
+from .raw_rows import base_of, raw_store
 from .reduce import is_blank
 from .sampling import is_map_style, sample_indices, seeded_draws
 
 MAX_RAW_ROWS = 200_000
-RAW_ATTRIBUTES = ("data", "images", "x", "X", "inputs", "features")
-
-
-def _base(obj: Any) -> tuple[Any, Optional[list]]:
-    """(the dataset behind Subsets, the base index of each index) - indices None: identity."""
-    mapping: Optional[list] = None
-    depth = 0
-    while type(obj).__name__ == "Subset" and hasattr(obj, "indices") and depth < 10:
-        idx = [int(i) for i in obj.indices]
-        mapping = idx if mapping is None else [idx[i] for i in mapping]
-        obj, depth = obj.dataset, depth + 1
-    return obj, mapping
-
-
-def _raw_store(ds: Any) -> Any:
-    tensors = getattr(ds, "tensors", None)
-    if type(ds).__name__ == "TensorDataset" and tensors:
-        return tensors[0]
-    try:
-        n = len(ds)
-    except TypeError:
-        return None
-    for name in RAW_ATTRIBUTES:
-        value = getattr(ds, name, None)
-        if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__getitem__"):
-            continue
-        try:
-            if len(value) == n and to_array(value[0]) is not None:
-                return value
-        except (TypeError, IndexError, KeyError):
-            continue
-    return None
 
 
 def _raw(split: Split) -> Optional[dict]:
@@ -68,8 +37,8 @@ def _raw(split: Split) -> Optional[dict]:
     ds = d.dataset if d.kind == "loader" else d.obj if d.kind == "dataset" else None
     if ds is None:
         return None
-    base, mapping = _base(ds)
-    store = _raw_store(base)
+    base, mapping = base_of(ds)
+    store = raw_store(base)
     if store is None:
         return None
     n = len(mapping) if mapping is not None else len(store)
@@ -92,7 +61,7 @@ def _raw(split: Split) -> Optional[dict]:
 
 def _drawn(split: Split) -> dict:
     d, s = split.draws, split.stats
-    if d.kind == "dataset" and d.random and is_map_style(d.obj):
+    if d.kind == "dataset" and (d.random or not s.hashed) and is_map_style(d.obj):
         xs = seeded_draws(d.obj, s.indices)
         return {i: _digest(x) for i, x in zip(s.indices, xs)}
     blank = set(s.blank)

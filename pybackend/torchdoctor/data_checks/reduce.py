@@ -50,6 +50,7 @@ class SplitStats:
     label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "other"
     label_nonfinite: list = field(default_factory=list)
     float_kind: bool = False
+    hashed: bool = True  # digests of the drawn samples are computed (not when the stored rows are hashed instead)
 
     @property
     def ch_mean(self) -> Optional[np.ndarray]:
@@ -101,33 +102,63 @@ class Reducer:
         self.vectors: list = []
         self.per_chunk = T.CHUNK
 
-    def add(self, index: Any, x: Optional[np.ndarray]) -> None:
+    def add(self, index: Any, x: Any) -> None:
+        """One sample's features: a numpy array, or a tensor. Nothing is checked per sample (each
+        torch call costs about a tenth of a simple ``__getitem__``): a chunk is stacked at once, and
+        only a chunk that does not stack is converted sample by sample."""
         if x is None:
             return
-        s = self.s
         if self.first is None:
-            self.first = x
-            s.shape, s.float_kind = tuple(x.shape), x.dtype.kind == "f"
-            s.layout = layout_of(s.shape, x.dtype.kind)
-            self.per_chunk = max(1, min(T.CHUNK, CHUNK_ELEMENTS // max(1, x.size)))
-        elif x.shape != self.first.shape:
-            s.other_shapes += 1
-            return
+            first = to_array(x)
+            if first is None:
+                return
+            s = self.s
+            self.first = first
+            s.shape, s.float_kind = tuple(first.shape), first.dtype.kind == "f"
+            s.layout = layout_of(s.shape, first.dtype.kind)
+            self.per_chunk = max(1, min(T.CHUNK, CHUNK_ELEMENTS // max(1, first.size)))
         self.pending.append((index, x))
         if len(self.pending) >= self.per_chunk:
             self._flush()
+
+    def _stack(self, part: list) -> tuple:
+        """(indices, stacked features) of the samples of the main shape; the others are counted."""
+        items = [a for _, a in part]
+        torch = sys.modules.get("torch")
+        try:
+            if torch is not None and isinstance(items[0], torch.Tensor):
+                with torch.no_grad():
+                    x = to_array(torch.stack(items))
+            else:
+                x = np.stack(items)
+            if x is not None and x.shape[1:] == self.s.shape:
+                return [i for i, _ in part], x
+        except (RuntimeError, TypeError, ValueError):
+            pass
+        keep = []
+        for i, a in part:  # shapes, dtypes or devices differ: one at a time
+            arr = to_array(a)
+            if arr is not None and arr.shape == self.s.shape:
+                keep.append((i, arr))
+            elif arr is not None:
+                self.s.other_shapes += 1
+        if not keep:
+            return [], None
+        return [i for i, _ in keep], np.stack([a for _, a in keep])
 
     def _flush(self) -> None:
         if not self.pending or self.first is None:
             return
         part, self.pending = self.pending, []
-        idx = [i for i, _ in part]
-        x = np.stack([a for _, a in part]).astype(self.first.dtype, copy=False)
+        idx, x = self._stack(part)
+        if x is None:
+            return
+        x = x.astype(self.first.dtype, copy=False) if x.dtype.kind == self.first.dtype.kind else x
         self.s.indices += idx
-        self.s.sampled += len(part)
+        self.s.sampled += len(idx)
         self.means.append(_chunk(self.s, idx, x))
         if self.s.layout in ("vector", "tokens"):
-            self.vectors.append(x.reshape(len(part), -1))
+            self.vectors.append(x.reshape(len(idx), -1))
 
     def finish(self, draws: Any) -> SplitStats:
         self._flush()
@@ -181,7 +212,8 @@ def _chunk(s: SplitStats, idx: list, x: np.ndarray) -> np.ndarray:
     mean = sums.sum(1) / n
     if channels * per >= T.BLANK_MIN_ELEMENTS and s.layout != "tokens":
         s.blank += [i for i, b in zip(idx, _blank_rows(c, lo, hi, mean, s.layout)) if b]
-    s.digests += fingerprints(x)
+    if s.hashed:
+        s.digests += fingerprints(x)
     return sums / np.maximum(count, 1)
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import random as _random
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import thresholds as T
 from .arrays import dtype_name, split_xy, to_array
+from .raw_rows import has_raw_rows
 from .reduce import Reducer
 from .rng import preserved_rng, seed_all
 
@@ -87,8 +89,13 @@ def _add(d: Draws, index: Any, sample: Any) -> None:
     x, y, how = split_xy(sample)
     if not d.how:
         d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
-    _feed(d, index, to_array(x))
+    _feed(d, index, x if type(x) is _tensor_type() else to_array(x))
     d.ys.append(y)  # converted all at once in reduce._labels
+
+
+def _tensor_type() -> Any:
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else None
 
 
 def _feed(d: Draws, index: Any, x: Any) -> None:
@@ -97,13 +104,15 @@ def _feed(d: Draws, index: Any, x: Any) -> None:
     if len(d.indices) in d.probes:
         d.probes[len(d.indices)] = x
     d.indices.append(index)
-    d.numeric += x is not None
+    d.numeric += x is not None  # a tensor counts: only numeric tensors are passed through
     d.reducer.add(index, x)
 
 
 def _draw_dataset(name: str, ds: Any, max_samples: int) -> Draws:
     length = len(ds)
     d = Draws(name, "dataset", ds, length=length, dataset=ds)
+    d.reducer = Reducer(name)
+    d.reducer.s.hashed = not has_raw_rows(ds)  # duplicates hash the stored rows: drawn digests are not needed
     idx = sample_indices(length, max_samples)
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
@@ -119,7 +128,8 @@ def _draw_dataset(name: str, ds: Any, max_samples: int) -> Draws:
 
 def _is_random(ds: Any, idx: list, probes: dict) -> bool:
     """Draw a few indices again: any difference means a random transform."""
-    for k, first in probes.items():
+    for k, kept in probes.items():
+        first = to_array(kept)
         again = to_array(split_xy(ds[idx[k]])[0])
         if first is None or again is None:
             continue

@@ -74,3 +74,24 @@ def test_low_cardinality_rows_are_not_duplicates():
         {"train": TensorDataset(x[:200], torch.arange(200) % 2), "val": TensorDataset(x[200:], torch.arange(100) % 2)}
     )
     assert not [k for k in kinds(r) if k.startswith("duplicates")]
+
+
+class Listed(Dataset):
+    """Fixed samples in a Python list: no stored array, no random transform."""
+
+    def __init__(self, x):
+        self.items = list(x)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i], 0
+
+
+def test_a_split_with_stored_rows_next_to_one_without():
+    x, y = images(150)
+    r = check({"train": TensorDataset(x[:100], y[:100]), "val": Listed(x[95:150])})
+    found = [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
+    assert len(found) == 1 and found[0]["count"] == 5 and found[0]["details"]["method"] == "drawn"
+    assert found[0]["details"]["pairs"][0] == [0, 95]
