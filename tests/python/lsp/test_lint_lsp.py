@@ -301,3 +301,22 @@ async def test_an_unsaved_change_to_the_model_file_relints_the_training_script(c
     relinted = await published(client, lambda p: bool(p.diagnostics), uri=train_uri)
     assert codes(relinted) == [("TD003", 6)]  # 0-based: the loss line
     assert "model.py line 10" in relinted.diagnostics[0].message
+
+
+async def test_a_large_document_is_linted_in_the_background_and_hovers_still_answer(client: LanguageClient):
+    # Over 256 KB the lint runs in a child process (lint/background.py): its findings are the
+    # same, and a hover on a small file is answered while it runs.
+    padding = "".join(f"value_{i} = [{i}] * 16  # padding line to make the file large\n" for i in range(5000))
+    big_uri = "file:///workspace/big.py"
+    assert len(ZERO_GRAD + padding) > 256 * 1024
+    open_doc(client, ZERO_GRAD + padding, uri=big_uri)
+    open_doc(client, ZERO_GRAD)
+    small = await published(client, lambda p: bool(p.diagnostics), timeout=30)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), position=small.diagnostics[0].range.start
+        )
+    )
+    assert hover is not None
+    big = await published(client, lambda p: bool(p.diagnostics), uri=big_uri, timeout=50)
+    assert codes(big) == [("TD001", 17)]
