@@ -68,6 +68,8 @@ function drawHeader(view) {
     view.bucketWidth > 1 ? `older steps in buckets of ${view.bucketWidth}` : null,
     view.dropped ? `${view.dropped} points dropped by the recorder (the view was slow or gone)` : null,
   ].filter((x) => x !== null);
+  header.dataset.steps = String(view.steps);
+  header.dataset.lastStep = String(view.lastStep ?? '');
   header.replaceChildren(
     h('div', { class: 'td-title' }, [
       h('span', { class: 'td-name' }, [r.name]),
@@ -136,6 +138,9 @@ function drawCharts(view) {
     seen.add(spec.id);
     points += spec.x.length * spec.series.length;
     const old = charts.get(spec.id);
+    if (old) {
+      old.box.dataset.points = String(spec.x.length);
+    }
     if (old && updateChart(old, spec, choice)) {
       continue;
     }
@@ -144,6 +149,7 @@ function drawCharts(view) {
     if (!old) {
       grid.append(box);
     }
+    box.dataset.points = String(spec.x.length);
     const made = createChart(box, spec, choice, width);
     charts.set(spec.id, { ...made, box });
   }

@@ -8,7 +8,7 @@
  * store's bounded rows, never the steps of the run. Pure logic, no `vscode` import.
  */
 import { MAX_GROUPS, RunState, RunStore, STEP_COLUMNS } from './runStore';
-import { Agg, onGrid, sample, stepRange, unionX } from './sampling';
+import { Agg, onGrid, sample, Sampled, stepRange, unionX } from './sampling';
 import { Track } from './track';
 import { Finding } from './wire';
 
@@ -76,35 +76,52 @@ interface Source {
   band?: boolean;
 }
 
-/** One chart from its sources: each sampled over the common step range, laid on one x grid. */
-function chart(id: string, title: string, unit: Unit, sources: Source[], from: number, to: number): ChartSpec | null {
-  const perTrack = new Map<Track, Source[]>();
-  for (const s of sources) {
-    if (s.track.hasColumn(s.col)) {
-      perTrack.set(s.track, [...(perTrack.get(s.track) ?? []), s]);
-    }
+/** How a column folds into a display bin: times and throughput average, memory peaks, the rest last. */
+export function aggOf(column: string): Agg {
+  if (column.startsWith('time_') || column === 'samples_per_s') {
+    return 'mean';
   }
-  if (perTrack.size === 0) {
+  return column === 'rss' || column.startsWith('cuda_') ? 'max' : 'last';
+}
+
+/** Each track sampled once per view, every column it has, shared by the charts that draw it. */
+class Sampler {
+  private readonly done = new Map<Track, { out: Sampled; index: Map<number, number> }>();
+  constructor(
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
+  get(track: Track): { out: Sampled; index: Map<number, number> } {
+    let got = this.done.get(track);
+    if (!got) {
+      const cols = track.columns.map((_, c) => c).filter((c) => track.hasColumn(c));
+      const out = sample(track, cols.map((c) => ({ col: c, agg: aggOf(track.columns[c]) })), this.from, this.to, POINTS);
+      got = { out, index: new Map(cols.map((c, i) => [c, i])) };
+      this.done.set(track, got);
+    }
+    return got;
+  }
+}
+
+/** One chart from its sources: each sampled over the common step range, laid on one x grid. */
+function chart(id: string, title: string, unit: Unit, sources: Source[], sampler: Sampler): ChartSpec | null {
+  const present = sources.filter((s) => s.track.hasColumn(s.col));
+  if (present.length === 0) {
     return null;
   }
-  const sampled = [...perTrack].map(([track, ss]) => ({
-    ss,
-    out: sample(track, ss.map((s) => ({ col: s.col, agg: s.agg })), from, to, POINTS),
-  }));
-  const x = unionX(sampled.map((s) => s.out.x));
-  const series: ChartSeries[] = [];
-  for (const { ss, out } of sampled) {
-    ss.forEach((s, i) => {
-      const c = out.cols[i];
-      series.push({
-        label: s.label,
-        values: onGrid(x, out.x, c.v),
-        ...(s.band ? { lo: onGrid(x, out.x, c.lo), hi: onGrid(x, out.x, c.hi) } : {}),
-        style: s.style ?? 'line',
-        color: series.length,
-      });
-    });
-  }
+  const tracks = [...new Set(present.map((s) => s.track))];
+  const x = unionX(tracks.map((t) => sampler.get(t).out.x));
+  const series: ChartSeries[] = present.map((s, i) => {
+    const { out, index } = sampler.get(s.track);
+    const c = out.cols[index.get(s.col)!];
+    return {
+      label: s.label,
+      values: onGrid(x, out.x, c.v),
+      ...(s.band ? { lo: onGrid(x, out.x, c.lo), hi: onGrid(x, out.x, c.hi) } : {}),
+      style: s.style ?? 'line',
+      color: i,
+    };
+  });
   return { id, title, unit, log: false, x, series };
 }
 
@@ -117,7 +134,7 @@ export function buildView(store: RunStore): MonitorView {
   const ranges = [...tracks.map(([, t]) => stepRange(t)), stepRange(store.evals), ...[...store.user.values()].map(stepRange)];
   const from = Math.min(...ranges.map((r) => (r ? r[0] : Infinity)));
   const to = Math.max(...ranges.map((r) => (r ? r[1] : -Infinity)));
-  const charts = Number.isFinite(from) ? buildCharts(store, tracks, from, to) : [];
+  const charts = Number.isFinite(from) ? buildCharts(store, tracks, new Sampler(from, to)) : [];
   const first = tracks[0]?.[1];
   return {
     run: {
@@ -145,7 +162,7 @@ function bySeverity(a: Finding, b: Finding): number {
   return RANK[a.severity] - RANK[b.severity] || (a.step ?? 0) - (b.step ?? 0);
 }
 
-function buildCharts(store: RunStore, tracks: [string, Track][], from: number, to: number): ChartSpec[] {
+function buildCharts(store: RunStore, tracks: [string, Track][], sampler: Sampler): ChartSpec[] {
   const many = tracks.length > 1;
   const each = (f: (name: string, t: Track) => Source[]) => tracks.flatMap(([n, t]) => f(n, t));
   const groups = (prefix: string, what: string, style?: Style) =>
@@ -166,13 +183,12 @@ function buildCharts(store: RunStore, tracks: [string, Track][], from: number, t
       ...each((n, t) => [{ track: t, col: col('loss'), agg: 'last' as Agg, label: trackLabel(n, many, 'train'), band: true }]),
       { track: store.evals, col: 0, agg: 'last', label: 'validation', style: 'points' },
     ],
-    from,
-    to,
+    sampler,
   );
   if (loss) {
     loss.loss = true;
   }
-  const lr = chart('lr', 'Learning rate', '', groups('lr', 'group'), from, to);
+  const lr = chart('lr', 'Learning rate', '', groups('lr', 'group'), sampler);
   const grad = chart(
     'grad_norm',
     'Gradient norm',
@@ -181,18 +197,17 @@ function buildCharts(store: RunStore, tracks: [string, Track][], from: number, t
       { track: t, col: col('grad_norm'), agg: 'last', label: trackLabel(n, many, 'before clipping'), band: true },
       { track: t, col: col('grad_norm_clipped'), agg: 'last', label: trackLabel(n, many, 'after clipping') },
     ]),
-    from,
-    to,
+    sampler,
   );
-  const ratio = chart('update_ratio', 'Update / weight ratio', '', groups('update_ratio', 'group'), from, to);
+  const ratio = chart('update_ratio', 'Update / weight ratio', '', groups('update_ratio', 'group'), sampler);
   if (ratio) {
     ratio.log = true;
     ratio.series.push({ label: '~1e-3 (healthy)', values: ratio.x.map(() => UPDATE_RATIO_TARGET), style: 'dashed', color: 7 });
   }
   const user = [...store.user].map(([name, t], i) =>
-    chart(`user_${i}`, name, '', [{ track: t, col: 0, agg: 'last', label: name, band: true }], from, to),
+    chart(`user_${i}`, name, '', [{ track: t, col: 0, agg: 'last', label: name, band: true }], sampler),
   );
-  return [loss, lr, grad, ratio, stepTime(tracks, from, to), throughput(tracks, many, from, to), memory(tracks, from, to), ...user].filter(
+  return [loss, lr, grad, ratio, stepTime(tracks, sampler), throughput(tracks, many, sampler), memory(tracks, sampler), ...user].filter(
     (c): c is ChartSpec => c !== null,
   );
 }
@@ -200,7 +215,7 @@ function buildCharts(store: RunStore, tracks: [string, Track][], from: number, t
 const PARTS = ['data', 'forward', 'backward', 'optimizer', 'other'];
 
 /** The first series' step time, stacked: values are the running sums, `part` each part. */
-function stepTime(tracks: [string, Track][], from: number, to: number): ChartSpec | null {
+function stepTime(tracks: [string, Track][], sampler: Sampler): ChartSpec | null {
   const first = tracks[0]?.[1];
   if (!first) {
     return null;
@@ -210,8 +225,7 @@ function stepTime(tracks: [string, Track][], from: number, to: number): ChartSpe
     tracks.length > 1 ? `Step time (${tracks[0][0]})` : 'Step time',
     's',
     PARTS.map((p) => ({ track: first, col: col(`time_${p}`), agg: 'mean' as Agg, label: p, style: 'area' as Style })),
-    from,
-    to,
+    sampler,
   );
   if (!c) {
     return null;
@@ -225,13 +239,13 @@ function stepTime(tracks: [string, Track][], from: number, to: number): ChartSpe
   return c;
 }
 
-function throughput(tracks: [string, Track][], many: boolean, from: number, to: number): ChartSpec | null {
+function throughput(tracks: [string, Track][], many: boolean, sampler: Sampler): ChartSpec | null {
   const sources = tracks.map(([n, t]) => ({ track: t, col: col('samples_per_s'), agg: 'mean' as Agg, label: trackLabel(n, many, 'samples/s') }));
-  return chart('samples', 'Samples per second', 'per_s', sources, from, to);
+  return chart('samples', 'Samples per second', 'per_s', sources, sampler);
 }
 
 /** Memory is the process's: from the first series. */
-function memory(tracks: [string, Track][], from: number, to: number): ChartSpec | null {
+function memory(tracks: [string, Track][], sampler: Sampler): ChartSpec | null {
   const first = tracks[0]?.[1];
   if (!first) {
     return null;
@@ -242,5 +256,5 @@ function memory(tracks: [string, Track][], from: number, to: number): ChartSpec 
     ['cuda_reserved', 'CUDA reserved'],
     ['cuda_peak', 'CUDA peak'],
   ];
-  return chart('memory', 'Memory', 'bytes', parts.map(([c, label]) => ({ track: first, col: col(c), agg: 'max' as Agg, label })), from, to);
+  return chart('memory', 'Memory', 'bytes', parts.map(([c, label]) => ({ track: first, col: col(c), agg: 'max' as Agg, label })), sampler);
 }

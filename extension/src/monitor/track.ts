@@ -24,7 +24,7 @@ export interface TrackLimits {
   buckets: number;
 }
 
-export const DEFAULT_LIMITS: TrackLimits = { recent: 2048, buckets: 2048 };
+export const DEFAULT_LIMITS: TrackLimits = { recent: 1024, buckets: 1024 };
 
 /** A read-only look at one row (an exact step or a bucket). */
 export interface RowView {
