@@ -106,20 +106,33 @@ class Reducer:
         """One sample's features: a numpy array, or a tensor. Nothing is checked per sample (each
         torch call costs about a tenth of a simple ``__getitem__``): a chunk is stacked at once, and
         only a chunk that does not stack is converted sample by sample."""
-        if x is None:
+        if x is None or (self.first is None and not self._init(x)):
             return
-        if self.first is None:
-            first = to_array(x)
-            if first is None:
-                return
-            s = self.s
-            self.first = first
-            s.shape, s.float_kind = tuple(first.shape), first.dtype.kind == "f"
-            s.layout = layout_of(s.shape, first.dtype.kind)
-            self.per_chunk = max(1, min(T.CHUNK, CHUNK_ELEMENTS // max(1, first.size)))
         self.pending.append((index, x))
         if len(self.pending) >= self.per_chunk:
             self._flush()
+
+    def _init(self, x: Any) -> bool:
+        first = to_array(x)
+        if first is None:
+            return False
+        s = self.s
+        self.first = first
+        s.shape, s.float_kind = tuple(first.shape), first.dtype.kind == "f"
+        s.layout = layout_of(s.shape, first.dtype.kind)
+        self.per_chunk = max(1, min(T.CHUNK, CHUNK_ELEMENTS // max(1, first.size)))
+        return True
+
+    def add_batch(self, indices: list, x: np.ndarray) -> None:
+        """A DataLoader's batch, already one array: reduced in slices, never split into samples."""
+        if not len(indices) or (self.first is None and not self._init(x[0])):
+            return
+        self._flush()
+        if x.shape[1:] != self.s.shape:
+            self.s.other_shapes += len(indices)
+            return
+        for start in range(0, len(indices), self.per_chunk):
+            self._reduce(list(indices[start : start + self.per_chunk]), x[start : start + self.per_chunk])
 
     def _stack(self, part: list) -> tuple:
         """(indices, stacked features) of the samples of the main shape; the others are counted."""
@@ -151,8 +164,11 @@ class Reducer:
             return
         part, self.pending = self.pending, []
         idx, x = self._stack(part)
-        if x is None:
-            return
+        if x is not None:
+            self._reduce(idx, x)
+
+    def _reduce(self, idx: list, x: np.ndarray) -> None:
+        assert self.first is not None
         x = x.astype(self.first.dtype, copy=False) if x.dtype.kind == self.first.dtype.kind else x
         self.s.indices += idx
         self.s.sampled += len(idx)
@@ -248,7 +264,7 @@ def is_blank(x: Optional[np.ndarray], layout: str = "chw") -> bool:
 
 def _label_arrays(ys: list) -> list:
     """The labels as numpy arrays (None where not numeric); plain numbers in one go."""
-    if ys and all(type(y) in (int, float, bool) for y in ys):
+    if ys and all(type(y) in (int, float, bool) or isinstance(y, np.generic) for y in ys):
         return list(np.asarray(ys))
     torch = sys.modules.get("torch")
     if torch is not None and ys and all(isinstance(y, torch.Tensor) and y.dim() == 0 for y in ys):

@@ -186,9 +186,15 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> 
                 d.y_dtype = dtype_name(y) if y is not None else ""
                 d.batch_shape = tuple(xa.shape) if xa is not None else None
             n = len(xa) if xa is not None and xa.ndim else 0
-            for j in range(n):
-                _feed(d, pos + j, xa[j] if xa is not None else None)
-                d.ys.append(ya[j] if ya is not None and ya.ndim and len(ya) == n else None)  # np arrays
+            if d.reducer is None:
+                d.reducer = Reducer(name)
+            if n:
+                assert xa is not None
+                d.reducer.add_batch(list(range(pos, pos + n)), xa)
+            d.indices += range(pos, pos + n)
+            d.numeric += n
+            labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else [None] * n
+            d.ys += labels  # numpy scalars or arrays
             pos += n
     finally:
         _shutdown(iterator)
