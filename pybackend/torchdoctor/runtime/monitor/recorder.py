@@ -23,6 +23,7 @@ import importlib
 import os
 import sys
 import time
+import warnings
 import weakref
 from collections import deque
 from time import perf_counter
@@ -129,12 +130,15 @@ class Monitor(Outputs):
         self._writer_patched = False
         self.is_tensor = lambda x: isinstance(x, torch.Tensor)
         self.cuda_total: Optional[int] = None
+        self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
     # -- installing ------------------------------------------------------------------------------
 
     def attach(self) -> None:
         torch = self.torch
         modules = torch.nn.modules.module
+        # torch.compile(model) warns that global hooks fire once more for its wrapper: we know.
+        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
         self._handles.append(modules.register_module_forward_pre_hook(self._pre))
         self._handles.append(modules.register_module_forward_hook(self._post))
         optimizer = importlib.import_module("torch.optim.optimizer")
@@ -183,7 +187,7 @@ class Monitor(Outputs):
     # -- forward ---------------------------------------------------------------------------------
 
     def _pre(self, module: Any, inputs: Any) -> None:
-        if self.root is not None:
+        if self._is_compiling() or self.root is not None:  # torch.compile tracing: not ours to record
             return None
         self.root, self.root_t = module, perf_counter()
         torch = self.torch
@@ -199,7 +203,7 @@ class Monitor(Outputs):
         return None
 
     def _post(self, module: Any, inputs: Any, output: Any) -> None:
-        if module is not self.root:
+        if self._is_compiling() or module is not self.root:
             return None
         self.root = None
         self.acc[4 if self.root_eval else 1] += perf_counter() - self.root_t

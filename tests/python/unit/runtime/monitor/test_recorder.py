@@ -165,3 +165,16 @@ def test_uninstall_restores_torch():
     assert torch.Tensor.backward is not original
     recorder.uninstall()
     assert torch.Tensor.backward is original and m.errors == []
+
+
+def test_compiled_model_is_recorded_and_not_traced(monitor):
+    model = torch.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert [s["loss"] for s in steps(monitor)] == pytest.approx(losses) and monitor.errors == []
