@@ -51,6 +51,10 @@ class Channel:
         self._stop = threading.Event()
         self._sock: Optional[socket.socket] = None
         self._thread = threading.Thread(target=self._run, name="torchdoctor-monitor-channel", daemon=True)
+        # Under the debugger: not traced, and not suspended at a breakpoint, so the view still
+        # receives the steps of the last interval while the program is paused.
+        self._thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
+        self._thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
 
     def start(self) -> "Channel":
         self._thread.start()

@@ -8,6 +8,7 @@ the traceback hold in their locals (their names are what you can ``del``), large
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...spelling import fmt_bytes, fmt_shape
@@ -35,7 +36,7 @@ def explain(torch: Any, exc: BaseException, step: Optional[int] = None) -> Dict[
     tb = exc.__traceback__
     while tb is not None:
         if not is_internal(tb.tb_frame):
-            where = {"path": tb.tb_frame.f_code.co_filename, "line": tb.tb_lineno}
+            where = {"path": os.path.abspath(tb.tb_frame.f_code.co_filename), "line": tb.tb_lineno}
         tb = tb.tb_next
     parts = [f"Out of memory: {str(exc).splitlines()[0][:200]}"]
     if memory:

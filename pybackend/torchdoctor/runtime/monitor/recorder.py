@@ -73,7 +73,7 @@ def uninstall() -> Optional["Monitor"]:
 
 def _site(frame: Any) -> Optional[Dict[str, Any]]:
     user = user_frame(frame)
-    return {"path": user.f_code.co_filename, "line": user.f_lineno} if user is not None else None
+    return {"path": os.path.abspath(user.f_code.co_filename), "line": user.f_lineno} if user is not None else None
 
 
 class _Optimizers(OptimizerSteps):
