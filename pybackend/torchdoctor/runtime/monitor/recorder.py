@@ -191,7 +191,7 @@ class Monitor(Outputs):
             return None
         self.root, self.root_t = module, perf_counter()
         torch = self.torch
-        self.root_eval = not torch.is_grad_enabled() or not module.training
+        self.root_eval = not torch.is_grad_enabled()
         if not self.root_eval and self.batch is None and not isinstance(module, torch.nn.modules.loss._Loss):
             if module is not self.model:
                 self.model = module
@@ -214,8 +214,14 @@ class Monitor(Outputs):
     def maybe_eval_loss(self, loss: Any, frame: Any) -> None:
         torch = self.torch
         model = self.model
-        evaluating = not torch.is_grad_enabled() or (model is not None and not model.training)
-        if not evaluating or not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
+            return
+        # under no_grad, or a model in eval() whose loss cannot be backpropagated; a loss that
+        # requires grad may still be trained on (fine-tuning with frozen BatchNorm): not counted
+        evaluating = not torch.is_grad_enabled() or (
+            model is not None and not model.training and not loss.requires_grad
+        )
+        if not evaluating:
             return
         value = loss.detach().float().reshape(())
         self.eval_sum = value if self.eval_sum is None else self.eval_sum + value.to(self.eval_sum.device)
@@ -335,6 +341,7 @@ class Monitor(Outputs):
             self._error(exc)
         self.acc = [0.0] * 5
         self.losses, self.batch, self.root = [], None, None
+        self.clips.clear()  # a clip is about the step it preceded (a skipped step leaves none behind)
         self.t_mark = perf_counter()
 
     def _record(self, optimizer: Any) -> None:
