@@ -183,13 +183,27 @@ def parameter_owners(ctx: LintContext, construction: Optional[ast.Call]) -> Set[
         return set()
     func = construction.func
     if isinstance(func, ast.Attribute) and func.attr in ("configure_optimizers", "configure_optimizer"):
-        return {ctx.text(func.value)}  # ``model.configure_optimizers(...)`` builds from its own parameters
+        return _unwrapped_names(ctx, func.value)  # ``model.configure_optimizers(...)``: its own parameters
     owners: Set[str] = set()
     for arg in list(construction.args) + [k.value for k in construction.keywords]:
         value = ctx.value_of(arg) if isinstance(arg, ast.Name) else arg
         if value is not None:
             owners |= parameters_taken(ctx, value)
     return owners
+
+
+def _unwrapped_names(ctx: LintContext, expr: ast.expr) -> Set[str]:
+    """``raw_model`` and the model it names: ``raw_model = model.module if ddp else model``
+    (build-nanogpt) is ``model`` unwrapped from DDP, with the same parameters."""
+    names = {ctx.text(expr)}
+    value = ctx.value_of(expr) if isinstance(expr, ast.Name) else None
+    options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value] if value is not None else []
+    for option in options:
+        while isinstance(option, ast.Attribute) and option.attr == "module":
+            option = option.value
+        if isinstance(option, (ast.Name, ast.Attribute)):
+            names.add(ctx.text(option))
+    return names
 
 
 def parameters_taken(ctx: LintContext, node: ast.AST) -> Set[str]:

@@ -144,6 +144,8 @@ class ValueResolution:
         """Whether every path to ``use`` runs ``stmt``: ``stmt`` is in a block (a statement
         list) that also holds ``use`` or a statement around it."""
         home = self.parents.get(stmt)
+        while isinstance(home, (ast.With, ast.AsyncWith)) and stmt in home.body:
+            stmt, home = home, self.parents.get(home)  # a ``with`` body always runs: the ``with`` decides
         if home is None:
             return True
         node: Optional[ast.AST] = use

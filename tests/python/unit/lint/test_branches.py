@@ -211,3 +211,45 @@ def test_a_forward_under_no_grad_in_one_branch_is_found_through_the_other_branch
     # branch; the no-grad forward is in the branch that is not the last binding.
     found = lint_source(RNN_OR_TRANSFORMER.format(first=first), "<wlm>")
     assert [f.rule_id for f in found.all] == expected
+
+
+BUILD_NANOGPT = """
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+ddp = False
+model = nn.Sequential(nn.Linear(8, 8))
+if ddp:
+    model = DDP(model, device_ids=[0])
+raw_model = model.module if ddp else model
+optimizer = raw_model.configure_optimizers(weight_decay=0.1)
+for step in range(100):
+    if step % 10 == 0:
+        model.eval()
+        with torch.no_grad():
+            logits, loss = model(xval)
+        model.train()
+    optimizer.zero_grad()
+    for micro_step in range(4):
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+{forward}
+        loss = loss / 4
+        loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "forward, expected",
+    [
+        ("            logits, loss = model(x, y)", []),
+        ("            with torch.no_grad():\n                logits, loss = model(x, y)", ["TD013"]),
+    ],
+)
+def test_a_binding_inside_a_with_block_replaces_the_earlier_ones(forward, expected):
+    # build-nanogpt's shape: the validation forward under no_grad binds `loss` earlier in the
+    # same loop; the training forward inside `with torch.autocast` always runs after it, so only
+    # a no_grad around the training forward loses gradients. The optimizer comes from
+    # `raw_model.configure_optimizers()`, `raw_model` being the model unwrapped from DDP.
+    found = lint_source(BUILD_NANOGPT.format(forward=forward), "<build-nanogpt>")
+    assert [f.rule_id for f in found.all] == expected
