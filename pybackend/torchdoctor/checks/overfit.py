@@ -18,6 +18,12 @@ PASS criterion, "near zero" made measurable (the run stops as soon as it holds):
   perfect prediction, >0 for soft targets: BCE(x, x)) <= max(1e-3, 10% of the first step's).
 A model ending in a softmax reaches 100% accuracy but not this loss: that is the point.
 
+Slow learners: when the loss (above its floor) still fell by a tenth over the last quarter of the
+run, training goes on, doubling the steps (200 -> 400 -> 800 -> 1000, ``EXTEND`` times the option
+``steps``) as long as it keeps falling and the next stretch fits ``timeBudgetSeconds`` at the pace
+measured so far. A run that still falls when the limit or the budget stops it is a WARN that says
+which stopped it and how many more steps the pace of its last quarter asks for, never a FAIL.
+
 Parameters that should learn (``requires_grad``) and got no gradient in the first backward turn a
 memorised batch into FAIL when their layer ran (the graph is cut: ``.detach()``) and WARN when it
 never ran (an unused layer), with their names: the loss can fall through the parameters that do learn.
@@ -26,6 +32,7 @@ never ran (an unused layer), with their names: the loss can fall through the par
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable
 
 from ..spelling import fmt_num
@@ -42,7 +49,8 @@ REGRESSION_LOSS = 1e-3
 TOKEN_ACCURACY = 0.95  # when there are more targets than samples, see needed_accuracy()
 STILL_FALLING = 0.9  # the loss above its floor fell by >10% over the last quarter of the steps
 SLOW = "The loss falls"  # the start of the "falls but not near zero" sentence
-EXTEND = 2  # ... then train on, once, up to this many times the steps
+EXTEND = 5  # ... then train on, doubling the steps while it still falls, up to this many times the steps
+TIME_BUDGET = 60.0  # seconds (option timeBudgetSeconds; the CLI and the editor pass a share of the time limit)
 SEED_CAUSES = (
     "Seed 002: a model that cannot overfit one small batch has a fundamental bug: a broken loss, a broken backward, "
     "an optimizer not connected to the model's parameters, data and labels misaligned, or a model too small for the data. "
@@ -95,6 +103,7 @@ class _Run:
         self.evidence = GradientEvidence()
         self.backward_error: str | None = None
         self.extended_from: int | None = None
+        self.stopped_by_time: float | None = None  # the time budget that stopped training on
 
     def passed(self) -> bool:
         return bool(self.losses) and passed(
@@ -121,22 +130,34 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         return _no_parameters(model, result)
     off = dropout_off(model)
     r = _Run(needed_accuracy(ex))
+    budget = float(options.get("timeBudgetSeconds", TIME_BUDGET))
     try:
         optimizer = torch.optim.Adam([p for _, p in named], lr=lr)
+        started = time.monotonic()
         _train(ex, model, named, optimizer, r, 0, steps, report)
-        if not r.passed() and r.still_learning(steps):
-            r.extended_from = steps
-            _train(ex, model, named, optimizer, r, steps, EXTEND * steps, report)
+        planned = steps
+        while not r.passed() and r.still_learning(planned) and planned < EXTEND * steps and not r.stopped_by_time:
+            more = min(planned, EXTEND * steps - planned)  # 200 -> 400 -> 800 -> 1000
+            elapsed = time.monotonic() - started
+            fits = int((budget - elapsed) / max(elapsed / max(1, len(r.losses)), 1e-9))
+            if fits < more:  # as many steps as the time budget holds at the pace so far
+                r.stopped_by_time, more = budget, fits
+                if more < max(1, steps // 10):
+                    break
+            r.extended_from = r.extended_from or steps
+            _train(ex, model, named, optimizer, r, planned, planned + more, report)
+            planned += more
     finally:
         off.restore()
     said = [off.sentence()] + (
-        [f"The loss was still falling at step {steps}: trained on, up to {EXTEND * steps} steps."]
+        [f"The loss was still falling at step {steps}: trained on while it fell, up to {planned} steps."]
         if r.extended_from
         else []
     )
     result["inferred"] = list(result.get("inferred") or []) + [s for s in said if s]
     result["curve"] = _curve(r.losses, r.accs)
-    result["details"] = _details(r, EXTEND * steps if r.extended_from else steps, lr, ex)
+    result["details"] = _details(r, planned, lr, ex)
+    result["details"]["stepLimit"] = EXTEND * steps
     result["details"]["dropoutOff"] = off.layers + off.attributes
     return _verdict(ex, model, r, steps, result)
 
@@ -180,10 +201,7 @@ def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
                 f"{name} has not memorised {_batch_words(ex)} yet, but the loss was still falling at step "
                 f"{len(r.losses)} ({_progress(r)})."
             )
-            result["sentences"] = [
-                "It learns slowly rather than not at all: run the test with more steps (option steps) or a larger "
-                "learning rate (option lr; the LR finder suggests one). A plateau would be a FAIL."
-            ]
+            result["sentences"] = [_slow_sentence(r, steps)]
         else:
             result["sentences"].append(SEED_CAUSES)
         return result
@@ -211,6 +229,39 @@ def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
     if r.floors[-1] > 0:
         result["sentences"].append(_floor_sentence(r))
     return result
+
+
+def _slow_sentence(r: _Run, steps: int) -> str:
+    """Why a run that still learns stopped, and how many more steps its pace asks for."""
+    ran = len(r.losses)
+    why = (
+        f"training on would not fit the time budget of {fmt_num(r.stopped_by_time, 3)} s (option timeBudgetSeconds)"
+        if r.stopped_by_time is not None
+        else f"{ran} steps is the limit ({EXTEND} times the option steps, {steps})"
+    )
+    more = _steps_to_go(r)
+    pace = f" At the pace of its last {max(1, ran // 4)} steps it needs about {more} more." if more else ""
+    return (
+        f"It learns slowly rather than not at all; the test stopped because {why}.{pace} Some models do need "
+        "that long (an LSTM language model can take several hundred Adam steps at lr 1e-3): run it with more steps "
+        "(option steps) or a larger learning rate (option lr; the LR finder suggests one). A plateau would be a FAIL."
+    )
+
+
+def _steps_to_go(r: _Run) -> int | None:
+    """Steps until the loss above its floor reaches the PASS threshold, extrapolating the geometric
+    decay of the last quarter of the run; None when that cannot be estimated."""
+    ls, q = r.losses, max(1, len(r.losses) // 4)
+    floor = r.floors[-1]
+    start, end = ls[-q - 1] - floor, ls[-1] - floor
+    if r.accs[-1] is not None:
+        goal = max(CLASSIFICATION_LOSS, NEAR_ZERO_FRACTION * ls[0]) - floor
+    else:
+        goal = max(REGRESSION_LOSS, NEAR_ZERO_FRACTION * (ls[0] - r.floors[0]))
+    if len(ls) <= q or not (start > end > 0) or goal <= 0 or end <= goal:
+        return None
+    rate = math.log(start / end) / q
+    return max(1, math.ceil(math.log(end / goal) / rate))
 
 
 def _progress(r: _Run) -> str:

@@ -35,7 +35,7 @@ def block(heading: str) -> str:
 
 def run_overfit(path: Path, class_name: str) -> tuple:
     ex = example(path, class_name)
-    return ex, overfit.run(ex, {}, quiet, new_result("overfit", class_name))
+    return ex, overfit.run(ex, {"timeBudgetSeconds": 900}, quiet, new_result("overfit", class_name))
 
 
 def test_the_contract_table_names_every_key_the_code_accepts():

@@ -23,6 +23,7 @@ def build(returned: dict, cls=None) -> E.Example:
 
 
 def run(ex: E.Example, **options) -> dict:
+    options.setdefault("timeBudgetSeconds", 900)  # what is learned, not how fast (a loaded machine)
     return overfit.run(ex, options, quiet, new_result("overfit", type(ex.model).__name__))
 
 
