@@ -35,6 +35,10 @@ at the same weights differ. Then every evaluation runs under the same fixed seed
 (``torch.random.fork_rng``), which makes the loss a deterministic function of the weights, and the
 result says so.
 
+A model whose own code casts down (Hugging Face losses call ``logits.float()``) is kept in float64
+through those casts (``keep_double.py``); only when that breaks its forward does the check go on in
+the model's precision, with a coarser step, and say that it sees gross errors only.
+
 Custom ``torch.autograd.Function``s are found in the forward and checked directly
 (``custom_functions.py``): a wrong one is named with its file and line, not the parameters
 upstream that inherit its error.
@@ -50,6 +54,7 @@ from typing import Callable
 
 from . import custom_functions as CF
 from .gradcheck_words import OK_BELOW, status
+from .keep_double import keep_double_if_needed
 
 EPS = 3e-6
 SAMPLES = 20
@@ -100,6 +105,7 @@ class Outcome:
     seconds: float
     batch: tuple | None = None  # (kept, of) when the check ran on the first samples of the batch
     loss_dtype: str | None = None  # "float32" when the model's code casts the loss down from float64
+    kept_double: bool = False  # the model's own downcasts were kept in float64 (keep_double.py)
 
 
 @contextlib.contextmanager
@@ -188,7 +194,7 @@ def _check(dex, options: dict, report) -> Outcome:
     samples = int(options.get("samples", SAMPLES))
     g = torch.Generator().manual_seed(int(options.get("seed", 0)))
     dex, kept = _small_batch(dex)
-    loss_fn = _loss_of(dex)
+    loss_fn, kept_double = keep_double_if_needed(_loss_of(dex))
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
         random_loss = float(loss_fn()) != float(loss_fn())
     if random_loss:
@@ -229,6 +235,7 @@ def _check(dex, options: dict, report) -> Outcome:
     unreached = [pc.name for pc in results if pc.tried == 0]
     outcome = Outcome(results, functions, random_loss, unreached, time.monotonic() - started, kept)
     outcome.loss_dtype = str(loss.dtype).replace("torch.", "") if low else None
+    outcome.kept_double = kept_double
     return outcome
 
 

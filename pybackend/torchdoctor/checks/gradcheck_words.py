@@ -75,6 +75,7 @@ def details(outcome, options: dict) -> dict:
         "seconds": round(outcome.seconds, 3),
         "randomLoss": outcome.random_loss,
         "lossDtype": outcome.loss_dtype or "float64",
+        "keptFloat64": outcome.kept_double,
         "batch": list(outcome.batch) if outcome.batch else None,
         "customFunctions": [
             {
@@ -138,6 +139,12 @@ def _notes(outcome) -> list[str]:
             "The loss is random: two evaluations at the same weights differed (dropout applied in a custom forward, "
             "sampling such as a VAE's reparameterisation). Every evaluation ran under one fixed seed "
             "(torch.random.fork_rng), so the same random draws were used for the analytical and the numerical gradient."
+        )
+    if outcome.kept_double:
+        notes.append(
+            "The model's own code casts to a lower precision (Hugging Face losses call .float()); during this check "
+            "Torch Doctor kept float64 through those casts, so the finite differences are as exact as for any "
+            "float64 model. Your training still runs the casts."
         )
     if outcome.loss_dtype:
         notes.append(

@@ -6,10 +6,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 import real_models as M
 import torch
 
 from support.checks import example, new_result, quiet, write
+from torchdoctor.checks import example as E
 from torchdoctor.checks import gradcheck as G
 
 HEADER = f"""
@@ -233,12 +235,7 @@ def torchdoctor_example():
     assert ex.model.training and all(p.grad is None for p in ex.model.parameters())
 
 
-def test_a_loss_cast_to_float32_by_the_model_is_no_false_fail(tmp_path: Path):
-    # Hugging Face's losses call logits.float(): on a float64 model the loss is still float32
-    path = model_file(
-        tmp_path,
-        "float_loss.py",
-        """
+FLOAT_LOSS = """
 class TinyLM(nn.Module):
     def __init__(self):
         super().__init__()
@@ -246,19 +243,55 @@ class TinyLM(nn.Module):
 
     def forward(self, idx, labels=None):
         logits = self.head(torch.tanh(self.wte(idx)))
-        loss = F.cross_entropy(logits.float().reshape(-1, 65), labels.reshape(-1)) if labels is not None else None
+        loss = None
+        if labels is not None:  # Hugging Face's losses start with logits.float()
+            loss = F.cross_entropy(logits.float().reshape(-1, 65), labels.reshape(-1))
+            loss = loss + 0.0 * (logits.float() @ SCALE).sum() if FLOAT32_KERNEL else loss
         return logits, loss
 
 def torchdoctor_example():
     idx = torch.randint(0, 65, (4, 8), generator=torch.Generator().manual_seed(0))
     return TinyLM(), (idx, idx), lambda out, t: out  # unused: the forward returns its loss
-""",
-    )
+"""
+
+
+def _float_loss_example(tmp_path: Path, float32_kernel: bool):
+    head = f"FLOAT32_KERNEL = {float32_kernel}\nSCALE = torch.ones(65, 1, dtype=torch.float32)\n"
+    path = model_file(tmp_path, f"float_loss_{int(float32_kernel)}.py", head + FLOAT_LOSS)
     ex = example(path, "TinyLM")
     ex.loss_fn = lambda out, t: out[1]
     ex.loss_sees = "all"
     ex.kwargs = {"labels": ex.targets}
-    r = run(ex)
+    return ex
+
+
+def test_a_loss_cast_to_float32_by_the_model_is_kept_in_float64(tmp_path: Path):
+    r = run(_float_loss_example(tmp_path, float32_kernel=False))
+    d = r["details"]
     assert r["verdict"] == "PASS", r["headline"]
-    assert r["details"]["lossDtype"] == "float32"
+    assert d["lossDtype"] == "float64" and d["keptFloat64"] is True  # was float32, a step of 1e-3: gross errors only
+    assert any("kept float64 through those casts" in s for s in r["sentences"])
+    assert d["worstRelDiff"] < 1e-6  # float64 agreement, not float32's
+    rows = [row for row in r["table"]["rows"] if row[0] in ("wte.weight", "head.weight", "head.bias")]
+    assert len(rows) == 3 and all(row[6] == "pass" for row in rows)  # torch.autograd.gradcheck ran and agrees
+
+
+def test_a_model_that_needs_its_float32_cast_is_checked_in_its_precision_and_says_so(tmp_path: Path):
+    # a float32 tensor made in the forward (a float32-only kernel) breaks float64: the cast stays
+    r = run(_float_loss_example(tmp_path, float32_kernel=True))
+    d = r["details"]
+    assert r["verdict"] == "PASS", r["headline"]
+    assert d["lossDtype"] == "float32" and d["keptFloat64"] is False
     assert any("comes out in float32" in s for s in r["sentences"])
+
+
+def test_a_hugging_face_gpt2_loss_is_checked_in_float64():
+    pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    returned = M.example_hf_gpt2()
+    ex = E.complete(E.from_user_function(lambda: returned, "hf.py", type(returned["model"]), {}), {})
+    assert ex.loss_sees == "model"
+    r = run(ex, samples=2)  # what precision, not how many elements
+    d = r["details"]
+    assert r["verdict"] == "PASS", r["headline"]
+    assert d["lossDtype"] == "float64" and d["keptFloat64"] is True  # ForCausalLMLoss's logits.float() kept
