@@ -44,6 +44,8 @@ def _channels_last(ctx: Context, split: Split) -> list:
         ]
     if model is not None:
         return []  # a model without a Conv2d may well want (H, W, C)
+    if h != w and "uint8" not in split.draws.x_dtype:
+        return []  # without a model only square or uint8 images: (frames, joints, xyz) pose data is (H, W, 3) too
     return [
         F.finding(
             F.CHANNELS_LAST,

@@ -173,6 +173,8 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> 
     except TypeError:
         d.length = None
     sequential = type(getattr(loader, "sampler", None)).__name__ == "SequentialSampler"
+    if d.dataset is not None and d.length:
+        d.random = _is_random(ds, [0], {0: split_xy(ds[0])[0]})  # the loader's transforms are the dataset's
     pos = 0
     iterator = iter(loader)
     try:

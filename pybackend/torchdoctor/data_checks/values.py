@@ -91,8 +91,14 @@ def _augmentation_finding(split: Split, per_index: dict, blank_draws: int, draws
         F.WARNING,
         split.name,
         f"{blank_draws / draws:.1%} of the draws of {split.name} are blank after the dataset's own transforms "
-        f"({blank_draws} of {draws} draws{': ' + examples if examples else ''}); the same indices are not blank "
-        "in other draws, so a random transform blanks them. Likely cause: a crop, erasing or affine transform with a "
+        f"({blank_draws} of {draws} draws{': ' + examples if examples else ''}); "
+        + (
+            "the same indices are not blank in other draws, so a random transform blanks them"
+            if per_index
+            else "the dataset's transforms are random (two draws of one index differ), so one of them likely blanks "
+            "these (numbers are positions in the loader's stream)"
+        )
+        + ". Likely cause: a crop, erasing or affine transform with a "
         "scale or fill that can leave no content (RandomResizedCrop scale, RandomErasing p/scale/value, "
         "brightness 0). Next step: show the listed samples after the transform and narrow its parameters.",
         list(per_index) or s.blank,

@@ -49,3 +49,8 @@ def test_float_class_ids_with_a_classifier():
     assert check(ds)["findings"] == []  # without a model, float labels may be a regression target
     regression = TensorDataset(torch.randn(100, 8), torch.randn(100))
     assert check(regression, torch.nn.Linear(8, 4))["findings"] == []
+
+
+def test_pose_sequences_are_not_images_without_a_model():
+    poses = TensorDataset(torch.randn(100, 64, 33, 3), torch.arange(100) % 4)  # (frames, joints, xyz)
+    assert check(poses)["findings"] == []

@@ -96,3 +96,11 @@ class Sparse(Dataset):
 
 def test_sparse_vectors_are_not_blank():
     assert "constant-samples" not in kinds(check(Sparse()))
+
+
+def test_a_loader_over_a_random_dataset_reports_blank_augmentation():
+    from torch.utils.data import DataLoader
+
+    r = check(DataLoader(SometimesBlank(n=400), batch_size=20, shuffle=True))
+    assert kinds(r) == ["blank-augmentation"]
+    assert "positions in the loader's stream" in r["findings"][0]["message"]
