@@ -106,3 +106,18 @@ def test_a_model_line_is_cached_at_one_stop_and_renewed_by_the_repl(paused):
     dap.evaluate("model[2].weight.data[0, 0] = float('nan')", stop.frame_id, "repl")
     assert "NaN/Inf in" in dap.evaluate("model", stop.frame_id, "hover")["result"]
     assert int(dap.evaluate(hits, stop.frame_id, "repl")["result"]) == after  # recomputed, not hit
+
+
+def test_a_second_listing_of_the_stop_reads_only_the_cache_and_a_hover_computes(paused):
+    dap, stop = paused
+    dap.evaluate(f"[t.add_(0) for t in [{', '.join(TENSORS)}]] and None", stop.frame_id, "repl")  # all cold
+    first = dap.frame_locals(stop.frame_id)
+    second = dap.frame_locals(stop.frame_id)
+    lines = [first[name]["value"] for name in TENSORS]
+    pending = [name for name in TENSORS if PENDING in first[name]["value"]]
+    assert pending, lines  # 16 cold tensors cannot all fit in 50 ms
+    assert [second[name]["value"] for name in TENSORS] == lines  # nothing retried: the same lines
+    hovered = dap.evaluate(pending[-1], stop.frame_id, "hover")["result"]  # a hover tries it again
+    assert "μ=" in hovered or hovered.endswith(PENDING), hovered
+    children = dap.children(first[pending[0]])  # expanding computes, whatever the budget
+    assert f"'count': {ELEMENTS}" in children["stats"]["value"]
