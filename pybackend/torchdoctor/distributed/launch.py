@@ -21,7 +21,7 @@ import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..runtime.anomaly import children
-from . import first
+from . import consistency, facts, first
 
 INTERRUPTED = 130
 RENDEZVOUS = ("--standalone", "--rdzv-endpoint", "--rdzv_endpoint", "--master-addr", "--master_addr", "--nnodes")
@@ -38,15 +38,25 @@ def torchrun_argv(nproc: int, extra: List[str], script: str, args: List[str]) ->
 def run(nproc: int, extra: List[str], script: str, args: List[str], config: Any) -> Tuple[int, List[Dict[str, Any]]]:
     """Run the job; (exit status, every rank's reports)."""
     with tempfile.TemporaryDirectory(prefix="torchdoctor-ranks-") as folder:
+        noted = os.path.join(folder, "facts")
+        os.mkdir(noted)
         children.prepare_children(json.dumps(config.to_json()), folder)
+        os.environ[facts.FACTS_ENV] = noted
         try:
             failure = _torchrun(torchrun_argv(nproc, extra, script, args))
         finally:
             children.forget_children()
+            os.environ.pop(facts.FACTS_ENV, None)
         reports = children.collect(folder)
+        checks = consistency.findings(consistency.read(noted)) if failure == 0 else []
+    for found in checks:
+        print(f"[torchdoctor] distributed: {found['sentence']}", file=sys.stderr)
     line = first.summary(reports, nproc)
+    reports += checks
     if line:
         print(line, file=sys.stderr)
+    elif checks:
+        print(f"torchdoctor run: {len(checks)} distributed problem(s) across the {nproc} ranks", file=sys.stderr)
     elif failure not in (0, INTERRUPTED):
         print(f"torchdoctor run: a rank exited with status {failure}; torchrun stopped the others", file=sys.stderr)
     if failure == INTERRUPTED:

@@ -62,6 +62,9 @@ def _arm() -> None:
         # The watch reads these module constants at each report.
         watch.LINE_PREFIX = prefix + watch.LINE_PREFIX
         watch.ADVICE_PREFIX = prefix + watch.ADVICE_PREFIX
+    from . import facts
+
+    facts.install(ranks.rank() or 0)
     watch.set_sink(_write)
     current = watch.current()
     if current is not None:

@@ -1,5 +1,5 @@
 """``torchdoctor run --nproc-per-node 2`` on real torchrun + gloo (CPU): the first rank named,
-every rank stopped, no hang; a healthy job stays silent.
+every rank stopped, no hang; the cross-rank checks on their samples; a healthy job stays silent.
 
 Each job starts three interpreters that import torch (the launcher and two ranks), so the
 module runs each sample once and the tests read the same outcome.
@@ -63,3 +63,19 @@ def test_a_healthy_job_is_silent() -> None:
         "rank 0",
         "rank 1",
     ]
+
+
+@pytest.mark.parametrize(
+    "sample, kind, phrase",
+    [
+        ("distributed/ddp_no_sampler.py", "same_batches_on_every_rank", "every rank trains on the same batches"),
+        ("distributed/ddp_no_set_epoch.py", "sampler_without_set_epoch", "`set_epoch` is never called"),
+        ("distributed/ddp_diverged.py", "replicas_diverged", "rank 1's parameters differ from rank 0's"),
+    ],
+)
+def test_a_silent_distributed_bug_is_reported(tmp_path, sample, kind, phrase) -> None:
+    report = tmp_path / "reports.json"
+    done = run_cli("run", "--json", str(report), "--nproc-per-node", "2", sample, timeout=NO_HANG_S)
+    assert done.returncode == 1, done.stderr
+    assert "[torchdoctor] distributed: " in done.stderr and phrase in done.stderr, done.stderr
+    assert [r["kind"] for r in json.loads(report.read_text())["anomalies"]] == [kind]
