@@ -83,8 +83,7 @@ def grad_bounds(grads: List[Any]) -> List[Tuple[float, float]]:
     one conversion: a bound the usual case needs, read exactly only when it is not enough."""
     torch = sys.modules["torch"]
     norms = torch._foreach_norm(grads, 2)  # gradients record no history: no detach needed
-    if any(n.dtype != torch.float32 for n in norms):
-        norms = [n.float() for n in norms]
+    # stack promotes mixed dtypes (float16 and float32 norms stack as float32): one host transfer
     return [(-n, n) for n in torch.stack(norms).tolist()]
 
 
@@ -95,6 +94,9 @@ def extremes_device(t: Any) -> Any:
 
 def extremes(t: Any) -> Tuple[float, float]:
     """``(min, max)`` of ``t`` as host floats: one read of the data, two scalars to the host."""
+    if t.numel() == 1 and not t.dtype.is_complex:
+        value = t.item()  # one value (a loss): its own extremes, one read and no reduction
+        return value, value
     low, high = _reduce(t)
     return low.item(), high.item()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from . import report as R
 from .amp import ScalerTracker
@@ -51,6 +51,12 @@ class LossChecks(WatchHost):
     _last_grads: Any
     _bad_output_step: int
     _grad_seen: Dict[int, Any]
+    _tensor_type: Any
+    _strided: Any
+    _grad_dtypes: Any
+    _last_out: Optional["weakref.ref[Any]"]
+    _last_version: int
+    _last_extremes: Tuple[float, float]
 
     if TYPE_CHECKING:
 
@@ -69,10 +75,21 @@ class LossChecks(WatchHost):
             if self.check_backward:
                 self.stale.before_backward()
             if self.check_loss and is_scalar(loss) and not self._deferred(loss):
-                value = float((self._amp_step[1] if self._amp_step else loss.detach()).item())
-                self._loss_hit(value, loss, frame)
+                self._loss_hit(self._loss_value(loss), loss, frame)
         except Exception as exc:
             self._error(exc)
+
+    def _loss_value(self, loss: Any) -> float:
+        """The loss as a float: the unscaled one under a GradScaler; the forward check's own read
+        when the loss is the output just checked (a loss module's), unchanged since."""
+        if self._amp_step:
+            return float(self._amp_step[1].item())
+        last = self._last_out() if self._last_out is not None else None
+        if last is not None and last is loss and last._version == self._last_version:
+            low, high = self._last_extremes
+            if low == high:  # one value: its exact extremes are the value (NaN is read again)
+                return low
+        return float(loss.detach().item())
 
     def after_backward(self, loss: Any, frame) -> None:
         try:
@@ -160,15 +177,24 @@ class LossChecks(WatchHost):
         """
         fresh = []
         seen = self._grad_seen
+        tensor, strided, floats = self._tensor_type, self._strided, self._grad_dtypes
         for path, p, module in self.names.parameters():
             grad = p.grad
             if grad is None:
                 continue
             known = seen.get(id(p))
-            if known is not None and known[0]() is grad and known[1] == grad._version:
+            version = grad._version
+            if known is not None and known[0]() is grad and known[1] == version:
                 continue
-            if checkable(grad):
-                seen[id(p)] = (weakref.ref(grad), grad._version)
+            # checkable(grad), inlined: a dense floating gradient with values (sparse ones are not read)
+            if (
+                grad.dtype in floats
+                and type(grad) is tensor
+                and grad.layout is strided
+                and grad.numel()
+                and not grad.is_meta
+            ) or (grad.dtype not in floats and checkable(grad)):
+                seen[id(p)] = (weakref.ref(grad), version)
                 fresh.append((path, p, module, grad))
         return fresh
 

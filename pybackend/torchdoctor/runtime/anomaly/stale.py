@@ -34,7 +34,9 @@ class StaleGradTracker:
         self._states: Dict[int, Tuple["weakref.ref[Any]", str, Optional[Dict[str, Any]]]] = {}
 
     def after_step(self, optimizer: Any) -> None:
-        self._states[id(optimizer)] = (weakref.ref(optimizer), STEPPED, None)
+        entry = self._states.get(id(optimizer))
+        ref = entry[0] if entry is not None and entry[0]() is optimizer else weakref.ref(optimizer)
+        self._states[id(optimizer)] = (ref, STEPPED, None)
 
     def before_backward(self) -> None:
         for key, (ref, state, _info) in list(self._states.items()):

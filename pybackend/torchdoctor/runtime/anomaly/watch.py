@@ -3,7 +3,7 @@
 Installed with no change to the user's code (see :mod:`anomaly_activation`), through torch's
 global extension points only:
 
-- a global module forward hook (``register_module_forward_hook``): each floating output is
+- ``Module._call_impl``, wrapped (:mod:`calls`; cheaper than a global forward hook): each floating output is
   tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
   threshold, and all-zero outputs (dead modules);
 - ``Tensor.backward`` / ``torch.autograd.backward``, wrapped: a step is one outermost call; the
@@ -35,6 +35,7 @@ from . import children
 from . import report as R
 from .amp import ScalerTracker, scale_wrapper, unscale_wrapper, update_wrapper
 from .backward import autograd_backward, tensor_backward
+from .calls import call_wrapper
 from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
@@ -42,6 +43,7 @@ from .dead import DeadEvidence, DeadRule
 from .detect import (
     EXPLOSION,
     NONFINITE,
+    QUICK_FROM,
     ZERO,
     extremes,
     extremes_device,
@@ -143,6 +145,7 @@ class Watch(LossChecks, GradientChecks, DeadRule):
         self._pending_scale: Optional[float] = None
         self._pending_order: Optional[List[int]] = None  # the held explosion's distance order
         self._loss_types: Dict[type, bool] = {}
+        self._passing: Dict[type, Tuple[Any, bool]] = {}  # module type -> (passthrough bounds, needs exact)
         self.pending = DeviceBatch()  # deferred forward checks of this step
         self.errors: List[str] = []
         self.done = False  # firstOnly: the first anomaly has been reported
@@ -167,15 +170,14 @@ class Watch(LossChecks, GradientChecks, DeadRule):
         self._torch = torch
         self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
         self._tensor_type, self._strided = torch.Tensor, torch.strided
+        self._grad_dtypes = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.float64))
         self._known = self.names.known
         # torch.compile(model) warns that global hooks fire once more for its wrapper: we know
         # (names.unwrap), and the user did not register them.
         warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-        modules = torch.nn.modules.module
-        try:  # keyword inputs too: DETR's multihead_attn(query=..., key=..., value=memory)
-            self._handles.append(modules.register_module_forward_hook(self._forward_hook_kwargs, with_kwargs=True))
-        except TypeError:  # a torch without with_kwargs for global hooks
-            self._handles.append(modules.register_module_forward_hook(self._forward_hook))
+        # Every module call, keyword inputs too (DETR's multihead_attn(query=..., key=..., value=memory)),
+        # through Module._call_impl rather than a global hook: cheaper (calls.py).
+        self._patch(torch.nn.Module, "_call_impl", lambda original: call_wrapper(original, self._forward_hook_kwargs))
         optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
         self._patch(optimizer.Optimizer, "__init__", lambda original: init_wrapper(original, current))
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
@@ -218,21 +220,17 @@ class Watch(LossChecks, GradientChecks, DeadRule):
 
     # -- forward ---------------------------------------------------------------------------------
 
-    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
-        """A torch whose global hooks take no keyword arguments."""
-        return self._forward_hook_kwargs(module, inputs, None, output)
-
     def _forward_hook_kwargs(self, module: Any, inputs: Any, kwargs: Any, output: Any) -> None:
         # Hot path (every module call): plain attribute reads and C methods until something is off.
         if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
             return None
-        if kwargs:
-            inputs = inputs + tuple(kwargs.values())
         ref = self._known.get(id(module))
         if ref is None or ref() is not module:
             self.names.see(module)
         if not self.check_forward:
             return None
+        if kwargs:
+            inputs = inputs + tuple(kwargs.values())
         try:
             if type(output) is self._tensor_type:
                 if output.is_floating_point() and output.layout is self._strided and output.numel():
@@ -257,8 +255,14 @@ class Watch(LossChecks, GradientChecks, DeadRule):
                 self._flush_deferred(None, frame=sys._getframe())
             return
         threshold = self.config.threshold
-        derived = self._derived(module, inputs, last)
-        if derived is None:
+        cls = type(module)
+        passing = self._passing.get(cls)
+        if passing is None:  # once per module type: its passthrough bounds (or None), exact input needed?
+            passing = self._passing[cls] = (bounds_function(cls), needs_exact(cls))
+        derived = None
+        if passing[0] is not None and last is not None and inputs and inputs[0] is last:
+            derived = self._derived(module, last, passing)
+        if derived is None and t.numel() >= QUICK_FROM:
             squares = quick_bound(t)
             if squares is not None and 0.0 < squares <= threshold * threshold:
                 # finite, within the threshold, not all zero: the usual case, in one pass
@@ -275,18 +279,17 @@ class Watch(LossChecks, GradientChecks, DeadRule):
             return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
         self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold) or NONFINITE, before, kwargs)
 
-    def _derived(self, module: Any, inputs: Any, last: Any):
+    def _derived(self, module: Any, last: Any, passing: Tuple[Any, bool]):
         """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
         the finite tensor just checked; None when the output must be read (anomaly_passthrough)."""
-        bounds = bounds_function(type(module))
-        if bounds is None or last is None or not inputs or inputs[0] is not last or last._version != self._last_version:
+        if last._version != self._last_version:
             return None
-        if not self._last_exact and needs_exact(type(module)):
+        if not self._last_exact and passing[1]:
             return None  # a dead ReLU needs its input's exact extremes: read its output
         low, high = self._last_extremes
         if not (math.isfinite(low) and math.isfinite(high)):
             return None
-        return bounds(low, high, module)
+        return passing[0](low, high, module)
 
     def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None, kwargs=None) -> None:
         if kind == ZERO:

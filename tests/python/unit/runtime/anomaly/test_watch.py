@@ -316,13 +316,15 @@ def test_no_random_numbers_are_drawn():
 
 
 def test_uninstall_restores_torch():
-    original = torch.Tensor.backward
+    original, call_impl = torch.Tensor.backward, torch.nn.Module._call_impl
     with watching():
         assert torch.Tensor.backward is not original
-        assert torch.nn.modules.module._global_forward_hooks
+        assert torch.nn.Module._call_impl is not call_impl and torch.nn.Module._call_impl.__wrapped__ is call_impl
+        # no global forward hook: one would send every module call down torch's slow path
+        assert not torch.nn.modules.module._global_forward_hooks
     assert torch.Tensor.backward is original and torch.autograd.backward.__name__ == "backward"
     assert not hasattr(torch.autograd.backward, "__wrapped__")
-    assert not torch.nn.modules.module._global_forward_hooks
+    assert torch.nn.Module._call_impl is call_impl
     assert anomaly_watch.current() is None
 
 
