@@ -1,10 +1,10 @@
 """The anomaly watch: every module output, every gradient and every loss, checked as training runs.
 
 Installed with no change to the user's code (see :mod:`anomaly_activation`), through torch's
-global extension points only:
+global extension points and thin wrappers of torch's own functions:
 
-- ``Module._call_impl``, wrapped (:mod:`calls`; cheaper than a global forward hook): each floating output is
-  tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
+- ``Module._call_impl``, wrapped (:mod:`calls`; cheaper than a global forward hook): each floating
+  output is tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
   threshold, and all-zero outputs (dead modules);
 - ``Tensor.backward`` / ``torch.autograd.backward``, wrapped: a step is one outermost call; the
   scalar it is called on is the step's loss. Before the real backward: loss rules
