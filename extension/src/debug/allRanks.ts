@@ -23,11 +23,21 @@ export function registerAllRanks(context: vscode.ExtensionContext, log: vscode.L
     status,
     vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
       createDebugAdapterTracker: (session) => ({
-        onDidSendMessage: (m: { type?: string; event?: string }) => {
-          if (m.type === 'event' && (m.event === 'stopped' || m.event === 'continued')) {
-            if (m.event === 'stopped') {paused.add(session.id);}
-            else {paused.delete(session.id);}
-            refresh();
+        onDidSendMessage: (m: { type?: string; event?: string; body?: { reason?: string } }) => {
+          if (m.type !== 'event' || (m.event !== 'stopped' && m.event !== 'continued')) {
+            return;
+          }
+          if (m.event === 'continued') {
+            paused.delete(session.id);
+          } else {
+            paused.add(session.id);
+          }
+          refresh();
+          if (m.event === 'stopped' && m.body?.reason === 'exception' && session.parentSession) {
+            // A rank paused on an anomaly (or an exception): pause the others where they are,
+            // before they all-reduce its NaN or sit in a collective waiting for it.
+            log.info(`"${session.name}" stopped on an exception: pausing the other ranks`);
+            void everyRank('pause', paused, log);
           }
         },
         onExit: () => {
@@ -67,14 +77,18 @@ function showRanks(status: vscode.StatusBarItem, paused: Set<string>): void {
 /** The sessions of the active job's ranks: the children of its root session. */
 function rankSessions(): vscode.DebugSession[] {
   const active = vscode.debug.activeDebugSession;
-  if (!active) {return [];}
+  if (!active) {
+    return [];
+  }
   const root = rootOf(active);
   return allSessions().filter((s) => s.parentSession !== undefined && rootOf(s) === root);
 }
 
 function rootOf(session: vscode.DebugSession): vscode.DebugSession {
   let s = session;
-  while (s.parentSession) {s = s.parentSession;}
+  while (s.parentSession) {
+    s = s.parentSession;
+  }
   return s;
 }
 
