@@ -112,7 +112,8 @@ def test_both_suggestions_on_a_known_curve():
     ]
     sug = L.suggestions(L.Sweep(lrs=lrs, losses=s, smoothed=s))
     assert sug["steepest"] == pytest.approx(1e-3, rel=0.25)
-    assert sug["minimum"] == pytest.approx(0.1, rel=0.25)
+    # on the floor just before the rise at 0.1 (the centred average, 3 points each side, sees the rise)
+    assert 0.05 <= sug["minimum"] <= 0.1
     assert sug["minimumDiv10"] == pytest.approx(sug["minimum"] / 10)
 
 
