@@ -20,6 +20,8 @@ def check(ctx: Context) -> list:
             continue
         if s.layout in IMAGE_LAYOUTS:
             out += _uint8_range(split)
+            if split.name == getattr(ctx.train, "name", None):
+                out += _mismatched_statistics(split)
         elif s.layout == "vector":
             out += _unscaled(split)
     return out
@@ -43,6 +45,38 @@ def _uint8_range(split: Split) -> list:
             max=s.vmax,
             mean=s.ch_mean,
             std=s.ch_std,
+        )
+    ]
+
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def _mismatched_statistics(split: Split) -> list:
+    """Normalised training images (negative values) whose channel means are far from 0: the
+    mean/std given to Normalize are not this data's (ImageNet's on grayscale scans, say)."""
+    s = split.stats
+    mean, std = s.ch_mean, s.ch_std
+    if mean is None or std is None or s.vmin >= 0 or not np.any(np.abs(mean) > T.NORMALISED_MEAN):
+        return []
+    raw = ""
+    if len(mean) == 3:  # undo ImageNet's Normalize: if that gives [0, 1]-like data, it was ImageNet's
+        before = np.array(mean) * np.array(IMAGENET_STD) + np.array(IMAGENET_MEAN)
+        if np.all((before > -0.05) & (before < 1.05)):
+            raw = f" Undoing ImageNet's Normalize gives channel means {nums(before)}: ImageNet's statistics, not this data's."
+    return [
+        F.finding(
+            F.MISMATCHED_STATS,
+            F.WARNING,
+            split.name,
+            f"{split.name} images are normalised (values below 0) but their channel means are {nums(mean)} with "
+            f"std {nums(std)}, not about 0 and 1: the mean/std given to Normalize do not match this data.{raw} "
+            "Next step: compute the training split's own per-channel mean and std and normalise with those (or "
+            "keep ImageNet's only for natural photos with a pretrained backbone).",
+            source=split.source,
+            mean=[float(v) for v in mean],
+            std=[float(v) for v in std],
         )
     ]
 

@@ -23,6 +23,7 @@ BLANK_MIN_ELEMENTS = 16  # samples with fewer values (a tabular row) are never c
 UINT8_LOW = 10.0  # float images whose max is above this and at most UINT8_HIGH: 0..255 as floats
 UINT8_HIGH = 255.5
 UNSCALED = 10.0  # a vector feature whose |mean| or std is above this is unstandardised
+NORMALISED_MEAN = 1.0  # normalised training images (min < 0) with a channel |mean| above this: wrong statistics
 
 # --- labels
 MAX_CLASSES = 1000  # integer labels with more distinct values are not treated as classes

@@ -34,3 +34,21 @@ def test_unscaled_features_are_listed():
 def test_standardised_features_are_silent():
     assert check(Vectors())["findings"] == []
     assert check(Vectors(scale=3.0))["findings"] == []
+
+
+def test_imagenet_statistics_on_dark_grayscale_scans():
+    g = torch.Generator().manual_seed(0)
+    scans = (0.1 + 0.05 * torch.rand(200, 1, 16, 16, generator=g)).repeat(1, 3, 1, 1)  # dark, gray
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    r = check(TensorDataset((scans - mean) / std, torch.arange(200) % 4))
+    assert kinds(r) == ["normalisation-mismatch"]
+    assert "ImageNet's statistics" in r["findings"][0]["message"]
+
+
+def test_imagenet_statistics_on_photo_like_data_are_silent():
+    g = torch.Generator().manual_seed(0)
+    photos = torch.rand(200, 3, 16, 16, generator=g) * 0.8 + 0.1
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+    assert check(TensorDataset((photos - mean) / std, torch.arange(200) % 4))["findings"] == []
