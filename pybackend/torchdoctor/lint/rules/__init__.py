@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - imported for their registration side effect
     loss_accumulation,
     loss_inputs,
     no_grad_backward,
+    sampler_epoch,
     step_order,
     torch_load,
     train_mode,
