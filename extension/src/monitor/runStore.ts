@@ -97,7 +97,7 @@ export class RunStore {
       t.push(u.step, [u.value]);
     }
     for (const f of batch.findings) {
-      this.findings.set(f.kind, f);
+      this.findings.set(`${f.kind}\u0000${f.series}`, f); // one per kind and series: the latest
     }
     this.dropped = Math.max(this.dropped, batch.dropped);
     if (this.info.state === 'waiting' && (batch.steps.length || batch.evals.length || batch.user.length)) {

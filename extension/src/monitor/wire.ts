@@ -54,6 +54,8 @@ export interface Finding {
   step: number | null;
   sentence: string;
   where: { path: string; line: number } | null;
+  /** The step series it is about ("opt0"...; "" run-wide). */
+  series: string;
 }
 
 export interface Batch {
@@ -222,5 +224,5 @@ export function parseFinding(v: unknown): Finding | undefined {
     const line = int(v.where.line);
     where = path && line !== null && line > 0 ? { path, line } : null;
   }
-  return { kind, severity, step: int(v.step), sentence, where };
+  return { kind, severity, step: int(v.step), sentence, where, series: str(v.series, 100) ?? '' };
 }

@@ -49,11 +49,18 @@ test('a GAN: two series, each named, on one loss chart', () => {
 
 test('findings: one per kind (the latest), errors first', () => {
   const store = run(10);
-  const f = (kind: string, severity: 'info' | 'warning' | 'error', sentence: string) => ({ kind, severity, step: 5, sentence, where: null });
+  const f = (kind: string, severity: 'info' | 'warning' | 'error', sentence: string, series = 'opt0') => ({
+    kind,
+    severity,
+    step: 5,
+    sentence,
+    where: null,
+    series,
+  });
   store.addBatch({ steps: [], evals: [], user: [], findings: [f('input_bound', 'warning', 'old'), f('loss_nan', 'error', 'NaN')], dropped: 0 });
-  store.addBatch({ steps: [], evals: [], user: [], findings: [f('input_bound', 'warning', 'new')], dropped: 2 });
+  store.addBatch({ steps: [], evals: [], user: [], findings: [f('input_bound', 'warning', 'new'), f('input_bound', 'warning', 'D', 'opt1')], dropped: 2 });
   const v = buildView(store);
-  assert.deepEqual(v.findings.map((x) => [x.kind, x.sentence]), [['loss_nan', 'NaN'], ['input_bound', 'new']]);
+  assert.deepEqual(v.findings.map((x) => [x.kind, x.sentence]), [['loss_nan', 'NaN'], ['input_bound', 'new'], ['input_bound', 'D']]);
   assert.equal(v.dropped, 2);
 });
 
