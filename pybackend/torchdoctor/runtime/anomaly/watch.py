@@ -3,8 +3,8 @@
 Installed with no change to the user's code (see :mod:`anomaly_activation`), through torch's
 global extension points and thin wrappers of torch's own functions:
 
-- ``Module._call_impl``, wrapped (:mod:`calls`; cheaper than a global forward hook): each floating
-  output is tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
+- a global module forward hook (``register_module_forward_hook``): each floating output is
+  tested with one ``aminmax`` (:mod:`anomaly_detect`) for NaN/Inf, magnitude past the
   threshold, and all-zero outputs (dead modules);
 - ``Tensor.backward`` / ``torch.autograd.backward``, wrapped: a step is one outermost call; the
   scalar it is called on is the step's loss. Before the real backward: loss rules
@@ -35,7 +35,6 @@ from . import children
 from . import report as R
 from .amp import ScalerTracker, scale_wrapper, unscale_wrapper, update_wrapper
 from .backward import autograd_backward, tensor_backward
-from .calls import call_wrapper
 from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
@@ -175,9 +174,13 @@ class Watch(LossChecks, GradientChecks, DeadRule):
         # torch.compile(model) warns that global hooks fire once more for its wrapper: we know
         # (names.unwrap), and the user did not register them.
         warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-        # Every module call, keyword inputs too (DETR's multihead_attn(query=..., key=..., value=memory)),
-        # through Module._call_impl rather than a global hook: cheaper (calls.py).
-        self._patch(torch.nn.Module, "_call_impl", lambda original: call_wrapper(original, self._forward_hook_kwargs))
+        # A global hook, not a wrapper of Module._call_impl (cheaper, but a frame of ours between the
+        # user's frames shows in the debugger's call stack under justMyCode).
+        modules = torch.nn.modules.module
+        try:  # keyword inputs too: DETR's multihead_attn(query=..., key=..., value=memory)
+            self._handles.append(modules.register_module_forward_hook(self._forward_hook_kwargs, with_kwargs=True))
+        except TypeError:  # a torch without with_kwargs for global hooks
+            self._handles.append(modules.register_module_forward_hook(self._forward_hook))
         optimizer = importlib.import_module("torch.optim.optimizer")  # torch imports optim lazily
         self._patch(optimizer.Optimizer, "__init__", lambda original: init_wrapper(original, current))
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre_hook))
@@ -219,6 +222,10 @@ class Watch(LossChecks, GradientChecks, DeadRule):
         self.check_loss = live and self.config.watches("loss")
 
     # -- forward ---------------------------------------------------------------------------------
+
+    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
+        """A torch whose global hooks take no keyword arguments."""
+        return self._forward_hook_kwargs(module, inputs, None, output)
 
     def _forward_hook_kwargs(self, module: Any, inputs: Any, kwargs: Any, output: Any) -> None:
         # Hot path (every module call): plain attribute reads and C methods until something is off.

@@ -316,15 +316,13 @@ def test_no_random_numbers_are_drawn():
 
 
 def test_uninstall_restores_torch():
-    original, call_impl = torch.Tensor.backward, torch.nn.Module._call_impl
+    original = torch.Tensor.backward
     with watching():
         assert torch.Tensor.backward is not original
-        assert torch.nn.Module._call_impl is not call_impl and torch.nn.Module._call_impl.__wrapped__ is call_impl
-        # no global forward hook: one would send every module call down torch's slow path
-        assert not torch.nn.modules.module._global_forward_hooks
+        assert torch.nn.modules.module._global_forward_hooks
     assert torch.Tensor.backward is original and torch.autograd.backward.__name__ == "backward"
     assert not hasattr(torch.autograd.backward, "__wrapped__")
-    assert torch.nn.Module._call_impl is call_impl
+    assert not torch.nn.modules.module._global_forward_hooks
     assert anomaly_watch.current() is None
 
 
