@@ -20,8 +20,11 @@ sys.path.insert(0, {M.HERE!r})
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from models import VAE, CharLM, ConvAutoencoder
+from real_models import VAE, CharLM, ConvAutoencoder
 """
+# ``real_models``, not ``models``: the file is loaded in this process, where another test may
+# already have imported some other ``models`` (the sample workspace's); conftest.py registers
+# this folder's models.py as ``real_models``.
 
 
 def alone(tmp_path: Path, class_name: str, body: str = ""):
