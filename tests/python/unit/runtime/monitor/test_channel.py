@@ -62,6 +62,10 @@ def test_slow_view_never_blocks_training():
     accepted = []
     threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
     channel = Channel("127.0.0.1", port, "cd" * 16, interval=0.01, queue=256, send_timeout=60.0).start()
+    deadline = time.perf_counter() + 30
+    while not accepted and time.perf_counter() < deadline:
+        time.sleep(0.01)  # the view's end must exist before it is closed below (else it is never closed)
+    assert accepted, "the channel never connected"
     big = {"step": 0, "series": "opt0", "padding": "x" * 20000}
     started = time.perf_counter()
     for i in range(20000):  # ~400 MB if all were sent; the view reads nothing
