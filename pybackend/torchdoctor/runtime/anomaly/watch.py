@@ -59,6 +59,7 @@ from .names import ModuleNames
 from .names import unwrap as names_unwrap
 from .origins import bad_inputs, made_inside
 from .passthrough import bounds_function, needs_exact
+from .patches import Patches
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
 from .stale import StaleGradTracker
@@ -124,7 +125,7 @@ def clear_reports() -> None:
     del _REPORTS[:]
 
 
-class Watch(LossChecks, GradientChecks, DeadRule):
+class Watch(LossChecks, GradientChecks, DeadRule, Patches):
     def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
         self.config = config
         self.on_break = on_break
@@ -198,21 +199,6 @@ class Watch(LossChecks, GradientChecks, DeadRule):
             self._patch(scaler_type, "step", lambda original: scaler_step_wrapper(original, current))
         for module, name in clip_targets():
             self._patch(module, name, lambda original: clip_wrapper(original, current))
-
-    def detach(self) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-        for owner, name, original, wrapper in reversed(self._patched):
-            if getattr(owner, name, None) is wrapper:
-                setattr(owner, name, original)
-        self._patched = []
-
-    def _patch(self, owner: Any, name: str, make: Callable[[Callable], Callable]) -> None:
-        original = getattr(owner, name)
-        wrapper = make(original)
-        setattr(owner, name, wrapper)
-        self._patched.append((owner, name, original, wrapper))
 
     def _refresh_flags(self) -> None:
         """What to check this step: cheap booleans read by the hot hooks."""

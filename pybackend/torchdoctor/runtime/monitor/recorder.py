@@ -30,6 +30,7 @@ from time import perf_counter
 from typing import Any, Callable, Deque, Dict, List, Optional
 
 from ..anomaly.frames import user_frame
+from ..anomaly.patches import Patches
 from ..anomaly.steps import OptimizerSteps, init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
@@ -87,7 +88,7 @@ class _Optimizers(OptimizerSteps):
             self.sites[id(optimizer)] = _site(sys._getframe(1))
 
 
-class Monitor(Outputs):
+class Monitor(Outputs, Patches):
     def __init__(self, config: MonitorConfig, torch: Any) -> None:
         self.config, self.torch = config, torch
         self.pid = os.getpid()
@@ -160,21 +161,6 @@ class Monitor(Outputs):
             if callable(getattr(functional, name, None)):
                 self._patch(functional, name, lambda o: hooks.functional_loss_wrapper(o, current))
         self._patch_writer()
-
-    def detach(self) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-        for owner, name, original, wrapper in reversed(self._patched):
-            if getattr(owner, name, None) is wrapper:
-                setattr(owner, name, original)
-        self._patched = []
-
-    def _patch(self, owner: Any, name: str, make: Callable[[Callable], Callable]) -> None:
-        original = getattr(owner, name)
-        wrapper = make(original)
-        setattr(owner, name, wrapper)
-        self._patched.append((owner, name, original, wrapper))
 
     def _patch_writer(self) -> None:
         """``SummaryWriter.add_scalar``, once the script has imported ``torch.utils.tensorboard``."""
