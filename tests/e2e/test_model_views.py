@@ -99,6 +99,19 @@ def _assert_fits(view: FrameLocator, must_show: list[str]) -> dict:
     return got
 
 
+_FOLD_REPORT_JS = """() => [...document.querySelectorAll('#gradient-table tbody tr')]
+  .filter((tr) => !tr.hidden).slice(0, 40)
+  .map((tr) => tr.className + ' | ' + (tr.getAttribute('aria-expanded') || '-') + ' | '
+    + tr.innerText.replace(/\\s+/g, ' ').slice(0, 160))"""
+
+
+def _fold_report(view: FrameLocator) -> str:
+    """What a failed fold assertion saw: the visible group headers, flagged and ungrouped rows."""
+    lines = view.locator("body").evaluate(_FOLD_REPORT_JS)
+    summary = view.locator("#summary").inner_text()
+    return "summary: " + summary + "\n" + "\n".join(lines)
+
+
 def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
     _pause_at_marked_line(page, "tiny_gpt_views.py", timeout_ms=300_000)  # a loaded machine: torch, 3 steps
     vscode_ui.run_command(page, "View: Hide Panel", required=False)  # the editor area's full height
@@ -128,7 +141,7 @@ def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> 
     deadline = time.monotonic() + 15  # the page folds the blocks just after it draws the rows
     while visible_rows.count() >= 10 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert visible_rows.count() < 10
+    assert visible_rows.count() < 10, _fold_report(flow)
     expect(flow.locator("#moment")).to_contain_text("after", timeout=VIEW_TIMEOUT_MS)  # after the clipping
     _assert_fits(flow, ["Parameter", "mean |g|"])
     groups.first.scroll_into_view_if_needed()
