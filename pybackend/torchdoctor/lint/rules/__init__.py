@@ -19,6 +19,7 @@ from . import (  # noqa: F401 - imported for their registration side effect
     loss_inputs,
     no_grad_backward,
     sampler_epoch,
+    sampler_shuffle,
     step_order,
     torch_load,
     train_mode,

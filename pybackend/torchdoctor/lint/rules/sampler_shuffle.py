@@ -1,0 +1,139 @@
+"""TD019: a ``DataLoader`` given both a sampler and ``shuffle=True``.
+
+``DataLoader.__init__`` checks ``if sampler is not None and shuffle: raise ValueError("sampler
+option is mutually exclusive with shuffle")``: the loader is never built. The usual way in is
+adding a ``DistributedSampler`` to a single-process script and keeping its ``shuffle=True``.
+
+Flagged only when ``shuffle`` is the constant ``True`` and the ``sampler=`` value is a sampler
+built in sight (``DistributedSampler(...)``, ``RandomSampler(...)``, inline or through a name or
+``self.x``). When the name may also be ``None`` (``if distributed: s = DistributedSampler(d) else:
+s = None``), the crash happens only on the sampler's path: a warning, and the fix writes
+``shuffle=(s is None)``, which keeps the other path as it was. Otherwise an error, and the fix
+writes ``shuffle=False`` (a sampler decides the order; the loader never ran with ``True``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+from .. import torchapi
+from ..context import LintContext, terminal_name
+from ..fixes import replace_node
+from ..model import ERROR, WARNING, Fix
+from ..registry import Reporter, rule
+
+_DATA = "torch.utils.data."
+SAMPLERS = frozenset(
+    {_DATA + "DistributedSampler", _DATA + "distributed.DistributedSampler"}
+    | {_DATA + n for n in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler")}
+    | {_DATA + "sampler." + n for n in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler")}
+    | {_DATA + "sampler.WeightedRandomSampler"}
+)
+
+
+@rule(
+    "TD019",
+    "sampler-with-shuffle",
+    "DataLoader given a sampler and shuffle=True: raises ValueError",
+    ERROR,
+    """
+`DataLoader(dataset, sampler=..., shuffle=True)` raises `ValueError: sampler option is mutually
+exclusive with shuffle` when it is built: with a sampler, the sampler decides the order, and
+`shuffle` must be left out or `False`. A `DistributedSampler` shuffles on its own (its
+`shuffle=True` is the default), so drop the loader's `shuffle=True`; when the sampler exists only
+in distributed runs, write `shuffle=(sampler is None)`.
+""",
+)
+def check(ctx: LintContext, report: Reporter) -> None:
+    for call in ctx.calls:
+        if ctx.callee_class(call) != torchapi.DATALOADER:
+            continue
+        shuffle = torchapi.keyword(call, "shuffle")
+        given = torchapi.keyword(call, "sampler")
+        if shuffle is None or given is None or not _is_true(shuffle.value):
+            continue
+        found = _samplers(ctx, given.value)
+        if found is None:
+            continue
+        samplers, maybe_none = found
+        sampler = samplers[0]
+        name = terminal_name(sampler.func)
+        where = f"`{name}` (line {sampler.lineno})"
+        if maybe_none:
+            message = (
+                f"`shuffle=True` with `sampler={ctx.text(given.value)}`: when it is the {where}, "
+                "`DataLoader` raises `ValueError: sampler option is mutually exclusive with shuffle`."
+            )
+            report.report(shuffle, message, fix=_fix(ctx, shuffle.value, given.value, True), severity=WARNING)
+        else:
+            message = (
+                f"`shuffle=True` with the sampler {where}: `DataLoader` raises `ValueError: sampler option is "
+                "mutually exclusive with shuffle`; the sampler decides the order."
+            )
+            report.report(shuffle, message, fix=_fix(ctx, shuffle.value, given.value, False, samplers))
+
+
+def _is_true(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is True
+
+
+def _samplers(ctx: LintContext, expr: ast.expr) -> Optional[Tuple[List[ast.Call], bool]]:
+    """The sampler constructions ``expr`` may hold and whether it may also be ``None``; None
+    when any value it may hold is something else or cannot be followed."""
+    values = _values(ctx, expr)
+    if values is None:
+        return None
+    calls = [v for v in values if isinstance(v, ast.Call) and ctx.callee_class(v) in SAMPLERS]
+    nones = [v for v in values if isinstance(v, ast.Constant) and v.value is None]
+    if not calls or len(calls) + len(nones) != len(values):
+        return None
+    return calls, bool(nones)
+
+
+def _values(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.IfExp):
+        body, orelse = _values(ctx, expr.body, depth + 1), _values(ctx, expr.orelse, depth + 1)
+        return None if body is None or orelse is None else body + orelse
+    if isinstance(expr, ast.Name):
+        bindings = ctx.alternatives(expr)
+        if not bindings or any(b.kind != "assign" or b.value is None for b in bindings):
+            return None
+        found: List[ast.expr] = []
+        for binding in bindings:
+            assert binding.value is not None
+            more = _values(ctx, binding.value, depth + 1)
+            if more is None:
+                return None
+            found.extend(more)
+        return found
+    if isinstance(expr, ast.Attribute):
+        value = ctx.value_of(expr)
+        return None if value is None or value is expr else _values(ctx, value, depth + 1)
+    return [expr]
+
+
+def _fix(
+    ctx: LintContext, value: ast.expr, sampler: ast.expr, maybe_none: bool, samplers: Optional[List[ast.Call]] = None
+) -> Optional[Fix]:
+    if maybe_none:
+        if not isinstance(sampler, (ast.Name, ast.Attribute)):
+            return None  # an inline ``X if c else None``: no name to test
+        text = f"({ctx.text(sampler)} is None)"
+        return replace_node(ctx.source, value, text, f"Shuffle only without the sampler: `shuffle={text}`")
+    if samplers and not all(_shuffles(ctx, call) for call in samplers):
+        return None  # a sampler told not to shuffle: whether to shuffle is the user's choice
+    return replace_node(ctx.source, value, "False", "Let the sampler decide the order: `shuffle=False`")
+
+
+def _shuffles(ctx: LintContext, call: ast.Call) -> bool:
+    """Whether the sampler ``call`` builds draws a random order."""
+    name = terminal_name(call.func)
+    if name == "DistributedSampler":
+        if len(call.args) >= 4:
+            return False  # shuffle given by position: not read
+        shuffle = torchapi.keyword(call, "shuffle")
+        return shuffle is None or _is_true(shuffle.value)
+    return name in ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
