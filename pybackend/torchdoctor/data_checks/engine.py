@@ -43,6 +43,7 @@ def build_context(
     options = options or {}
     max_samples = int(options.get("maxSamples", T.MAX_SAMPLES))
     max_batches = int(options.get("maxBatches", T.MAX_BATCHES))
+    gallery = int(options.get("galleryImages", T.GALLERY_IMAGES))
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
     for n, (name, obj) in enumerate(splits.items()):
         progress(n / max(1, len(splits)) * 0.8, f"drawing {name}")
@@ -51,7 +52,7 @@ def build_context(
             d = Draws(name, "table", obj, length=table.rows)
             ctx.splits.append(Split(name, d, SplitStats(name), source_of(obj) or origin, None, table))
             continue
-        d = draw(name, obj, max_samples, max_batches)
+        d = draw(name, obj, max_samples, max_batches, gallery)
         ctx.notes += d.notes
         split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
         if split.stats.other_shapes:
@@ -119,4 +120,25 @@ def summary(split: Split) -> dict:
         "columns": len(split.table.columns) if split.table is not None else None,
         "source": split.source,
         "seconds": round(d.seconds, 3),
+        "gallery": _gallery(split),
     }
+
+
+def _gallery(split: Split) -> Optional[dict]:
+    """The split's kept images with the label under each (``gallery.py``), or None."""
+    reducer = split.draws.reducer
+    kept = getattr(reducer, "gallery", None)
+    if kept is None:
+        return None
+    s = split.stats
+    found = dict(zip(s.label_indices, s.labels)) if s.labels is not None and s.label_kind != "multi" else {}
+
+    def label_of(index: Any) -> Optional[str]:
+        if index not in found:
+            return None
+        value = float(found[index])
+        if s.label_kind in ("index", "onehot") and value == int(value):
+            return labels.label_name(split, int(value))
+        return f"{value:.4g}"
+
+    return kept.to_json(label_of, s.shape)

@@ -28,10 +28,10 @@ def histogram(split: Split) -> Optional[dict]:
     if y is None:
         return None
     values, counts = np.unique(y, return_counts=True)
-    return {_name(split, int(v)): int(c) for v, c in zip(values, counts)}
+    return {label_name(split, int(v)): int(c) for v, c in zip(values, counts)}
 
 
-def _name(split: Split, label: int) -> str:
+def label_name(split: Split, label: int) -> str:
     classes = split.classes
     if classes and 0 <= label < len(classes):
         return f"{label} ({classes[label]})"
@@ -61,8 +61,8 @@ def _imbalance(split: Split, y: np.ndarray) -> list:
     ratio = counts.max() / counts.min()
     if share < T.IMBALANCE_MAJORITY and not (len(values) >= 3 and ratio >= T.IMBALANCE_RATIO):
         return []
-    name = _name(split, int(values[top]))
-    rare = _name(split, int(values[int(np.argmin(counts))]))
+    name = label_name(split, int(values[top]))
+    rare = label_name(split, int(values[int(np.argmin(counts))]))
     return [
         F.finding(
             F.IMBALANCE,
@@ -73,7 +73,7 @@ def _imbalance(split: Split, y: np.ndarray) -> list:
             "misleading here. Next step: report balanced accuracy, per-class recall or F1, and weight the loss "
             "(CrossEntropyLoss(weight=...)) or resample (WeightedRandomSampler).",
             source=split.source,
-            histogram={_name(split, int(v)): int(c) for v, c in zip(values, counts)},
+            histogram={label_name(split, int(v)): int(c) for v, c in zip(values, counts)},
             majorityShare=float(share),
         )
     ]
@@ -151,7 +151,7 @@ def _unseen(ctx: Context) -> list:
                 F.UNSEEN_LABELS,
                 F.WARNING,
                 split.name,
-                f"{split.name} has labels never seen in {train.name}: {', '.join(_name(split, v) for v in new[:10])} "
+                f"{split.name} has labels never seen in {train.name}: {', '.join(label_name(split, v) for v in new[:10])} "
                 f"({len(idx)} samples). The model cannot learn them. Likely cause: a split by time or source "
                 "that left classes out, or a label mapping built per split. Next step: stratify the split "
                 "(train_test_split(..., stratify=y)) and build one label mapping for all splits.",

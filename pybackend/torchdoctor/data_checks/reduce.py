@@ -19,6 +19,7 @@ import numpy as np
 from . import thresholds as T
 from .arrays import to_array
 from .fingerprint import fingerprints
+from .gallery import IMAGE_LAYOUTS, Gallery
 
 MAX_VECTOR = 4096
 CHUNK_ELEMENTS = 1 << 17  # 512 KB of float32 per chunk: the draws stay in cache until reduced
@@ -94,8 +95,10 @@ class Reducer:
     """Statistics of one split, fed one sample at a time and reduced ``per_chunk`` at a time, so the
     draws are never all held at once."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, gallery: int = T.GALLERY_IMAGES) -> None:
         self.s = SplitStats(name)
+        self.gallery_limit = gallery
+        self.gallery: Optional[Gallery] = None  # images kept for the editor's grid (image layouts only)
         self.first: Optional[np.ndarray] = None
         self.pending: list = []
         self.means: list = []
@@ -121,6 +124,8 @@ class Reducer:
         s.shape, s.float_kind = tuple(first.shape), first.dtype.kind == "f"
         s.layout = layout_of(s.shape, first.dtype.kind)
         self.per_chunk = max(1, min(T.CHUNK, CHUNK_ELEMENTS // max(1, first.size)))
+        if s.layout in IMAGE_LAYOUTS and self.gallery_limit > 0:
+            self.gallery = Gallery(s.layout, first.dtype, self.gallery_limit)
         return True
 
     def add_batch(self, indices: list, x: np.ndarray) -> None:
@@ -172,7 +177,11 @@ class Reducer:
         x = x.astype(self.first.dtype, copy=False) if x.dtype.kind == self.first.dtype.kind else x
         self.s.indices += idx
         self.s.sampled += len(idx)
+        blank_before = len(self.s.blank)
         self.means.append(_chunk(self.s, idx, x))
+        if self.gallery is not None:
+            new = set(self.s.blank[blank_before:])
+            self.gallery.offer(idx, x, [p for p, i in enumerate(idx) if i in new] if new else [])
         if self.s.layout in ("vector", "tokens"):
             self.vectors.append(x.reshape(len(idx), -1))
 

@@ -47,6 +47,7 @@ class Draws:
     seconds: float = 0.0
     notes: list = field(default_factory=list)
     dataset: Any = None  # the map-style dataset behind it (for redraws), or None
+    gallery: int = T.GALLERY_IMAGES  # images kept for the editor's grid (gallery.py)
 
 
 def is_loader(obj: Any) -> bool:
@@ -63,16 +64,22 @@ def _is_iterable_dataset(obj: Any) -> bool:
     return any(c.__name__ == "IterableDataset" for c in type(obj).__mro__)
 
 
-def draw(name: str, obj: Any, max_samples: int = T.MAX_SAMPLES, max_batches: int = T.MAX_BATCHES) -> Draws:
+def draw(
+    name: str,
+    obj: Any,
+    max_samples: int = T.MAX_SAMPLES,
+    max_batches: int = T.MAX_BATCHES,
+    gallery: int = T.GALLERY_IMAGES,
+) -> Draws:
     """Every draw of one split; the global RNG state is the same before and after."""
     started = time.perf_counter()
     with preserved_rng():
         if is_loader(obj):
-            d = _draw_loader(name, obj, max_batches, max_samples)
+            d = _draw_loader(name, obj, max_batches, max_samples, gallery)
         elif is_map_style(obj):
-            d = _draw_dataset(name, obj, max_samples)
+            d = _draw_dataset(name, obj, max_samples, gallery)
         elif hasattr(obj, "__iter__"):
-            d = _draw_iterable(name, obj, max_samples)
+            d = _draw_iterable(name, obj, max_samples, gallery)
         else:
             raise TypeError(f"split {name!r} is a {type(obj).__name__}: not a Dataset, DataLoader or iterable")
     d.seconds = time.perf_counter() - started
@@ -100,7 +107,7 @@ def _tensor_type() -> Any:
 
 def _feed(d: Draws, index: Any, x: Any) -> None:
     if d.reducer is None:
-        d.reducer = Reducer(d.name)
+        d.reducer = Reducer(d.name, d.gallery)
     if len(d.indices) in d.probes:
         d.probes[len(d.indices)] = x
     d.indices.append(index)
@@ -108,10 +115,10 @@ def _feed(d: Draws, index: Any, x: Any) -> None:
     d.reducer.add(index, x)
 
 
-def _draw_dataset(name: str, ds: Any, max_samples: int) -> Draws:
+def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     length = len(ds)
-    d = Draws(name, "dataset", ds, length=length, dataset=ds)
-    d.reducer = Reducer(name)
+    d = Draws(name, "dataset", ds, length=length, dataset=ds, gallery=gallery)
+    d.reducer = Reducer(name, gallery)
     d.reducer.s.hashed = not has_raw_rows(ds)  # duplicates hash the stored rows: drawn digests are not needed
     idx = sample_indices(length, max_samples)
     step = max(1, len(idx) // T.RANDOM_PROBES)
@@ -155,8 +162,8 @@ def seeded_draws(ds: Any, indices: list, seed: int = 0) -> list:
     return out
 
 
-def _draw_iterable(name: str, it: Any, max_samples: int) -> Draws:
-    d = Draws(name, "iterable", it)
+def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
+    d = Draws(name, "iterable", it, gallery=gallery)
     for pos, sample in enumerate(it):
         if pos >= max_samples:
             break
@@ -165,9 +172,9 @@ def _draw_iterable(name: str, it: Any, max_samples: int) -> Draws:
     return d
 
 
-def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> Draws:
+def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     ds = loader.dataset
-    d = Draws(name, "loader", loader, dataset=ds if is_map_style(ds) else None)
+    d = Draws(name, "loader", loader, dataset=ds if is_map_style(ds) else None, gallery=gallery)
     try:
         d.length = len(ds)
     except TypeError:
@@ -189,7 +196,7 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int) -> 
                 d.batch_shape = tuple(xa.shape) if xa is not None else None
             n = len(xa) if xa is not None and xa.ndim else 0
             if d.reducer is None:
-                d.reducer = Reducer(name)
+                d.reducer = Reducer(name, gallery)
             if n:
                 assert xa is not None
                 d.reducer.add_batch(list(range(pos, pos + n)), xa)

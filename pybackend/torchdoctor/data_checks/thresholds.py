@@ -54,3 +54,5 @@ PADDING_SHARE = 0.5  # padding is at least this share of all tokens
 
 # --- output
 MAX_INDICES = 50  # sample indices listed per finding
+GALLERY_IMAGES = 32  # images of each split kept for the editor's grid (option galleryImages; 0: none)
+GALLERY_SIDE = 64  # ... each at most this many pixels a side

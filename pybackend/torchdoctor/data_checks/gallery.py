@@ -1,0 +1,132 @@
+"""A bounded gallery of one split's images for the editor's grid (worker side, numpy).
+
+The editor draws the images itself, from raw pixels in the result (no PIL in the user's
+environment, nothing but numbers through the webview's CSP). The reducer offers every stacked
+chunk of image-like samples (``chw``, ``hwc``, ``hw`` layouts); the gallery keeps:
+
+- the first ``GALLERY_IMAGES`` samples in drawing order (a batch as the model sees it, after the
+  dataset's transforms), each reduced to at most ``GALLERY_SIDE`` pixels a side by block means;
+- up to a quarter of them replaced by later blank samples, so a rare blank draw still shows.
+
+``to_json`` turns them into ``uint8`` values for display, H x W x C row-major (C is 1 or 3): uint8
+data as it is, data within [0, 1] times 255, anything else (normalised data) with each channel's
+range over the kept images stretched to 0..255, which undoes a ``Normalize`` for the eye. NaN/Inf
+pixels are drawn black and the image is marked ``nonfinite``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import thresholds as T
+
+IMAGE_LAYOUTS = ("chw", "hwc", "hw")
+
+
+def to_hwc(x: np.ndarray, layout: str) -> np.ndarray:
+    """One sample as H x W x C with C = 1 or 3 (a 2-channel image shows its first, RGBA its RGB)."""
+    if layout == "chw":
+        x = np.moveaxis(x, 0, -1)
+    elif layout == "hw":
+        x = x[..., None]
+    channels = x.shape[-1]
+    if channels == 2:
+        x = x[..., :1]
+    elif channels >= 4:
+        x = x[..., :3]
+    return x
+
+
+def downsample(x: np.ndarray, side: int = T.GALLERY_SIDE) -> np.ndarray:
+    """H x W x C float32 at most ``side`` a side: means over k x k blocks (k the smallest whole
+    factor that fits), so a thin stroke stays visible where every k-th pixel would drop it."""
+    h, w = x.shape[:2]
+    k = max(1, -(-max(h, w) // side))
+    x = x.astype(np.float32, copy=False)
+    if k == 1:
+        return x.copy()
+    hh, ww = max(1, h // k), max(1, w // k)
+    if h < k or w < k:  # a thin strip: take rows/columns by stride
+        return x[:: max(1, h // hh), :: max(1, w // ww)][:hh, :ww].copy()
+    blocks = x[: hh * k, : ww * k].reshape(hh, k, ww, k, x.shape[2])
+    return blocks.mean(axis=(1, 3))
+
+
+class Gallery:
+    """The kept samples of one split (see the module docstring)."""
+
+    def __init__(self, layout: str, dtype: np.dtype, limit: int = T.GALLERY_IMAGES) -> None:
+        self.layout = layout
+        self.uint8 = dtype == np.uint8
+        self.limit = max(0, int(limit))
+        self.max_blank = max(1, self.limit // 4) if self.limit else 0
+        self.items: list = []  # [order, index, H x W x C float32, blank]
+        self.seen = 0
+
+    def offer(self, idx: list, x: np.ndarray, blank_positions: list) -> None:
+        """One stacked chunk (samples first) and the positions in it that the reducer found blank."""
+        if not self.limit:
+            return
+        blank = set(blank_positions)
+        room = self.limit - len(self.items)
+        for p in range(min(room, len(idx))):
+            self.items.append([self.seen + p, idx[p], self._keep(x[p]), p in blank])
+        for p in sorted(blank):
+            if p < room or sum(1 for it in self.items if it[3]) >= self.max_blank:
+                continue
+            last = next((k for k in range(len(self.items) - 1, -1, -1) if not self.items[k][3]), None)
+            if last is None:
+                break
+            self.items[last] = [self.seen + p, idx[p], self._keep(x[p]), True]
+        self.seen += len(idx)
+
+    def _keep(self, sample: np.ndarray) -> np.ndarray:
+        return downsample(to_hwc(np.asarray(sample), self.layout))
+
+    def to_json(self, label_of: Callable[[Any], Optional[str]], shape: tuple) -> Optional[dict]:
+        if not self.items:
+            return None
+        items = sorted(self.items, key=lambda it: it[0])
+        stack = np.stack([it[2] for it in items]).astype(np.float64)  # N x h x w x c
+        finite = np.isfinite(stack)
+        kind, low, high = self._scale(stack, finite)
+        scaled = (np.where(finite, stack, low) - low) / (high - low) * 255.0
+        pixels = np.clip(np.round(scaled), 0, 255).astype(np.uint8)
+        n, h, w, c = pixels.shape
+        images = []
+        for k, it in enumerate(items):
+            images.append(
+                {
+                    "index": it[1] if isinstance(it[1], (int, str)) else int(it[1]),
+                    "label": label_of(it[1]),
+                    "blank": bool(it[3]),
+                    "nonfinite": not bool(finite[k].all()),
+                    "pixels": pixels[k].ravel().tolist(),
+                }
+            )
+        return {
+            "width": int(w),
+            "height": int(h),
+            "channels": int(c),
+            "sourceShape": [int(v) for v in shape],
+            "layout": self.layout,
+            "scale": {"kind": kind, "low": [float(v) for v in low], "high": [float(v) for v in high]},
+            "images": images,
+            "drawn": self.seen,
+        }
+
+    def _scale(self, stack: np.ndarray, finite: np.ndarray) -> tuple:
+        """(kind, low per channel, high per channel) that maps the values to 0..255."""
+        channels = stack.shape[-1]
+        values = [stack[..., ch][finite[..., ch]] for ch in range(channels)]
+        lo = np.array([v.min() if v.size else 0.0 for v in values])
+        hi = np.array([v.max() if v.size else 1.0 for v in values])
+        if self.uint8:
+            return "uint8", np.zeros(channels), np.full(channels, 255.0)
+        if lo.min() >= 0.0 and hi.max() <= 1.0:
+            return "unit", np.zeros(channels), np.ones(channels)
+        span = hi - lo
+        hi = np.where(span > 1e-12, hi, lo + 1.0)
+        return "range", lo, hi
