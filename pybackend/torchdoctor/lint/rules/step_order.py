@@ -8,12 +8,13 @@ are cleared before they are ever used: the model trains a step behind, or not at
 from __future__ import annotations
 
 import ast
-from typing import Tuple
+from typing import List, Optional, Set, Tuple
 
+from .. import torchapi
 from ..context import LintContext
 from ..model import WARNING
 from ..registry import Reporter, rule
-from ..training import analysis
+from ..training import Step, Unit, analysis, parameter_owners
 
 
 def _conditional(ctx: LintContext, call: ast.AST, unit: ast.AST) -> bool:
@@ -59,13 +60,74 @@ def check(ctx: LintContext, report: Reporter) -> None:
             since = max((_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at), default=(0, 0))
             before = [b for b in backwards if since < _pos(b) < at]
             after = [b for b in backwards if _pos(b) > at]
-            if before or not after or _conditional(ctx, step.call, unit.node):
+            if _conditional(ctx, step.call, unit.node):
+                continue
+            if before and after:
+                _between_partial_backwards(ctx, report, unit, step, steps, before[-1], after[0])
+            if before or not after:
                 continue
             report.report(
                 step.call,
                 f"`{ctx.text(step.call)}` runs before `{ctx.text(after[0])}` (line {after[0].lineno}): "
                 f"it applies stale or zero gradients, and this iteration's gradients are never used.",
             )
+
+
+def _between_partial_backwards(
+    ctx: LintContext, report: Reporter, unit: Unit, step: Step, steps: List[Step], last: ast.Call, later: ast.Call
+) -> None:
+    """A step between two backward calls of the same optimizer's losses (dcgan's
+    ``errD_real.backward()``, ``optimizerD.step()``, ``errD_fake.backward()``): the step applies
+    the first loss's gradients only, and the later ones are cleared before any step uses them.
+
+    Reported only when that is certain from the loop's own statements: the optimizer is cleared
+    in the loop before its step (so its next step starts from zero), nothing steps or clears
+    between the step and the later backward, and the next clear after it (``netG.zero_grad()``)
+    is of the optimizer stepped next and not of this one: the later gradients reach no step."""
+    at = _pos(step.call)
+    clears = _clears(ctx, unit)
+    owners = parameter_owners(ctx, ctx.construction_of(step.optimizer))
+    if not any(_pos(c) < at and _clears_step(ctx, c, step, owners) is not False for c in clears):
+        return
+    if any(at < _pos(c) < _pos(later) for c in clears) or any(at < _pos(s.call) < _pos(later) for s in steps):
+        return
+    following = next((s for s in steps if _pos(s.call) > _pos(later)), None)
+    after_clear = next((c for c in clears if _pos(c) > _pos(later)), None)
+    if following is None or after_clear is None or _pos(after_clear) > _pos(following.call):
+        return
+    if {s.key for s in steps} != {step.key, following.key} or following.key == step.key:
+        return
+    next_owners = parameter_owners(ctx, ctx.construction_of(following.optimizer))
+    if _clears_step(ctx, after_clear, step, owners) is not False or not _clears_step(
+        ctx, after_clear, following, next_owners
+    ):
+        return
+    if _conditional(ctx, later, unit.node) or _conditional(ctx, after_clear, unit.node):
+        return
+    report.report(
+        step.call,
+        f"`{ctx.text(step.call)}` runs between `{ctx.text(last)}` (line {last.lineno}) and "
+        f"`{ctx.text(later)}` (line {later.lineno}): it applies the first gradients only; the later "
+        f"ones are cleared (line {after_clear.lineno}, then by `{step.key}`'s own clear) before any "
+        "step uses them. Step after the last of this optimizer's backward calls.",
+    )
+
+
+def _clears(ctx: LintContext, unit: Unit) -> List[ast.Call]:
+    """The unit's own calls that clear gradients, in source order."""
+    return [c for c in analysis(ctx).own_calls(unit.node) if torchapi.zero_grad_target(ctx, c)[0]]
+
+
+def _clears_step(ctx: LintContext, clear: ast.Call, step: Step, owners: Set[str]) -> Optional[bool]:
+    """Whether ``clear`` clears the gradients ``step`` applies: True, False, or None (cannot tell)."""
+    _, receiver = torchapi.zero_grad_target(ctx, clear)
+    if receiver is not None:
+        return ctx.text(receiver) == step.key
+    func = clear.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "zero_grad" and owners):
+        return None
+    module = ctx.text(func.value)
+    return any(owner == module or owner.startswith(module + ".") for owner in owners)
 
 
 def _pos(node: ast.expr) -> Tuple[int, int]:

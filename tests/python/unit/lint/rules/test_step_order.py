@@ -1,6 +1,6 @@
 """TD002: optimizer.step() before loss.backward()."""
 
-from support.lint import hits
+from support.lint import findings, hits
 
 BAD = """
 for x, y in loader:
@@ -54,3 +54,64 @@ for i, batch in enumerate(loader):
     loss.backward()
 """
     assert hits(text) == []
+
+
+# A GAN's discriminator trained on a real and a fake batch, each with its own backward (the
+# DCGAN shape): the discriminator's step belongs after both.
+PARTIAL = """
+import torch
+from torch import nn
+gen = nn.Sequential(nn.Linear(8, 16))
+disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+opt_disc = torch.optim.Adam(disc.parameters(), lr=2e-4)
+opt_gen = torch.optim.Adam(gen.parameters(), lr=2e-4)
+bce = nn.BCELoss()
+for batch in loader:
+    disc.zero_grad()
+    loss_real = bce(disc(batch), ones)
+    loss_real.backward()
+    sample = gen(torch.randn(16, 8))
+    loss_fake = bce(disc(sample.detach()), zeros)
+    loss_fake.backward()
+    opt_disc.step()
+    gen.zero_grad()
+    loss_gen = bce(disc(sample), ones)
+    loss_gen.backward()
+    opt_gen.step()
+"""
+
+
+def test_a_gan_step_after_both_partial_backwards_is_fine():
+    assert hits(PARTIAL) == []
+
+
+def test_a_step_between_two_partial_backwards_of_its_losses_is_reported():
+    text = PARTIAL.replace(
+        "    loss_fake.backward()\n    opt_disc.step()\n", "    opt_disc.step()\n    loss_fake.backward()\n"
+    )
+    [finding] = findings(text, "TD002")
+    assert finding.line == 14 and finding.severity == "warning"
+    assert "`loss_real.backward()` (line 11)" in finding.message
+    assert "`loss_fake.backward()` (line 15)" in finding.message
+
+
+def test_a_step_between_backwards_is_quiet_when_the_later_backward_may_feed_the_next_step():
+    """With both models cleared at the top, nothing clears between the later backward and the
+    generator's step: that backward may be the generator's (its loss's graph is not followed),
+    so the rule cannot be sure the gradients are lost and says nothing."""
+    swapped = PARTIAL.replace(
+        "    loss_fake.backward()\n    opt_disc.step()\n", "    opt_disc.step()\n    loss_fake.backward()\n"
+    )
+    text = swapped.replace("    gen.zero_grad()\n", "").replace(
+        "    disc.zero_grad()\n", "    disc.zero_grad()\n    gen.zero_grad()\n"
+    )
+    assert hits(swapped, "TD002") != [] and hits(text) == []
+
+
+def test_a_step_between_backwards_is_quiet_when_the_optimizer_is_not_cleared_in_the_loop():
+    """Without a clear of its own in the loop the later gradients carry over to the next step
+    (accumulation across iterations): not certainly lost."""
+    text = PARTIAL.replace("    disc.zero_grad()\n", "").replace(
+        "    loss_fake.backward()\n    opt_disc.step()\n", "    opt_disc.step()\n    loss_fake.backward()\n"
+    )
+    assert "TD002" not in {r for r, _ in hits(text)}
