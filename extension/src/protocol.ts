@@ -198,6 +198,23 @@ export interface FindModelsResult {
   error: { message: string; line: number; character: number } | null;
 }
 
+// --- Data checks (issue 18): the "Check data" CodeLens, torchDoctor/runDataCheck, torchDoctor/findData ---
+
+/** The command on each "Check data" CodeLens; its one argument is a RunDataCheckArgs. */
+export const RUN_DATA_CHECK_COMMAND = 'torchDoctor.runDataCheck';
+
+/**
+ * Request (client -> server): run the data check on FILE::NAME in a worker. Params:
+ * RunDataCheckParams; result: DataCheckResult. Progress and cancel as RUN_CHECK (a cancelled
+ * progress answers an ERROR result of kind "cancelled").
+ */
+export const RUN_DATA_CHECK = 'torchDoctor/runDataCheck';
+
+/** Request (client -> server): the data targets of a file and the one at a position. */
+export const FIND_DATA = 'torchDoctor/findData';
+
+// Payloads (RunDataCheckArgs, RunDataCheckParams, FindDataResult, DataCheckResult): data/dataProtocol.ts.
+
 // --- Gradient flow and shape trace while paused (issue 5): torchDoctor/diagnoseSnapshot ---
 //
 // Flow: at each stop the extension evaluates torchdoctor.runtime.snapshot.dump(path) in the

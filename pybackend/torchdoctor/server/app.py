@@ -12,7 +12,7 @@ import os
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import checks_feature, diagnosis_feature, lint_feature, protocol
+from . import checks_feature, data_feature, diagnosis_feature, lint_feature, protocol
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ def build_server() -> TorchDoctorServer:
     server = TorchDoctorServer(protocol.SERVER_NAME, protocol.SERVER_VERSION)
     _register_lifecycle(server)
     checks_feature.register(server)
+    data_feature.register(server)
     lint_feature.register(server)
     diagnosis_feature.register(server)
     return server

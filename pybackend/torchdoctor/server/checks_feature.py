@@ -66,7 +66,10 @@ def register(server: LanguageServer) -> None:
             return []
         found, _ = await cache.get(uri, documents.fs_path(uri), source, _version(ls, uri))
         targets = found.models + found.constructed  # imported classes built here, the example's class
-        return [lens for model in targets for lens in _lenses(params.text_document.uri, model)]
+        lenses = [lens for model in targets for lens in _lenses(params.text_document.uri, model)]
+        from .data_feature import data_lenses  # "Check data" (issue 18): one CodeLens handler per server
+
+        return lenses + await data_lenses(ls, uri, source)
 
     @server.feature(protocol.FIND_MODELS)
     async def find_models(ls: LanguageServer, params: Any) -> dict:

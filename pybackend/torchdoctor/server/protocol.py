@@ -255,3 +255,32 @@ class DiagnoseSnapshotParams:
 #   rule: grad-nonfinite | grad-exploding | grad-vanishing | grad-ratio | grad-missing |
 #         grads-changed | weights-nonfinite | dead-units | activation-collapsed |
 #         activation-exploding | activation-nonfinite | input-nonfinite
+
+
+# --- Data checks in the editor (issue 18): the "Check data" CodeLens, findData, runDataCheck ----
+#
+# Flow: the model checks' CodeLens handler (checks_feature.py) adds a "Check data" lens over each
+# data target (data_checks/discovery.py: Dataset subclasses, functions returning datasets or
+# loaders, torchdoctor_data()), carrying the client-side command RUN_DATA_CHECK_COMMAND with one
+# RunDataCheckArgs argument; the extension opens the data view and sends RUN_DATA_CHECK.
+
+# Client-side command of the lens; arguments: [{"uri", "name"}].
+RUN_DATA_CHECK_COMMAND = "torchDoctor.runDataCheck"
+
+# Request (client -> server): run the data check on FILE::NAME in a worker (data_checks/jobs.py).
+# Params: {"uri", "name", "options"?: {"maxSamples", "maxBatches", "galleryImages", "timeoutSeconds"},
+# "workDoneToken"?}. Result: the data-check result (data_checks/findings.py, every split with its
+# "gallery": the images the grid draws, data_checks/gallery.py). Progress and cancel as RUN_CHECK:
+# cancelling the progress answers an ERROR result of kind "cancelled".
+RUN_DATA_CHECK = "torchDoctor/runDataCheck"
+
+# Request (client -> server): the data targets of a file and the one containing a position.
+# Params: {"uri", "position"?}. Result: {"targets": [DataTarget], "containing": name | null,
+# "hasHook": bool, "error": {"message", "line", "character"} | null}; DataTarget = {"name",
+# "kind": "hook" | "class" | "function", "range", "nameRange", "initRequired": [string]}.
+FIND_DATA = "torchDoctor/findData"
+
+# Settings of the data check (read with workspace/configuration like the model checks').
+SETTING_DATA_MAX_SAMPLES = "torchDoctor.dataChecks.maxSamples"  # integer, default 2000
+SETTING_DATA_MAX_BATCHES = "torchDoctor.dataChecks.maxBatches"  # integer, default 20
+SETTING_DATA_TIMEOUT = "torchDoctor.dataChecks.timeoutSeconds"  # number, default 120
