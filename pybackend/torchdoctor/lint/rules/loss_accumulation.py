@@ -142,7 +142,28 @@ def _live_loss(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[ast
             return expr
         if _is_backpropagated_ref(ctx, expr):
             return expr
+        if isinstance(expr, ast.Name) and depth < 2 and _augmented_loss(ctx, expr, depth):
+            return expr
     return None
+
+
+def _augmented_loss(ctx: LintContext, name: ast.Name, depth: int) -> bool:
+    """``name`` last changed in place into a loss: ``style = 0.`` then ``style += mse(a, b)`` in a
+    loop, then ``style *= weight`` (fast_neural_style). Walks back from the read through the
+    augmented assignments of its scope: one adding a loss makes it one; ``*=`` / ``/=`` keep
+    what it was; a plain assignment is judged by its value."""
+    at = (name.lineno, name.col_offset)
+    earlier = [b for b in ctx.bindings.all_bindings(ctx.scope_of(name), name.id) if b.pos <= at]
+    for bound in sorted(earlier, key=lambda b: b.pos, reverse=True)[:6]:
+        stmt = bound.stmt
+        if bound.kind != "aug" or not isinstance(stmt, ast.AugAssign):
+            value = bound.value
+            return isinstance(value, ast.Call) and torchapi.is_loss_value(ctx, value)
+        if isinstance(stmt.op, (ast.Add, ast.Sub)) and _live_loss(ctx, stmt.value, depth + 1) is not None:
+            return True
+        if not isinstance(stmt.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            return False
+    return False
 
 
 def _backward_subjects(call: ast.Call) -> List[ast.expr]:

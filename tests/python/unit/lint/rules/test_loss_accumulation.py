@@ -242,3 +242,42 @@ def test_a_weighted_loss_logged_without_item_is_reported():
             agg_content += content
     """)
     assert hits(text, "TD007") == [("TD007", 9)]
+
+
+# A style-transfer loop: the style term starts as a number, gains one loss per feature layer,
+# then is weighted in place, and its running total is logged.
+STYLE_TERMS = """
+    import torch
+    mse = torch.nn.MSELoss()
+    running_style = 0.0
+    for images, _ in loader:
+        opt.zero_grad()
+        feats_out, feats_ref = extractor(net(images)), extractor(images)
+        style = 0.0
+        for a, b in zip(feats_out, targets):
+            style += mse(gram(a), b)
+        style *= style_weight
+        total = mse(feats_out[0], feats_ref[0]) + style
+        total.backward()
+        opt.step()
+        running_style += style.item()
+"""
+
+
+def test_a_loss_built_by_augmented_assignments_logged_without_item_is_reported():
+    text = code(STYLE_TERMS.replace("running_style += style.item()", "running_style += style"))
+    assert hits(text, "TD007") == [("TD007", 14)]
+
+
+def test_a_loss_built_by_augmented_assignments_logged_with_item_is_fine():
+    assert hits(code(STYLE_TERMS), "TD007") == []
+
+
+def test_a_number_scaled_in_place_is_not_a_loss():
+    """``+=`` of a number and ``*=`` keep a float a float: nothing to report."""
+    text = code(
+        STYLE_TERMS.replace("style += mse(gram(a), b)", "style += mse(gram(a), b).item()")
+        .replace("total = mse(feats_out[0], feats_ref[0]) + style", "total = mse(feats_out[0], feats_ref[0])")
+        .replace("running_style += style.item()", "running_style += style")
+    )
+    assert hits(text, "TD007") == []
