@@ -70,7 +70,12 @@ class TrainingAnalysis:
         return sorted(units.values(), key=lambda u: (u.node.lineno, u.node.col_offset))
 
     def _unit_node(self, step: ast.Call) -> Optional[Union[Loop, Function]]:
-        """The innermost loop around ``step`` that computes gradients, else its function."""
+        """The innermost loop around ``step`` that computes gradients, else its function. A
+        step handed a closure of this file that computes gradients (``optimizer.step(closure)``,
+        LBFGS) runs that closure once or more per step: the closure is the unit."""
+        closure = self.closure_of(step)
+        if closure is not None:
+            return closure
         for loop in self.ctx.enclosing_loops(step):
             if self.backwards(loop) or self._calls_local(loop, self._has_backward):
                 return loop
@@ -78,6 +83,16 @@ class TrainingAnalysis:
         if func is not None and self.backwards(func):
             return func
         return None
+
+    def closure_of(self, step: ast.Call) -> Optional[Function]:
+        """The local function ``step`` is given (``optimizer.step(closure)``) when it computes
+        gradients, else None."""
+        if len(step.args) != 1 or not isinstance(step.args[0], ast.Name):
+            return None
+        bound = self.ctx.binding(step.args[0])
+        if bound is None or bound.kind != "def" or not isinstance(bound.stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        return bound.stmt if self.backwards(bound.stmt) else None
 
     def _has_backward(self, func: ast.AST) -> bool:
         return bool(self.backwards(func))

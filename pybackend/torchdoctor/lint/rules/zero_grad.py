@@ -51,6 +51,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
             if _distributed(ctx, step):
                 continue
             reported.add(step.key)
+            if training.closure_of(step.call) is unit.node:
+                report.report(step.call, _closure_message(step, unit))  # the fix belongs inside the closure
+                continue
             report.report(step.call, _message(step, unit), fix=_fix(ctx, step))
 
 
@@ -115,8 +118,8 @@ def _runs_repeatedly(ctx: LintContext, unit: Unit) -> bool:
     node = unit.node
     if not isinstance(node, FUNCTIONS):
         return True  # a loop
-    if node.name == "training_step":
-        return True
+    if node.name == "training_step" or any(analysis(ctx).closure_of(step.call) is node for step in unit.steps):
+        return True  # the trainer loops over it; an optimizer's closure runs at every step
     return any(ctx.enclosing_loops(site) for site in ctx.call_sites(node))
 
 
@@ -139,6 +142,15 @@ def _message(step: Step, unit: Unit) -> str:
     return (
         f"`{step.key}` is stepped but {where} never calls `{step.key}.zero_grad()`: "
         f"each `backward()` adds to the previous gradients, so every step applies their running sum."
+    )
+
+
+def _closure_message(step: Step, unit: Unit) -> str:
+    name = getattr(unit.node, "name", "closure")
+    return (
+        f"`{step.key}` is stepped with `{name}()`, which never calls `{step.key}.zero_grad()`: the "
+        f"optimizer runs the closure once or more per step (LBFGS), and each `backward()` adds to "
+        f"the previous gradients. Call `{step.key}.zero_grad()` first thing in `{name}()`."
     )
 
 

@@ -1,6 +1,6 @@
 """TD001: missing zero_grad."""
 
-from support.lint import code, fixed, hits
+from support.lint import code, findings, fixed, hits
 
 LOOP = """
 import torch
@@ -176,3 +176,41 @@ def test_no_fix_when_the_step_shares_its_line():
     text = LOOP.replace("    optimizer.step()", "    optimizer.step(); print('stepped')")
     (finding,) = findings(text)
     assert finding.rule_id == "TD001" and finding.fix is None
+
+
+# A sequence model trained with LBFGS, which re-evaluates a closure several times per step.
+LBFGS_LOOP = """
+import torch
+from torch import nn, optim
+rnn = nn.LSTM(1, 16)
+mse = nn.MSELoss()
+opt = optim.LBFGS(rnn.parameters(), lr=0.5)
+for it in range(20):
+    def reevaluate():
+        opt.zero_grad()
+        pred, _ = rnn(series)
+        loss = mse(pred, shifted)
+        loss.backward()
+        return loss
+    opt.step(reevaluate)
+"""
+
+
+def test_an_lbfgs_closure_that_clears_is_fine():
+    assert hits(LBFGS_LOOP) == []
+
+
+def test_an_lbfgs_closure_without_zero_grad_is_reported_at_the_step_without_a_fix():
+    [finding] = findings(LBFGS_LOOP.replace("        opt.zero_grad()\n", ""), "TD001")
+    assert finding.line == 12
+    assert "`reevaluate()`" in finding.message and "first thing in" in finding.message
+    assert finding.fix is None  # zero_grad after the step would not clear between evaluations
+
+
+def test_a_closure_cleared_by_the_loop_only_is_still_reported():
+    """``opt.zero_grad()`` before ``opt.step(closure)`` clears once per step; LBFGS calls the
+    closure up to ``max_iter`` times inside that step, accumulating."""
+    text = LBFGS_LOOP.replace("        opt.zero_grad()\n", "").replace(
+        "    opt.step(reevaluate)", "    opt.zero_grad()\n    opt.step(reevaluate)"
+    )
+    assert hits(text, "TD001") == [("TD001", 13)]
