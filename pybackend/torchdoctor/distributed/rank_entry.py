@@ -10,7 +10,9 @@ The rank's anomaly watch is armed by ``runtime/anomaly/boot/sitecustomize.py`` a
   in the next collective until its timeout, or all-reduce the NaN into every replica and report
   it N times. torchrun then stops the other ranks;
 - a rank that fails because another one stopped first (its collective's peer left) says so in
-  one line instead of a gloo/NCCL traceback that points at the wrong rank.
+  one line instead of a gloo/NCCL traceback that points at the wrong rank;
+- parameters of a DDP model that got no gradient are named at the next forward (``unused.py``),
+  and DDP's "Expected to have finished reduction" error that follows is explained in one line.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ..runtime.anomaly import children
-from . import ranks
+from . import ranks, unused
 
 
 def main(argv: List[str]) -> int:
@@ -39,6 +41,9 @@ def main(argv: List[str]) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:
+        explained = _explain(exc)
+        if explained is not None:
+            return explained
         first = _first_elsewhere()
         if first is None:
             raise  # this rank's own failure: Python's traceback, as without us
@@ -65,6 +70,7 @@ def _arm() -> None:
     from . import facts
 
     facts.install(ranks.rank() or 0)
+    unused.install(_report_distributed)
     watch.set_sink(_write)
     current = watch.current()
     if current is not None:
@@ -73,6 +79,26 @@ def _arm() -> None:
 
 def _write(report: Dict[str, Any]) -> None:
     children.write_report(dict(report, rank=ranks.rank(), time=time.time()))
+
+
+def _report_distributed(report: Dict[str, Any]) -> None:
+    """A rank's own distributed finding: its line now (the rank may be about to fail), and the report."""
+    sys.stdout.flush()
+    print(f"{ranks.prefix()}[torchdoctor] distributed: {report['sentence']}", file=sys.stderr)
+    _write(report)
+
+
+def _explain(exc: BaseException) -> Optional[int]:
+    """DDP's error about parameters without gradients, in one line: 1, or None for other errors."""
+    watch = unused.current()
+    line = watch.explain(exc) if watch is not None else None
+    if line is None:
+        return None
+    sys.stdout.flush()
+    print(f"{ranks.prefix()}[torchdoctor] stopped: {line}", file=sys.stderr)
+    if watch is not None and not watch.found:
+        raise exc  # nothing of ours named the parameters: keep DDP's own message
+    return 1
 
 
 def _stop(report: Dict[str, Any]) -> None:

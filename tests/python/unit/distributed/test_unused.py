@@ -1,0 +1,75 @@
+"""Parameters of a DDP model that get no gradient, on real torchrun + gloo (CPU, 2 ranks): named
+with the rank and step before DDP's "Expected to have finished reduction" error, that error
+explained in one line, every rank stopped (no hang); DDP told to cope stays silent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support.anomaly import run_cli
+from torchdoctor.distributed.unused import ERROR_TEXT, UnusedWatch
+
+SAMPLE = "distributed/ddp_unused_parameters.py"
+NO_HANG_S = 240  # a hang guard: a rank waiting in an all-reduce would wait gloo's 30 minutes
+
+
+def job(tmp_path, *flags):
+    report = tmp_path / "reports.json"
+    done = run_cli("run", "--json", str(report), "--nproc-per-node", "2", SAMPLE, *flags, timeout=NO_HANG_S)
+    return done, json.loads(report.read_text())["anomalies"] if report.exists() else []
+
+
+def test_every_rank_names_the_parameters_and_explains_the_ddp_error(tmp_path) -> None:
+    done, reports = job(tmp_path)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    for rank in (0, 1):
+        (named,) = [line for line in lines if line.startswith(f"[rank{rank}]: [torchdoctor] distributed: at step 1,")]
+        assert "2 of the DDP model's 6 parameters got no gradient: module.aux.weight, module.aux.bias" in named
+        (stopped,) = [line for line in lines if line.startswith(f"[rank{rank}]: [torchdoctor] stopped: ")]
+        assert ERROR_TEXT in stopped and "module.aux.weight" in stopped
+    assert "Traceback" not in done.stderr and "ChildFailedError" not in done.stderr, done.stderr
+    assert lines[-1].startswith("torchdoctor run: rank "), done.stderr
+    assert {(r["kind"], r["rank"], r["step"]) for r in reports} == {
+        ("unused_parameters", 0, 1),
+        ("unused_parameters", 1, 1),
+    }
+    assert all(r["parameters"] == ["module.aux.weight", "module.aux.bias"] for r in reports)
+
+
+def test_a_branch_on_one_rank_only_names_that_rank_and_the_waiting_one_follows(tmp_path) -> None:
+    done, reports = job(tmp_path, "--rank0-uses-it")
+    assert done.returncode == 1, done.stderr
+    assert [(r["kind"], r["rank"]) for r in reports] == [("unused_parameters", 1)]
+    lines = done.stderr.splitlines()
+    assert lines[-1].startswith("torchdoctor run: rank 1 of 2 went wrong first: at step 1, 2 of the DDP model's")
+    # rank 0 waited in the all-reduce: it stops when rank 1 leaves (or torchrun stops it), never with a report
+    assert not [line for line in lines if line.startswith("[rank0]: [torchdoctor] distributed")], done.stderr
+    assert "rank 0: done" not in done.stdout
+
+
+def test_ddp_told_to_find_unused_parameters_is_silent(tmp_path) -> None:
+    done, reports = job(tmp_path, "--find-unused")
+    assert done.returncode == 0, done.stderr
+    assert reports == [] and "[torchdoctor]" not in done.stderr
+    assert sorted(line for line in done.stdout.splitlines() if line.endswith("done")) == [
+        "rank 0: done",
+        "rank 1: done",
+    ]
+
+
+@pytest.mark.parametrize(
+    "error, explained",
+    [
+        (RuntimeError(ERROR_TEXT + " before starting a new one. This error indicates ..."), True),
+        (RuntimeError("Connection closed by peer"), False),
+        (ValueError("shapes"), False),
+    ],
+)
+def test_only_ddps_own_error_is_explained(error, explained) -> None:
+    line = UnusedWatch(lambda report: None).explain(error)
+    assert (line is not None) == explained
+    if explained:
+        assert "some parameters got no gradient in the previous backward" in line
