@@ -27,7 +27,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['extension/media/*.js'],
+    files: ['extension/media/*.js', 'extension/media/data/*.js'],
     extends: [js.configs.recommended],
     languageOptions: {
       sourceType: 'script',

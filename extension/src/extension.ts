@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { registerAnomalyBreakpoints } from './debug/anomalyBreakpoints';
 import { Backend } from './backend/backend';
 import { registerChecks } from './checks/checks';
+import { registerDataChecks } from './data/dataChecks';
 import { affectsBackend } from './backend/config';
 import { registerDebugging } from './debug/debugging';
 import { registerModelViews } from './views/modelViews';
@@ -42,6 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerMonitor(context, log);
   registerModelViews(context, b, log);
   registerChecks(context, b, log);
+  registerDataChecks(context, b, log);
   registerAnomalyBreakpoints(context);
 
   // Settings edits come in bursts (typing a path): restart once they settle.

@@ -3,13 +3,12 @@
  * The backend finds the classes and runs the check in a worker; this module shows a
  * cancellable progress notification and hands the result to the result panel.
  */
-import { randomUUID } from 'crypto';
 import * as vscode from 'vscode';
-import { WorkDoneProgress, WorkDoneProgressReport } from 'vscode-languageclient';
 import { Backend } from '../backend/backend';
 import { offerInterpreterFix } from '../backend/interpreterPicker';
 import { ensureTrusted } from '../backend/trust';
 import { CheckResultPanel } from './checkResultPanel';
+import { clientOrSay, isCancellation, sendWithProgress } from './workDone';
 import {
   CheckKind,
   CheckResult,
@@ -111,7 +110,7 @@ class CheckRunner {
         void offerInterpreterFix(`Torch Doctor: ${result.headline}`); // the fix, one click away
       }
     } catch (err) {
-      const cancelled = err instanceof vscode.CancellationError || (err as { code?: number })?.code === -32800;
+      const cancelled = isCancellation(err);
       const message = cancelled ? `${title} cancelled.` : `${title} failed: ${errorText(err)}`;
       this.log.warn(message);
       panel.showError(message);
@@ -123,33 +122,12 @@ class CheckRunner {
     progress: vscode.Progress<{ message?: string; increment?: number }>,
     cancel: vscode.CancellationToken,
   ): Promise<CheckResult> {
-    const client = this.backend.languageClient!;
-    const workDoneToken = randomUUID();
-    let done = 0;
-    const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (p) => {
-      if (p.kind === 'report') {
-        const report = p as WorkDoneProgressReport;
-        const increment = report.percentage !== undefined ? Math.max(0, report.percentage - done) : undefined;
-        done = report.percentage ?? done;
-        progress.report({ message: report.message, increment });
-      }
-    });
-    try {
-      const params: RunCheckParams = { ...args, workDoneToken };
-      return await client.sendRequest<CheckResult>(RUN_CHECK, params, cancel);
-    } finally {
-      sub.dispose();
-    }
+    const params: RunCheckParams = { ...args };
+    return sendWithProgress<CheckResult>(this.backend.languageClient!, RUN_CHECK, params, progress, cancel);
   }
 
   private client() {
-    const client = this.backend.languageClient;
-    if (!client) {
-      void vscode.window.showErrorMessage(
-        'Torch Doctor: the backend is not running. Click "Torch Doctor" in the status bar for its log, or run "Torch Doctor: Restart Backend".',
-      );
-    }
-    return client;
+    return clientOrSay(this.backend.languageClient);
   }
 }
 

@@ -1,0 +1,104 @@
+// DataCheckResult → the data-check page (extension/src/data/dataView.ts), from real results
+// (tests/ts/unit/fixtures/data-*.json, written by data_fixtures.py).
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import type { DataCheckResult } from '../../../../extension/src/data/dataProtocol';
+import {
+  buildDataView,
+  dataAllowedFiles,
+  dataMessageView,
+  dataRunningView,
+  dataVerdict,
+  findingCard,
+  findingTitle,
+  flaggedCsv,
+  indicesText,
+  messageParts,
+  parseDataPageMessage,
+} from '../../../../extension/src/data/dataView';
+import { readFixture } from '../support/fixtures';
+
+function fixture(name: string): DataCheckResult {
+  return readFixture<DataCheckResult>(`data-${name}.json`);
+}
+
+const ALL = ['blank-augmentation', 'healthy', 'channels-last', 'tabular-strings', 'error-no-data'];
+
+test('every fixture builds a plain-data view with its verdict, header and headline', () => {
+  for (const name of ALL) {
+    const r = fixture(name);
+    const v = buildDataView(r);
+    assert.equal(v.kind, 'result');
+    assert.equal(v.header.target, r.target, name);
+    assert.equal(v.header.fileLabel, r.file.split('/').pop(), name);
+    assert.ok(v.headline.map((p) => p.text).join('').length > 0, name);
+    assert.equal(v.cards.length, r.findings.length, name);
+    assert.ok(v.verdict.icon.length > 0, `${name}: a glyph beside the colour`);
+    assert.deepEqual(JSON.parse(JSON.stringify(v)), v, name); // survives postMessage and setState
+  }
+});
+
+test('the verdict: PASS, FINDINGS as a warning or (any error finding) a failure, ERROR, CANCELLED', () => {
+  assert.deepEqual([dataVerdict(fixture('healthy')).label, dataVerdict(fixture('healthy')).tone], ['PASS', 'pass']);
+  assert.equal(dataVerdict(fixture('blank-augmentation')).tone, 'warn');
+  assert.equal(dataVerdict(fixture('channels-last')).tone, 'fail');
+  assert.equal(dataVerdict(fixture('error-no-data')).label, 'ERROR');
+  const cancelled = { ...fixture('error-no-data'), error: { kind: 'cancelled', message: 'x', detail: '' } };
+  assert.equal(dataVerdict(cancelled).label, 'CANCELLED');
+  assert.equal(buildDataView(cancelled).error, null); // the badge says it; no error block
+  assert.equal(buildDataView(fixture('error-no-data')).error?.kindLabel, 'Nothing to check');
+});
+
+test('a card splits the message into what was seen, the likely cause and the next step', () => {
+  const r = fixture('blank-augmentation');
+  const card = findingCard(r.findings[0]);
+  assert.equal(card.title, 'Augmentation blanks samples');
+  assert.equal(card.tone, 'warn');
+  const text = (parts: { text: string }[]) => parts.map((p) => p.text).join('');
+  assert.match(text(card.seen), /of the draws of ZoomedDigits are blank/);
+  assert.match(text(card.cause), /^a crop, erasing or affine transform/);
+  assert.match(text(card.next), /^show the listed samples/);
+  assert.deepEqual(card.source, { file: '/ws/data/blank_augmentation.py', line: 51, label: 'blank_augmentation.py:51' });
+  assert.ok(card.indices.length > 0 && card.indicesText.startsWith(String(card.indices[0])));
+});
+
+test('messageParts and indicesText on their edges', () => {
+  assert.deepEqual(messageParts('Only what was seen.'), { seen: 'Only what was seen.', cause: '', next: '' });
+  assert.deepEqual(messageParts('Seen. Likely cause: c. Next step: n.'), { seen: 'Seen.', cause: 'c.', next: 'n.' });
+  assert.deepEqual(messageParts('Seen. Next step: n.'), { seen: 'Seen.', cause: '', next: 'n.' });
+  assert.equal(indicesText([], 0), '');
+  assert.equal(indicesText([1, 2, 3], 3), '1, 2, 3');
+  assert.equal(indicesText([1, 2, 3], 40), '1, 2, 3 … (40 in all)');
+  assert.equal(indicesText([1, 2, 3, 4], 4, 2), '1, 2 … (4 in all)');
+  assert.equal(findingTitle('something-new'), 'something-new');
+});
+
+test('errors come first; the CSV lists every flagged sample; only the result\'s files open', () => {
+  const r = fixture('tabular-strings');
+  const mixed = { ...r, findings: [r.findings[0], { ...r.findings[1], severity: 'error' as const }] };
+  assert.deepEqual(buildDataView(mixed).cards.map((c) => c.severity), ['error', 'warning']);
+  const blank = fixture('blank-augmentation');
+  const csv = flaggedCsv(blank)!;
+  const lines = csv.trimEnd().split('\n');
+  assert.equal(lines[0], 'kind,severity,split,index');
+  assert.equal(lines.length - 1, blank.findings[0].indices.length);
+  assert.equal(lines[1], `blank-augmentation,warning,ZoomedDigits,${blank.findings[0].indices[0]}`);
+  assert.equal(flaggedCsv(fixture('healthy')), null);
+  assert.equal(buildDataView(fixture('healthy')).canExportCsv, false);
+  const files = dataAllowedFiles(blank, blank.file);
+  assert.ok(files.has('/ws/data/blank_augmentation.py'));
+  assert.ok(!files.has('/etc/passwd'));
+});
+
+test('running and message views; page messages are checked field by field', () => {
+  const run = dataRunningView('ZoomedDigits', '/ws/data/blank_augmentation.py');
+  assert.equal(run.verdict.tone, 'running');
+  assert.match(run.message, /ZoomedDigits/);
+  assert.equal(dataMessageView('X', '/ws/x.py', 'cancelled', true).verdict.label, 'CANCELLED');
+  assert.deepEqual(parseDataPageMessage({ type: 'openLocation', file: '/ws/a.py', line: 3 }), { type: 'openLocation', file: '/ws/a.py', line: 3 });
+  assert.equal(parseDataPageMessage({ type: 'openLocation', file: '/ws/a.py', line: 0 }), undefined);
+  assert.equal(parseDataPageMessage({ type: 'openLocation', file: 3, line: 3 }), undefined);
+  assert.deepEqual(parseDataPageMessage({ type: 'rerun', extra: 1 }), { type: 'rerun' });
+  assert.equal(parseDataPageMessage({ type: 'eval' }), undefined);
+  assert.equal(parseDataPageMessage(null), undefined);
+});
