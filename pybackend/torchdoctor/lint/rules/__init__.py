@@ -20,6 +20,7 @@ from . import (  # noqa: F401 - imported for their registration side effect
     no_grad_backward,
     sampler_epoch,
     sampler_shuffle,
+    shard_metric,
     step_order,
     torch_load,
     train_mode,
