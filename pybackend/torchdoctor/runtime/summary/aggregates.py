@@ -9,6 +9,11 @@ or an expression evaluated in the REPL, is a new epoch: then the model is descri
 (its unchanged tensors still hit the value cache). Without an epoch (no debugger request) a
 model is always described afresh.
 
+The walk proves small parameters and gradients finite in chunks of :data:`CHUNK`, one batched
+norm each (:mod:`..stats.finite_check`, a few milliseconds for a 500-parameter model instead of
+~0.2 ms per tensor); a tensor the norm does not prove finite, or a big one, is checked by its
+own statistics through the value cache, as before.
+
 numpy arrays have no version counter: see :mod:`..stats.array_fingerprint` for when their
 entry is trusted. A line whose statistics did not fit in the request's budget is never cached.
 """
@@ -19,12 +24,14 @@ import threading
 import time
 from typing import Any, Dict, List, Tuple
 
-from ..stats import budget
+from ..stats import budget, finite_check
 from ..stats.array_fingerprint import array_fingerprint
 from ..stats.blocks import collapse_expanded
 from ..stats.cache import PENDING_NOTE, IdentityCache, is_pending
 
 MODULE_LINES = IdentityCache(maxsize=1024)
+# Tensors of a model's NaN/Inf walk proven finite per batched norm (bounded time per chunk).
+CHUNK = 256
 ARRAYS = IdentityCache(maxsize=4096)
 
 
@@ -92,12 +99,18 @@ class _Walk:
             # model still get their statistics in the same request.
             stop_at = time.monotonic() + max(active.remaining(), 0.0) * active.walk_share
         with self.lock, self._torch.no_grad():
+            clean: Dict[int, bool] = {}
             while self.position < len(self.items):
                 if budget.cut_walk():
                     break
                 if stop_at is not None and time.monotonic() > stop_at and active is not None:
                     active.defer()
                     break
+                if self.position not in clean:
+                    clean = self._next_chunk()
+                if clean.get(self.position):
+                    self.position += 1  # its norm is finite: no NaN/Inf (stats/finite_check.py)
+                    continue
                 name, tensor, grads = self.items[self.position]
                 before = active.deferred if active is not None else 0
                 found = self._bad_names(self._torch, [(name, tensor)], grads)
@@ -106,6 +119,18 @@ class _Walk:
                 (self.bad_grads if grads else self.bad).extend(found)
                 self.position += 1
             return self._line()
+
+    def _next_chunk(self) -> Dict[int, bool]:
+        """From the walk's position on, up to :data:`CHUNK` items: which are proven finite by one
+        batched norm (the others, and any chunk member not proven, are checked exactly)."""
+        positions = range(self.position, min(self.position + CHUNK, len(self.items)))
+        tensors = [self._tensor(i) for i in positions]
+        flags = finite_check.surely_finite(self._torch, tensors)
+        return {i: bool(flag) for i, flag in zip(positions, flags)}
+
+    def _tensor(self, i: int) -> Any:
+        _, tensor, grads = self.items[i]
+        return getattr(tensor, "grad", None) if grads else tensor
 
     def _line(self) -> Dict[str, object]:
         info = dict(self.info)
