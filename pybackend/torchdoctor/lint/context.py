@@ -30,6 +30,7 @@ _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _IMPORT_KINDS = (ast.Import, ast.ImportFrom)
 _SCOPE_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_WITH_KINDS = (ast.With, ast.AsyncWith)
 # Fields holding only operator / load-store singletons or plain strings and numbers: nothing
 # a rule looks at or up from, so the walk does not look into them (``Name`` and ``Constant``,
 # half the nodes of a file, then have no field to visit at all).
@@ -57,7 +58,7 @@ def _flags() -> Dict[type, int]:
             flags[kind] = flags.get(kind, 0) | flag
 
     add(_OWN_INDEXED, _F_OWNED)
-    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _IMPORT_KINDS, _F_LIST)
+    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _IMPORT_KINDS + _WITH_KINDS, _F_LIST)
     add(BINDING_KINDS, _F_BINDS)
     add(_SCOPE_KINDS, _F_SCOPE)
     add(_OWNER_KINDS, _F_OWNER)
@@ -93,6 +94,7 @@ class LintContext(ValueResolution, CallerResolution):
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []
         self.loops: List[Loop] = []
+        self.withs: List[Union[ast.With, ast.AsyncWith]] = []  # every ``with`` block, in walk order
         self.functions: List[Function] = []
         self.classes: Dict[str, ast.ClassDef] = {}
         # owner (function, lambda, class or module) -> node type -> [(start, end, node)] by start
@@ -111,6 +113,7 @@ class LintContext(ValueResolution, CallerResolution):
         self._bound: Dict[ast.Name, Optional[Binding]] = {}
         self._loops_around: Dict[ast.AST, List[Loop]] = {}
         self._qualnames: Dict[ast.AST, Optional[str]] = {}
+        self._callee_classes: Dict[ast.Call, Optional[str]] = {}
 
     def release(self) -> None:
         """Drop everything this context holds (the lint is over): the analyses in ``shared``
@@ -197,6 +200,8 @@ class LintContext(ValueResolution, CallerResolution):
             self.classes.setdefault(node.name, node)
         elif kind in _IMPORT_KINDS:
             import_nodes.append(node)
+        elif kind in _WITH_KINDS:
+            self.withs.append(node)
 
     def own_nodes(self, node: ast.AST, *kinds: type) -> List[Any]:
         """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,

@@ -98,6 +98,7 @@ class ValueResolution:
     _foreign: Dict[ast.ClassDef, LintContext]
     _values: Dict[ast.AST, Optional[ast.expr]]
     _constructions: Dict[ast.AST, Optional[ast.Call]]
+    _callee_classes: Dict[ast.Call, Optional[str]]
     _bound: Dict[ast.Name, Optional[Binding]]
 
     if TYPE_CHECKING:  # provided by LintContext and CallerResolution
@@ -290,7 +291,15 @@ class ValueResolution:
 
     def callee_class(self, call: ast.Call) -> Optional[str]:
         """What ``call`` instantiates, if its callee names a class we can identify; an
-        alternative constructor (``GPT.from_pretrained(...)``) builds its class."""
+        alternative constructor (``GPT.from_pretrained(...)``) builds its class. Memoised: the
+        loader and sampler rules each ask it of every call in the file."""
+        cache = self._callee_classes
+        if call in cache:
+            return cache[call]
+        found = cache[call] = self._callee_class(call)
+        return found
+
+    def _callee_class(self, call: ast.Call) -> Optional[str]:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in _ALTERNATIVE_CONSTRUCTORS:
             inner = self.qualname(func.value)

@@ -16,7 +16,7 @@ mentioned (information), as a sign the block holds more than evaluation.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..context import LintContext, walk
@@ -161,10 +161,12 @@ def _sources(
     ctx: LintContext, expr: ast.expr, memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]], depth: int
 ) -> List[Tuple[ast.Call, WithBlock]]:
     found: List[Tuple[ast.Call, WithBlock]] = []
+    in_no_grad = _calls_in_no_grad_withs(ctx)
     for sub in walk(expr):
         if isinstance(sub, ast.Call):
-            # The no-grad block first: most calls have none around them, and is_model
-            # follows names to their constructions.
+            if sub not in in_no_grad:
+                continue  # most calls are in no no-grad block: no ancestor walk for them
+            # The no-grad block first, then is_model, which follows names to their constructions.
             block = _no_grad_with(ctx, sub)
             if block is not None and torchapi.is_model(ctx, sub.func):
                 found.append((sub, block))
@@ -184,6 +186,20 @@ def _sources(
                     memo[value] = _sources(ctx, value, memo, depth - 1)
                 found.extend(item for item in memo[value] if item not in found)
     return found
+
+
+def _calls_in_no_grad_withs(ctx: LintContext) -> Set[ast.AST]:
+    """The calls inside some no-grad ``with`` of the file, found once (a superset of those
+    ``_no_grad_with`` accepts: an ``enable_grad`` block or a function may come between)."""
+
+    def build() -> Set[ast.AST]:
+        inside: Set[ast.AST] = set()
+        for block in ctx.withs:
+            if any(torchapi.grad_mode_of(ctx, item.context_expr) == torchapi.NO_GRAD for item in block.items):
+                inside.update(node for node in walk(block) if isinstance(node, ast.Call))
+        return inside
+
+    return ctx.shared("calls_in_no_grad_withs", build)
 
 
 def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[WithBlock]:
