@@ -60,6 +60,42 @@ def test_ddp_told_to_find_unused_parameters_is_silent(tmp_path) -> None:
     ]
 
 
+TRICKS = """
+import torch
+import torch.distributed as dist
+from torch import nn
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+backbone = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+backbone[0].requires_grad_(False)  # frozen before wrapping: not DDP's concern
+model = nn.parallel.DistributedDataParallel(nn.Sequential(backbone, nn.Linear(16, 2)))
+optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.05)
+data = torch.Generator().manual_seed(rank)
+for step in range(3):
+    optimizer.zero_grad()
+    with model.no_sync():  # gradient accumulation: the first micro-batch without all-reduce
+        nn.functional.cross_entropy(model(torch.randn(8, 8, generator=data)), torch.randint(0, 2, (8,))).backward()
+    nn.functional.cross_entropy(model(torch.randn(8, 8, generator=data)), torch.randint(0, 2, (8,))).backward()
+    optimizer.step()
+    model.eval()
+    with torch.no_grad():  # evaluation between steps
+        model(torch.randn(4, 8, generator=data))
+    model.train()
+print(f"rank {rank}: done", flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_frozen_layers_no_sync_accumulation_and_evaluation_are_silent(tmp_path) -> None:
+    script = tmp_path / "ddp_tricks.py"
+    script.write_text(TRICKS)
+    done = run_cli("run", "--nproc-per-node", "2", str(script), timeout=NO_HANG_S)
+    assert done.returncode == 0, done.stderr
+    assert "[torchdoctor]" not in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     "error, explained",
     [
