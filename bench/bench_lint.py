@@ -17,8 +17,11 @@ Every number is a ratio to a baseline measured in the same run, on the same file
    level, repeated) of 4k, 8k, 16k and 32k lines. Each doubling should cost about twice as
    much (linear); the ratio to compile() should stay flat. The 32k-line script is compared
    with a one-second budget.
+4. With ``--rules``: the same scaling per rule (and for the parse and the context's index),
+   each rule timed on the same context in registry order (an analysis several rules share is
+   counted at the first rule that builds it), so a rule that is not linear shows by name.
 
-    .venv/bin/python bench/bench_lint.py [PATH...] [--repeat 5] [--lines 5000]
+    .venv/bin/python bench/bench_lint.py [PATH...] [--repeat 5] [--lines 5000] [--rules]
 
 Numbers are the best of ``--repeat`` runs (the least disturbed by other processes).
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import os
 import sys
 import textwrap
@@ -176,6 +180,51 @@ def scaling(repeat: int) -> None:
     print(f"  32k lines: {verdict} the {SCRIPT_BUDGET:.0f} s budget ({times[-1] / SCRIPT_BUDGET:.2f}x the budget)")
 
 
+def rule_scaling(repeat: int) -> None:
+    """Each rule's CPU time on the 4k-32k-line scripts and its growth per doubling."""
+    from torchdoctor.lint import all_rules
+    from torchdoctor.lint.context import LintContext
+    from torchdoctor.lint.registry import Reporter
+    from torchdoctor.lint.source import SourceText
+
+    sizes = (4000, 8000, 16000, 32000)
+    table: dict = {}
+    for size in sizes:
+        text = generated_script(size)
+        best: dict = {}
+        for _ in range(max(1, repeat // 2)):
+            gc.disable()  # as lint_source does while it runs (engine._collector_paused)
+            start = _CLOCK()
+            tree = ast.parse(text)
+            row = {"parse": _CLOCK() - start}
+            start = _CLOCK()
+            ctx = LintContext(tree, SourceText(text), "<script>")
+            row["index"] = _CLOCK() - start
+            for rule in all_rules():
+                start = _CLOCK()
+                rule.check(ctx, Reporter(rule, ctx))
+                row[rule.id] = _CLOCK() - start
+            ctx.release()
+            gc.enable()
+            for key, value in row.items():
+                best[key] = min(best.get(key, float("inf")), value)
+        table[size] = best
+    print("per rule on the long script (ms at 4k/8k/16k/32k lines; each doubling; their mean, judged when 4k > 2 ms):")
+    worst = []
+    for key in table[sizes[0]]:
+        times = [table[size][key] for size in sizes]
+        growth = [b / a for a, b in zip(times, times[1:]) if a > 0.0005]
+        judged = times[0] > 0.002
+        mean = (times[-1] / times[0]) ** (1 / 3) if judged else 0.0
+        shape = ("linear" if mean < 2.5 else "SUPERLINEAR") if judged else "-"
+        if shape == "SUPERLINEAR":
+            worst.append(key)
+        cells = " ".join(f"{t * 1000:6.0f}" for t in times)
+        steps = ", ".join(f"{g:.2f}x" for g in growth)
+        print(f"  {key:>6}: {cells}   {steps}" + (f"  mean {mean:.2f}x {shape}" if judged else ""))
+    print(f"  every rule linear: {'yes' if not worst else 'NO (' + ', '.join(worst) + ')'}")
+
+
 def generated_module(lines: int) -> str:
     """A realistic training module of at least ``lines`` lines (unique names per block)."""
     parts, count, i = [_HEADER], _HEADER.count("\n"), 0
@@ -243,6 +292,7 @@ def main(argv=None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, help="files or directories (default: lint corpus + samples)")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--lines", type=int, default=5000)
+    parser.add_argument("--rules", action="store_true", help="also time each rule on the 4k-32k-line scripts")
     args = parser.parse_args(argv)
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + "; times are CPU time")
 
@@ -276,7 +326,8 @@ def main(argv=None) -> int:
     print(f"latency: generated module of {big_lines} lines, {big_findings} findings")
     print(
         f"  lint takes {t_big_lint / t_big_compile:.1f}x compile() of the same file, "
-        f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms vs {t_big_compile * 1000:.0f} ms)"
+        f"{t_big_lint / t_big_parse:.1f}x ast.parse ({t_big_lint * 1000:.0f} ms; compile() {t_big_compile * 1000:.0f} ms, "
+        f"ast.parse {t_big_parse * 1000:.0f} ms)"
     )
     print(
         f"  {verdict} the {TYPING_BUDGET * 1000:.0f} ms typing budget after the 300 ms debounce "
@@ -284,6 +335,8 @@ def main(argv=None) -> int:
     )
     print("scaling: a long top-level script")
     scaling(args.repeat)
+    if args.rules:
+        rule_scaling(args.repeat)
     return 0
 
 
