@@ -10,12 +10,14 @@ built in sight (``DistributedSampler(...)``, ``RandomSampler(...)``, inline or t
 s = None``), the crash happens only on the sampler's path: a warning, and the fix writes
 ``shuffle=(s is None)``, which keeps the other path as it was. Otherwise an error, and the fix
 writes ``shuffle=False`` (a sampler decides the order; the loader never ran with ``True``).
+Options given as ``**kwargs`` are read from the dict display and its ``update``s before the call
+(no fix there: the dictionary may feed other loaders).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .. import torchapi
 from ..context import LintContext, terminal_name
@@ -51,6 +53,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
             continue
         shuffle = torchapi.keyword(call, "shuffle")
         given = torchapi.keyword(call, "sampler")
+        if any(k.arg is None for k in call.keywords):
+            _check_star(ctx, report, call)
+            continue
         if shuffle is None or given is None or not _is_true(shuffle.value):
             continue
         found = _samplers(ctx, given.value)
@@ -137,3 +142,112 @@ def _shuffles(ctx: LintContext, call: ast.Call) -> bool:
         shuffle = torchapi.keyword(call, "shuffle")
         return shuffle is None or _is_true(shuffle.value)
     return name in ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler")
+
+
+# -- ``DataLoader(data, **train_kwargs)`` ------------------------------------------------------------
+
+Entries = Dict[str, Tuple[ast.expr, bool]]  # key -> (value, set only on some paths)
+
+
+def _check_star(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
+    """The same check when the options come in ``**name`` dictionaries (pytorch/examples' mnist:
+    ``train_kwargs.update(accel_kwargs)``). Reported at the ``DataLoader`` call, without a fix:
+    the dictionary may feed other loaders too."""
+    entries: Entries = {k.arg: (k.value, False) for k in call.keywords if k.arg is not None}
+    for kw in call.keywords:
+        if kw.arg is None:
+            found = _dict_entries(ctx, kw.value, call, 0) if isinstance(kw.value, ast.Name) else None
+            if found is None:
+                return  # a ``**`` we cannot read
+            entries.update(found)
+    if "shuffle" not in entries or "sampler" not in entries or not _is_true(entries["shuffle"][0]):
+        return
+    shuffle, shuffle_sometimes = entries["shuffle"]
+    sampler_value, sampler_sometimes = entries["sampler"]
+    found_samplers = _samplers(ctx, sampler_value)
+    if found_samplers is None:
+        return
+    samplers, maybe_none = found_samplers
+    sometimes = shuffle_sometimes or sampler_sometimes or maybe_none
+    message = (
+        f"`shuffle=True` (line {shuffle.lineno}) and the sampler `{terminal_name(samplers[0].func)}` "
+        f"(line {samplers[0].lineno}) reach this `DataLoader` through `**`{' on some paths' if sometimes else ''}: "
+        "it raises `ValueError: sampler option is mutually exclusive with shuffle`."
+    )
+    report.report(call, message, severity=WARNING if sometimes else None)
+
+
+def _dict_entries(ctx: LintContext, name: ast.Name, at: ast.AST, depth: int) -> Optional[Entries]:
+    """What the dict ``name`` holds at ``at``: its display, then its ``update(...)`` calls and
+    ``name[key] = value`` assignments in the same scope before ``at``; None when something
+    else touches it or a part cannot be read."""
+    bound = ctx.binding(name)
+    if depth > 3 or bound is None or bound.kind != "assign" or not isinstance(bound.value, ast.Dict):
+        return None
+    entries = _display(bound.value, False)
+    if entries is None:
+        return None
+    scope = ctx.scope_of(name)
+    where = ctx.conditions(at)
+    end = (getattr(at, "lineno", 0), getattr(at, "col_offset", 0))
+    for node in ctx.own_nodes(scope, ast.Call, ast.Assign):
+        position = (node.lineno, node.col_offset)
+        if not bound.pos <= position < end:
+            continue
+        sometimes = any(where.get(t) != side for t, side in ctx.conditions(node).items())
+        if isinstance(node, ast.Assign):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if isinstance(target, ast.Subscript) and _is_name(target.value, name.id):
+                key = target.slice
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    return None
+                entries[key.value] = (node.value, sometimes)
+            continue
+        func = node.func
+        reads = (
+            ctx.callee_class(node) == torchapi.DATALOADER or isinstance(func, ast.Attribute) and func.attr == "update"
+        )
+        if any(_is_name(a, name.id) for a in node.args) and not reads:
+            return None  # handed to a function that may change it
+        if not (isinstance(func, ast.Attribute) and _is_name(func.value, name.id)):
+            continue
+        if func.attr != "update":
+            return None  # pop, setdefault, clear...: not followed
+        more = _update_entries(ctx, node, sometimes, depth)
+        if more is None:
+            return None
+        entries.update(more)
+    return entries
+
+
+def _update_entries(ctx: LintContext, call: ast.Call, sometimes: bool, depth: int) -> Optional[Entries]:
+    found: Entries = {k.arg: (k.value, sometimes) for k in call.keywords if k.arg is not None}
+    if len(call.args) > 1 or any(k.arg is None for k in call.keywords):
+        return None
+    if call.args:
+        arg = call.args[0]
+        if isinstance(arg, ast.Dict):
+            more = _display(arg, sometimes)
+        elif isinstance(arg, ast.Name):
+            more = _dict_entries(ctx, arg, call, depth + 1)
+            if more is not None:
+                more = {k: (v, sometimes or s) for k, (v, s) in more.items()}
+        else:
+            more = None
+        if more is None:
+            return None
+        found.update(more)
+    return found
+
+
+def _display(node: ast.Dict, sometimes: bool) -> Optional[Entries]:
+    entries: Entries = {}
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None  # ``**other`` inside, or a computed key
+        entries[key.value] = (value, sometimes)
+    return entries
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name

@@ -67,3 +67,37 @@ def test_no_fix_when_the_sampler_does_not_shuffle_the_choice_is_the_users(sample
 )
 def test_working_loaders_are_quiet(setup) -> None:
     assert hits(HEAD + setup, "TD019") == []
+
+
+def test_options_merged_through_star_kwargs_are_read_as_mnist_writes_them() -> None:
+    text = HEAD + "def main(use_accel):\n    train_kwargs = {'batch_size': 8, 'sampler': DistributedSampler(data)}\n"
+    text += "    test_kwargs = {'batch_size': 8}\n    if use_accel:\n"
+    text += "        accel_kwargs = {'num_workers': 1, 'shuffle': True}\n"
+    text += "        train_kwargs.update(accel_kwargs)\n        test_kwargs.update(accel_kwargs)\n"
+    text += "    train = DataLoader(data, **train_kwargs)\n    test = DataLoader(data, **test_kwargs)\n"
+    (finding,) = findings(text, "TD019")  # the test loader has no sampler: it works
+    assert finding.line == 13 and finding.severity == "warning" and finding.fix is None
+    assert "`shuffle=True` (line 10)" in finding.message and "on some paths" in finding.message
+
+
+def test_an_unconditional_star_dict_is_an_error() -> None:
+    text = HEAD + "kw = {'sampler': DistributedSampler(data)}\nkw['shuffle'] = True\nloader = DataLoader(data, **kw)\n"
+    (finding,) = findings(text, "TD019")
+    assert finding.severity == "error" and finding.line == 8
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "kw = {'sampler': DistributedSampler(data), 'shuffle': False}\nloader = DataLoader(data, **kw)\n",
+        "kw = {'sampler': DistributedSampler(data)}\nkw.update(more)\nkw['shuffle'] = True\n"
+        "loader = DataLoader(data, **kw)\n",  # ``more`` cannot be read: it might hold anything
+        "kw = {'sampler': DistributedSampler(data), 'shuffle': True}\ntweak(kw)\nloader = DataLoader(data, **kw)\n",
+        "kw = {'sampler': DistributedSampler(data), 'shuffle': True}\nkw.pop('shuffle')\n"
+        "loader = DataLoader(data, **kw)\n",
+        "def build(**kw):\n    return DataLoader(data, **kw)\n",
+    ],
+    ids=["shuffle-false", "unreadable-update", "handed-to-a-function", "popped", "parameter"],
+)
+def test_star_dicts_that_work_or_cannot_be_read_are_quiet(setup) -> None:
+    assert hits(HEAD + setup, "TD019") == []
