@@ -11,7 +11,7 @@ sys.path and instantiates the classes registered with its extension ABCs:
 
 Every DAP request answers within a time budget (:mod:`torchdoctor.runtime.stats.budget`): one
 deadline is shared by all the values of one request (found on the call stack: the ``request``
-pydevd is answering), 300 ms for a Variables page and 150 ms for a hover, watch or REPL value
+pydevd is answering), 100 ms for a Variables page and 150 ms for a hover, watch or REPL value
 (``TORCHDOCTOR_BUDGET_VARIABLES_MS`` / ``TORCHDOCTOR_BUDGET_EVALUATE_MS`` in the debuggee's
 environment change them; 0 means no limit). What does not fit says ``stats…`` and is computed
 when the tensor is expanded (no limit then: the user asked for it) or at a later request. The
@@ -67,7 +67,7 @@ def _budget_seconds(name, default_ms):
     return ms / 1000.0 if ms > 0 else None
 
 
-VARIABLES_SECONDS = _budget_seconds("TORCHDOCTOR_BUDGET_VARIABLES_MS", 300)
+VARIABLES_SECONDS = _budget_seconds("TORCHDOCTOR_BUDGET_VARIABLES_MS", 100)
 EVALUATE_SECONDS = _budget_seconds("TORCHDOCTOR_BUDGET_EVALUATE_MS", 150)
 
 # pydevd's functions that answer one DAP request in the suspended thread (their local
