@@ -146,8 +146,11 @@ def _is_random(ds: Any, idx: list, probes: dict) -> bool:
 
 
 def redraw(ds: Any, index: int, times: int) -> list:
-    """``times`` more draws of one index (features only), RNG preserved."""
+    """``times`` more draws of one index (features only), RNG preserved. The generators are seeded
+    by the index first: restored to the same state for every index, each would see the same random
+    parameters, and every index would be blank in the same share of its draws."""
     with preserved_rng():
+        seed_all(T.REDRAW_SEED + (index if isinstance(index, int) else 0))
         return [to_array(split_xy(ds[index])[0]) for _ in range(times)]
 
 

@@ -12,6 +12,7 @@ MAX_BATCHES = 20  # batches drawn from a DataLoader
 RANDOM_PROBES = 3  # indices drawn twice to tell a random transform from a fixed one
 REDRAWS = 8  # more draws of each sample found blank, to tell "sometimes blank" from "always"
 MAX_REDRAWN = 16  # at most this many blank samples are drawn again
+REDRAW_SEED = 1_000_003  # the redraws of sample i seed every generator with REDRAW_SEED + i
 CHUNK = 256  # samples stacked and reduced together
 
 # --- values

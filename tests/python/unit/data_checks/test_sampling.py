@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from support.data_checks import Images, check
-from torchdoctor.data_checks.sampling import draw
+from torchdoctor.data_checks.sampling import draw, redraw
 
 
 class Counting(Dataset):
@@ -57,3 +57,20 @@ def test_global_rng_state_is_restored():
     check({"train": loader, "val": Images(50, seed=2)})
     after = (random.getstate(), np.random.get_state()[1], torch.get_rng_state())
     assert before[0] == after[0] and np.array_equal(before[1], after[1]) and torch.equal(before[2], after[2])
+
+
+class Noise(Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        return torch.rand(4), 0
+
+
+def test_redraws_differ_between_indices_repeat_for_one_and_leave_the_rng_alone():
+    before = torch.get_rng_state()
+    a, b, again = redraw(Noise(), 1, 3), redraw(Noise(), 2, 3), redraw(Noise(), 1, 3)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert all(np.array_equal(x, y) for x, y in zip(a, again))  # seeded by the index: reproducible
+    assert not any(np.array_equal(x, y) for x, y in zip(a, b))  # not the same parameters for every index
+    assert not np.array_equal(a[0], a[1])
