@@ -12,7 +12,7 @@
   const app = document.getElementById('app');
   const { h, textParts, linkButton } = window.TorchDoctorDom;
   /** Images are drawn about this many CSS pixels a side (whole multiples of their size). */
-  const TILE = 84;
+  const TILE = 64;
 
   function button(label, onclick, props) {
     return h('button', Object.assign({ type: 'button', class: 'btn', text: label, onclick: onclick }, props || {}));

@@ -1,0 +1,72 @@
+"""Issue 18 E2E: "Check data" from the CodeLens draws the batch with the blank augmentations outlined.
+
+sample_workspace/data/blank_augmentation.py crops a random 5-100 % of each digit image, so a few
+percent of the draws are all background. The lens above ``ZoomedDigits`` runs the data check in a
+worker; the panel beside the editor shows the verdict card about blank draws and the grid of the
+first images, drawn on canvases from the result's pixels, the blank ones outlined.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import FrameLocator, Page, expect
+
+import vscode_ui
+
+LENS_TIMEOUT_MS = 120_000  # the backend starts with the window; a loaded 2-core machine is slow
+CHECK_TIMEOUT_MS = 240_000  # importing torch in the worker and drawing 600 samples, 9 times for the blank ones
+
+CAPTION = re.compile(r"^#\d+ · \d$")  # "#<index> · <label>", labels are digit classes 0-9
+
+# Every pixel of the canvas equal (a blank tile) or not: read back from what the page drew.
+CANVAS_IS_FLAT = """canvas => {
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  for (let i = 4; i < d.length; i += 4) {
+    if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) { return false; }
+  }
+  return true;
+}"""
+
+
+def _data_view(page: Page) -> FrameLocator:
+    """The data-check webview (VS Code nests the page in two iframes)."""
+    return page.frame_locator("iframe.webview.ready").last.frame_locator("iframe#active-frame")
+
+
+def test_check_data_lens_outlines_the_blank_augmented_samples(page: Page) -> None:
+    vscode_ui.open_file(page, "data/blank_augmentation.py")
+    lens = page.locator(".codelens-decoration a", has_text="Check data").first
+    expect(lens).to_be_visible(timeout=LENS_TIMEOUT_MS)
+    lens.click()
+    progress = page.locator(".notification-toast", has_text="checking the data of ZoomedDigits")
+    expect(progress).to_be_visible(timeout=30_000)  # cancellable, while the worker draws
+
+    view = _data_view(page)
+    expect(view.locator("body[data-state='result']")).to_be_visible(timeout=CHECK_TIMEOUT_MS)
+    expect(view.locator("#verdict")).to_have_attribute("data-verdict", "FINDINGS")
+    card = view.locator(".card[data-kind='blank-augmentation']")
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("are blank after the dataset's own transforms")
+    expect(card).to_contain_text("Next step")
+    expect(card.locator("button.source")).to_contain_text("blank_augmentation.py:")
+
+    grid = view.locator(".grid[data-split='ZoomedDigits']")
+    expect(grid.locator(".tile canvas").first).to_be_visible()
+    expect(grid.locator(".tile")).to_have_count(32)
+    blank = grid.locator(".tile.blank")
+    expect(blank.first).to_be_visible()
+    assert 0 < blank.count() < 32
+    expect(blank.first.locator("figcaption")).to_contain_text("blank")
+    # What was drawn: a blank tile is one flat colour, a digit is not.
+    assert blank.first.locator("canvas").evaluate(CANVAS_IS_FLAT) is True
+    assert grid.locator(".tile:not(.blank) canvas").first.evaluate(CANVAS_IS_FLAT) is False
+    # The label under each image: "#index · label".
+    expect(grid.locator(".tile figcaption .caption").first).to_have_text(CAPTION)
+    expect(view.locator(".label-chart .bar-row").first).to_be_visible()
+    expect(view.locator("#split-table")).to_contain_text("ZoomedDigits")
+
+    view.locator("#headline").scroll_into_view_if_needed()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_augmentation.png"))  # the verdict card
+    blank.last.scroll_into_view_if_needed()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_tiles.png"))  # the outlined tiles
