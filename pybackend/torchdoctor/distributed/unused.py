@@ -73,11 +73,12 @@ class UnusedWatch:
         got: Set[str] = state["got"]
         if not got:
             return  # no backward since that forward (evaluation, a forward never backpropagated)
+        step = state["step"]  # counted from 0, as the anomaly watch counts (the loop's own index)
         state["step"] += 1
         state["checked"] += 1
         missing = [n for n in state["names"] if n not in got]
         if missing:
-            self._report(module, state["step"], missing, len(state["names"]))
+            self._report(module, step, missing, len(state["names"]))
         if missing or state["checked"] >= STEPS:
             for handle in state["handles"]:
                 handle.remove()

@@ -21,21 +21,25 @@ def job(tmp_path, *flags):
     return done, json.loads(report.read_text())["anomalies"] if report.exists() else []
 
 
-def test_every_rank_names_the_parameters_and_explains_the_ddp_error(tmp_path) -> None:
+def test_the_ranks_name_the_parameters_and_explain_the_ddp_error(tmp_path) -> None:
     done, reports = job(tmp_path)
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
-    for rank in (0, 1):
-        (named,) = [line for line in lines if line.startswith(f"[rank{rank}]: [torchdoctor] distributed: at step 1,")]
-        assert "2 of the DDP model's 6 parameters got no gradient: module.aux.weight, module.aux.bias" in named
-        (stopped,) = [line for line in lines if line.startswith(f"[rank{rank}]: [torchdoctor] stopped: ")]
-        assert ERROR_TEXT in stopped and "module.aux.weight" in stopped
+    # Both ranks skip the head; whichever fails first, torchrun may stop the other before its
+    # next forward, so at least one rank (and any rank that got there) names the parameters.
+    named = [line for line in lines if "[torchdoctor] distributed: " in line]
+    assert named and len(named) <= 2, done.stderr
+    for line in named:
+        assert line.startswith(
+            ("[rank0]: [torchdoctor] distributed: at step 0,", "[rank1]: [torchdoctor] distributed: at step 0,")
+        )
+        assert "2 of the DDP model's 6 parameters got no gradient: module.aux.weight, module.aux.bias" in line
+    stopped = [line for line in lines if "[torchdoctor] stopped: DDP's RuntimeError" in line]
+    assert stopped and all(ERROR_TEXT in line and "module.aux.weight" in line for line in stopped), done.stderr
     assert "Traceback" not in done.stderr and "ChildFailedError" not in done.stderr, done.stderr
     assert lines[-1].startswith("torchdoctor run: rank "), done.stderr
-    assert {(r["kind"], r["rank"], r["step"]) for r in reports} == {
-        ("unused_parameters", 0, 1),
-        ("unused_parameters", 1, 1),
-    }
+    assert reports and {(r["kind"], r["step"]) for r in reports} == {("unused_parameters", 0)}
+    assert {r["rank"] for r in reports} <= {0, 1}
     assert all(r["parameters"] == ["module.aux.weight", "module.aux.bias"] for r in reports)
 
 
@@ -44,7 +48,7 @@ def test_a_branch_on_one_rank_only_names_that_rank_and_the_waiting_one_follows(t
     assert done.returncode == 1, done.stderr
     assert [(r["kind"], r["rank"]) for r in reports] == [("unused_parameters", 1)]
     lines = done.stderr.splitlines()
-    assert lines[-1].startswith("torchdoctor run: rank 1 of 2 went wrong first: at step 1, 2 of the DDP model's")
+    assert lines[-1].startswith("torchdoctor run: rank 1 of 2 went wrong first: at step 0, 2 of the DDP model's")
     # rank 0 waited in the all-reduce: it stops when rank 1 leaves (or torchrun stops it), never with a report
     assert not [line for line in lines if line.startswith("[rank0]: [torchdoctor] distributed")], done.stderr
     assert "rank 0: done" not in done.stdout
