@@ -1,9 +1,11 @@
 """The first, and almost always the only, pass over a tensor's values.
 
 Per block, while it is in cache: one ``aminmax`` (in the tensor's own dtype for integers, exact;
-float16/bfloat16 on their exact float32 copy, their own kernel being the slow part), row sums and
-row norms by rows of ``ROW`` elements (``sum(dim=1)`` and ``vector_norm(dim=1)``: two reads,
-nothing written, each row sum exact for 8-bit integers), and for floats the count of exact zeros
+float16/bfloat16 on their exact float32 copy, their own kernel being the slow part), the sum
+(one cascade ``sum`` of the block; for 8-bit integers, whose float32 sums must stay exact, row
+sums by rows of ``ROW`` elements), the squares (float32: row norms, ``vector_norm(dim=1)``,
+~1e-9 relative where one ``dot`` of the block rounds at ~1e-6; float64: one ``dot``), reading
+the block in cache and writing nothing, and for floats the count of exact zeros
 where the block's range contains 0: the block cast to bool (one byte written per value) and those
 bytes added eight at a time as int64 words (:func:`count_true`), four times cheaper than
 ``count_nonzero`` of the bool block and ten times cheaper than ``sign`` plus a norm. A block that
@@ -81,7 +83,8 @@ def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tu
     marks = torch.empty(-(-cap // _LANE_BYTES) * _LANE_BYTES if counts_zeros else 0, dtype=torch.bool, device=device)
     on_host = device.type == "cpu"  # a host check of the range is free there, a sync elsewhere
     wide = torch.float32 if device.type == "mps" else torch.float64
-    counts, lows, highs, sums, norms, zeros = [], [], [], [], [], []
+    counts, lows, highs, sums, squares, zeros = [], [], [], [], [], []
+    by_rows = how["work"] == torch.float32 and not is_float(how)  # 8-bit ints: exact row sums
     for block in iter_blocks(base, limit):
         n = block.numel()
         rows = scratch.rows(block)
@@ -90,14 +93,19 @@ def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tu
         low, high = _extremes(
             torch, block if how["name"] not in _HALF_FLOATS and block.dtype != how["work"] else values, how
         )
-        # Row results are small (n / ROW values); their totals are taken in float64 at once.
-        sums.append(rows.sum(dim=1).sum(dtype=wide))
-        norms.append(torch.linalg.vector_norm(torch.linalg.vector_norm(rows, dim=1), dtype=wide))
+        # Row results are small (n / ROW values); their totals are taken in float64. Otherwise
+        # one op: a cascade sum of the block (padding adds 0); float64 squares as one dot.
+        flat = rows.view(-1)
+        sums.append(rows.sum(dim=1).sum(dtype=wide) if by_rows else flat.sum())
+        if how["work"] == torch.float64:
+            squares.append(torch.dot(flat, flat))
+        else:  # float32 row norms: a dot of the whole block rounds at ~1e-6 (rows: ~1e-9)
+            squares.append(torch.linalg.vector_norm(torch.linalg.vector_norm(rows, dim=1), dtype=wide).square())
         zeros.append(_zeros(torch, values, marks, low, high, on_host) if counts_zeros else None)
         counts.append(n)
         lows.append(low)
         highs.append(high)
-    table = _fold(torch, sums, norms, _unflip(torch, lows, how), _unflip(torch, highs, how), zeros)
+    table = _fold(torch, sums, squares, _unflip(torch, lows, how), _unflip(torch, highs, how), zeros)
     exact = _int_extremes(torch, lows, highs, how)
     rows_out = [(n, s, q, low, high, z) for n, (s, q, low, high, z) in zip(counts, _host_table(table, len(counts)))]
     return rows_out, exact
@@ -211,13 +219,13 @@ def _unflip(torch, extremes: List[Any], how: Dict[str, Any]) -> Any:
     return (stacked ^ _sign_bit(torch, signed)).view(getattr(torch, how["name"]))
 
 
-def _fold(torch, sums, norms, lows, highs, zeros) -> Any:
+def _fold(torch, sums, squares, lows, highs, zeros) -> Any:
     """The ``[blocks, 5]`` table ``(sum, squares, min, max, zeros)``, on the device, in float64."""
     wide = torch.float32 if lows.device.type == "mps" else torch.float64  # MPS has no float64
     zero = torch.zeros((), dtype=wide, device=lows.device)
     columns = (
-        torch.stack(sums),
-        torch.stack(norms).square(),
+        torch.stack(sums).to(wide),
+        torch.stack(squares).to(wide),
         lows.to(wide),
         highs.to(wide),
         torch.stack([z.to(wide) if z is not None else zero for z in zeros]),

@@ -4,9 +4,10 @@ The tensor is read in memory order (a transposed or permuted view is permuted ba
 storage order: min, max, mean and std do not depend on order), in bounded blocks.
 
 First pass (:mod:`raw_pass`, every dtype with kernels of its own: floats, integers): per block
-one ``aminmax`` in the tensor's own dtype, then row sums and row norms of the block while it is
+one ``aminmax`` in the tensor's own dtype, then the sum and the squares of the block while it is
 in cache, and the zeros where the block's range holds 0. Integers keep exact extremes and, up to
-2**53, exact sums. NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
+2**53, exact sums. uint8/int8 on the CPU are read by their histogram instead (:mod:`byte_stats`:
+one ``bincount`` per block, every figure exact). NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
 clean; only the blocks whose extremes are not finite are read again carefully (NaN/+Inf/-Inf
 counted, statistics of the finite values).
 
@@ -25,7 +26,7 @@ import math
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import raw_pass
+from . import byte_stats, raw_pass
 from .blocks import collapse_expanded, iter_blocks, memory_order
 from .guard import cpu_threads, quiet
 from .moments import combine, repeat
@@ -105,6 +106,8 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
         return _rows(base, convert, work_dtype, limit), None
     if base.numel() <= limit and base.numel() < raw_pass.PRECISE_BELOW:
         return _direct(torch, base, how)
+    if byte_stats.applies(torch, base):
+        return byte_stats.byte_rows(torch, base)  # 8-bit integers: one histogram, exact
     raw, exact = raw_rows(torch, base, how, limit)
     if how["work"] != torch.float64 and base.device.type != "mps" and _overflowed(raw):
         how = dict(how, work=torch.float64)  # |x| ~ 1e18: float32 squares overflow; not in float64

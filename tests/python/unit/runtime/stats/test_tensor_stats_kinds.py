@@ -8,7 +8,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from torchdoctor.runtime.stats import guard, raw_pass, tensor_stats
+from torchdoctor.runtime.stats import byte_stats, guard, raw_pass, tensor_stats
 from torchdoctor.runtime.stats.cache import VALUE_STATS
 from torchdoctor.runtime.stats.tensor_stats import value_stats
 from torchdoctor.runtime.summary.api import stats
@@ -55,8 +55,13 @@ def test_nothing_the_size_of_the_tensor_is_made(dtype):
     with Ops() as ops:
         got = value_stats(t)
     biggest = max(numel for _, _, numel, _ in ops.seen)
-    assert biggest <= tensor_stats.BLOCK_CPU + raw_pass.ROW, [s for s in ops.seen if s[2] == biggest][:3]
-    if dtype == torch.bool:  # one count_nonzero per block: no sum, no conversion
+    bound = byte_stats.BLOCK if dtype == torch.uint8 else tensor_stats.BLOCK_CPU + raw_pass.ROW
+    assert biggest <= bound, [s for s in ops.seen if s[2] == biggest][:3]
+    if dtype == torch.uint8:  # one histogram per block of bytes, nothing converted
+        assert [name for name, _, _, _ in ops.seen].count("bincount") == -(-N // byte_stats.BLOCK)
+        assert {name for name, _, _, _ in ops.seen} <= {"zeros", "view", "bincount", "add_", "_local_scalar_dense"}
+        assert got["min"] == int(t.min()) and got["max"] == int(t.max()) and got["mean"] == float(t.double().mean())
+    elif dtype == torch.bool:  # one count_nonzero per block: no sum, no conversion
         assert {name for name, _, _, _ in ops.seen} <= {"count_nonzero", "stack", "sum", "_local_scalar_dense"}
         assert all("torch.bool" not in dtypes for name, dtypes, _, _ in ops.seen if name != "count_nonzero")
         assert got["true"] == int(t.sum()) and got["zeros"] == N - got["true"]
