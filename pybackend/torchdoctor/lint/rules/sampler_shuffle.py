@@ -17,6 +17,7 @@ Options given as ``**kwargs`` are read from the dict display and its ``update``s
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, List, Optional, Tuple
 
 from .. import torchapi
@@ -26,6 +27,7 @@ from ..model import ERROR, WARNING, Fix
 from ..registry import Reporter, rule
 
 _DATA = "torch.utils.data."
+_SAMPLER_CLASS = re.compile(r"^[A-Z]\w*Sampler$")
 SAMPLERS = frozenset(
     {_DATA + "DistributedSampler", _DATA + "distributed.DistributedSampler"}
     | {_DATA + n for n in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler")}
@@ -89,11 +91,17 @@ def _samplers(ctx: LintContext, expr: ast.expr) -> Optional[Tuple[List[ast.Call]
     values = _values(ctx, expr)
     if values is None:
         return None
-    calls = [v for v in values if isinstance(v, ast.Call) and ctx.callee_class(v) in SAMPLERS]
+    calls = [v for v in values if isinstance(v, ast.Call) and _is_sampler(ctx, v)]
     nones = [v for v in values if isinstance(v, ast.Constant) and v.value is None]
     if not calls or len(calls) + len(nones) != len(values):
         return None
     return calls, bool(nones)
+
+
+def _is_sampler(ctx: LintContext, call: ast.Call) -> bool:
+    """torch's samplers, and any class named ``...Sampler`` (``RASampler``, a project's own): a
+    constructor call is never None, and any sampler that is not None makes ``shuffle=True`` raise."""
+    return ctx.callee_class(call) in SAMPLERS or bool(_SAMPLER_CLASS.match(terminal_name(call.func)))
 
 
 def _values(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:

@@ -101,3 +101,12 @@ def test_an_unconditional_star_dict_is_an_error() -> None:
 )
 def test_star_dicts_that_work_or_cannot_be_read_are_quiet(setup) -> None:
     assert hits(HEAD + setup, "TD019") == []
+
+
+def test_a_projects_own_sampler_class_counts_without_a_fix() -> None:
+    # deit's RASampler, timm's OrderedDistributedSampler: any sampler that is not None raises
+    text = HEAD + "from samplers import RASampler\n"
+    text += "if repeated_aug:\n    s = RASampler(data)\nelse:\n    s = DistributedSampler(data)\n"
+    text += "loader = DataLoader(data, shuffle=True, sampler=s)\n"
+    (finding,) = findings(text, "TD019")
+    assert finding.severity == "error" and finding.fix is None  # whether RASampler shuffles: not known
