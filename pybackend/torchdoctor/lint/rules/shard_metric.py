@@ -363,6 +363,32 @@ def _mentions(expr: ast.AST, names: Set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in walk(expr))
 
 
+def _live(ctx: LintContext, expr: ast.AST, names: Set[str], end: int) -> bool:
+    """``expr`` reads one of ``names`` as the loop left it (not a name assigned afresh since:
+    ``correct = 0`` before a second pass)."""
+    for node in walk(expr):
+        if isinstance(node, ast.Name) and node.id in names:
+            bound = ctx.binding(node)
+            fresh = (
+                bound is not None
+                and bound.kind == "assign"
+                and getattr(bound.stmt, "lineno", 0) > end
+                and (bound.value is None or not _mentions(bound.value, names))
+                and not _first_assignment(ctx, node, bound)  # a closure's accumulator may be set after the loop's def
+            )
+            if not fresh:
+                return True
+    return False
+
+
+def _first_assignment(ctx: LintContext, node: ast.Name, bound: Any) -> bool:
+    for scope in ctx.scope_chain(node):
+        assigns = [b for b in ctx.bindings.all_bindings(scope, node.id) if b.kind == "assign"]
+        if assigns:
+            return assigns[0] is bound
+    return False
+
+
 def _reported(ctx: LintContext, home: ast.AST, names: Set[str], end: int) -> Iterator[Tuple[ast.AST, bool, bool]]:
     """(node, under a rank-0 test?, is a return) for each report of ``names`` after line ``end``."""
     if not names:
@@ -371,15 +397,17 @@ def _reported(ctx: LintContext, home: ast.AST, names: Set[str], end: int) -> Ite
         if node.lineno <= end:
             continue
         if isinstance(node, ast.Return):
-            if node.value is not None and _mentions(node.value, names):
+            if node.value is not None and _live(ctx, node.value, names, end):
                 yield node, False, True
             continue
-        if terminal_name(node.func) in _REPORTERS and any(_mentions(a, names) for a in _arguments(node)):
+        if terminal_name(node.func) in _REPORTERS and any(_live(ctx, a, names, end) for a in _arguments(node)):
             if _RANK_LABEL.search(ctx.text(node)):
                 continue  # a per-rank figure, labelled so
             yield node, _rank_zero(ctx, node), False
     for node in walk(home):
         if isinstance(node, ast.Compare) and node.lineno > end and _compares_metrics(node, names):
+            if not _live(ctx, node, names, end):
+                continue
             if ctx.enclosing_function(node) is (home if isinstance(home, FUNCTIONS) else None):
                 yield node, _rank_zero(ctx, node), False
 

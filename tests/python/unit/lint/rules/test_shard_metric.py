@@ -143,3 +143,10 @@ def test_reduced_labelled_or_unsharded_metrics_are_quiet(setup, tail) -> None:
 )
 def test_training_loops_and_sampled_estimates_are_quiet(loop) -> None:
     assert hits(HEAD + SHARDED + "running = 0.0\n" + loop, "TD020") == []
+
+
+def test_a_name_assigned_afresh_after_the_loop_is_not_the_metric() -> None:
+    loop = "model.eval()\ncorrect = 0\nwith torch.no_grad():\n    for x, y in val_loader:\n"
+    loop += "        correct += (model(x).argmax(1) == y).sum().item()\n"
+    loop += "correct = count_on_rank_zero()\nif dist.get_rank() == 0:\n    print(correct)\n"
+    assert hits(HEAD + SHARDED + loop, "TD020") == []
