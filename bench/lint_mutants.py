@@ -11,6 +11,10 @@ resolve as they do for the original. Caught: the mutant has more findings of the
 than the original. ``NOT_BUGS`` lists the mutants that are not that rule's bug, counted apart.
 
     .venv/bin/python bench/lint_mutants.py [--mirrors /work/.mirror] [--work /tmp/lint_mutants]
+        [--torchfix PATH/TO/torchfix]
+
+With ``--torchfix``, the recall is measured for TorchFix too (``torchfix --select ALL``, any one
+more finding on the mutant than on the original counts as caught), on the same mutants.
 """
 
 from __future__ import annotations
@@ -116,35 +120,46 @@ def extract(mirrors: Path, work: Path) -> None:
         subprocess.run(["tar", "-x", "-C", str(work / project)], input=archive.stdout, check=True)
 
 
+def torchfix_count(torchfix: str, path: Path) -> int:
+    run = subprocess.run([torchfix, "--select", "ALL", str(path)], capture_output=True, text=True)
+    return sum(1 for line in run.stdout.splitlines() if line.startswith(str(path)))
+
+
 def rule_counts(path: Path) -> collections.Counter:
     result = lint_source(path.read_text(encoding="utf-8"), str(path))
     return collections.Counter(f.rule_id for f in result.all)
 
 
-def recall(work: Path) -> None:
+def recall(work: Path, torchfix: str = "") -> None:
     total, caught, apart = collections.Counter(), collections.Counter(), []
+    peer = collections.Counter()
     missed = []
     for script in SCRIPTS:
         project, rel = script.split("/", 1)
         lines = (work / script).read_text(encoding="utf-8").splitlines()
         base = rule_counts(work / script)
+        peer_base = torchfix_count(torchfix, work / script) if torchfix else 0
         for rule, line, desc, new in mutants(lines):
             with tempfile.TemporaryDirectory() as tmp:
                 copy = Path(tmp) / project
                 shutil.copytree(work / project, copy)
                 (copy / rel).write_text("\n".join(new) + "\n", encoding="utf-8")
                 hit = rule_counts(copy / rel)[rule] > base[rule]
+                peer_hit = bool(torchfix) and torchfix_count(torchfix, copy / rel) > peer_base
             why = NOT_BUGS.get((script, rule, line))
             if why is not None:
                 apart.append(f"  {rule} {script}:{line} {desc} ({why}): {'caught' if hit else 'quiet'}")
                 continue
             total[rule] += 1
             caught[rule] += hit
+            peer[rule] += peer_hit
             if not hit:
                 missed.append(f"  {rule} {script}:{line} {desc}")
     for rule in sorted(total):
         print(f"{rule}: {caught[rule]}/{total[rule]}")
     print(f"all: {sum(caught.values())}/{sum(total.values())} injected bugs caught")
+    if torchfix:
+        print(f"TorchFix on the same: {sum(peer.values())}/{sum(total.values())} {dict(sorted(peer.items()))}")
     print("missed:\n" + ("\n".join(missed) or "  none"))
     print("not bugs, counted apart:\n" + "\n".join(apart))
 
@@ -170,6 +185,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "lint_mutants")
+    parser.add_argument("--torchfix", default="", help="a torchfix executable: measure it on the same mutants")
     args = parser.parse_args(argv)
     missing = [p for p in PROJECTS if not (args.mirrors / p / "repo").is_dir()]
     if missing:
@@ -178,7 +194,7 @@ def main(argv=None) -> int:
     shutil.rmtree(args.work, ignore_errors=True)
     extract(args.mirrors, args.work)
     findings(args.work)
-    recall(args.work)
+    recall(args.work, args.torchfix)
     return 0
 
 
