@@ -7,6 +7,7 @@ import { registerAnomalyBreakpoints } from './debug/anomalyBreakpoints';
 import { Backend } from './backend/backend';
 import { registerChecks } from './checks/checks';
 import { registerDataChecks } from './data/dataChecks';
+import { registerPausedData } from './data/pausedData';
 import { affectsBackend } from './backend/config';
 import { registerDebugging } from './debug/debugging';
 import { registerModelViews } from './views/modelViews';
@@ -44,6 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerModelViews(context, b, log);
   registerChecks(context, b, log);
   registerDataChecks(context, b, log);
+  registerPausedData(context, log);
   registerAnomalyBreakpoints(context);
 
   // Settings edits come in bursts (typing a path): restart once they settle.

@@ -23,7 +23,11 @@ export function registerDataChecks(context: vscode.ExtensionContext, backend: Ba
   context.subscriptions.push(
     vscode.commands.registerCommand(RUN_DATA_CHECK_COMMAND, (args: RunDataCheckArgs) => runner.run(args)),
     vscode.commands.registerCommand(CHECK_DATA_COMMAND, () => runner.runAtCursor()),
-    DataPanel.onDidRequestRerun((t) => runner.run({ uri: vscode.Uri.file(t.file).toString(), name: t.name })),
+    DataPanel.onDidRequestRerun((t) => {
+      if (!t.paused) {
+        void runner.run({ uri: vscode.Uri.file(t.file).toString(), name: t.name });
+      }
+    }),
   );
 }
 

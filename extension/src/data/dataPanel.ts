@@ -17,8 +17,12 @@ import { buildDataView, dataAllowedFiles, dataMessageView, dataRunningView, flag
 import type { DataPageMessage, DataPageView } from './dataViewTypes';
 
 export interface DataTargetRef {
+  /** The file the data comes from (for a paused program: the paused frame's file, or ""). */
   file: string;
+  /** FILE::NAME's NAME, or the paused program's variable. */
   name: string;
+  /** Checked inside a paused program (pausedData.ts), not from the file. */
+  paused?: { sessionId: string; mode: 'data' | 'images' };
 }
 
 export class DataPanel implements vscode.Disposable {
@@ -30,7 +34,7 @@ export class DataPanel implements vscode.Disposable {
 
   /** The panel of this target, created beside the editor (focus kept) or revealed. */
   static show(context: vscode.ExtensionContext, target: DataTargetRef): DataPanel {
-    const key = `${target.file}::${target.name}`;
+    const key = `${target.paused ? `paused:${target.paused.mode}:` : ''}${target.file}::${target.name}`;
     const existing = DataPanel.panels.get(key);
     if (existing) {
       existing.host.reveal();
@@ -51,7 +55,7 @@ export class DataPanel implements vscode.Disposable {
   ) {
     this.host = new WebviewPanelHost<DataPageView, DataPageMessage>({
       viewType: DataPanel.viewType,
-      title: `Data check: ${target.name}`,
+      title: target.paused?.mode === 'images' ? `Images: ${target.name}` : `Data check: ${target.name}`,
       extensionUri,
       scripts: ['data/dataResult.js'],
       styles: ['checkResult.css', 'data/dataResult.css'],

@@ -1,7 +1,9 @@
 /**
- * Which data the palette / context-menu "Check Data" runs on, from the backend's findData answer.
+ * Which data the palette / context-menu "Check Data" runs on, from the backend's findData answer,
+ * and, while paused, the expression that checks a variable of the program (pausedData.ts).
  * Pure logic, no `vscode` import (tests/ts/unit/data/dataTargets.test.ts).
  */
+import { isSimpleReference } from '../debug/debugSnapshot';
 import type { FindDataResult } from './dataProtocol';
 
 /**
@@ -18,3 +20,35 @@ export function targetAtCursor(found: Pick<FindDataResult, 'targets' | 'containi
   return found.targets.length === 1 ? found.targets[0].name : undefined;
 }
 
+
+// --- While paused: the Variables view's Check Data / Show as Images ---------------------------
+
+export const PAUSED_MODULE = 'torchdoctor.data_checks.paused';
+export type PausedMode = 'data' | 'images';
+
+/**
+ * The session and the variable of a Variables-view context-menu argument
+ * ({sessionId, container, variable: {name, evaluateName, ...}}); empty fields when absent.
+ */
+export function variableArg(arg: unknown): { sessionId?: string; evaluateName?: string } {
+  if (!arg || typeof arg !== 'object') {
+    return {};
+  }
+  const o = arg as { sessionId?: unknown; variable?: { evaluateName?: unknown } };
+  return {
+    sessionId: typeof o.sessionId === 'string' ? o.sessionId : undefined,
+    evaluateName: typeof o.variable?.evaluateName === 'string' ? o.variable.evaluateName : undefined,
+  };
+}
+
+/**
+ * The expression evaluated in the paused frame: data_checks/paused.py's dump(value, file, mode,
+ * name). `ref` must be a plain variable reference (a variable's evaluateName); `file` is
+ * JSON-quoted, a valid Python string literal, and so is the name.
+ */
+export function pausedDumpExpression(ref: string, file: string, mode: PausedMode): string {
+  if (!isSimpleReference(ref)) {
+    throw new Error(`not a plain variable reference: ${ref}`);
+  }
+  return `__import__('${PAUSED_MODULE}', fromlist=['_']).dump(${ref}, ${JSON.stringify(file)}, '${mode}', ${JSON.stringify(ref)})`;
+}

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import type { DataTarget } from '../../../../extension/src/data/dataProtocol';
-import { targetAtCursor } from '../../../../extension/src/data/dataTargets';
+import { pausedDumpExpression, targetAtCursor, variableArg } from '../../../../extension/src/data/dataTargets';
 
 const at = { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } };
 function t(name: string, kind: DataTarget['kind']): DataTarget {
@@ -16,4 +16,17 @@ test('the target at the cursor wins, then torchdoctor_data(), then the only targ
   assert.equal(targetAtCursor({ targets: [t('Shapes', 'class')], containing: null, hasHook: false }), 'Shapes');
   assert.equal(targetAtCursor({ targets: [t('A', 'class'), t('b', 'function')], containing: null, hasHook: false }), undefined);
   assert.equal(targetAtCursor({ targets: [], containing: null, hasHook: false }), undefined);
+});
+
+test('while paused: the expression names the variable, the JSON-quoted file and the mode, nothing else', () => {
+  assert.equal(
+    pausedDumpExpression('batch', '/tmp/td-x/data-1.json', 'images'),
+    `__import__('torchdoctor.data_checks.paused', fromlist=['_']).dump(batch, "/tmp/td-x/data-1.json", 'images', "batch")`,
+  );
+  assert.match(pausedDumpExpression("self.loaders['train']", '/tmp/a b.json', 'data'), /\.dump\(self\.loaders\['train'\], "\/tmp\/a b\.json", 'data', "self\.loaders\['train'\]"\)$/);
+  assert.throws(() => pausedDumpExpression('os.system("x")', '/tmp/f.json', 'data'));
+  assert.throws(() => pausedDumpExpression('a + b', '/tmp/f.json', 'data'));
+  assert.deepEqual(variableArg({ sessionId: 's1', variable: { name: 'x', evaluateName: 'x' } }), { sessionId: 's1', evaluateName: 'x' });
+  assert.deepEqual(variableArg(undefined), {});
+  assert.deepEqual(variableArg({ variable: { evaluateName: 3 } }), { sessionId: undefined, evaluateName: undefined });
 });
