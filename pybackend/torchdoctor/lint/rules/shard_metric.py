@@ -128,9 +128,8 @@ def _uses(ctx: LintContext, loader_call: ast.Call) -> List[ast.expr]:
             text = ctx.text(target)
             found += [
                 n
-                for n in walk(ctx.tree)
-                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and ctx.text(n) == text
-                if ctx.value_of(n) is loader_call
+                for n in _index(ctx).attributes.get(target.attr, [])
+                if ctx.text(n) == text and ctx.value_of(n) is loader_call
             ]
     func = ctx.enclosing_function(loader_call)
     if func is not None:
@@ -172,13 +171,38 @@ def _kept_by_callers(ctx: LintContext, func: ast.AST, index: Optional[int]) -> L
     return found
 
 
+class _Index:
+    """Built once per file: every read of each name, and the calls each name flows into (as an
+    argument, or as the object a method is called on)."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.reads: Dict[str, List[ast.Name]] = {}
+        self.args: Dict[str, List[ast.Call]] = {}
+        self.receivers: Dict[str, List[ast.Call]] = {}
+        self.attributes: Dict[str, List[ast.Attribute]] = {}
+        for node in walk(ctx.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.reads.setdefault(node.id, []).append(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self.attributes.setdefault(node.attr, []).append(node)
+        for call in ctx.calls:
+            for name in {n.id for a in _arguments(call) for n in walk(a) if isinstance(n, ast.Name)}:
+                self.args.setdefault(name, []).append(call)
+            if isinstance(call.func, ast.Attribute):
+                for name in {n.id for n in walk(call.func.value) if isinstance(n, ast.Name)}:
+                    self.receivers.setdefault(name, []).append(call)
+
+
+def _index(ctx: LintContext) -> _Index:
+    return ctx.shared("TD020.index", lambda: _Index(ctx))
+
+
 def _loads(ctx: LintContext, name: str, bound_here) -> List[ast.expr]:
     found: List[ast.expr] = []
-    for node in walk(ctx.tree):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            bound = ctx.binding(node)
-            if bound is not None and bound_here(bound):
-                found.append(node)
+    for node in _index(ctx).reads.get(name, []):
+        bound = ctx.binding(node)
+        if bound is not None and bound_here(bound):
+            found.append(node)
     return found
 
 
@@ -268,13 +292,12 @@ def _handed_on(ctx: LintContext, names: Set[str]) -> bool:
     """The metric goes into a collective (``dist.all_reduce(correct)``, ``meter.all_reduce()``,
     ``logger.synchronize_between_processes()``) or into a call we cannot see into, which may
     reduce it: then the rule stays quiet."""
-    for call in ctx.calls:
+    index = _index(ctx)
+    with_args = {id(c) for n in names for c in index.args.get(n, [])}
+    calls = {id(c): c for n in names for c in index.args.get(n, []) + index.receivers.get(n, [])}
+    for call in calls.values():
         func = call.func
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        in_args = any(_mentions(a, names) for a in _arguments(call))
-        on_it = receiver is not None and _mentions(receiver, names)
-        if not (in_args or on_it):
-            continue
+        in_args = id(call) in with_args
         name = terminal_name(func)
         if _SYNC.search(name):
             return True
