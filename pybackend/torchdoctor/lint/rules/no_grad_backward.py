@@ -118,7 +118,7 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
     if subject is None:
         return
     stepped = _stepped_owners(ctx, call)
-    if not stepped:
+    if not stepped or not _may_match(ctx, call, stepped):
         return
     for model_call, block in _no_grad_model_calls(ctx, subject):
         model = ctx.text(model_call.func)
@@ -147,6 +147,32 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
                 owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
         cache[scope] = owners
     return cache[scope]
+
+
+def _may_match(ctx: LintContext, backward: ast.Call, stepped: List[str]) -> bool:
+    """Whether some model called under a no-grad ``with`` in this file is one the optimizers of
+    ``backward``'s scope step (or part of one): when none is, the loss's sources need no search
+    (most files, and every file without a no-grad block). Answered once per scope."""
+    prefixes = ctx.shared("no_grad_model_prefixes", lambda: _no_grad_model_prefixes(ctx))
+    if not prefixes:
+        return False
+    cache = ctx.shared("no_grad_scopes_matching", dict)
+    scope = ctx.scope_of(backward)
+    if scope not in cache:
+        cache[scope] = any(owner in prefixes for owner in stepped)
+    return cache[scope]
+
+
+def _no_grad_model_prefixes(ctx: LintContext) -> Set[str]:
+    """The callee text of every model call under a no-grad ``with`` and its dotted prefixes
+    (``self.model.encoder`` -> ``self``, ``self.model``, ``self.model.encoder``): an owner
+    matches a model call when it is one of them, as ``_forward_inside`` requires."""
+    found: Set[str] = set()
+    for call in _calls_in_no_grad_withs(ctx):
+        if isinstance(call, ast.Call) and _no_grad_with(ctx, call) is not None and torchapi.is_model(ctx, call.func):
+            parts = ctx.text(call.func).split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return found
 
 
 def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[ast.Call, WithBlock]]:
