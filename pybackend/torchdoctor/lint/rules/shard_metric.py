@@ -245,6 +245,8 @@ def _one_shard_reports(ctx: LintContext, found: Tuple) -> Iterator[Tuple[Any, bo
         return
     if _truncated(loop):
         return  # ``break`` after a few batches: an estimate from a sample, on purpose
+    if _reduces_per_batch(ctx, loop):
+        return  # ``acc1 = reduce_tensor(acc1)`` before ``meter.update(acc1)``: what is summed is global
     for name, home in _accumulators(ctx, loop):
         metrics = _derived(ctx, home, {name}, loop)
         if _handed_on(ctx, metrics):
@@ -267,6 +269,12 @@ def _one_shard_reports(ctx: LintContext, found: Tuple) -> Iterator[Tuple[Any, bo
                 continue
             for where2, guarded2, _ in _reported(ctx, outer, after, site.end_lineno or site.lineno):
                 yield where2, guarded2, name, loop
+
+
+def _reduces_per_batch(ctx: LintContext, loop: ast.AST) -> bool:
+    """A collective (or a function of this file that calls one) inside the loop."""
+    calls = [n for n in walk(loop) if isinstance(n, ast.Call)]
+    return any(_SYNC.search(terminal_name(c.func)) or _syncs_inside(ctx, c) for c in calls)
 
 
 def _truncated(loop: ast.AST) -> bool:

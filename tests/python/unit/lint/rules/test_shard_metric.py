@@ -150,3 +150,13 @@ def test_a_name_assigned_afresh_after_the_loop_is_not_the_metric() -> None:
     loop += "        correct += (model(x).argmax(1) == y).sum().item()\n"
     loop += "correct = count_on_rank_zero()\nif dist.get_rank() == 0:\n    print(correct)\n"
     assert hits(HEAD + SHARDED + loop, "TD020") == []
+
+
+def test_values_reduced_batch_by_batch_before_they_are_summed_are_quiet() -> None:
+    # Swin-Transformer's validate: ``acc1 = reduce_tensor(acc1)`` before ``acc1_meter.update(...)``
+    loop = "model.eval()\ncorrect = 0.0\nwith torch.no_grad():\n    for x, y in val_loader:\n"
+    loop += "        batch = (model(x).argmax(1) == y).float().mean()\n        dist.all_reduce(batch)\n"
+    loop += "        correct += batch.item()\nif dist.get_rank() == 0:\n    print(correct)\n"
+    assert hits(HEAD + SHARDED + loop, "TD020") == []
+    # the same loop without the all_reduce is reported
+    assert len(hits(HEAD + SHARDED + loop.replace("        dist.all_reduce(batch)\n", ""), "TD020")) == 1
