@@ -30,8 +30,8 @@ from ..bindings import FUNCTIONS
 from ..context import LintContext, terminal_name, walk
 from ..model import INFORMATION, WARNING
 from ..registry import Reporter, rule
+from ..sharded import name_index, sharded_loaders
 
-_SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 _SYNC = re.compile(r"reduce|gather|sync|broadcast", re.IGNORECASE)
 _RANK_LABEL = re.compile(r"rank|gpu", re.IGNORECASE)
 _RANK_TEST = re.compile(r"rank|master|main_process|is_main|is_primary|local_zero", re.IGNORECASE)
@@ -55,12 +55,12 @@ that has no `DistributedSampler`.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    sharded = list(_sharded_loaders(ctx))
-    if not sharded or _synchronised(ctx):
+    found = sharded_loaders(ctx)
+    if not found or _synchronised(ctx):
         return
     seen: Set[Tuple[int, int]] = set()
-    for loader_call, sampler in sharded:
-        for use in _uses(ctx, loader_call):
+    for loader in found:
+        for use in loader.holders:
             for loop in _loops_from(ctx, use, [], 0):
                 for where, guarded, name, loop_node in _one_shard_reports(ctx, loop):
                     key = (where.lineno, where.col_offset)
@@ -69,7 +69,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
                     seen.add(key)
                     report.report(
                         where,
-                        _message(ctx, name, loop_node, sampler, guarded),
+                        _message(name, loop_node, loader.where(ctx), guarded),
                         severity=WARNING if guarded else INFORMATION,
                     )
 
@@ -81,129 +81,6 @@ def _synchronised(ctx: LintContext) -> bool:
         or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torchmetrics")
         for node in walk(ctx.tree)
     )
-
-
-def _sharded_loaders(ctx: LintContext) -> Iterator[Tuple[ast.Call, ast.Call]]:
-    """(a DataLoader call, its DistributedSampler call)."""
-    for call in ctx.calls:
-        if ctx.callee_class(call) != torchapi.DATALOADER:
-            continue
-        given = torchapi.keyword(call, "sampler")
-        if given is None:
-            continue
-        sampler = _distributed_sampler(ctx, given.value)
-        if sampler is not None:
-            yield call, sampler
-
-
-def _distributed_sampler(ctx: LintContext, expr: ast.expr) -> Optional[ast.Call]:
-    """The ``DistributedSampler(...)`` that ``expr`` may hold: inline, in either arm of a
-    conditional, or assigned to the name on some path (``if distributed: s = ... else: s = None``)."""
-    candidates: List[ast.expr] = [expr]
-    if isinstance(expr, ast.IfExp):
-        candidates = [expr.body, expr.orelse]
-    elif isinstance(expr, ast.Name):
-        candidates = [b.value for b in ctx.alternatives(expr) if b.kind == "assign" and b.value is not None]
-    elif isinstance(expr, ast.Attribute):
-        value = ctx.value_of(expr)
-        candidates = [value] if value is not None else []
-    for candidate in candidates:
-        if isinstance(candidate, ast.Call) and ctx.callee_class(candidate) in _SAMPLERS:
-            return candidate
-    return None
-
-
-def _uses(ctx: LintContext, loader_call: ast.Call) -> List[ast.expr]:
-    """Names and ``self.x`` that hold the loader ``loader_call`` builds: where it is assigned,
-    and, when a function of this file returns it (alone or in a tuple), where its callers keep it."""
-    stmt = ctx.statement_of(loader_call)
-    found: List[ast.expr] = []
-    held: Optional[str] = None
-    if isinstance(stmt, ast.Assign) and stmt.value is loader_call and len(stmt.targets) == 1:
-        target = stmt.targets[0]
-        if isinstance(target, ast.Name):
-            held = target.id
-            found += _loads(ctx, target.id, lambda b: b.kind == "assign" and b.value is loader_call)
-        elif isinstance(target, ast.Attribute):
-            text = ctx.text(target)
-            found += [
-                n
-                for n in _index(ctx).attributes.get(target.attr, [])
-                if ctx.text(n) == text and ctx.value_of(n) is loader_call
-            ]
-    func = ctx.enclosing_function(loader_call)
-    if func is not None:
-        for ret in ctx.own_nodes(func, ast.Return):
-            index = _returned_at(ret.value, loader_call, held)
-            if index is not False:
-                found += _kept_by_callers(ctx, func, index)
-    return found
-
-
-def _returned_at(value: Optional[ast.expr], loader_call: ast.Call, held: Optional[str]):
-    """None when ``value`` is the loader, its position in a returned tuple, else False."""
-
-    def same(e: ast.expr) -> bool:
-        return e is loader_call or (held is not None and isinstance(e, ast.Name) and e.id == held)
-
-    if value is None:
-        return False
-    if same(value):
-        return None
-    if isinstance(value, ast.Tuple):
-        return next((i for i, e in enumerate(value.elts) if same(e)), False)
-    return False
-
-
-def _kept_by_callers(ctx: LintContext, func: ast.AST, index: Optional[int]) -> List[ast.expr]:
-    found: List[ast.expr] = []
-    for site in ctx.call_sites(func):  # type: ignore[arg-type]
-        stmt = ctx.statement_of(site)
-        if not (isinstance(stmt, ast.Assign) and stmt.value is site and len(stmt.targets) == 1):
-            continue
-        target = stmt.targets[0]
-        if index is None and isinstance(target, ast.Name):
-            found += _loads(ctx, target.id, lambda b, site=site: b.kind == "assign" and b.value is site)
-        elif index is not None and isinstance(target, ast.Tuple) and index < len(target.elts):
-            element = target.elts[index]
-            if isinstance(element, ast.Name) and not any(isinstance(e, ast.Starred) for e in target.elts):
-                found += _loads(ctx, element.id, lambda b, stmt=stmt: b.stmt is stmt)
-    return found
-
-
-class _Index:
-    """Built once per file: every read of each name, and the calls each name flows into (as an
-    argument, or as the object a method is called on)."""
-
-    def __init__(self, ctx: LintContext) -> None:
-        self.reads: Dict[str, List[ast.Name]] = {}
-        self.args: Dict[str, List[ast.Call]] = {}
-        self.receivers: Dict[str, List[ast.Call]] = {}
-        self.attributes: Dict[str, List[ast.Attribute]] = {}
-        for node in walk(ctx.tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                self.reads.setdefault(node.id, []).append(node)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                self.attributes.setdefault(node.attr, []).append(node)
-        for call in ctx.calls:
-            for name in {n.id for a in _arguments(call) for n in walk(a) if isinstance(n, ast.Name)}:
-                self.args.setdefault(name, []).append(call)
-            if isinstance(call.func, ast.Attribute):
-                for name in {n.id for n in walk(call.func.value) if isinstance(n, ast.Name)}:
-                    self.receivers.setdefault(name, []).append(call)
-
-
-def _index(ctx: LintContext) -> _Index:
-    return ctx.shared("TD020.index", lambda: _Index(ctx))
-
-
-def _loads(ctx: LintContext, name: str, bound_here) -> List[ast.expr]:
-    found: List[ast.expr] = []
-    for node in _index(ctx).reads.get(name, []):
-        bound = ctx.binding(node)
-        if bound is not None and bound_here(bound):
-            found.append(node)
-    return found
 
 
 def _loops_from(ctx: LintContext, use: ast.expr, chain: List[ast.Call], depth: int) -> Iterator[Tuple]:
@@ -300,9 +177,9 @@ def _handed_on(ctx: LintContext, names: Set[str]) -> bool:
     """The metric goes into a collective (``dist.all_reduce(correct)``, ``meter.all_reduce()``,
     ``logger.synchronize_between_processes()``) or into a call we cannot see into, which may
     reduce it: then the rule stays quiet."""
-    index = _index(ctx)
-    with_args = {id(c) for n in names for c in index.args.get(n, [])}
-    calls = {id(c): c for n in names for c in index.args.get(n, []) + index.receivers.get(n, [])}
+    found_in = name_index(ctx)
+    with_args = {id(c) for n in names for c in found_in.args.get(n, [])}
+    calls = {id(c): c for n in names for c in found_in.args.get(n, []) + found_in.receivers.get(n, [])}
     for call in calls.values():
         func = call.func
         in_args = id(call) in with_args
@@ -460,10 +337,10 @@ def _rank_zero(ctx: LintContext, node: ast.AST) -> bool:
     return any(_RANK_TEST.search(test) and side for test, side in tests.items())
 
 
-def _message(ctx: LintContext, name: str, loop: Any, sampler: ast.Call, guarded: bool) -> str:
+def _message(name: str, loop: Any, sampler_at: str, guarded: bool) -> str:
     who = "rank 0's shard" if guarded else "this rank's shard"
     return (
-        f"`{name}` is summed over a loader with a `DistributedSampler` (line {sampler.lineno}) in the loop at line "
+        f"`{name}` is summed over a loader with a `DistributedSampler` ({sampler_at}) in the loop at line "
         f"{loop.lineno} and reported here without `dist.all_reduce`: the figure covers {who} only "
         "(1/world_size of the data); all_reduce the sums before dividing."
     )
