@@ -6,17 +6,21 @@ prints, logs or compares the result without ``dist.all_reduce`` / ``all_gather``
 rank's shard only: under ``if rank == 0`` the number printed for "the" validation set is rank 0's
 part of it, and ranks choosing a best checkpoint from their own shard disagree.
 
-Followed: the loader by name or ``self.x`` into ``for ... in loader`` loops, also through calls to
-functions of this file that take it as an argument (3 levels); the accumulator after the loop into
-a ``print``/log call, a comparison, or a ``return`` whose value the call site prints or compares;
-one assignment derived from it (``acc = correct / total``).
+Followed: the loader (found by ``lint/sharded.py``: by name, ``self.x``, or returned by a function
+of this file or of another file of the project) into ``for ... in loader`` loops, also through
+calls to functions of this file that take it as an argument (3 levels); the accumulator after the
+loop into a ``print``/log call, a comparison, or a ``return`` whose value the call site prints or
+compares; assignments derived from it (``acc = correct / total``), two rounds.
 
-Quiet when the file calls anything named like a collective or a sync (``all_reduce``,
-``all_gather``, ``reduce``, ``gather``, ``synchronize_between_processes``, ``broadcast``...) or uses
-torchmetrics; when the loop runs ``backward`` (training, not evaluation) or nothing marks it as
-evaluation (``no_grad``/``inference_mode`` or ``.eval()``); when the line printed names the rank
-(``f"[GPU{rank}] accuracy"``: a per-rank figure on purpose). Warning when the report sits under a
-rank-0 test (``if rank == 0``, ``if is_main_process``); information otherwise.
+Quiet when the metric or a name derived from it reaches anything named like a collective or a
+sync (``all_reduce``, ``all_gather``, ``reduce``, ``gather``, ``synchronize_between_processes``,
+``broadcast``...), a function of this file that calls one, or code the rule cannot read; when the
+loop itself calls one (values reduced per batch); when the file uses torchmetrics; when the loop
+runs ``backward`` (training, not evaluation), stops early (``break``: a sampled estimate) or
+nothing marks it as evaluation (``no_grad``/``inference_mode`` or ``.eval()``); when the line
+printed names the rank (``f"[GPU{rank}] accuracy"``: a per-rank figure on purpose). Warning when
+the report sits under a rank-0 test (``if rank == 0``, ``if is_main_process``); information
+otherwise.
 """
 
 from __future__ import annotations
