@@ -9,9 +9,12 @@ import type { AxisView, CurveView, SeriesView, TickView } from './checkResultTyp
 
 function niceStep(span: number, count: number): number {
   const raw = span / Math.max(1, count);
-  const mag = 10 ** Math.floor(Math.log10(raw));
+  // `10 ** -4` is 1e-4 in one V8 and a digit off in another (Node 20 vs 24): parse the power
+  // instead, and compare with a tolerance, so the same data gets the same ticks everywhere.
+  const mag = Number(`1e${Math.floor(Math.log10(raw) + 1e-9)}`);
   const f = raw / mag;
-  const nice = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+  const near = (x: number, limit: number): boolean => x <= limit * (1 + 1e-9);
+  const nice = near(f, 1) ? 1 : near(f, 2) ? 2 : near(f, 2.5) ? 2.5 : near(f, 5) ? 5 : 10;
   return nice * mag;
 }
 
