@@ -53,6 +53,7 @@ const KIND_TITLES: Record<string, string> = {
   'id-overlap': 'Ids shared between splits',
   'token-ids-out-of-range': 'Token ids past the embedding',
   'padding-share': 'Mostly padding',
+  'empty-split': 'Empty split',
 };
 
 const DATA_ERROR_KINDS: Record<string, string> = {

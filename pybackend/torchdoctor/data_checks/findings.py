@@ -50,6 +50,7 @@ CONSTANT_COLUMN = "constant-column"
 ID_OVERLAP = "id-overlap"
 TOKEN_RANGE = "token-ids-out-of-range"
 PADDING = "padding-share"
+EMPTY = "empty-split"
 
 
 def finding(

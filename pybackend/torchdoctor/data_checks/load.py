@@ -31,6 +31,13 @@ SNIPPET = '''def torchdoctor_data():
 '''
 
 
+def snippet_for(name: str, required: list) -> str:
+    """The hook to paste, building NAME itself with its required arguments left to fill in (the
+    generic ``MyDataset(...)`` made users look up what to call)."""
+    call = f"{name}({', '.join(f'{p}=...' for p in required)})"
+    return SNIPPET.replace("MyDataset(...)", call)
+
+
 def is_data(obj: Any) -> bool:
     if inspect.isclass(obj) or obj is None or isinstance(obj, (str, bytes, int, float)):
         return False
@@ -122,13 +129,18 @@ def _call(obj: Any, name: str) -> Any:
                 ERR_CONSTRUCT,
                 f"{name} needs arguments ({', '.join(required)}): define {HOOK}() in the file to say how to "
                 "build the splits",
-                snippet=SNIPPET,
+                snippet=snippet_for(name, required),
             )
     try:
         return obj()
     except Exception as exc:  # the user's constructor: report it with their traceback
         raise ExampleError(
-            ERR_CONSTRUCT, f"{name}() raised {type(exc).__name__}: {exc}", detail=user_traceback(exc)
+            ERR_CONSTRUCT,
+            f"{name}() raised {type(exc).__name__}: {exc}. Next step: fix it (the traceback ends in your code), or "
+            f"define {HOOK}() building the splits as your training script does (after its setup: paths, "
+            "a process group, a tokenizer)",
+            detail=user_traceback(exc),
+            snippet=SNIPPET,
         ) from None
 
 

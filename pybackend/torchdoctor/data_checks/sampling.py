@@ -23,6 +23,7 @@ import numpy as np
 
 from . import thresholds as T
 from .arrays import dtype_name, split_xy, to_array
+from .errors import SampleError
 from .raw_rows import has_raw_rows
 from .reduce import Reducer
 from .rng import preserved_rng, seed_all
@@ -124,7 +125,11 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     for i in idx:
-        _add(d, i, ds[i])
+        try:
+            sample = ds[i]
+        except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
+            raise SampleError(name, i, exc) from exc
+        _add(d, i, sample)
     if length < max_samples:
         d.notes.append(f"{name}: all {length} samples drawn")
     else:

@@ -1,4 +1,4 @@
-"""NaN/Inf in features or labels; blank or constant samples, over several draws of one index."""
+"""NaN/Inf in features or labels; blank or constant samples, over several draws of one index; empty splits."""
 
 from __future__ import annotations
 
@@ -12,9 +12,31 @@ from .sampling import redraw
 def check(ctx: Context) -> list:
     out = []
     for split in ctx.splits:
+        out += _empty(split)
         out += _nonfinite(split)
         out += _blank(split)
     return out
+
+
+def _empty(split: Split) -> list:
+    """A split that gave no sample at all: every other check is silent on it, so say it here (an
+    empty folder or a loader with drop_last=True and fewer samples than a batch would otherwise PASS)."""
+    d = split.draws
+    empty = not d.length if d.kind == "table" else not d.indices
+    if not empty:
+        return []
+    how = "its length is 0" if d.length == 0 else f"drawing it ({d.kind}) gave no sample"
+    return [
+        F.finding(
+            F.EMPTY,
+            F.ERRORS,
+            split.name,
+            f"{split.name} is empty: {how}, so training or scoring on it does nothing. Likely cause: a wrong "
+            "path or file pattern, a filter that drops every row, or a DataLoader with drop_last=True and fewer "
+            "samples than batch_size. Next step: check where the dataset reads its files and what len() gives.",
+            source=split.source,
+        )
+    ]
 
 
 def _nonfinite(split: Split) -> list:

@@ -18,6 +18,7 @@ import traceback
 from ..checks import worker_guard
 from ..checks.worker import Channel
 from . import findings as F
+from .errors import SampleError, user_frames
 
 
 def _parse(argv: list) -> argparse.Namespace:
@@ -69,6 +70,15 @@ def run(args: argparse.Namespace, progress) -> dict:
             "import-error",
             f'the data code called sys.exit({exc.code!r}): keep it under `if __name__ == "__main__":`',
             traceback.format_exc(),
+        )
+    except SampleError as exc:
+        return F.error_result(
+            target,
+            file,
+            "dataset-error",
+            f"{exc}. Next step: open that sample (its file or row) and fix the dataset's __getitem__ "
+            "(the traceback ends in it), or make it skip samples it cannot read",
+            user_frames(exc.error),
         )
     except Exception as exc:  # noqa: BLE001 - the user's dataset raised while drawn: report it
         return F.error_result(

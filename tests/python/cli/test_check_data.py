@@ -72,6 +72,35 @@ def test_a_dataset_that_needs_arguments_gets_the_snippet(tmp_path: Path, capsys)
     result = json.loads(capsys.readouterr().out)
     assert code == 2 and result["error"]["kind"] == "constructor-error"
     assert "root" in result["headline"] and "def torchdoctor_data" in result["snippet"]
+    assert '"train": Rows(root=...)' in result["snippet"]  # the class itself, not a placeholder
+
+
+def test_a_sample_that_raises_is_named_with_its_split_and_index(tmp_path: Path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text(
+        "import torch\nfrom torch.utils.data import Dataset\n\n"
+        "class Files(Dataset):\n    def __len__(self):\n        return 10\n\n"
+        "    def __getitem__(self, i):\n        if i == 4:\n            raise KeyError(f'no file {i}')\n"
+        "        return torch.zeros(3), 0\n"
+    )
+    assert main(["check", "data", f"{path}::Files", "--json"]) == 2
+    result = json.loads(capsys.readouterr().out)
+    assert result["error"]["kind"] == "dataset-error" and result["headline"].startswith("Files[4] raised KeyError")
+    assert "Next step" in result["headline"]
+    detail = result["error"]["detail"]
+    assert "broken.py" in detail and "torchdoctor" not in detail  # starts in the user's __getitem__
+
+
+def test_a_constructor_that_raises_says_what_to_do(tmp_path: Path, capsys):
+    path = tmp_path / "setup.py"
+    path.write_text(
+        "from torch.utils.data import Dataset\n\n"
+        "class Needs(Dataset):\n    def __init__(self):\n        raise FileNotFoundError('data/train.csv')\n"
+    )
+    assert main(["check", "data", f"{path}::Needs", "--json"]) == 2
+    result = json.loads(capsys.readouterr().out)
+    assert result["error"]["kind"] == "constructor-error" and "FileNotFoundError" in result["headline"]
+    assert "Next step" in result["headline"] and "def torchdoctor_data" in result["snippet"]
 
 
 def test_name_is_required_when_the_file_has_two_datasets(tmp_path: Path, capsys):

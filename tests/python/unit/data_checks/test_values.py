@@ -104,3 +104,26 @@ def test_a_loader_over_a_random_dataset_reports_blank_augmentation():
     r = check(DataLoader(SometimesBlank(n=400), batch_size=20, shuffle=True))
     assert kinds(r) == ["blank-augmentation"]
     assert "positions in the loader's stream" in r["findings"][0]["message"]
+
+
+class NoSamples(Dataset):
+    def __len__(self):
+        return 0
+
+    def __getitem__(self, i):
+        raise IndexError(i)
+
+
+def test_an_empty_split_is_an_error_not_a_pass():
+    r = check({"train": Images(), "val": NoSamples()})
+    assert kinds(r) == ["empty-split"] and r["verdict"] == "FINDINGS"
+    f = r["findings"][0]
+    assert f["split"] == "val" and f["severity"] == "error" and "length is 0" in f["message"]
+
+
+def test_a_loader_that_drops_its_only_partial_batch_is_empty():
+    from torch.utils.data import DataLoader
+
+    r = check({"train": DataLoader(Images(n=10), batch_size=32, drop_last=True)})
+    assert kinds(r) == ["empty-split"]
+    assert "gave no sample" in r["findings"][0]["message"] and "drop_last" in r["findings"][0]["message"]
