@@ -121,7 +121,7 @@ def _needs_arguments(fn: ast.FunctionDef) -> bool:
 
 
 def _returns_data(fn: ast.FunctionDef, classes: set, aliases: dict) -> bool:
-    if fn.returns is not None and any(k in ast.unparse(fn.returns) for k in ("Dataset", "DataLoader")):
+    if fn.returns is not None and _annotation_names(fn.returns) & (DATASET_BASES | LOADERS | classes):
         return True
     assigned: dict = {}
     returns: list = []
@@ -148,6 +148,23 @@ def _returns_data(fn: ast.FunctionDef, classes: set, aliases: dict) -> bool:
         return False
 
     return any(data(r) for r in returns)
+
+
+def _annotation_names(annotation: ast.expr) -> set:
+    """The names a return annotation is made of (``Tuple[DataLoader, DataLoader]``, ``"Dataset"``,
+    ``data.Dataset``): whole names, since a substring match put a lens on ``-> DataLoaderConfig``."""
+    names: set = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                names |= _annotation_names(ast.parse(node.value, mode="eval").body)
+            except (SyntaxError, ValueError, RecursionError):
+                pass
+    return names
 
 
 def _own_nodes(fn: ast.FunctionDef):

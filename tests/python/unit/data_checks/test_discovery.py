@@ -108,3 +108,16 @@ def test_every_sample_file_gets_a_lens_and_a_syntax_error_says_where():
     with pytest.raises(SourceSyntaxError) as err:
         discover_data("class A(Dataset:\n")
     assert err.value.line == 0
+
+
+def test_return_annotations_match_whole_names_only():
+    src = (
+        "from typing import Tuple\n"
+        "from torch.utils.data import DataLoader\n\n"
+        "class Local(object):\n    pass\n\n"
+        'def config() -> "DataLoaderConfig":\n    return make()\n\n'
+        "def settings() -> DatasetSettings:\n    return make()\n\n"
+        "def pair() -> Tuple[DataLoader, DataLoader]:\n    return make()\n\n"
+        'def quoted() -> "torch.utils.data.Dataset":\n    return make()\n'
+    )
+    assert [t.name for t in discover_data(src).targets] == ["pair", "quoted"]
