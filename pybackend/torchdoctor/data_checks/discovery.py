@@ -9,7 +9,7 @@ The editor puts a **Check data** CodeLens over each target; the target's ``name`
   (``kind: "class"``). A class whose constructor needs arguments is left out when the file has
   ``torchdoctor_data()`` (that hook says how to build it); otherwise it is offered, and the check
   answers with the ``torchdoctor_data()`` snippet to write;
-- a top-level function without required parameters that returns a Dataset or a DataLoader, or
+- a top-level function without required parameters (and not a pytest fixture) that returns a Dataset or a DataLoader, or
   several (a tuple, a list, a dict): its return annotation names one, or a ``return`` gives a call
   of ``DataLoader``/a Dataset class (directly, in a tuple/dict, or through a local variable)
   (``kind: "function"``).
@@ -80,7 +80,7 @@ def discover_data(source: str, filename: str = "<file>") -> DataDiscovery:
             required = _required_params(init)
             if not (required and has_hook):
                 targets.append(_target(node, "class", lines, required))
-        elif isinstance(node, ast.FunctionDef) and not _needs_arguments(node):
+        elif isinstance(node, ast.FunctionDef) and not _needs_arguments(node) and not _is_fixture(node):
             if node.name == HOOK:
                 targets.append(_target(node, "hook", lines))
             elif _returns_data(node, classes, aliases):
@@ -118,6 +118,15 @@ def _needs_arguments(fn: ast.FunctionDef) -> bool:
     positional = a.posonlyargs + a.args
     without_default = positional[: len(positional) - len(a.defaults)]
     return bool(without_default) or any(d is None for d in a.kw_defaults)
+
+
+def _is_fixture(fn: ast.FunctionDef) -> bool:
+    """A pytest fixture returning a loader: pytest refuses a direct call, so no lens."""
+    for deco in fn.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if (_dotted(target) or "").split(".")[-1] == "fixture":
+            return True
+    return False
 
 
 def _returns_data(fn: ast.FunctionDef, classes: set, aliases: dict) -> bool:

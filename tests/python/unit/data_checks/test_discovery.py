@@ -121,3 +121,13 @@ def test_return_annotations_match_whole_names_only():
         'def quoted() -> "torch.utils.data.Dataset":\n    return make()\n'
     )
     assert [t.name for t in discover_data(src).targets] == ["pair", "quoted"]
+
+
+def test_pytest_fixtures_get_no_lens():
+    src = (
+        "import pytest\nfrom pytest import fixture\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "@pytest.fixture\ndef loader():\n    return DataLoader(TensorDataset())\n\n"
+        "@fixture(scope='module')\ndef module_loader():\n    return DataLoader(TensorDataset())\n\n"
+        "@staticmethod\ndef plain():\n    return DataLoader(TensorDataset())\n"
+    )
+    assert [t.name for t in discover_data(src).targets] == ["plain"]
