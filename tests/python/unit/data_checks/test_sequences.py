@@ -48,3 +48,40 @@ def test_healthy_sequences_are_silent():
     x = tokens()
     x[:, 28:] = 0  # a little padding
     assert check(TensorDataset(x, torch.arange(100) % 2), LM(padding_idx=0))["findings"] == []
+
+
+class Windows(torch.utils.data.Dataset):
+    """Next-token windows over one token stream (input ids, the same shifted by one), with a stride,
+    as GPT training scripts cut a corpus; token frequencies Zipf-like over a GPT-2-sized vocabulary."""
+
+    def __init__(self, n_tokens=40_000, length=64, stride=32, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        ranks = torch.floor(torch.rand(n_tokens, generator=g).clamp_min(1e-9) ** -1.2).long()
+        self.ids = ranks % 50257
+        self.starts = list(range(0, n_tokens - length - 1, stride))
+        self.length = length
+
+    def __len__(self):
+        return len(self.starts)
+
+    def __getitem__(self, i):
+        s = self.starts[i]
+        return self.ids[s : s + self.length], self.ids[s + 1 : s + self.length + 1]
+
+
+class GPTLike(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(50257, 16)
+        self.pos_emb = torch.nn.Embedding(64, 16)
+        self.lm_head = torch.nn.Linear(16, 50257, bias=False)
+
+    def forward(self, idx):
+        return self.lm_head(self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1])))
+
+
+def test_language_model_windows_are_silent():
+    train = torch.utils.data.DataLoader(Windows(seed=0), batch_size=8, shuffle=True, drop_last=True)
+    r = check({"train": train, "val": Windows(n_tokens=8_000, seed=1)}, GPTLike())
+    assert r["findings"] == [], r["findings"]
+    assert r["splits"][0]["layout"] == "tokens"
