@@ -71,6 +71,7 @@ test('messageParts and indicesText on their edges', () => {
   assert.equal(indicesText([1, 2, 3], 40), '1, 2, 3 … (40 in all)');
   assert.equal(indicesText([1, 2, 3, 4], 4, 2), '1, 2 … (4 in all)');
   assert.equal(findingTitle('something-new'), 'something-new');
+  assert.equal(findingTitle('empty-split'), 'Empty split'); // the backend's kind for a split with no sample
 });
 
 test('errors come first; the CSV lists every flagged sample; only the result\'s files open', () => {
