@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from . import findings as F
+from .errors import SampleError, user_frames
 
 MODES = ("data", "images")
 
@@ -64,6 +65,10 @@ def check(value: Any, name: str = "value", mode: str = "data", options: dict | N
     try:
         data = _samples(value, mode if mode in MODES else "data")
         result = engine.run({name: data}, None, dict(options or {}), target=name, file="")
+    except SampleError as exc:  # the value is data, but one of its samples raised: not "not a dataset"
+        return F.error_result(
+            name, "", "dataset-error", f"{exc}: fix the dataset's __getitem__", user_frames(exc.error)
+        )
     except Exception as exc:  # noqa: BLE001 - a paused program must never see our exception
         return F.error_result(name, "", "bad-data", f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
     if mode == "images":

@@ -49,3 +49,17 @@ def test_what_cannot_be_checked_is_an_error_status_never_an_exception(tmp_path):
     assert json.loads(path.read_text())["verdict"] == "ERROR"
     assert dump(torch.rand(5), str(tmp_path / "x.json"), "images").startswith("error: ")
     assert dump(torch.rand(3), str(tmp_path / "missing" / "x.json")).startswith("error: ")  # no such folder
+
+
+class RaisesAt(Images):
+    def __getitem__(self, i):
+        if i == 7:
+            raise OSError("image 7 is truncated")
+        return super().__getitem__(i)
+
+
+def test_a_dataset_whose_sample_raises_is_a_dataset_error_naming_the_index():
+    r = check(RaisesAt(20), "train_ds")
+    assert r["verdict"] == "ERROR" and r["error"]["kind"] == "dataset-error"
+    assert r["headline"].startswith("train_ds[7] raised OSError: image 7 is truncated")
+    assert "test_paused.py" in r["error"]["detail"]
