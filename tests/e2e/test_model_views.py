@@ -112,7 +112,15 @@ def _fold_report(view: FrameLocator) -> str:
     return "summary: " + summary + "\n" + "\n".join(lines)
 
 
+def _no_webview_left(page: Page) -> None:
+    """Close every editor and wait until no webview is left: a panel kept from a failed first
+    attempt would hold that attempt's fold choices (this test opens block 3)."""
+    vscode_ui.run_command(page, "View: Close All Editors", required=False)
+    expect(page.locator("iframe.webview")).to_have_count(0, timeout=30_000)
+
+
 def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
+    _no_webview_left(page)
     _pause_at_marked_line(page, "tiny_gpt_views.py", timeout_ms=300_000)  # a loaded machine: torch, 3 steps
     vscode_ui.run_command(page, "View: Hide Panel", required=False)  # the editor area's full height
 
