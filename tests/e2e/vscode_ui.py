@@ -173,9 +173,18 @@ def wait_until_paused(page: Page, timeout_ms: int = 60_000) -> None:
     page.locator(".debug-call-stack .monaco-list-row .stack-frame").first.wait_for(timeout=timeout_ms)
 
 
-def stop_debugging(page: Page) -> None:
-    page.keyboard.press("Shift+F5")
-    page.locator(".debug-toolbar").wait_for(state="hidden", timeout=30_000)
+def stop_debugging(page: Page, attempts: int = 4) -> None:
+    """Shift+F5 until no session is left: with child sessions (the ranks of a torchrun job) one
+    press may stop only the focused one."""
+    toolbar = page.locator(".debug-toolbar")
+    for attempt in range(attempts):
+        page.keyboard.press("Shift+F5")
+        try:
+            toolbar.wait_for(state="hidden", timeout=30_000 if attempt == attempts - 1 else 15_000)
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
 
 
 def expand_tree_row(row: Locator) -> None:

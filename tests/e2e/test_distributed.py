@@ -1,0 +1,58 @@
+"""Issue 19 E2E: the provided torchrun configuration debugs each rank as its own session.
+
+A breakpoint in the DDP sample's loop stops both ranks; the Call Stack names them `rank 0` and
+`rank 1` (from each process's RANK); Torch Doctor: Continue All Ranks resumes both, and both stop
+at the breakpoint again on the next step.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+import vscode_ui
+
+SAMPLE = "distributed/ddp_train.py"
+CONFIGURATION = "Debug with torchrun (2 processes)"
+START_MS = 180_000  # torchrun, then two ranks that each import torch under debugpy, on 2 cores
+
+
+def _paused_ranks(page: Page):
+    """The Call Stack's rows of rank sessions paused on the breakpoint (not their thread rows)."""
+    rows = page.locator(".debug-call-stack .monaco-list-row").filter(has_text=re.compile(r"rank \d"))
+    return rows.filter(has_text=re.compile("paused on breakpoint", re.IGNORECASE))
+
+
+def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None:
+    vscode_ui.open_file(page, SAMPLE)
+    vscode_ui.go_to_line(page, vscode_ui.line_of(SAMPLE, "a breakpoint here stops every rank"))
+    page.keyboard.press("F9")
+    expect(page.locator(".editor-instance .codicon-debug-breakpoint").first).to_be_visible()
+
+    vscode_ui.start_debugging(page, CONFIGURATION)
+    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
+    stack = page.locator(".debug-call-stack")
+    expect(stack).to_contain_text("rank 0", timeout=START_MS)
+    expect(stack).to_contain_text("rank 1", timeout=START_MS)
+    expect(_paused_ranks(page)).to_have_count(2, timeout=START_MS)
+    vscode_ui.set_side_bar_width(page, 520)
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_both_ranks_paused.png"))
+
+    variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
+    loss_row = variables.locator(".monaco-list-row", has_text="loss =").first
+    expect(loss_row).to_contain_text("tensor[]", timeout=60_000)
+    loss_before = loss_row.inner_text()
+
+    vscode_ui.run_command(page, "Torch Doctor: Continue All Ranks")
+    # Both ranks run one step (their all-reduce needs both) and stop at the breakpoint again:
+    # the focused rank's loss is the next step's.
+    expect(loss_row).not_to_have_text(loss_before, timeout=120_000)
+    expect(_paused_ranks(page)).to_have_count(2, timeout=120_000)
+    expect(page.locator(".statusbar-item", has_text="paused").first).not_to_contain_text("running", timeout=30_000)
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_after_continue_all_ranks.png"))
+
+    vscode_ui.run_command(page, "Remove All Breakpoints")  # one is set: the command is offered
+    expect(page.locator(".editor-instance .codicon-debug-breakpoint")).to_have_count(0, timeout=30_000)
+    vscode_ui.run_command(page, "Torch Doctor: Continue All Ranks")
+    page.locator(".debug-toolbar").wait_for(state="hidden", timeout=180_000)  # the job ends by itself
