@@ -5,6 +5,7 @@ explained in one line, every rank stopped (no hang); DDP told to cope stays sile
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -58,10 +59,8 @@ def test_ddp_told_to_find_unused_parameters_is_silent(tmp_path) -> None:
     done, reports = job(tmp_path, "--find-unused")
     assert done.returncode == 0, done.stderr
     assert reports == [] and "[torchdoctor]" not in done.stderr
-    assert sorted(line for line in done.stdout.splitlines() if line.endswith("done")) == [
-        "rank 0: done",
-        "rank 1: done",
-    ]
+    # Two processes share one stdout: their lines may run together, so look for each rank's.
+    assert sorted(re.findall(r"rank (\d): done", done.stdout)) == ["0", "1"], done.stdout
 
 
 TRICKS = """
