@@ -18,10 +18,9 @@ CONFIGURATION = "Debug with torchrun (2 processes)"
 START_MS = 180_000  # torchrun, then two ranks that each import torch under debugpy, on 2 cores
 
 
-def _paused_ranks(page: Page):
-    """The Call Stack's rows of rank sessions paused on the breakpoint (not their thread rows)."""
-    rows = page.locator(".debug-call-stack .monaco-list-row").filter(has_text=re.compile(r"rank \d"))
-    return rows.filter(has_text=re.compile("paused on breakpoint", re.IGNORECASE))
+def _both_ranks_paused(page: Page):
+    """The status item while rank 0 and rank 1 are both paused and nothing runs."""
+    return page.locator(".statusbar-item").filter(has_text=re.compile(r"rank [01], rank [01] paused\s*$"))
 
 
 def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None:
@@ -32,10 +31,12 @@ def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None
 
     vscode_ui.start_debugging(page, CONFIGURATION)
     vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
+    # Our status item names the paused sessions: both ranks, none running. (The Call Stack is a
+    # virtual list: with one rank's frames expanded the other's row can be out of the DOM.)
+    both = _both_ranks_paused(page)
+    expect(both).to_have_count(1, timeout=START_MS)
     stack = page.locator(".debug-call-stack")
-    expect(stack).to_contain_text("rank 0", timeout=START_MS)
-    expect(stack).to_contain_text("rank 1", timeout=START_MS)
-    expect(_paused_ranks(page)).to_have_count(2, timeout=START_MS)
+    expect(stack.locator(".monaco-list-row", has_text=re.compile(r"rank \d")).first).to_be_visible()
     vscode_ui.set_side_bar_width(page, 520)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_both_ranks_paused.png"))
 
@@ -48,11 +49,6 @@ def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None
     # Both ranks run one step (their all-reduce needs both) and stop at the breakpoint again:
     # the focused rank's loss is the next step's.
     expect(loss_row).not_to_have_text(loss_before, timeout=120_000)
-    expect(_paused_ranks(page)).to_have_count(2, timeout=120_000)
-    expect(page.locator(".statusbar-item", has_text="paused").first).not_to_contain_text("running", timeout=30_000)
+    expect(both).to_have_count(1, timeout=120_000)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_after_continue_all_ranks.png"))
-
-    vscode_ui.run_command(page, "Remove All Breakpoints")  # one is set: the command is offered
-    expect(page.locator(".editor-instance .codicon-debug-breakpoint")).to_have_count(0, timeout=30_000)
-    vscode_ui.run_command(page, "Torch Doctor: Continue All Ranks")
-    page.locator(".debug-toolbar").wait_for(state="hidden", timeout=180_000)  # the job ends by itself
+    vscode_ui.stop_debugging(page)  # the whole job: torchrun and both ranks
