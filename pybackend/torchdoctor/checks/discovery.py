@@ -90,13 +90,18 @@ class SourceSyntaxError(ValueError):
         self.character = character
 
 
-def discover(source: str, filename: str = "<file>") -> Discovery:
-    """The module classes of ``source``; raises :class:`SourceSyntaxError` if it does not parse."""
+def parse_source(source: str, filename: str = "<file>") -> ast.Module:
+    """``source`` parsed; a syntax error becomes :class:`SourceSyntaxError` (0-based position)."""
     try:
-        tree = ast.parse(source, filename=filename)
+        return ast.parse(source, filename=filename)
     except SyntaxError as exc:
         line = max((exc.lineno or 1) - 1, 0)
         raise SourceSyntaxError(exc.msg or "invalid syntax", line, max((exc.offset or 1) - 1, 0)) from None
+
+
+def discover(source: str, filename: str = "<file>") -> Discovery:
+    """The module classes of ``source``; raises :class:`SourceSyntaxError` if it does not parse."""
+    tree = parse_source(source, filename)
     lines = source.splitlines()
     aliases = _torch_aliases(tree)
     classes = _all_classes(tree)

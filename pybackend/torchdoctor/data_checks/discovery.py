@@ -26,13 +26,13 @@ from typing import Optional
 from ..checks.discovery import (
     Position,
     Range,
-    SourceSyntaxError,
     _dotted,
     _position,
     _required_params,
     _resolve,
     _torch_aliases,
     _utf16_len,
+    parse_source,
 )
 
 HOOK = "torchdoctor_data"
@@ -64,11 +64,7 @@ class DataDiscovery:
 
 def discover_data(source: str, filename: str = "<file>") -> DataDiscovery:
     """The data targets of ``source``; raises ``SourceSyntaxError`` if it does not parse."""
-    try:
-        tree = ast.parse(source, filename=filename)
-    except SyntaxError as exc:
-        line = max((exc.lineno or 1) - 1, 0)
-        raise SourceSyntaxError(exc.msg or "invalid syntax", line, max((exc.offset or 1) - 1, 0)) from None
+    tree = parse_source(source, filename)
     lines = source.splitlines()
     aliases = _torch_aliases(tree)
     classes = _dataset_classes(tree, aliases)
