@@ -12,7 +12,7 @@ import { runCsv } from './csvExport';
 import { MonitorDefaults, monitorEnv, normalizeMonitor } from './monitorConfig';
 import { MonitorPanel } from './monitorPanel';
 import { buildView, MonitorView } from './monitorView';
-import { RunState, RunStore } from './runStore';
+import { RunStore } from './runStore';
 
 export const RENDER_INTERVAL_MS = 500;
 /** A prepared channel that no session claims in this time is closed (the launch failed). */
@@ -148,13 +148,10 @@ class MonitorController implements vscode.Disposable {
   }
 
   tracker(session: vscode.DebugSession): vscode.DebugAdapterTracker {
-    const set = (state: RunState) => {
+    const set = (state: 'paused' | 'running') => {
       const run = this.runOf(session);
-      if (run && run.store.info.state !== 'ended' && run.store.info.state !== state && run.sawStep) {
-        run.store.setState(state, Date.now());
-        if (run === this.shown) {
-          this.renderNow();
-        }
+      if (run && run.store.debuggerMoved(state, Date.now()) && run === this.shown) {
+        this.renderNow();
       }
     };
     return {

@@ -61,6 +61,8 @@ export class RunStore {
   version = 0;
   /** The last step seen in any series. */
   lastStep: number | null = null;
+  /** The debugger stopped before any data came (see debuggerMoved). */
+  private pausedBeforeData = false;
 
   constructor(
     name: string,
@@ -101,7 +103,9 @@ export class RunStore {
     }
     this.dropped = Math.max(this.dropped, batch.dropped);
     if (this.info.state === 'waiting' && (batch.steps.length || batch.evals.length || batch.user.length)) {
-      this.info.state = 'running';
+      // The debugger may have stopped before this first batch came (the sender sends every
+      // 0.25 s; a fast first epoch reaches its breakpoint sooner): the run is then paused.
+      this.info.state = this.pausedBeforeData ? 'paused' : 'running';
     }
     this.touch();
   }
@@ -138,6 +142,22 @@ export class RunStore {
       this.info.ended = now;
     }
     this.touch();
+  }
+
+  /**
+   * The debugger stopped or resumed; true when the run's state changed. Before the first batch
+   * the run stays "waiting" and the first batch takes this state.
+   */
+  debuggerMoved(state: 'paused' | 'running', now: number): boolean {
+    if (this.info.state === 'waiting') {
+      this.pausedBeforeData = state === 'paused';
+      return false;
+    }
+    if (this.info.state === 'ended' || this.info.state === state) {
+      return false;
+    }
+    this.setState(state, now);
+    return true;
   }
 
   end(steps: number, dropped: number): void {
