@@ -16,7 +16,7 @@ from torch.utils.data import DataLoader, Dataset
 
 class SlowImages(Dataset):
     def __len__(self) -> int:
-        return 512
+        return 1280
 
     def __getitem__(self, index: int):
         time.sleep(0.002)  # decoding a JPEG from a slow disk
@@ -35,7 +35,7 @@ def main() -> None:
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
-        if step == 24:
+        if step == 79:  # 80 steps: at least 2.5 s of loading, so a live view redraws several times
             break
     print(f"last loss {loss.item():.3f}")
 

@@ -23,7 +23,7 @@ EXPECTED = {
     "healthy.py": {},
     "gan.py": {},
     "overfitting.py": {"overfitting": (1, 150)},
-    "input_bound.py": {"input_bound": (1, 25)},
+    "input_bound.py": {"input_bound": (1, 80)},
     "flat.py": {"not_decreasing": (1, 80), "underfitting": (1, 80), "update_ratio_low": (1, 80)},
     "oscillating.py": {"oscillating": (1, 70), "update_ratio_high": (1, 70)},
     "leaking.py": {"memory_growth": (1, 130)},
