@@ -10,8 +10,9 @@ CHECK_TIMEOUT_MS = 120_000
 
 
 def _result_view(page: Page) -> FrameLocator:
-    """The check-result webview (VS Code nests the page in two iframes)."""
-    return page.frame_locator("iframe.webview.ready").last.frame_locator("iframe#active-frame")
+    """The check-result webview, found by its page's script (not as the last webview: a view
+    left by an earlier test may come after it)."""
+    return vscode_ui.webview_with(page, "script[src*='checkResult']", timeout_s=CHECK_TIMEOUT_MS / 1000)
 
 
 def test_overfit_codelens_passes_on_the_healthy_mlp(page: Page) -> None:

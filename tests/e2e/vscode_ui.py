@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import FrameLocator, Locator, Page
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
@@ -16,26 +16,45 @@ def run_command(page: Page, title: str, required: bool = True) -> None:
     """Open the command palette and run a command by its title.
 
     ``required=False``: a command that is not offered right now (its precondition is false,
-    e.g. "Remove All Breakpoints" with none) is skipped instead of failing the test.
+    e.g. "Remove All Breakpoints" with none) is skipped instead of failing the test. It is
+    skipped only when the palette says "No matching commands": a palette slow to list its
+    commands under load is waited for (a skipped "Close All Editors" or "Remove All
+    Breakpoints" leaves the next test a stale view or a stray stop).
     The palette can be closed under us when the workbench moves focus (a debugger stop,
     a view opening): then it is opened again, up to three times.
     """
     for attempt in range(3):
-        page.keyboard.press("Control+Shift+P")
-        box = page.locator(".quick-input-widget input")
-        box.wait_for()
-        box.fill(f">{title}")
-        row = page.locator(".quick-input-list .monaco-list-row", has_text=title).first
+        rows = page.locator(".quick-input-list .monaco-list-row")
+        row = rows.filter(has_text=title).first
+        none = rows.filter(has_text="No matching commands").first
         try:
-            row.wait_for(timeout=10_000 if required else 3_000)
+            _open_palette(page).fill(f">{title}", timeout=10_000)
+            row.or_(none).first.wait_for(timeout=10_000)
+            if not required and none.is_visible() and not row.is_visible():
+                page.keyboard.press("Escape")
+                return
             row.click(timeout=5_000)
             return
         except Exception:
             page.keyboard.press("Escape")
-            if not required:
-                return
             if attempt == 2:
+                if not required:
+                    return
                 raise
+
+
+def _open_palette(page: Page) -> Locator:
+    """Ctrl+Shift+P once the last quick input has closed: its input, still fading out, would
+    take the text and then vanish (seen as "element is inert", then "not visible")."""
+    widget = page.locator(".quick-input-widget").first
+    try:
+        widget.wait_for(state="hidden", timeout=5_000)
+    except Exception:
+        page.keyboard.press("Escape")
+    page.keyboard.press("Control+Shift+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(timeout=10_000)
+    return box
 
 
 def open_file(page: Page, relative_path: str) -> None:
@@ -220,6 +239,23 @@ def line_of(relative_path: str, text: str) -> int:
 
     lines = (SAMPLE_WORKSPACE / relative_path).read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def webview_with(page: Page, selector: str, timeout_s: float = 60) -> FrameLocator:
+    """The webview whose page contains ``selector`` (VS Code nests each page in two iframes).
+
+    Found by what it shows, not by position: another view (a Training view opened by an earlier
+    debug session) may come after it in the DOM.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        outer = page.locator("iframe.webview.ready")
+        for i in range(outer.count()):
+            frame = page.frame_locator("iframe.webview.ready").nth(i).frame_locator("iframe#active-frame")
+            if frame.locator(selector).count():
+                return frame
+        time.sleep(0.5)
+    raise AssertionError(f"no webview shows {selector!r} within {timeout_s:.0f} s")
 
 
 def walkthrough(page: Page) -> Locator:
