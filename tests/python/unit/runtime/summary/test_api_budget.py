@@ -172,19 +172,27 @@ def test_a_pending_model_leaves_time_for_the_values_after_it():
         # the walk costs far more than the header (small ones are proven finite in batches).
         return torch.nn.Sequential(*[torch.nn.Linear(300, 300) for _ in range(40)])
 
-    twin, model, after = layers(), layers(), torch.randn(100)
-    start = time.monotonic()
-    module_info.describe_module(twin, check=False)  # what the line costs without its walk, here
-    header = time.monotonic() - start
-    value_stats(twin[0].weight)  # warm
-    one = 0.0  # one weight's check, at its slowest of three here: the walk needs 40 of them
-    for layer in twin[1:4]:
+    # The budget is sized from timings measured here, so a load spike during the measurement
+    # can size it wrongly: the relation must hold in one of three fresh trials (a walk that is
+    # never put off, or a value after it never given time, fails all three).
+    seen = []
+    for _trial in range(3):
+        twin, model, after = layers(), layers(), torch.randn(100)
         start = time.monotonic()
-        value_stats(layer.weight)
-        one = max(one, time.monotonic() - start)
-    with budget.activate(budget.Budget(3 * header + 10 * one, object())):  # far less than the walk needs
-        first, second = summarize(model), summarize(after)
-    assert PENDING_NOTE in first and "μ=" in second
+        module_info.describe_module(twin, check=False)  # what the line costs without its walk, here
+        header = time.monotonic() - start
+        value_stats(twin[0].weight)  # warm
+        one = 0.0  # one weight's check, at its slowest of three here: the walk needs 40 of them
+        for layer in twin[1:4]:
+            start = time.monotonic()
+            value_stats(layer.weight)
+            one = max(one, time.monotonic() - start)
+        with budget.activate(budget.Budget(3 * header + 10 * one, object())):  # far less than the walk needs
+            first, second = summarize(model), summarize(after)
+        seen.append((first, second))
+        if PENDING_NOTE in first and "μ=" in second:
+            break
+    assert PENDING_NOTE in first and "μ=" in second, seen
 
 
 def test_a_model_walk_goes_on_at_hovers_but_not_at_relistings_of_the_stop():
