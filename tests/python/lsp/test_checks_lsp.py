@@ -240,14 +240,19 @@ async def test_cancel_request_stops_the_worker(client: LanguageClient, tmp_path:
 async def test_time_limit_from_options_kills_a_hanging_model(client: LanguageClient, tmp_path: Path):
     pid_file = tmp_path / "pid"
     uri = _open(client, tmp_path / "hangs.py", _hanging(pid_file))
-    result = await client.protocol.send_request_async(
-        # 15 s: the limit covers the worker's start, and importing torch takes seconds on a busy box
-        protocol.RUN_CHECK,
-        {"uri": uri, "className": "Hangs", "check": "shapes", "options": {"timeoutSeconds": 15}},
-    )
+    # The limit covers the worker's start, and importing torch can take over 20 s on a cold or
+    # loaded box: a worker that never reached the model within 15 s proves nothing about the
+    # model, so the check runs again under a limit no start takes.
+    for limit in (15, 120):
+        result = await client.protocol.send_request_async(
+            protocol.RUN_CHECK,
+            {"uri": uri, "className": "Hangs", "check": "shapes", "options": {"timeoutSeconds": limit}},
+        )
+        if pid_file.exists():
+            break
     assert result.verdict == "ERROR"
     assert result.error.kind == "timeout"
-    assert "15 s" in result.headline and "timeoutSeconds" in result.headline
+    assert f"{limit} s" in result.headline and "timeoutSeconds" in result.headline
     assert pid_file.exists(), "the worker never reached the model within the limit"
     assert await _gone(int(pid_file.read_text()))
 
@@ -277,7 +282,7 @@ async def _wait_for_begin(client: LanguageClient, timeout: float = 20.0):
     raise AssertionError("no work-done progress began")
 
 
-async def _wait_for_pid(pid_file: Path, timeout: float = 30.0) -> int:
+async def _wait_for_pid(pid_file: Path, timeout: float = 240.0) -> int:  # a ceiling: the worker imports torch first
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pid_file.exists() and pid_file.read_text().strip():
