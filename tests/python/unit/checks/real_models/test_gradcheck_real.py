@@ -80,13 +80,22 @@ def torchdoctor_example():
 """,
     )
     ex = example(path, "VAE")
-    unit = one_loss_seconds(ex)
-    budget = 40 * unit  # room for a few elements, far from 10 parameters x 20 elements x 4 forwards
-    outcome = G.check(ex, {"timeBudgetSeconds": budget})
-    checked = [c for c in outcome.params if c.checked]
-    assert checked and len(checked) < len(outcome.params) or sum(c.checked for c in checked) < 200
-    # finished within the budget plus the fixed costs (two probes, the backward, the wobble)
-    assert outcome.seconds < budget + 40 * unit + 2.0
+    # The budget is sized from a timing measured here, and the check's own time compared with
+    # it: a load spike during either can break the relations, so they must hold in one of three
+    # fresh trials (a budget never honoured fails all three).
+    seen = []
+    for _trial in range(3):
+        unit = one_loss_seconds(ex)
+        budget = 40 * unit  # room for a few elements, far from 10 parameters x 20 elements x 4 forwards
+        outcome = G.check(ex, {"timeBudgetSeconds": budget})
+        checked = [c for c in outcome.params if c.checked]
+        cut = bool(checked and len(checked) < len(outcome.params) or sum(c.checked for c in checked) < 200)
+        # finished within the budget plus the fixed costs (two probes, the backward, the wobble)
+        in_time = outcome.seconds < budget + 40 * unit + 2.0
+        seen.append((unit, outcome.seconds, len(checked), sum(c.checked for c in checked)))
+        if cut and in_time:
+            break
+    assert cut and in_time, seen
     r = run(ex, timeBudgetSeconds=budget)
     if r["details"]["unreachedParameters"]:
         assert any("time budget ran out" in s for s in r["sentences"])
