@@ -122,8 +122,15 @@ y{i} = model{i}(x{i})
         assert len(found) == blocks
         return best
 
-    small, large = cost(150), cost(600)
-    assert large < 10 * small, (small, large)  # quadratic would be ~16x; linear ~4x
+    # Two timings compared (~4x here): a load spike over all of one size's runs can break the
+    # relation, so it must hold in one of three fresh trials (a quadratic walk fails all three).
+    seen = []
+    for _trial in range(3):
+        small, large = cost(150), cost(600)
+        seen.append((small, large))
+        if large < 10 * small:
+            break
+    assert large < 10 * small, seen  # quadratic would be ~16x; linear ~4x
 
 
 def test_a_device_chosen_in_two_branches_is_not_taken_for_the_cpu():
