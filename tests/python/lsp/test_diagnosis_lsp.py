@@ -7,6 +7,7 @@ the parsed JSON object under ``snapshot``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -128,11 +129,12 @@ async def test_empty_and_invalid_snapshots_answer_why(client: LanguageClient, sn
 async def test_thresholds_come_from_settings(client: LanguageClient, snapshots):
     client.set_configuration({"torchDoctor": {"diagnosis": {"vanishingGradient": 1e-30, "deadFraction": 1.0}}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    for _ in range(50):
+    deadline = time.monotonic() + 60  # a ceiling: the server asks for the settings, then uses them
+    while True:
         result = await _diagnose(client, snapshots["dead"])
-        if result["gradientFlow"]["thresholds"]["deadFraction"] == 1.0:
+        if result["gradientFlow"]["thresholds"]["deadFraction"] == 1.0 or time.monotonic() > deadline:
             break
-        time.sleep(0.05)
+        await asyncio.sleep(0.05)  # the client answers the server's configuration request meanwhile
     flow = result["gradientFlow"]
     assert flow["thresholds"]["vanishingGradient"] == 1e-30
     assert not [v for v in flow["verdicts"] if v["rule"] == "dead-units"]  # 100% is not above 1.0
@@ -165,12 +167,18 @@ async def test_a_snapshot_of_hundreds_of_layers_is_quick(client: LanguageClient,
             best = min(best, time.perf_counter() - start)
         return best
 
-    t_small, t_big = await best_time(small), await best_time(snap)
     result = await _diagnose(client, snap)
     assert len(result["gradientFlow"]["rows"]) == 300 and len(result["shapeTrace"]["rows"]) == 451
     # A relation, not a machine's seconds: 10x the layers must cost about 10x (linear), far from
-    # the 100x of a lookup that walks every call per layer.
-    assert t_big < 40 * t_small, (t_small, t_big)
+    # the 100x of a lookup that walks every call per layer. Two timings compared: a load spike
+    # over all of one size's runs can break it, so it must hold in one of three fresh trials.
+    seen = []
+    for _trial in range(3):
+        t_small, t_big = await best_time(small), await best_time(snap)
+        seen.append((t_small, t_big))
+        if t_big < 40 * t_small:
+            break
+    assert t_big < 40 * t_small, seen
 
 
 async def test_the_snapshot_as_text_gives_the_same_answer(client: LanguageClient, snapshots):
