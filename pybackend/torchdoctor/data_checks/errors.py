@@ -19,8 +19,13 @@ class SampleError(Exception):
 
 
 def user_frames(exc: BaseException) -> str:
-    """The traceback of ``exc`` from the first frame outside Torch Doctor (the user's ``__getitem__``)."""
+    """The traceback of ``exc`` from the first frame of the user's code (the user's ``__getitem__``;
+    a DataLoader's own frames before it are left out), else from the first frame outside Torch Doctor."""
+    from .loader_errors import is_user_file
+
     frames = traceback.extract_tb(exc.__traceback__)
-    first = next((i for i, f in enumerate(frames) if not os.path.abspath(f.filename).startswith(_PACKAGE)), 0)
+    first = next((i for i, f in enumerate(frames) if is_user_file(f.filename)), None)
+    if first is None:
+        first = next((i for i, f in enumerate(frames) if not os.path.abspath(f.filename).startswith(_PACKAGE)), 0)
     body = "".join(traceback.format_list(frames[first:]))
     return f"Traceback (most recent call last):\n{body}{type(exc).__name__}: {exc}"

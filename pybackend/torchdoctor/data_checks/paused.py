@@ -26,6 +26,7 @@ from typing import Any
 
 from . import findings as F
 from .errors import SampleError, user_frames
+from .loader_errors import LoaderWorkerError
 
 MODES = ("data", "images")
 
@@ -65,6 +66,10 @@ def check(value: Any, name: str = "value", mode: str = "data", options: dict | N
     try:
         data = _samples(value, mode if mode in MODES else "data")
         result = engine.run({name: data}, None, dict(options or {}), target=name, file="")
+    except LoaderWorkerError as exc:  # the loader's worker raised or died: said the same way as the CLI
+        result = F.error_result(name, "", "dataset-error", str(exc), exc.traceback_text())
+        result["error"].update(exc.to_error())
+        return result
     except SampleError as exc:  # the value is data, but one of its samples raised: not "not a dataset"
         return F.error_result(
             name, "", "dataset-error", f"{exc}: fix the dataset's __getitem__", user_frames(exc.error)

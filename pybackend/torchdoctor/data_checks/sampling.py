@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random as _random
 import sys
 import time
@@ -24,6 +25,7 @@ import numpy as np
 from . import thresholds as T
 from .arrays import dtype_name, split_xy, to_array
 from .errors import SampleError
+from .loader_errors import LoaderWorkerError, died_pids, exception_text, exit_cause, parse_worker_traceback
 from .raw_rows import has_raw_rows
 from .reduce import Reducer
 from .rng import preserved_rng, seed_all
@@ -189,35 +191,112 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
         d.length = None
     sequential = type(getattr(loader, "sampler", None)).__name__ == "SequentialSampler"
     if d.dataset is not None and d.length:
-        d.random = _is_random(ds, [0], {0: split_xy(ds[0])[0]})  # the loader's transforms are the dataset's
+        try:
+            first = ds[0]
+        except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
+            raise SampleError(name, 0, exc) from exc
+        d.random = _is_random(ds, [0], {0: split_xy(first)[0]})  # the loader's transforms are the dataset's
     pos = 0
+    received = 0  # batches taken: an error from the loader is about the next one
     iterator = iter(loader)
     try:
-        for b, batch in enumerate(iterator):
-            if b >= max_batches or pos >= max_samples:
-                break
-            x, y, how = split_xy(batch)
-            xa, ya = to_array(x), to_array(y) if y is not None else None
-            if b == 0:
-                d.how, d.x_dtype = how, dtype_name(x)
-                d.y_dtype = dtype_name(y) if y is not None else ""
-                d.batch_shape = tuple(xa.shape) if xa is not None else None
-            n = len(xa) if xa is not None and xa.ndim else 0
-            if d.reducer is None:
-                d.reducer = Reducer(name, gallery)
-            if n:
-                assert xa is not None
-                d.reducer.add_batch(list(range(pos, pos + n)), xa)
-            d.indices += range(pos, pos + n)
-            d.numeric += n
-            labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else [None] * n
-            d.ys += labels  # numpy scalars or arrays
-            pos += n
+        try:
+            for b, batch in enumerate(iterator):
+                if b >= max_batches or pos >= max_samples:
+                    break
+                pos = _take_batch(d, b, batch, pos)
+                received += 1
+        except Exception as exc:  # noqa: BLE001 - a worker's error, said in our words; others as they were
+            worker_error = _worker_error(name, loader, iterator, received, exc)
+            if worker_error is not None:
+                raise worker_error from exc
+            if not getattr(loader, "num_workers", 0):  # in this process: the index, when knowable
+                index = _failing_index(loader, received, type(exc).__name__)
+                if index is not None:
+                    raise SampleError(name, index, exc) from exc
+            raise
     finally:
         _shutdown(iterator)
     where = "dataset indices (sequential sampler)" if sequential else "positions in the loader's stream"
     d.notes.append(f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}")
     return d
+
+
+def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
+    """One batch into ``d``; the next position in the stream."""
+    x, y, how = split_xy(batch)
+    xa, ya = to_array(x), to_array(y) if y is not None else None
+    if b == 0:
+        d.how, d.x_dtype = how, dtype_name(x)
+        d.y_dtype = dtype_name(y) if y is not None else ""
+        d.batch_shape = tuple(xa.shape) if xa is not None else None
+    n = len(xa) if xa is not None and xa.ndim else 0
+    if d.reducer is None:
+        d.reducer = Reducer(d.name, d.gallery)
+    if n:
+        assert xa is not None
+        d.reducer.add_batch(list(range(pos, pos + n)), xa)
+    d.indices += range(pos, pos + n)
+    d.numeric += n
+    labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else [None] * n
+    d.ys += labels  # numpy scalars or arrays
+    pos += n
+    return pos
+
+
+def _worker_error(
+    name: str, loader: Any, iterator: Any, received: int, exc: BaseException
+) -> Optional[LoaderWorkerError]:
+    """``exc`` in our words when a DataLoader worker raised it or died (else None), read before the
+    workers are shut down: their exit codes are still there."""
+    text = exception_text(exc)
+    trace = parse_worker_traceback(text)
+    if trace is not None:
+        frame = trace.user_frame
+        index = _failing_index(loader, received, trace.exc_type) if trace.stage == "__getitem__" else None
+        return LoaderWorkerError(
+            name,
+            died=False,
+            worker=trace.worker,
+            exc_type=trace.exc_type,
+            message=trace.message,
+            frame=frame,
+            stage=trace.stage,
+            index=index,
+            detail=text,
+        )
+    pids = died_pids(text)
+    if not pids:
+        return None
+    workers = list(getattr(iterator, "_workers", None) or [])
+    found = [(n, w) for n, w in enumerate(workers) if getattr(w, "pid", None) in pids]
+    worker, code = (found[0][0], getattr(found[0][1], "exitcode", None)) if found else (None, None)
+    return LoaderWorkerError(name, died=True, worker=worker, cause=exit_cause(code, text), detail=text)
+
+
+def _failing_index(loader: Any, received: int, exc_type: str) -> Any:
+    """The dataset index whose ``__getitem__`` raised in a worker, found by drawing the failing
+    batch's indices again here, in order; None when that batch is not knowable (a shuffled or
+    custom sampler, batches out of order) or every index draws fine here."""
+    sampler: Any = getattr(loader, "sampler", None)
+    batches: Any = getattr(loader, "batch_sampler", None)
+    if type(sampler).__name__ != "SequentialSampler" or getattr(loader, "in_order", True) is False:
+        return None
+    if batches is not None and type(batches).__name__ != "BatchSampler":
+        return None
+    try:
+        if batches is not None:
+            batch = next(itertools.islice(iter(batches), received, None), None)
+        else:
+            batch = [next(itertools.islice(iter(sampler), received, None))]
+    except Exception:  # noqa: BLE001 - the sampler itself: the index stays unknown
+        return None
+    for i in batch or []:
+        try:
+            loader.dataset[i]
+        except Exception as again:  # noqa: BLE001 - the same error, here: that is the sample
+            return i if type(again).__name__ == exc_type else None
+    return None
 
 
 def _shutdown(iterator: Any) -> None:

@@ -19,6 +19,7 @@ from ..checks import worker_guard
 from ..checks.worker import Channel
 from . import findings as F
 from .errors import SampleError, user_frames
+from .loader_errors import LoaderWorkerError
 
 
 def _parse(argv: list) -> argparse.Namespace:
@@ -71,6 +72,10 @@ def run(args: argparse.Namespace, progress) -> dict:
             f'the data code called sys.exit({exc.code!r}): keep it under `if __name__ == "__main__":`',
             traceback.format_exc(),
         )
+    except LoaderWorkerError as exc:
+        result = F.error_result(target, file, "dataset-error", str(exc), exc.traceback_text())
+        result["error"].update(exc.to_error())
+        return result
     except SampleError as exc:
         return F.error_result(
             target,

@@ -132,3 +132,43 @@ def test_a_dataset_that_raises_is_reported(tmp_path: Path, capsys):
     assert main(["check", "data", f"{path}::Broken", "--json"]) == 2
     result = json.loads(capsys.readouterr().out)
     assert result["error"]["kind"] == "dataset-error" and "KeyError" in result["headline"]
+
+
+LOADER_WITH_WORKERS = (
+    "import os\nimport signal\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n"
+    "class Files(Dataset):\n    def __init__(self, bad):\n        self.bad = bad\n\n"
+    "    def __len__(self):\n        return 16\n\n"
+    "    def __getitem__(self, i):\n        if i == self.bad:\n            {fail}\n        return torch.zeros(3), 0\n\n"
+    "def torchdoctor_data():\n"
+    "    return {{'train': DataLoader(Files(-1), batch_size=4), 'val': DataLoader(Files(5), batch_size=4, num_workers=2)}}\n"
+)  # train draws fine in this process; val's workers fail on sample 5
+
+
+def test_a_loader_worker_that_raised_names_split_worker_error_line_and_sample(tmp_path: Path, capsys):
+    path = tmp_path / "workers.py"
+    path.write_text(LOADER_WITH_WORKERS.format(fail="raise ValueError(f'cannot decode file {i}')"))
+    assert main(["check", "data", str(path), "--json"]) == 2
+    result = json.loads(capsys.readouterr().out)
+    error, headline = result["error"], result["headline"]
+    assert error["kind"] == "dataset-error" and error["cause"] == "worker-raised"
+    assert error["split"] == "val" and isinstance(error["worker"], int) and error["index"] == 5
+    assert error["exception"] == "ValueError" and error["exceptionMessage"] == "cannot decode file 5"
+    assert error["source"]["file"] == str(path)
+    assert path.read_text().splitlines()[error["source"]["line"] - 1].strip().startswith("raise ValueError")
+    assert headline.startswith("val: DataLoader worker") and "ValueError: cannot decode file 5" in headline
+    assert f"{path}:{error['source']['line']}" in headline and "num_workers=0" in headline
+    assert "Caught ValueError" not in headline
+    assert "torchdoctor" not in error["detail"] and "site-packages" not in error["detail"]
+
+
+@pytest.mark.parametrize(
+    ("fail", "says"), [("os._exit(3)", "status 3"), ("os.kill(os.getpid(), signal.SIGKILL)", "SIGKILL")]
+)
+def test_a_loader_worker_that_died_says_how_and_that_the_split_was_not_drawn(tmp_path: Path, capsys, fail, says):
+    path = tmp_path / "dies.py"
+    path.write_text(LOADER_WITH_WORKERS.format(fail=fail))
+    assert main(["check", "data", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("ERROR") and "val: DataLoader worker" in out and " died " in out
+    assert says in out and "could not draw val" in out and "num_workers=0" in out
+    assert "Traceback" not in out  # the story, not our frames
