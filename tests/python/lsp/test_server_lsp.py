@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 
 import pytest
 import pytest_lsp
@@ -34,9 +35,8 @@ async def test_initialize_reports_name_and_version(client: LanguageClient):
 
 
 async def test_ready_line_reaches_the_client_log(client: LanguageClient):
-    for _ in range(50):
-        if any("ready" in m.message for m in client.log_messages):
-            break
+    deadline = time.monotonic() + 60  # a ceiling for a loaded machine (was 50 polls, ~5 s)
+    while not any("ready" in m.message for m in client.log_messages) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     ready = [m for m in client.log_messages if "ready" in m.message]
     assert ready, f"no 'ready' log message; got {[m.message for m in client.log_messages]}"
