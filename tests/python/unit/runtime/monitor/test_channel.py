@@ -38,13 +38,15 @@ def test_hello_batches_and_end():
 
     reader = threading.Thread(target=accept)
     reader.start()
-    channel = Channel("127.0.0.1", port, "ab" * 16, interval=0.05).start()
+    # close() waits for the sender at most close_timeout (1 s by default, for a training's exit):
+    # a ceiling here, so a loaded machine's late sender still sends the end line.
+    channel = Channel("127.0.0.1", port, "ab" * 16, interval=0.05, close_timeout=60.0).start()
     for i in range(100):
         channel.push("step", {"step": i + 1, "series": "opt0", "loss": float("nan") if i == 3 else 1.0})
     channel.push("eval", {"step": 50, "loss": 0.5})
     channel.push("finding", {"kind": "overfitting", "about": "eval", "severity": "warning"})
     channel.close()
-    reader.join(10)
+    reader.join(60)
     listener.close()
     lines = got["lines"]
     assert lines[0]["hello"]["token"] == "ab" * 16 and lines[0]["hello"]["version"] == 1
