@@ -171,7 +171,18 @@ def test_uninstall_restores_torch():
     assert torch.Tensor.backward is original and m.errors == []
 
 
-def test_compiled_model_is_recorded_and_not_traced(monitor):
+def test_compiled_model_is_recorded_and_not_traced(monitor, monkeypatch):
+    import os
+    import tempfile
+
+    # One inductor cache per kernel set: torch's does not tell them apart, so a run with
+    # ATEN_CPU_CAPABILITY=default (one of `make test-portable`'s) after a native or avx2 run
+    # reused that run's vectorised C++ and failed to build it ("at::vec has not been declared";
+    # the same cause as in anomaly/test_healthy.py, which keeps its cache the same way).
+    kernels = os.environ.get("ATEN_CPU_CAPABILITY") or "native"
+    monkeypatch.setenv(
+        "TORCHINDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"torchdoctor-inductor-{kernels}")
+    )
     model = torch.compile(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1)))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     losses = []
