@@ -81,6 +81,8 @@ def is_user_file(path: str) -> bool:
     """A file of the user's code: not in an installed package, the standard library or Torch Doctor."""
     if path.startswith("<"):  # <frozen ...>, <string>
         return False
+    if not os.path.isabs(path) and not os.path.exists(path):  # a compiled package's source name
+        return False  # (numpy's "numpy/random/_mt19937.pyx"): no file of the user's
     norm = path.replace("\\", "/")
     if "/site-packages/" in norm or "/dist-packages/" in norm:
         return False
@@ -175,6 +177,15 @@ def _signal_words(name: str) -> str:
     return f"it was killed by {name}" + (f", {why}" if why else "")
 
 
+def _short(path: str) -> str:
+    """A library file by its package path (torch/utils/data/_utils/collate.py), not the install's."""
+    norm = path.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in norm:
+            return norm.split(marker, 1)[1]
+    return os.path.basename(norm)
+
+
 _STAGE_WORDS = {
     "__getitem__": " in __getitem__",
     "collate_fn": " while collating a batch",
@@ -226,6 +237,8 @@ class LoaderWorkerError(Exception):
         at = f" at {self.frame.file}:{self.frame.line}" if self.frame is not None else ""
         if self.frame is None and self.stage == "collate_fn":
             at = " in torch's default collate (do the samples of one batch differ in shape or type?)"
+            if "resize storage that is not resizable" in self.message:  # a worker stacks into shared memory
+                at = " in torch's default collate (a worker says this when the samples of one batch differ in size)"
         if self.stage == "worker_init_fn":
             step = "call your worker_init_fn yourself (it is not run with num_workers=0) to debug it in the debugger"
         else:
@@ -241,12 +254,15 @@ class LoaderWorkerError(Exception):
         if trace is None:
             return self.detail
         frames = trace.frames
-        first = next((n for n, f in enumerate(frames) if is_user_file(f.file)), 0)
+        what = f"{trace.exc_type}: {trace.message}" if trace.message else trace.exc_type
+        first = next((n for n, f in enumerate(frames) if is_user_file(f.file)), None)
+        if first is None:  # torch's own code raised (its default collate): where, not its frames
+            where = f" (raised in {_short(frames[-1].file)}, in {frames[-1].func})" if frames else ""
+            return f"{self._who()} raised this in library code, not in yours{where}:\n{what}"
         body = "".join(
             f'  File "{f.file}", line {f.line}, in {f.func}\n' + (f"    {f.code}\n" if f.code else "")
             for f in frames[first:]
         )
-        what = f"{trace.exc_type}: {trace.message}" if trace.message else trace.exc_type
         return f"Traceback in {self._who()} (most recent call last):\n{body}{what}"
 
     def to_error(self) -> dict:

@@ -179,3 +179,38 @@ def test_the_paused_check_says_the_same_as_the_cli():
     result = paused_check(DataLoader(Files(), batch_size=4, num_workers=1), "loader")
     assert result["verdict"] == "ERROR" and result["error"]["cause"] == "worker-raised"
     assert result["error"]["index"] == Files().bad and result["error"]["source"]["file"] == __file__
+
+
+def _seed_numpy(worker_id):
+    import numpy as np
+
+    np.random.seed(2**40 + worker_id)  # a 64-bit seed: numpy's Cython code raises ValueError
+
+
+def test_a_compiled_packages_frame_is_not_taken_for_the_users_line():
+    assert not is_user_file("numpy/random/_mt19937.pyx")  # how Cython names its frames: relative, no file
+    with pytest.raises(LoaderWorkerError) as caught:
+        draw("train", DataLoader(Files(bad=-1), batch_size=4, num_workers=1, worker_init_fn=_seed_numpy))
+    err = caught.value
+    assert err.stage == "worker_init_fn" and err.exc_type == "ValueError"
+    assert err.frame is not None and err.frame.file == __file__ and err.frame.func == "_seed_numpy"
+    assert f"at {__file__}:" in str(err) and ".pyx" not in str(err)
+
+
+class Uneven(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.zeros(4 if i == 0 else 3), 0  # the first sample of the batch is the longer one
+
+
+def test_an_error_in_torchs_default_collate_shows_no_library_frames_and_says_what_it_means():
+    with pytest.raises(LoaderWorkerError) as caught:
+        draw("train", DataLoader(Uneven(), batch_size=4, num_workers=1))
+    err = caught.value
+    assert err.stage == "collate_fn" and err.frame is None and err.index is None
+    assert "resize storage" in err.message and "differ in size" in str(err)  # torch's words in a worker, explained
+    detail = err.traceback_text()
+    assert "site-packages" not in detail and 'File "' not in detail  # no frame of torch's own
+    assert "torch/utils/data/_utils/collate.py" in detail and detail.endswith(err.message)
