@@ -189,7 +189,7 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
         d.length = len(ds)
     except TypeError:
         d.length = None
-    sequential = type(getattr(loader, "sampler", None)).__name__ == "SequentialSampler"
+    sequential = _sequential(loader)
     if d.dataset is not None and d.length:
         try:
             first = ds[0]
@@ -274,13 +274,23 @@ def _worker_error(
     return LoaderWorkerError(name, died=True, worker=worker, cause=exit_cause(code, text), detail=text)
 
 
+def _sequential(loader: Any) -> bool:
+    """Whether the loader draws the dataset in index order. A loader given a ``batch_sampler``
+    (DETR's ``BatchSampler(RandomSampler(ds), ...)``) still has torch's default SequentialSampler
+    as ``loader.sampler``: the batch sampler's own sampler is the one that orders the draws."""
+    if type(getattr(loader, "sampler", None)).__name__ != "SequentialSampler":
+        return False
+    inner = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+    return inner is None or type(inner).__name__ == "SequentialSampler"
+
+
 def _failing_index(loader: Any, received: int, exc_type: str) -> Any:
     """The dataset index whose ``__getitem__`` raised in a worker, found by drawing the failing
     batch's indices again here, in order; None when that batch is not knowable (a shuffled or
     custom sampler, batches out of order) or every index draws fine here."""
     sampler: Any = getattr(loader, "sampler", None)
     batches: Any = getattr(loader, "batch_sampler", None)
-    if type(sampler).__name__ != "SequentialSampler" or getattr(loader, "in_order", True) is False:
+    if not _sequential(loader) or getattr(loader, "in_order", True) is False:
         return None
     if batches is not None and type(batches).__name__ != "BatchSampler":
         return None

@@ -11,7 +11,7 @@ import signal
 import pytest
 import torch
 from torch._utils import ExceptionWrapper
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
 from torchdoctor.data_checks.errors import SampleError
 from torchdoctor.data_checks.loader_errors import (
@@ -214,3 +214,24 @@ def test_an_error_in_torchs_default_collate_shows_no_library_frames_and_says_wha
     detail = err.traceback_text()
     assert "site-packages" not in detail and 'File "' not in detail  # no frame of torch's own
     assert "torch/utils/data/_utils/collate.py" in detail and detail.endswith(err.message)
+
+
+class MostlyBad(Dataset):
+    def __len__(self):
+        return 40
+
+    def __getitem__(self, i):
+        if i != 0:  # sample 0 draws (the check draws it here first); any batch of 4 has a bad one
+            raise KeyError(90)  # a category the label map lacks, in many samples
+        return torch.zeros(3), 0
+
+
+def test_a_random_batch_sampler_passed_as_batch_sampler_says_the_sample_is_not_known():
+    # DETR's training loader: loader.sampler is torch's default SequentialSampler, but the batch
+    # sampler draws at random; drawing its batch again here would name some other failing sample
+    ds = MostlyBad()
+    loader = DataLoader(ds, batch_sampler=BatchSampler(RandomSampler(ds), 4, drop_last=True), num_workers=1)
+    assert type(loader.sampler).__name__ == "SequentialSampler"
+    with pytest.raises(LoaderWorkerError) as caught:
+        draw("train", loader)
+    assert caught.value.stage == "__getitem__" and caught.value.index is None and "not known" in str(caught.value)
