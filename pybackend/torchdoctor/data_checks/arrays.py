@@ -94,3 +94,41 @@ def dtype_name(value: Any) -> str:
     if dt is None:
         return type(value).__name__
     return str(dt)
+
+
+BOX_KEYS = ("boxes", "bbox", "bboxes")
+BOX_LABEL_KEYS = ("labels", "label", "class", "category_id")
+
+
+class BoxLabels:
+    """The class ids of one image's boxes (a detection target), kept without the boxes themselves."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+
+
+def box_labels(target: Any) -> Optional[BoxLabels]:
+    """The per-box class ids of a detection target, or None when ``target`` is not one: a dict with
+    a box key (``boxes``/``bbox``) and a 1-D integer ``labels`` (``label``/``class``/``category_id``)
+    array (DETR, torchvision detection), or a list of annotation dicts each with a box key and one
+    integer id (COCO's raw annotations)."""
+    if isinstance(target, dict):
+        if not any(k in target for k in BOX_KEYS):
+            return None
+        key = next((k for k in BOX_LABEL_KEYS if k in target), None)
+        ids = to_array(target[key]) if key is not None else None
+        if ids is None or ids.ndim != 1 or ids.dtype.kind not in "iub":
+            return None
+        return BoxLabels(ids.astype(np.int64))
+    if isinstance(target, (list, tuple)) and target and all(isinstance(a, dict) for a in target):
+        ids_list = []
+        for a in target:
+            key = next((k for k in BOX_LABEL_KEYS if k in a), None)
+            one = to_array(a[key]) if key is not None and any(k in a for k in BOX_KEYS) else None
+            if one is None or one.size != 1 or one.dtype.kind not in "iub":
+                return None
+            ids_list.append(int(one.reshape(-1)[0]))
+        return BoxLabels(np.asarray(ids_list, dtype=np.int64))
+    return None

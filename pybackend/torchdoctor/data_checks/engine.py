@@ -55,17 +55,43 @@ def build_context(
         d = draw(name, obj, max_samples, max_batches, gallery)
         ctx.notes += d.notes
         split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
-        if split.stats.other_shapes:
-            ctx.notes.append(
-                f"{name}: {split.stats.other_shapes} samples of other shapes than {list(split.stats.shape)} "
-                "were left out of the statistics"
-            )
+        ctx.notes += _coverage_notes(split)
         if d.indices and not d.numeric:
             ctx.notes.append(f"{name}: the features ({d.how}) are not numeric arrays: not checked")
         ctx.splits.append(split)
     if ctx.model is not None:
         ctx.notes.append(ctx.model.describe())
     return ctx
+
+
+def _coverage_notes(split: Split) -> list:
+    """What the statistics cover when it is not every sample drawn (other shapes than the first
+    sample's: statistics are over the samples of that one shape), and what labels were counted."""
+    s, d = split.stats, split.draws
+    notes = []
+    drawn = len(d.indices)
+    if s.other_shapes and drawn:
+        why = (
+            "the loader's batches differ in size, as a collate that pads each batch to its largest sample "
+            "makes them (the statistics are of the batches as the model gets them, padding included)"
+            if d.kind == "loader"
+            else "the samples differ in size"
+        )
+        notes.append(
+            f"{split.name}: statistics (value ranges, means, blank samples, duplicates, drift) over {s.sampled} "
+            f"of {drawn} samples drawn, those of the most common shape {list(s.shape)}; the other "
+            f"{s.other_shapes} have other shapes: {why}"
+            + (". The label checks use every labelled sample" if s.label_kind not in (None, "boxes") else "")
+        )
+    if s.label_kind == "boxes":
+        boxes = 0 if s.box_labels is None else len(s.box_labels)
+        notes.append(
+            f"{split.name}: detection targets: the label histogram counts the class ids of {boxes} boxes in "
+            f"{s.box_images} images (one per box, not per image); the label checks for one class per sample "
+            "(imbalance and accuracy baseline, labels outside the model's outputs, labels unseen in training) "
+            "do not apply to them and were not run"
+        )
+    return notes
 
 
 def run(
@@ -103,7 +129,9 @@ def summary(split: Split) -> dict:
         "name": split.name,
         "kind": d.kind,
         "length": d.length,
-        "sampled": s.sampled if d.kind != "table" else d.length or 0,
+        "sampled": len(d.indices) if d.kind != "table" else d.length or 0,  # samples drawn
+        "statsSampled": s.sampled if d.kind != "table" else d.length or 0,  # those the statistics cover
+        "otherShapes": s.other_shapes,
         "layout": s.layout,
         "shape": list(s.shape),
         "batchShape": list(d.batch_shape) if d.batch_shape else None,
@@ -117,6 +145,7 @@ def summary(split: Split) -> dict:
         "max": s.vmax if s.sampled else None,
         "labels": labels.histogram(split),
         "labelKind": s.label_kind,
+        "boxImages": s.box_images if s.label_kind == "boxes" else None,
         "columns": len(split.table.columns) if split.table is not None else None,
         "source": split.source,
         "seconds": round(d.seconds, 3),
@@ -141,4 +170,7 @@ def _gallery(split: Split) -> Optional[dict]:
             return labels.label_name(split, int(value))
         return f"{value:.4g}"
 
-    return kept.to_json(label_of, s.shape)
+    out = kept.to_json(label_of, s.shape)
+    if out is not None:
+        out["drawn"] = len(split.draws.indices)  # every sample drawn, those of other shapes too (the grid's caption)
+    return out

@@ -101,10 +101,16 @@ def error_result(target: str, file: str, kind: str, message: str, detail: str = 
     return result
 
 
+def _counted(split: dict[str, Any]) -> str:
+    """``40 samples``, or ``40 samples, statistics over 28`` when the others have other shapes."""
+    drawn, covered = split["sampled"], split.get("statsSampled", split["sampled"])
+    return f"{drawn} samples" + (f", statistics over {covered}" if split.get("otherShapes") else "")
+
+
 def conclude(result: dict[str, Any]) -> dict[str, Any]:
     """Set the verdict and headline from the findings."""
     found = result["findings"]
-    names = ", ".join(f"{s['name']} ({s['sampled']} samples)" for s in result["splits"])
+    names = ", ".join(f"{s['name']} ({_counted(s)})" for s in result["splits"])
     if not found:
         result["verdict"] = PASS
         result["headline"] = f"PASS: nothing wrong found in {names or 'the data'}."

@@ -24,6 +24,14 @@ def class_labels(split: Split) -> Optional[np.ndarray]:
 
 
 def histogram(split: Split) -> Optional[dict]:
+    """Class label -> samples; for detection targets ("boxes") class id -> boxes, the ids as they
+    are (a detection dataset's ids, COCO's category ids among them, need not index its classes list)."""
+    s = split.stats
+    if s.label_kind == "boxes" and s.box_labels is not None:
+        values, counts = np.unique(s.box_labels, return_counts=True)
+        if len(values) > T.MAX_CLASSES:
+            return None
+        return {str(int(v)): int(c) for v, c in zip(values, counts)}
     y = class_labels(split)
     if y is None:
         return None
@@ -134,7 +142,7 @@ def _unseen(ctx: Context) -> list:
     if train is None:
         return []
     ty = class_labels(train)
-    if ty is None or train.draws.length is None or train.stats.sampled < (train.draws.length or 0):
+    if ty is None or train.draws.length is None or len(train.draws.indices) < (train.draws.length or 0):
         return []  # only when every training label was seen
     known = set(np.unique(ty).tolist())
     out = []

@@ -5,6 +5,9 @@ The layout of the features is read from the first sample's shape: ``chw`` (C, H,
 ``tokens`` (1-D integers), ``other`` (anything else, one channel). Samples of that shape are
 stacked ``CHUNK`` at a time (fewer when they are big) and reduced as (samples, channels, values):
 NaN/Inf, per-sample min/max/mean/std, blank samples, per-channel sums, a digest of each sample.
+Samples of other shapes (images of several sizes, padded batches of several sizes) are reduced
+apart, up to ``MAX_SHAPES`` shapes; the statistics are those of the shape with the most samples,
+and ``other_shapes`` counts the rest.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from typing import Any, Optional
 import numpy as np
 
 from . import thresholds as T
-from .arrays import to_array
+from .arrays import BoxLabels, to_array
 from .fingerprint import fingerprints
 from .gallery import IMAGE_LAYOUTS, Gallery
 
 MAX_VECTOR = 4096
+MAX_SHAPES = 8  # shapes reduced apart (padded batches of a few sizes); the statistics are of the most common
 CHUNK_ELEMENTS = 1 << 17  # 512 KB of float32 per chunk: the draws stay in cache until reduced
 
 
@@ -48,7 +52,9 @@ class SplitStats:
     digests: list = field(default_factory=list)  # per sample of the main shape (None: not hashable)
     labels: Optional[np.ndarray] = None  # one class index (or value) per labelled sample
     label_indices: list = field(default_factory=list)
-    label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "other"
+    label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "boxes" | "other"
+    box_labels: Optional[np.ndarray] = None  # "boxes": every box's class id, over box_images images
+    box_images: int = 0
     label_nonfinite: list = field(default_factory=list)
     float_kind: bool = False
     hashed: bool = True  # digests of the drawn samples are computed (not when the stored rows are hashed instead)
@@ -104,6 +110,7 @@ class Reducer:
         self.means: list = []
         self.vectors: list = []
         self.per_chunk = T.CHUNK
+        self.others: dict = {}  # shape -> Reducer of the samples of another shape (MAX_SHAPES at most)
 
     def add(self, index: Any, x: Any) -> None:
         """One sample's features: a numpy array, or a tensor. Nothing is checked per sample (each
@@ -134,6 +141,9 @@ class Reducer:
             return
         self._flush()
         if x.shape[1:] != self.s.shape:
+            other = self._other(tuple(x.shape[1:]))
+            if other is not None:
+                other.add_batch(indices, x)
             self.s.other_shapes += len(indices)
             return
         for start in range(0, len(indices), self.per_chunk):
@@ -159,10 +169,35 @@ class Reducer:
             if arr is not None and arr.shape == self.s.shape:
                 keep.append((i, arr))
             elif arr is not None:
+                other = self._other(tuple(arr.shape))
+                if other is not None:
+                    other.add(i, arr)
                 self.s.other_shapes += 1
         if not keep:
             return [], None
         return [i for i, _ in keep], np.stack([a for _, a in keep])
+
+    def _other(self, shape: tuple) -> Optional["Reducer"]:
+        """The reducer of the samples of ``shape`` (not the first sample's), None past MAX_SHAPES."""
+        other = self.others.get(shape)
+        if other is None and len(self.others) < MAX_SHAPES - 1:
+            other = self.others[shape] = Reducer(self.s.name, self.gallery_limit)
+            other.s.hashed = self.s.hashed
+        return other
+
+    def _main(self) -> "Reducer":
+        """The reducer whose shape has the most samples (the first sample's on a tie)."""
+        best = self
+        for other in self.others.values():
+            other._flush()
+            if other.s.sampled > best.s.sampled:
+                best = other
+        if best is not self:
+            total = self.s.sampled + self.s.other_shapes
+            best.s.other_shapes = total - best.s.sampled
+            self.s, self.gallery, self.means, self.vectors = best.s, best.gallery, best.means, best.vectors
+        self.others = {}
+        return self
 
     def _flush(self) -> None:
         if not self.pending or self.first is None:
@@ -187,6 +222,7 @@ class Reducer:
 
     def finish(self, draws: Any) -> SplitStats:
         self._flush()
+        self._main()
         s = self.s
         _labels(s, draws)
         s.sample_means = np.concatenate(self.means) if self.means else None
@@ -285,7 +321,14 @@ def _label_arrays(ys: list) -> list:
 
 
 def _labels(s: SplitStats, draws: Any) -> None:
-    arrays = _label_arrays(draws.ys)
+    boxes = [(i, y) for i, y in zip(draws.indices, draws.ys) if isinstance(y, BoxLabels)]
+    if boxes and 2 * len(boxes) >= len(draws.ys):
+        # detection targets: several class ids per image, one per box (labels.py: histogram only)
+        s.label_kind, s.box_images = "boxes", len(boxes)
+        s.label_indices = [i for i, _ in boxes]
+        s.box_labels = np.concatenate([y.ids for _, y in boxes]) if boxes else np.zeros(0, np.int64)
+        return
+    arrays = _label_arrays([None if isinstance(y, BoxLabels) else y for y in draws.ys])
     ys = [(i, np.asarray(y)) for i, y in zip(draws.indices, arrays) if y is not None]
     if not ys:
         return

@@ -42,14 +42,17 @@ def render(result: dict) -> str:
     lines += ["", "Splits:"]
     for s in result.get("splits") or []:
         parts = [f"{s['kind']}", f"{s['sampled']} drawn" + (f" of {s['length']}" if s.get("length") else "")]
-        if s.get("shape"):
+        if s.get("otherShapes"):
+            parts.append(f"statistics over the {s.get('statsSampled')} of sample shape {s['shape']} {s.get('dtype')}")
+        elif s.get("shape"):
             parts.append(f"sample shape {s['shape']} {s.get('dtype')}")
         if s.get("channelMean"):
             parts.append("mean " + _nums(s["channelMean"]) + " std " + _nums(s["channelStd"]))
         if s.get("labels"):
             items = list(s["labels"].items())
+            what = f"box labels ({sum(s['labels'].values())} boxes)" if s.get("labelKind") == "boxes" else "labels"
             parts.append(
-                "labels " + ", ".join(f"{k}: {v}" for k, v in items[:10]) + (" ..." if len(items) > 10 else "")
+                what + " " + ", ".join(f"{k}: {v}" for k, v in items[:10]) + (" ..." if len(items) > 10 else "")
             )
         if s.get("columns"):
             parts.append(f"{s['columns']} columns")

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import thresholds as T
-from .arrays import dtype_name, split_xy, to_array
+from .arrays import box_labels, dtype_name, split_xy, to_array
 from .errors import SampleError
 from .loader_errors import LoaderWorkerError, died_pids, exception_text, exit_cause, parse_worker_traceback
 from .raw_rows import has_raw_rows
@@ -100,7 +100,8 @@ def _add(d: Draws, index: Any, sample: Any) -> None:
     if not d.how:
         d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
     _feed(d, index, x if type(x) is _tensor_type() else to_array(x))
-    d.ys.append(y)  # converted all at once in reduce._labels
+    boxes = box_labels(y) if isinstance(y, (dict, list, tuple)) else None
+    d.ys.append(y if boxes is None else boxes)  # converted all at once in reduce._labels
 
 
 def _tensor_type() -> Any:
@@ -238,10 +239,20 @@ def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
         d.reducer.add_batch(list(range(pos, pos + n)), xa)
     d.indices += range(pos, pos + n)
     d.numeric += n
-    labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else [None] * n
+    labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else _box_targets(y, n)
     d.ys += labels  # numpy scalars or arrays
     pos += n
     return pos
+
+
+def _box_targets(y: Any, n: int) -> list:
+    """One detection target per sample of a batch whose labels are a list or tuple of per-image
+    target dicts (DETR's collate), each as its box labels; else one None per sample."""
+    if isinstance(y, (list, tuple)) and len(y) == n:
+        boxes = [box_labels(t) for t in y]
+        if all(b is not None for b in boxes):
+            return boxes
+    return [None] * n
 
 
 def _worker_error(

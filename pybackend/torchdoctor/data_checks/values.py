@@ -39,6 +39,15 @@ def _empty(split: Split) -> list:
     ]
 
 
+def _checked(split: Split) -> str:
+    """The samples the statistics cover, in words: those of the first sample's shape."""
+    s = split.stats
+    text = f"{s.sampled} sampled {split.name} samples"
+    if s.other_shapes:
+        text += f" of shape {list(s.shape)} ({s.other_shapes} more of other shapes were not checked)"
+    return text
+
+
 def _nonfinite(split: Split) -> list:
     s, out = split.stats, []
     if s.nonfinite:
@@ -48,7 +57,7 @@ def _nonfinite(split: Split) -> list:
                 F.NONFINITE,
                 F.ERRORS,
                 split.name,
-                f"{len(s.nonfinite)} of {s.sampled} sampled {split.name} samples ({share:.1%}) hold NaN or Inf "
+                f"{len(s.nonfinite)} of {_checked(split)} ({share:.1%}) hold NaN or Inf "
                 f"({s.nonfinite_values} values) in their features. Likely cause: a division by a zero std, log of 0, "
                 "or a missing value read as NaN. Next step: open the listed samples, fix the source or filter them; "
                 "one NaN in a batch makes the loss NaN.",
@@ -93,7 +102,7 @@ def _blank(split: Split) -> list:
             F.CONSTANT,
             F.WARNING,
             split.name,
-            f"{len(s.blank)} of {s.sampled} sampled {split.name} samples are blank (one value, or "
+            f"{len(s.blank)} of {_checked(split)} are blank (one value, or "
             f"{T.BLANK_SHARE:.0%} of the pixels equal)"
             + (" in every draw" if per_index else "")
             + ". Likely cause: empty or corrupt files, zero-filled placeholders, or a fixed transform that crops "

@@ -172,3 +172,48 @@ def test_a_loader_worker_that_died_says_how_and_that_the_split_was_not_drawn(tmp
     assert out.startswith("ERROR") and "val: DataLoader worker" in out and " died " in out
     assert says in out and "could not draw val" in out and "num_workers=0" in out
     assert "Traceback" not in out  # the story, not our frames
+
+
+DETECTION = """
+import torch
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
+
+
+class Boxes(Dataset):
+    def __len__(self):
+        return 40
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        h, w = 64 + 8 * (i % 3), 80 + 8 * (i % 2)
+        k = 1 + i % 3
+        target = {"boxes": torch.rand(k, 4, generator=g), "labels": torch.randint(0, 5, (k,), generator=g)}
+        return (torch.rand(3, h, w, generator=g) - 0.5) / 0.29, target
+
+
+def pad(batch):
+    images, targets = zip(*batch)
+    out = torch.zeros(len(images), 3, max(x.shape[1] for x in images), max(x.shape[2] for x in images))
+    for k, x in enumerate(images):
+        out[k, :, : x.shape[1], : x.shape[2]] = x
+    return out, targets
+
+
+def torchdoctor_data():
+    ds = Boxes()
+    batches = BatchSampler(RandomSampler(ds), 4, drop_last=True)
+    return {"train": DataLoader(ds, batch_sampler=batches, collate_fn=pad, num_workers=2)}
+"""
+
+
+def test_a_detection_loader_counts_every_sample_drawn_and_its_boxes(tmp_path: Path, capsys):
+    """DETR-shaped: padded batches of several sizes, a tuple of target dicts. The count is the
+    samples drawn, not those of one padded shape; the box labels are counted, one per box."""
+    path = tmp_path / "detection.py"
+    path.write_text(DETECTION)
+    code, result = run_json(f"{path}::torchdoctor_data", capsys)
+    assert code == 0 and result["findings"] == [], result["headline"]
+    split = result["splits"][0]
+    assert split["sampled"] == split["length"] == 40 and "train (40 samples" in result["headline"]
+    assert split["statsSampled"] + split["otherShapes"] == 40
+    assert split["labelKind"] == "boxes" and sum(split["labels"].values()) == sum(1 + i % 3 for i in range(40))
