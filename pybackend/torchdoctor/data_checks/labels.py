@@ -137,12 +137,25 @@ def _range(ctx: Context, split: Split, y: np.ndarray) -> list:
     ]
 
 
+def _every_sample_drawn(split: Split) -> bool:
+    """As many draws as samples, without replacement: a loader whose sampler draws with replacement
+    (``RandomSampler(replacement=True)``, ``WeightedRandomSampler``) may miss classes in as many draws."""
+    d = split.draws
+    if d.length is None or len(d.indices) < d.length:
+        return False
+    if d.kind != "loader":
+        return True
+    inner = getattr(getattr(d.obj, "batch_sampler", None), "sampler", None)
+    samplers = [getattr(d.obj, "sampler", None), inner]
+    return not any(getattr(sampler, "replacement", False) for sampler in samplers)
+
+
 def _unseen(ctx: Context) -> list:
     train = ctx.train
     if train is None:
         return []
     ty = class_labels(train)
-    if ty is None or train.draws.length is None or len(train.draws.indices) < (train.draws.length or 0):
+    if ty is None or not _every_sample_drawn(train):
         return []  # only when every training label was seen
     known = set(np.unique(ty).tolist())
     out = []

@@ -4,7 +4,7 @@ classes, labels unseen in training."""
 from __future__ import annotations
 
 import torch
-from torch.utils.data import TensorDataset
+from torch.utils.data import DataLoader, TensorDataset, WeightedRandomSampler
 
 from support.data_checks import check, kinds
 
@@ -66,6 +66,17 @@ def test_labels_unseen_in_training():
     r = check({"train": labelled(torch.arange(300) % 3), "val": labelled(torch.arange(60) % 4)})
     assert kinds(r) == ["unseen-labels"]
     assert r["findings"][0]["split"] == "val" and r["findings"][0]["indices"][:2] == [3, 7]
+
+
+def test_labels_unseen_in_a_training_loader_drawn_with_replacement_are_not_judged():
+    """As many draws as samples with replacement need not see every training class: not 'fully drawn'."""
+    train = labelled(torch.arange(300) % 4)
+    weights = (torch.arange(300) % 4 != 3).double()  # class 3 is in train but never drawn
+    sampler = WeightedRandomSampler(weights, num_samples=300, generator=torch.Generator().manual_seed(0))
+    loaders = {"train": DataLoader(train, batch_size=50, sampler=sampler), "val": labelled(torch.arange(60) % 4)}
+    assert check(loaders)["findings"] == []
+    whole = {"train": DataLoader(train, batch_size=50), "val": labelled(torch.arange(60) % 5)}
+    assert kinds(check(whole)) == ["unseen-labels"]  # drawn in full, without replacement: judged
 
 
 def test_one_hot_labels_are_read_as_classes():
