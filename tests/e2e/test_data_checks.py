@@ -30,26 +30,11 @@ CANVAS_IS_FLAT = """canvas => {
 }"""
 
 
-def _result_frame(page: Page) -> FrameLocator | None:
-    """The webview that shows a data-check result, found by what it shows, not by position:
-    another webview (a Training view from an earlier test's debug session) may come after it
-    in the DOM. VS Code nests each page in two iframes."""
-    outer = page.frame_locator("iframe.webview.ready")
-    for i in range(page.locator("iframe.webview.ready").count()):
-        frame = outer.nth(i).frame_locator("iframe#active-frame")
-        if frame.locator("body[data-state='result'] #verdict").count():
-            return frame
-    return None
+RESULT = "body[data-state='result'] #verdict"  # the data page once it shows a result
 
 
 def _data_view(page: Page, timeout_ms: int = CHECK_TIMEOUT_MS) -> FrameLocator:
-    deadline = time.monotonic() + timeout_ms / 1000
-    while time.monotonic() < deadline:
-        frame = _result_frame(page)
-        if frame is not None:
-            return frame
-        time.sleep(0.5)
-    raise AssertionError(f"no data-check result within {timeout_ms / 1000:.0f} s")
+    return vscode_ui.webview_with(page, RESULT, timeout_s=timeout_ms / 1000)
 
 
 def _saw_progress_or_result(page: Page, progress: Locator, timeout_ms: int = 30_000) -> bool:
@@ -59,7 +44,7 @@ def _saw_progress_or_result(page: Page, progress: Locator, timeout_ms: int = 30_
     while time.monotonic() < deadline:
         if progress.is_visible():
             return True
-        if _result_frame(page) is not None:
+        if vscode_ui.find_webview(page, RESULT) is not None:
             return False
         time.sleep(0.1)
     raise AssertionError("neither the progress toast nor a result within 30 s")

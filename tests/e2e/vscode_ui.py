@@ -249,13 +249,21 @@ def webview_with(page: Page, selector: str, timeout_s: float = 60) -> FrameLocat
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        outer = page.locator("iframe.webview.ready")
-        for i in range(outer.count()):
-            frame = page.frame_locator("iframe.webview.ready").nth(i).frame_locator("iframe#active-frame")
-            if frame.locator(selector).count():
-                return frame
+        frame = find_webview(page, selector)
+        if frame is not None:
+            return frame
         time.sleep(0.5)
     raise AssertionError(f"no webview shows {selector!r} within {timeout_s:.0f} s")
+
+
+def find_webview(page: Page, selector: str) -> FrameLocator | None:
+    """The webview whose page contains ``selector`` now, or None (no waiting)."""
+    outer = page.frame_locator("iframe.webview.ready")
+    for i in range(page.locator("iframe.webview.ready").count()):
+        frame = outer.nth(i).frame_locator("iframe#active-frame")
+        if frame.locator(selector).count():
+            return frame
+    return None
 
 
 def walkthrough(page: Page) -> Locator:
