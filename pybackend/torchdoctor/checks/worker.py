@@ -16,7 +16,9 @@ Without it the file is read as Python reads it (a UTF-8 BOM, a PEP 263 coding li
 ``source_text.py``). ``worker_guard.install()`` runs first: the worker dies with the backend,
 stays within its memory limit, and signs its result line with the run's nonce.
 
-User code that calls ``sys.exit()`` or runs out of memory gets an ERROR result that says so.
+User code that calls ``sys.exit()`` or runs out of memory gets an ERROR result that says so; a
+Python mistake raised in our own code (:func:`our_bug`) is an ``internal`` ERROR, never blamed
+on the model.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -141,6 +144,19 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
     except Exception as exc:  # the user's model raised inside a check: report, with the traceback
         if _out_of_memory(exc):
             return _memory_result(args, file, f"{type(exc).__name__}: {str(exc)[:4000]}", result["inferred"])
+        ours = our_bug(exc)
+        if ours is not None:
+            return R.error_result(
+                args.check,
+                args.class_name,
+                file,
+                R.ERR_INTERNAL,
+                f"The {R.TITLES[args.check]} failed in Torch Doctor's own code, not in your model: "
+                f"{type(exc).__name__} at {ours}: {str(exc)[:300]}. This is a bug of ours (or an input we do not "
+                "handle yet): please report it with the traceback below.",
+                detail=traceback.format_exc(),
+                inferred=result["inferred"],
+            )
         return R.error_result(
             args.check,
             args.class_name,
@@ -150,6 +166,33 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
             detail=traceback.format_exc(),
             inferred=result["inferred"],
         )
+
+
+# Exceptions that mean a mistake in the Python that raised them (a wrong type, a missing key),
+# not a value torch rejected: raised in a frame of ours, they are our bug, not the model's.
+_PYTHON_MISTAKES = (TypeError, AttributeError, NameError, KeyError, IndexError, AssertionError, ZeroDivisionError)
+_ARITY = re.compile(r"positional argument|unexpected keyword argument|required (positional|keyword)")
+_OUR_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def our_bug(exc: BaseException) -> str | None:
+    """``file:line`` (relative to the package) when ``exc`` is a Python mistake raised by Torch
+    Doctor's own code; None when it came from the user's code or torch (the model's doing).
+
+    Only the innermost frame decides: our code calling the user's forward that raises is the
+    model's error; torch rejecting what our code passed it (a RuntimeError) is not classed here.
+    """
+    if not isinstance(exc, _PYTHON_MISTAKES) or _ARITY.search(str(exc)[:500]):
+        return None  # a wrong call of a callable the user gave us (a loss) raises in our frame too
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    if not path.startswith(_OUR_PACKAGE + os.sep):
+        return None
+    return f"torchdoctor/{os.path.relpath(path, _OUR_PACKAGE).replace(os.sep, '/')}:{tb.tb_lineno}"
 
 
 def _unrunnable(source: str, file: str) -> str | None:
