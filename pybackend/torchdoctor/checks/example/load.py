@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import result as R
+from ..source_text import SourceError, read_source
 from .core import ExampleError
 
 # Frames from the checks package (the worker, these modules) are ours, not the user's.
@@ -54,11 +55,10 @@ def load_user_module(path: str, source: str | None = None) -> ModuleType:
     path = os.path.abspath(path)
     from_disk = source is None
     if source is None:
-        try:
-            with open(path, encoding="utf-8") as f:
-                source = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ExampleError(R.ERR_USAGE, f"cannot read {path}: {exc}") from None
+        try:  # as Python reads it: a UTF-8 BOM, a PEP 263 coding line (the data worker's path)
+            source = read_source(path)
+        except SourceError as exc:
+            raise ExampleError(R.ERR_USAGE, exc.message) from None
     try:
         code = compile(source, path, "exec")
     except SyntaxError as exc:

@@ -96,3 +96,26 @@ def test_a_traceback_from_unsaved_text_quotes_the_unsaved_line(tmp_path: Path):
         E.load_user_module(str(path), unsaved)
     assert "value = {}['missing key in the editor']" in info.value.detail
     assert "x = 1" not in info.value.detail
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "\ufeffNAME = 'café'\n".encode("utf-8"),  # a UTF-8 byte-order mark
+        "# -*- coding: latin-1 -*-\nNAME = 'café'\n".encode("latin-1"),  # PEP 263
+    ],
+    ids=["bom", "latin-1"],
+)
+def test_a_file_read_from_disk_is_decoded_as_python_decodes_it(tmp_path: Path, encoded: bytes):
+    # issue 16.7: the data-check worker imports unopened files from disk; open(encoding="utf-8")
+    # failed on a latin-1 file and kept the BOM, although Python runs both.
+    path = tmp_path / "coded_module.py"
+    path.write_bytes(encoded)
+    module = E.load_user_module(str(path))
+    assert module.NAME == "café"
+
+
+def test_a_file_that_is_not_a_regular_file_is_a_usage_error(tmp_path: Path):
+    with pytest.raises(E.ExampleError) as info:
+        E.load_user_module(str(tmp_path))  # a folder
+    assert info.value.kind == R.ERR_USAGE and "not a regular file" in info.value.message
