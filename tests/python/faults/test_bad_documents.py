@@ -61,6 +61,9 @@ async def _every_feature(client: LanguageClient, uri: str) -> dict:
         "findModels": await client.protocol.send_request_async(
             protocol.FIND_MODELS, {"uri": uri, "position": {"line": 0, "character": 0}}
         ),
+        "findData": await client.protocol.send_request_async(
+            protocol.FIND_DATA, {"uri": uri, "position": {"line": 0, "character": 0}}
+        ),
     }
     info = await client.protocol.send_request_async(protocol.SERVER_INFO, {})
     assert info.pid > 0  # still alive and answering
@@ -82,6 +85,7 @@ async def test_hostile_text_gets_an_answer_from_every_feature(client: LanguageCl
     out = await asyncio.wait_for(_every_feature(client, uri), 120)
     found = out["findModels"]
     assert found.models == [] or name == "lone surrogate"
+    assert out["findData"].targets == [] and (out["findData"].error is None or out["findData"].error.message)
     if name in ("2 MB file", "10 MB single line"):
         assert "file too large for analysis" in found.error.message
     elif name != "lone surrogate":
