@@ -20,7 +20,7 @@ CHROMIUM := /usr/bin/chromium
 # Node 24 (from the npm registry) goes first on PATH: code-server and vsce need it.
 export PATH := $(CURDIR)/$(NODE24_DIR):$(PATH)
 
-TS_SOURCES := $(shell find extension/src -name '*.ts') extension/esbuild.mjs $(shell find extension/media/monitor -type f)
+TS_SOURCES := $(shell find extension/src -name '*.ts' -o -name '*.py') extension/esbuild.mjs $(shell find extension/media/monitor -type f)
 PY_SOURCES := $(shell find pybackend -name '*.py' -not -path '*/__pycache__/*')
 
 .PHONY: help setup build run test test-python test-portable test-ts test-e2e bench clean lint lint-py lint-ts

@@ -14,6 +14,9 @@ const common = {
   sourcemap: !production,
   minify: production,
   logLevel: 'info',
+  // Python scripts the extension runs with `python -c` (extension/src/backend/preflight.py) are
+  // imported as text, so the .py file stays the one copy that Python tests run too.
+  loader: { '.py': 'text' },
 };
 
 const extension = {

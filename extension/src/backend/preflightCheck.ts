@@ -1,23 +1,21 @@
 /**
  * Before the backend starts, ask the interpreter three questions (does it run, is it
- * Python >= 3.9, does it see our bundled libraries) so a failure becomes a sentence
- * that says what to fix, instead of a language client timing out.
+ * Python >= 3.9, does it import what the server imports from our bundled libraries) so a
+ * failure becomes a sentence that says what to fix (naming a missing module), instead of a
+ * language client timing out.
  * Pure logic, no `vscode` import, unit-tested.
  */
 
+import preflightScript from './preflight.py';
+
 export const MIN_PYTHON: [number, number] = [3, 9];
 
-/** Runs under the candidate interpreter; written to parse on old Pythons too. */
-export const PREFLIGHT_SCRIPT = [
-  'import sys, json',
-  'r = {"version": list(sys.version_info[:3]), "executable": sys.executable}',
-  'try:',
-  '    import pygls, lsprotocol, torchdoctor.server',
-  '    r["libs"] = "ok"',
-  'except Exception as e:',
-  '    r["libs"] = "%s: %s" % (type(e).__name__, e)',
-  'print(json.dumps(r))',
-].join('\n');
+/**
+ * Runs under the candidate interpreter: extension/src/backend/preflight.py, inlined as text by
+ * esbuild (its `.py` loader). It imports what `python -m torchdoctor.server` imports, and
+ * tests/python/unit/test_bundled_requirements.py runs that same file on every supported Python.
+ */
+export const PREFLIGHT_SCRIPT: string = preflightScript;
 
 /** What happened when the script ran. */
 export interface PreflightOutcome {
@@ -73,9 +71,19 @@ export function interpretPreflight(
     };
   }
   if (report.libs !== 'ok') {
+    const fix = 'Reinstall the extension (or, in a development checkout, run "make build").';
+    if (report.missing) {
+      const neededBy = report.neededBy && report.neededBy !== '__main__' ? ` (needed by ${report.neededBy})` : '';
+      return {
+        message:
+          `The Torch Doctor backend cannot start on Python ${version}: the module "${report.missing}"${neededBy} ` +
+          `is missing from its bundled libraries at ${bundledLibs} (${report.libs}).`,
+        fix,
+      };
+    }
     return {
-      message: `The Torch Doctor backend cannot import its bundled libraries from ${bundledLibs} (${report.libs}).`,
-      fix: 'Reinstall the extension (or, in a development checkout, run "make build").',
+      message: `The Torch Doctor backend cannot import its bundled libraries from ${bundledLibs} (${report.libs}) on Python ${version}.`,
+      fix,
     };
   }
   return { executable: report.executable, version };
@@ -89,6 +97,9 @@ interface Report {
   version: number[];
   executable: string;
   libs: string;
+  /** When an import failed: the module that was not found, and the module that imported it. */
+  missing?: string;
+  neededBy?: string;
 }
 
 function parseReport(stdout: string): Report | undefined {

@@ -27,6 +27,28 @@ test('missing bundled libraries say where they were looked for', () => {
   assert.match(r.fix, /Reinstall/);
 });
 
+test('a module missing from the bundle is named, with its importer and the Python version', () => {
+  const out = JSON.stringify({
+    version: [3, 10, 13],
+    executable: '/usr/bin/python3.10',
+    libs: "ModuleNotFoundError: No module named 'exceptiongroup'",
+    missing: 'exceptiongroup',
+    neededBy: 'cattrs._compat',
+  });
+  const r = interpretPreflight('python3.10', { exitCode: 0, stdout: out, stderr: '' }, libs);
+  assert.ok(isProblem(r));
+  assert.match(r.message, /cannot start on Python 3\.10\.13: the module "exceptiongroup" \(needed by cattrs\._compat\) is missing/);
+  assert.match(r.message, /bundled libraries at \/ext\/extension\/bundled\/libs/);
+  assert.match(r.fix, /Reinstall the extension.*make build/);
+});
+
+test('the preflight script itself is not named as the importer', () => {
+  const out = JSON.stringify({ version: [3, 12, 1], executable: '/usr/bin/python3', libs: "ModuleNotFoundError: No module named 'torchdoctor'", missing: 'torchdoctor', neededBy: '__main__' });
+  const r = interpretPreflight('python3', { exitCode: 0, stdout: out, stderr: '' }, libs);
+  assert.ok(isProblem(r));
+  assert.match(r.message, /the module "torchdoctor" is missing/);
+});
+
 test('something that is not Python 3 (e.g. Python 2 syntax error) is explained', () => {
   const r = interpretPreflight('python2', { exitCode: 1, stdout: '', stderr: 'SyntaxError: invalid syntax\n' }, libs);
   assert.ok(isProblem(r));
@@ -45,4 +67,9 @@ test('the preflight script really runs under python3 and reports its version', (
   const r = JSON.parse(out.trim());
   assert.equal(r.version.length, 3);
   assert.equal(typeof r.libs, 'string');
+});
+
+test('the preflight script imports what the server entry point imports', () => {
+  // The inlined text is extension/src/backend/preflight.py (esbuild's text loader), not a copy.
+  assert.match(PREFLIGHT_SCRIPT, /SERVER_MODULES = \("torchdoctor\.server\.log_bridge", "torchdoctor\.server\.app"\)/);
 });
