@@ -4,9 +4,14 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
 ``sys.argv``, script directory first on ``sys.path``) with the anomaly watch the debugger uses.
 
 - ``--anomaly break`` (default): the first anomaly stops the script; its report (sentence,
-  module, step, input/output summaries, user stack) goes to stderr; exit status 1.
+  module, step, input/output summaries, user stack) goes to stderr when it happens; exit status 1.
+  The report is printed even when the script catches the stop (a bare ``except:``) or the
+  anomaly is in a thread (that thread stops; a line says so, not a traceback of ours).
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
-  exit status 1 if there was any.
+  exit status 1 if there was any. The closing line counts them all, though only the latest
+  100 reports are kept (``--json`` says how many were reported in ``anomalies_reported``).
+- Output paths (``--json``, ``--report``, ``--tensorboard``) are relative to the directory the
+  command was started in, whatever the script's ``os.chdir``.
 - Loss trends (not decreasing, oscillating) are advice: printed as ``[torchdoctor] advice: ...``
   and written to ``--json`` with ``"advice": true``, they never stop the script nor change the
   exit status.
@@ -29,8 +34,9 @@ import os
 import runpy
 import sys
 import tempfile
+import threading
 import traceback
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .runtime.anomaly import children
 from .runtime.anomaly.config import BREAK, LOG, from_mapping, parse
@@ -46,6 +52,10 @@ class AnomalyStop(BaseException):
     def __init__(self, report: Dict[str, Any]) -> None:
         super().__init__(report.get("sentence", "anomaly"))
         self.report = report
+
+
+# Break stops raised in this run, and those that reached us (the script's end or a thread's).
+_STOPS = {"raised": 0, "ended": 0}
 
 
 def add_run(sub: argparse._SubParsersAction) -> None:
@@ -100,6 +110,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.script):
         print(f"torchdoctor run: no such file: {args.script}", file=sys.stderr)
         return 2
+    if args.json:  # written after the script, which may have changed directory
+        args.json = os.path.abspath(args.json)
     config = _config(args)
     for problem in config.problems:
         print(f"torchdoctor run: {problem}", file=sys.stderr)
@@ -114,24 +126,49 @@ def _cmd_run(args: argparse.Namespace) -> int:
     watch.clear_reports()
     startup.reset()
     startup.activate(config=config, on_break=_stop)
+    _STOPS["raised"] = _STOPS["ended"] = 0
+    previous_hook = threading.excepthook
+    threading.excepthook = _thread_hook(previous_hook)
     with tempfile.TemporaryDirectory(prefix="torchdoctor-children-") as folder:
         children.prepare_children(json.dumps(config.to_json()), folder)
         try:
             status = _run_script(args.script, args.args)
         finally:
             children.forget_children()
+            threading.excepthook = previous_hook
         from_children = children.collect(folder)
+    if _STOPS["raised"] > _STOPS["ended"]:
+        print(
+            "torchdoctor run: the script caught the stop at the anomaly reported above "
+            "(a bare `except:` or `except BaseException:`)",
+            file=sys.stderr,
+        )
     if status == INTERRUPTED:
         print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
-    found = watch.reports() + from_children
+    here = watch.reports()
+    found = here + from_children
     _say_children(from_children)
+    # trends are advice: no effect on the status, not counted
+    from_here = watch.anomalies_reported()
+    in_children = sum(1 for r in from_children if not r.get("advice"))
+    total = from_here + in_children
     if args.json:
-        _write_json(args.json, found)
-    anomalies = [r for r in found if not r.get("advice")]  # trends are advice: no effect on the status
-    if anomalies and config.mode == LOG:
-        print(f"torchdoctor run: {len(anomalies)} anomalies reported", file=sys.stderr)
-    status = status if status != 0 else (1 if anomalies else 0)
+        _write_json(args.json, found, total)
+    if total and config.mode == LOG:
+        kept = sum(1 for r in here if not r.get("advice"))
+        print(f"torchdoctor run: {_total_line(total, kept, from_here, in_children, args.json)}", file=sys.stderr)
+    status = status if status != 0 else (1 if total else 0)
     return monitor_run.finish(monitoring, args, status)
+
+
+def _total_line(total: int, kept: int, from_here: int, in_children: int, json_path: Optional[str]) -> str:
+    """``300 anomalies reported (the last 100 kept in the JSON)``: every one counted, and which the JSON has."""
+    line = f"{total} anomal{'y' if total == 1 else 'ies'} reported"
+    if kept >= from_here or not json_path:
+        return line  # nothing dropped, or no JSON to say it of (each was printed when it happened)
+    if in_children:
+        return f"{line} (the last {kept} of this process's {from_here} kept in the JSON, and every child's)"
+    return f"{line} (the last {kept} kept in the JSON)"
 
 
 def _cmd_run_distributed(args: argparse.Namespace, config: Any) -> int:
@@ -142,7 +179,7 @@ def _cmd_run_distributed(args: argparse.Namespace, config: Any) -> int:
     config.mode, config.first_only = BREAK, True
     status, found = launch.run(args.nproc_per_node, args.torchrun_arg, args.script, args.args, config)
     if args.json:
-        _write_json(args.json, found)
+        _write_json(args.json, found, sum(1 for r in found if not r.get("advice")))
     if status == INTERRUPTED:
         print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
     return status
@@ -172,7 +209,34 @@ def _config(args: argparse.Namespace):
 
 
 def _stop(report: Dict[str, Any]) -> None:
+    """A break: the report now, under its sentence (whatever then catches the stop: the script's
+    bare ``except:``, a thread's end), then the stop."""
+    from .runtime.anomaly.render import render_report
+
+    sys.stdout.flush()
+    print(render_report(report, with_sentence=False), file=sys.stderr)  # the sentence is out already
+    _STOPS["raised"] += 1
     raise AnomalyStop(report)
+
+
+def _thread_hook(previous: Any) -> Any:
+    """``threading.excepthook`` for the run: a thread stopped at an anomaly gets one line (its
+    report is out), not a traceback through our frames; any other exception goes to ``previous``."""
+
+    def hook(args: Any) -> None:
+        if not isinstance(args.exc_value, AnomalyStop):
+            previous(args)
+            return
+        _STOPS["ended"] += 1
+        sys.stdout.flush()
+        name = getattr(args.thread, "name", None) or "a thread"
+        print(
+            f"torchdoctor run: thread {name!r} stopped at the anomaly reported above (break mode); "
+            "the script's other threads went on",
+            file=sys.stderr,
+        )
+
+    return hook
 
 
 def _run_script(path: str, argv: List[str]) -> int:
@@ -183,11 +247,8 @@ def _run_script(path: str, argv: List[str]) -> int:
     try:
         runpy.run_path(path, run_name="__main__")
         return 0
-    except AnomalyStop as stop:
-        from .runtime.anomaly.render import render_report
-
-        sys.stdout.flush()
-        print(render_report(stop.report, with_sentence=False), file=sys.stderr)  # the sentence is out already
+    except AnomalyStop:
+        _STOPS["ended"] += 1  # its report was printed when it was raised (_stop)
         return 1
     except SystemExit as exc:
         return _exit_status(exc.code)
@@ -212,8 +273,24 @@ def print_user_traceback(exc: BaseException, stream: Any = None) -> None:
     tb = exc.__traceback__
     while tb is not None and _not_users(tb.tb_frame.f_code.co_filename, ours):
         tb = tb.tb_next
+    _cut_stops(exc)
     text = "".join(traceback.format_exception(type(exc), exc, tb))
     print(text, end="", file=stream if stream is not None else sys.stderr)
+
+
+def _cut_stops(exc: BaseException) -> None:
+    """An exception the script raised while handling our stop (``except: raise RuntimeError``)
+    is shown without the stop's traceback through our frames (its report is out already)."""
+    link: Optional[BaseException] = exc
+    seen = set()
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link.__cause__, AnomalyStop):
+            link.__cause__ = None
+            link.__suppress_context__ = True
+        if isinstance(link.__context__, AnomalyStop):
+            link.__suppress_context__ = True
+        link = link.__cause__ if link.__cause__ is not None else None if link.__suppress_context__ else link.__context__
 
 
 def _not_users(filename: str, ours: Tuple[str, str]) -> bool:
@@ -230,6 +307,8 @@ def _exit_status(code: Any) -> int:
     return 1
 
 
-def _write_json(path: str, found: List[Dict[str, Any]]) -> None:
+def _write_json(path: str, found: List[Dict[str, Any]], total: int) -> None:
+    """``anomalies``: the reports kept (the latest 100 of this process, every child's);
+    ``anomalies_reported``: every anomaly reported, kept or not (advice not counted)."""
     with open(path, "w", encoding="utf-8") as out:
-        json.dump({"anomalies": found}, out, indent=2)
+        json.dump({"anomalies": found, "anomalies_reported": total}, out, indent=2)

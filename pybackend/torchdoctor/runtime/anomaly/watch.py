@@ -18,7 +18,8 @@ on the device and are read once per step, after ``backward`` (:mod:`anomaly_devi
 Rules kept: nothing here raises into user code (errors are counted in :attr:`Watch.errors`),
 nothing records autograd history (reductions run on detached views or under ``no_grad``),
 nothing draws random numbers or changes a tensor. Public: :func:`install`, :func:`uninstall`,
-:func:`current`, :func:`last_report`, :func:`reports`, :func:`clear_reports`.
+:func:`current`, :func:`last_report`, :func:`reports`, :func:`anomalies_reported`,
+:func:`clear_reports`. Only the latest :data:`MAX_REPORTS` reports are kept; every anomaly is counted.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ MAX_REPORTS = 100
 MAX_ERRORS = 20
 
 _WATCH: Optional["Watch"] = None
-_REPORTS: List[Dict[str, Any]] = []
+_REPORTS: List[Dict[str, Any]] = []  # the latest MAX_REPORTS reports (anomalies and advice)
+_COUNT = {"anomalies": 0}  # every anomaly reported since clear_reports(), kept or not (advice is not counted)
 _SINK: List[Callable[[Dict[str, Any]], None]] = []  # a child process's reports also go there
 
 
@@ -118,11 +120,19 @@ def last_report() -> Optional[Dict[str, Any]]:
 
 
 def reports() -> List[Dict[str, Any]]:
+    """The latest :data:`MAX_REPORTS` reports, oldest first (earlier ones are dropped)."""
     return list(_REPORTS)
+
+
+def anomalies_reported() -> int:
+    """How many anomalies were reported since :func:`clear_reports`, including those
+    :func:`reports` no longer keeps; advice (loss trends) is not counted."""
+    return _COUNT["anomalies"]
 
 
 def clear_reports() -> None:
     del _REPORTS[:]
+    _COUNT["anomalies"] = 0
 
 
 class Watch(LossChecks, GradientChecks, DeadRule, Patches):
@@ -402,7 +412,9 @@ class Watch(LossChecks, GradientChecks, DeadRule, Patches):
         report["sentence"] = sentence(report)
         report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
         _REPORTS.append(report)
-        del _REPORTS[:-MAX_REPORTS]
+        del _REPORTS[:-MAX_REPORTS]  # the latest are kept: last_report() is the newest
+        if not report.get("advice"):
+            _COUNT["anomalies"] += 1
         for sink in _SINK:
             sink(report)
         if report.get("advice"):  # a loss trend: a note on the side, whatever the mode

@@ -38,6 +38,10 @@ def start(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
         return None
     if args.report and not args.report.lower().endswith((".json", ".html", ".htm")):
         return {"problem": f"--report must name a .json or .html file, not {args.report}"}
+    # Resolved now, against the directory the command was started in: the script may chdir before
+    # the writer opens (at its import torch) or the report is written (after it ends).
+    args.report = os.path.abspath(args.report) if args.report else None
+    args.tensorboard = os.path.abspath(args.tensorboard) if args.tensorboard else None
     from . import startup
     from .config import MonitorConfig
 

@@ -1,0 +1,174 @@
+"""``torchdoctor run`` at its edges (issue 16, item 10): output paths against a script's ``chdir``,
+log mode's count past the 100 reports kept, and a break stop that the script catches (bare
+``except:``) or that happens in a thread. Real ``python -m torchdoctor run`` processes on tiny
+scripts written into ``tmp_path`` (each imports torch once; a few steps each)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support.paths import PYBACKEND
+
+DETAILS = "  kind:     nonfinite_output"  # a line of the detailed report under the sentence
+LINE = "[torchdoctor] anomaly: "
+OURS = ("anomaly_cli.py", "watch.py", "AnomalyStop", "runpy")
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
+    env.pop("TORCHDOCTOR_ANOMALY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "run", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        cwd=str(cwd),
+    )
+
+
+CHDIR = """
+import os
+os.chdir("sub")
+import torch
+layer = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+for step in range(3):
+    optimizer.zero_grad()
+    layer(torch.randn(4, 2)).pow(2).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_output_paths_are_where_the_command_started_not_where_the_script_went(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "chdir.py").write_text(CHDIR)
+    args = ["--json", "rel.json", "--report", "rep.json", "--tensorboard", "tb", "chdir.py"]
+    result = run(tmp_path, *args)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert list((tmp_path / "sub").iterdir()) == []  # nothing followed the script into sub/
+    assert json.loads((tmp_path / "rel.json").read_text()) == {"anomalies": [], "anomalies_reported": 0}
+    assert "findings" in json.loads((tmp_path / "rep.json").read_text())
+    if importlib.util.find_spec("tensorboard") is not None:  # without it the run says so and writes none
+        assert (tmp_path / "tb").is_dir()
+
+
+MANY = """
+import torch
+layer = torch.nn.Linear(2, 2)
+for step in range(130):
+    layer(torch.full((1, 2), float("nan"))).sum().backward()
+print("finished")
+"""
+
+
+def test_log_mode_counts_every_anomaly_and_says_which_the_json_kept(tmp_path):
+    (tmp_path / "many.py").write_text(MANY)
+    result = run(tmp_path, "--anomaly", "log", "--json", "r.json", "many.py")
+    data = json.loads((tmp_path / "r.json").read_text())
+    reports = data["anomalies"]
+    assert result.returncode == 1 and "finished" in result.stdout
+    assert result.stderr.count(LINE) == data["anomalies_reported"] == 130  # one a step, all counted
+    assert len(reports) == 100 and {r["kind"] for r in reports} == {"nonfinite_output"}
+    steps = [r["step"] for r in reports]
+    assert steps == list(range(30, 130))  # the last 100, as the closing line says
+    assert "torchdoctor run: 130 anomalies reported (the last 100 kept in the JSON)" in result.stderr
+
+
+BARE_EXCEPT = """
+import torch
+layer = torch.nn.Linear(2, 2)
+try:
+    layer(torch.full((1, 2), float("nan"))).sum().backward()
+except:
+    print("swallowed")
+print("went on")
+"""
+
+RERAISED = """
+import torch
+layer = torch.nn.Linear(2, 2)
+try:
+    layer(torch.full((1, 2), float("nan"))).sum().backward()
+except BaseException:
+    raise RuntimeError("training failed")
+"""
+
+OWN_EXIT = """
+import sys
+import torch
+layer = torch.nn.Linear(2, 2)
+try:
+    layer(torch.full((1, 2), float("nan"))).sum().backward()
+except BaseException:
+    sys.exit(3)
+"""
+
+
+def _one_report(stderr: str, script: Path) -> None:
+    assert stderr.count(LINE) == 1 and stderr.count(DETAILS) == 1, stderr[-2000:]
+    assert stderr.index(LINE) < stderr.index(DETAILS) < stderr.index(f"stack:    {script}:")
+    for internal in OURS:
+        assert internal not in stderr
+
+
+def test_a_stop_caught_by_a_bare_except_still_prints_the_report_and_fails(tmp_path):
+    script = tmp_path / "bare.py"
+    script.write_text(BARE_EXCEPT)
+    result = run(tmp_path, str(script))
+    assert result.returncode == 1 and result.stdout.splitlines() == ["swallowed", "went on"]
+    _one_report(result.stderr, script)
+    assert "the script caught the stop" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_error_raised_over_the_stop_shows_the_users_frames_and_the_scripts_worse_status_wins(tmp_path):
+    reraised = tmp_path / "reraised.py"
+    reraised.write_text(RERAISED)
+    result = run(tmp_path, str(reraised))
+    assert result.returncode == 1 and "RuntimeError: training failed" in result.stderr
+    _one_report(result.stderr, reraised)
+    own = tmp_path / "own_exit.py"
+    own.write_text(OWN_EXIT)
+    result = run(tmp_path, str(own))
+    assert result.returncode == 3  # the script's own status, as docs/anomaly.md orders them
+    _one_report(result.stderr, own)
+
+
+THREADS = """
+import threading
+import torch
+
+
+def train():
+    layer = torch.nn.Linear(2, 2)
+    layer(torch.full((1, 2), float("nan"))).sum().backward()
+    print("the trainer went on")
+
+
+def other():
+    raise ValueError("not ours")
+
+
+for target, name in ((train, "trainer"), (other, "other")):
+    thread = threading.Thread(target=target, name=name)
+    thread.start()
+    thread.join()
+print("main done")
+"""
+
+
+def test_a_threads_anomaly_prints_the_report_not_our_traceback(tmp_path):
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS)
+    result = run(tmp_path, str(script))
+    assert result.returncode == 1 and result.stdout.splitlines() == ["main done"]
+    _one_report(result.stderr, script)
+    assert "thread 'trainer' stopped at the anomaly reported above" in result.stderr
+    # any other exception in a thread still goes to Python's own hook
+    assert "Exception in thread other" in result.stderr and "ValueError: not ours" in result.stderr
+    assert result.stderr.count("Traceback") == 1
