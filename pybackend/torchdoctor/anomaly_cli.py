@@ -9,7 +9,7 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
   anomaly is in a thread (that thread stops; a line says so, not a traceback of ours).
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
   exit status 1 if there was any. The closing line counts them all, though only the latest
-  100 reports are kept (``--json`` says how many were reported in ``anomalies_reported``).
+  100 reports (the first 50 and the latest 50) are kept (``--json`` says how many were reported in ``anomalies_reported``).
 - Output paths (``--json``, ``--report``, ``--tensorboard``) are relative to the directory the
   command was started in, whatever the script's ``os.chdir``.
 - Loss trends (not decreasing, oscillating) are advice: printed as ``[torchdoctor] advice: ...``
@@ -162,13 +162,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _total_line(total: int, kept: int, from_here: int, in_children: int, json_path: Optional[str]) -> str:
-    """``300 anomalies reported (the last 100 kept in the JSON)``: every one counted, and which the JSON has."""
+    """``300 anomalies reported (100 kept in the JSON: the first and the latest)``: every one
+    counted, and which the JSON has (the watch keeps the first half and the latest half)."""
     line = f"{total} anomal{'y' if total == 1 else 'ies'} reported"
     if kept >= from_here or not json_path:
         return line  # nothing dropped, or no JSON to say it of (each was printed when it happened)
     if in_children:
-        return f"{line} (the last {kept} of this process's {from_here} kept in the JSON, and every child's)"
-    return f"{line} (the last {kept} kept in the JSON)"
+        return (
+            f"{line} ({kept} of this process's {from_here} kept in the JSON, the first and the latest; every child's)"
+        )
+    return f"{line} ({kept} kept in the JSON: the first and the latest)"
 
 
 def _cmd_run_distributed(args: argparse.Namespace, config: Any) -> int:
@@ -308,7 +311,7 @@ def _exit_status(code: Any) -> int:
 
 
 def _write_json(path: str, found: List[Dict[str, Any]], total: int) -> None:
-    """``anomalies``: the reports kept (the latest 100 of this process, every child's);
+    """``anomalies``: the reports kept (the first 50 and the latest 50 of this process, every child's);
     ``anomalies_reported``: every anomaly reported, kept or not (advice not counted)."""
     with open(path, "w", encoding="utf-8") as out:
         json.dump({"anomalies": found, "anomalies_reported": total}, out, indent=2)

@@ -76,8 +76,8 @@ def test_log_mode_counts_every_anomaly_and_says_which_the_json_kept(tmp_path):
     assert result.stderr.count(LINE) == data["anomalies_reported"] == 130  # one a step, all counted
     assert len(reports) == 100 and {r["kind"] for r in reports} == {"nonfinite_output"}
     steps = [r["step"] for r in reports]
-    assert steps == list(range(30, 130))  # the last 100, as the closing line says
-    assert "torchdoctor run: 130 anomalies reported (the last 100 kept in the JSON)" in result.stderr
+    assert steps == list(range(50)) + list(range(80, 130))  # where it began, and the latest
+    assert "torchdoctor run: 130 anomalies reported (100 kept in the JSON: the first and the latest)" in result.stderr
 
 
 BARE_EXCEPT = """

@@ -19,7 +19,8 @@ Rules kept: nothing here raises into user code (errors are counted in :attr:`Wat
 nothing records autograd history (reductions run on detached views or under ``no_grad``),
 nothing draws random numbers or changes a tensor. Public: :func:`install`, :func:`uninstall`,
 :func:`current`, :func:`last_report`, :func:`reports`, :func:`anomalies_reported`,
-:func:`clear_reports`. Only the latest :data:`MAX_REPORTS` reports are kept; every anomaly is counted.
+:func:`clear_reports`. Past :data:`MAX_REPORTS` reports the first half and the latest half are kept (the first is the
+origin, the latest the state now); every anomaly is counted.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ MAX_REPORTS = 100
 MAX_ERRORS = 20
 
 _WATCH: Optional["Watch"] = None
-_REPORTS: List[Dict[str, Any]] = []  # the latest MAX_REPORTS reports (anomalies and advice)
+_REPORTS: List[Dict[str, Any]] = []  # the first and the latest MAX_REPORTS // 2 reports (anomalies and advice)
 _COUNT = {"anomalies": 0}  # every anomaly reported since clear_reports(), kept or not (advice is not counted)
 _SINK: List[Callable[[Dict[str, Any]], None]] = []  # a child process's reports also go there
 
@@ -120,7 +121,8 @@ def last_report() -> Optional[Dict[str, Any]]:
 
 
 def reports() -> List[Dict[str, Any]]:
-    """The latest :data:`MAX_REPORTS` reports, oldest first (earlier ones are dropped)."""
+    """The reports kept, oldest first: every one up to :data:`MAX_REPORTS`; past it the first
+    ``MAX_REPORTS // 2`` (where it began) and the latest ``MAX_REPORTS // 2``."""
     return list(_REPORTS)
 
 
@@ -412,7 +414,8 @@ class Watch(LossChecks, GradientChecks, DeadRule, Patches):
         report["sentence"] = sentence(report)
         report = jsonable(report)  # strict JSON (NaN -> "NaN"): the Debug Console and CI read it
         _REPORTS.append(report)
-        del _REPORTS[:-MAX_REPORTS]  # the latest are kept: last_report() is the newest
+        if len(_REPORTS) > MAX_REPORTS:  # the oldest of the latest half goes: the first ones stay
+            del _REPORTS[MAX_REPORTS // 2]
         if not report.get("advice"):
             _COUNT["anomalies"] += 1
         for sink in _SINK:
