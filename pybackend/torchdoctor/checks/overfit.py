@@ -24,6 +24,12 @@ run, training goes on, doubling the steps (200 -> 400 -> 800 -> 1000, ``EXTEND``
 measured so far. A run that still falls when the limit or the budget stops it is a WARN that says
 which stopped it and how many more steps the pace of its last quarter asks for, never a FAIL.
 
+Bounded: every step checks the clock, and training stops once ``timeBudgetSeconds`` has passed
+(the worker's time limit is twice that), keeping the curve so far. A batch memorised by then is
+judged as usual; otherwise, when the budget stopped the first ``steps``, the verdict is a WARN
+saying after how many of how many steps and how to give it more time (the setting
+``torchDoctor.checks.timeoutSeconds``), with any cause already seen, never a FAIL.
+
 Parameters that should learn (``requires_grad``) and got no gradient in the first backward turn a
 memorised batch into FAIL when their layer ran (the graph is cut: ``.detach()``) and WARN when it
 never ran (an unused layer), with their names: the loss can fall through the parameters that do learn.
@@ -37,7 +43,15 @@ from typing import Callable
 
 from ..spelling import fmt_num
 from . import result as R
-from .overfit_measure import CalledModules, GradientEvidence, accuracy, gradient_evidence, loss_floor
+from .overfit_measure import (
+    CalledModules,
+    GradientEvidence,
+    accuracy,
+    gradient_evidence,
+    looks_like_probabilities,
+    loss_floor,
+    misaligned,
+)
 from .preconditions import explain_backward_error, unregistered_layers
 from .regularisation import dropout_off
 
@@ -51,6 +65,8 @@ STILL_FALLING = 0.9  # the loss above its floor fell by >10% over the last quart
 SLOW = "The loss falls"  # the start of the "falls but not near zero" sentence
 EXTEND = 5  # ... then train on, doubling the steps while it still falls, up to this many times the steps
 TIME_BUDGET = 60.0  # seconds (option timeBudgetSeconds; the CLI and the editor pass a share of the time limit)
+BUDGET_SHARE = 0.5  # of the time limit (timeoutSeconds) that the editor and the CLI pass as the budget
+clock = time.monotonic  # a module attribute, so that a test can count steps instead of seconds
 SEED_CAUSES = (
     "Seed 002: a model that cannot overfit one small batch has a fundamental bug: a broken loss, a broken backward, "
     "an optimizer not connected to the model's parameters, data and labels misaligned, or a model too small for the data. "
@@ -104,6 +120,9 @@ class _Run:
         self.backward_error: str | None = None
         self.extended_from: int | None = None
         self.stopped_by_time: float | None = None  # the time budget that stopped training on
+        self.deadline: float | None = None  # clock() past which no further step starts
+        self.cut_at: int | None = None  # the planned end of the stretch the deadline cut short
+        self.seconds = 0.0  # spent training
 
     def passed(self) -> bool:
         return bool(self.losses) and passed(
@@ -131,24 +150,26 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     off = dropout_off(model)
     r = _Run(needed_accuracy(ex))
     budget = float(options.get("timeBudgetSeconds", TIME_BUDGET))
+    started = clock()
+    r.deadline = started + budget
     try:
         optimizer = torch.optim.Adam([p for _, p in named], lr=lr)
-        started = time.monotonic()
-        _train(ex, model, named, optimizer, r, 0, steps, report)
+        _train(ex, model, named, optimizer, r, 0, steps, report, budget)
         planned = steps
-        while not r.passed() and r.still_learning(planned) and planned < EXTEND * steps and not r.stopped_by_time:
+        while not r.passed() and r.still_learning(planned) and planned < EXTEND * steps and r.stopped_by_time is None:
             more = min(planned, EXTEND * steps - planned)  # 200 -> 400 -> 800 -> 1000
-            elapsed = time.monotonic() - started
+            elapsed = clock() - started
             fits = int((budget - elapsed) / max(elapsed / max(1, len(r.losses)), 1e-9))
             if fits < more:  # as many steps as the time budget holds at the pace so far
                 r.stopped_by_time, more = budget, fits
                 if more < max(1, steps // 10):
                     break
             r.extended_from = r.extended_from or steps
-            _train(ex, model, named, optimizer, r, planned, planned + more, report)
+            _train(ex, model, named, optimizer, r, planned, planned + more, report, budget)
             planned += more
     finally:
         off.restore()
+        r.seconds = clock() - started
     said = [off.sentence()] + (
         [f"The loss was still falling at step {steps}: trained on while it fell, up to {planned} steps."]
         if r.extended_from
@@ -159,10 +180,14 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     result["details"] = _details(r, planned, lr, ex)
     result["details"]["stepLimit"] = EXTEND * steps
     result["details"]["dropoutOff"] = off.layers + off.attributes
+    result["details"]["timeBudgetSeconds"] = budget
+    result["details"]["stoppedByTime"] = r.cut_at is not None
     return _verdict(ex, model, r, steps, result)
 
 
-def _train(ex, model, named, optimizer, r: _Run, start: int, stop: int, report) -> None:
+def _train(ex, model, named, optimizer, r: _Run, start: int, stop: int, report, budget: float) -> None:
+    """Steps ``start`` to ``stop``; stops early when memorised, on a non-finite loss or a failing backward,
+    and once the clock passes ``r.deadline`` (the time budget ``budget``), keeping what ran."""
     for step in range(start, stop):
         optimizer.zero_grad(set_to_none=True)
         called = CalledModules(model) if step == 0 else None
@@ -188,10 +213,15 @@ def _train(ex, model, named, optimizer, r: _Run, start: int, stop: int, report) 
         optimizer.step()
         if step % 10 == 0:
             report(step / stop, f"step {step}/{stop}: loss {fmt_num(value, 4)}")
+        if r.deadline is not None and step + 1 < stop and clock() > r.deadline:
+            r.stopped_by_time, r.cut_at = budget, stop
+            break
 
 
 def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
     name, ev = type(model).__name__, r.evidence
+    if not r.passed() and r.cut_at is not None and not r.extended_from:
+        return _unfinished(ex, model, r, result)
     if not r.passed():
         result["headline"], result["sentences"] = _diagnose(ex, model, r, steps)
         slow = r.still_learning(steps) and len(result["sentences"]) == 1 and result["sentences"][0].startswith(SLOW)
@@ -234,8 +264,11 @@ def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
 def _slow_sentence(r: _Run, steps: int) -> str:
     """Why a run that still learns stopped, and how many more steps its pace asks for."""
     ran = len(r.losses)
+    budget = f"the time budget of {fmt_num(r.stopped_by_time, 3)} s (option timeBudgetSeconds)"
     why = (
-        f"training on would not fit the time budget of {fmt_num(r.stopped_by_time, 3)} s (option timeBudgetSeconds)"
+        f"{budget} ran out at step {ran} of {r.cut_at} ({_more_time()})"
+        if r.cut_at is not None
+        else f"training on would not fit {budget} ({_more_time()})"
         if r.stopped_by_time is not None
         else f"{ran} steps is the limit ({EXTEND} times the option steps, {steps})"
     )
@@ -246,6 +279,34 @@ def _slow_sentence(r: _Run, steps: int) -> str:
         "that long (an LSTM language model can take several hundred Adam steps at lr 1e-3): run it with more steps "
         "(option steps) or a larger learning rate (option lr; the LR finder suggests one). A plateau would be a FAIL."
     )
+
+
+def _more_time() -> str:
+    return (
+        f"{BUDGET_SHARE:.0%} of the check's time limit: raise the setting torchDoctor.checks.timeoutSeconds, "
+        "or --timeout on the command line"
+    )
+
+
+def _unfinished(ex, model, r: _Run, result: dict) -> dict:
+    """WARN: the time budget stopped the first stretch before the batch was memorised; no verdict on the model."""
+    ran, planned, budget = len(r.losses), r.cut_at or len(r.losses), r.stopped_by_time or 0.0
+    pace = r.seconds / max(1, ran)
+    result["verdict"] = R.WARN
+    result["headline"] = (
+        f"{type(model).__name__} has not memorised {_batch_words(ex)} yet: the time budget of "
+        f"{fmt_num(budget, 3)} s stopped the test after {ran} of {planned} steps ({_progress(r)})."
+    )
+    result["sentences"] = [
+        f"One step took about {fmt_num(pace, 3)} s, so {planned} steps need about {fmt_num(pace * planned, 3)} s. "
+        f"The budget (option timeBudgetSeconds) is {_more_time()} (a limit of about "
+        f"{fmt_num(pace * planned / BUDGET_SHARE, 2)} s holds {planned} steps at this pace); a smaller model or batch "
+        "in torchdoctor_example() is faster. An unfinished run says nothing against the model, so this is not a FAIL."
+    ]
+    seen = _diagnose(ex, model, r, planned, by_curve=False)[1]
+    if seen:
+        result["sentences"].append("Seen in the steps that ran: " + " ".join(seen))
+    return result
 
 
 def _steps_to_go(r: _Run) -> int | None:
@@ -348,8 +409,9 @@ def _no_parameters(model, result: dict) -> dict:
     return result
 
 
-def _diagnose(ex, model, r: _Run, steps: int) -> tuple[str, list[str]]:
-    """Headline and the causes the evidence points to, most specific first."""
+def _diagnose(ex, model, r: _Run, steps: int, by_curve: bool = True) -> tuple[str, list[str]]:
+    """Headline and the causes the evidence points to, most specific first (``by_curve``: else the
+    curve's shape, when nothing more specific was found)."""
     losses, ev = r.losses, r.evidence
     first, last = losses[0], losses[-1]
     name, ran = type(model).__name__, len(losses)
@@ -378,55 +440,17 @@ def _diagnose(ex, model, r: _Run, steps: int) -> tuple[str, list[str]]:
         )
     if r.backward_error is not None:
         why.append(explain_backward_error(r.backward_error))
-    probs = _looks_like_probabilities(ex)
+    probs = looks_like_probabilities(ex)
     if probs:
         why.append(probs)
-    why += _misaligned(ex)
-    if math.isfinite(last) and not why:
+    why += misaligned(ex)
+    if by_curve and math.isfinite(last) and not why:
         why.append(
             _by_curve(
                 first - r.floors[0], last - r.floors[-1], min(v for v in losses if math.isfinite(v)) - r.floors[-1], ran
             )
         )
     return head, why
-
-
-def _looks_like_probabilities(ex) -> str | None:
-    """Softmax before cross-entropy: the loss is bounded away from zero (broken loss)."""
-    import torch
-
-    if ex.loss_name != "cross-entropy":
-        return None
-    with torch.no_grad():
-        out = ex.prediction(ex.output())
-    if out.dim() != 2 or out.min() < 0 or out.max() > 1:
-        return None
-    if not torch.allclose(out.sum(dim=1), torch.ones(out.shape[0], dtype=out.dtype, device=out.device), atol=1e-3):
-        return None
-    return (
-        "Broken loss: the output rows are probabilities (they sum to 1), so the model ends in a softmax, but "
-        "CrossEntropyLoss applies log-softmax itself and expects raw logits. Softmax then cross-entropy cannot reach "
-        "a loss near zero and learns slowly. Remove the final softmax (apply it only at inference)."
-    )
-
-
-def _misaligned(ex) -> list[str]:
-    """Identical inputs with different targets: no model can fit them (data and labels misaligned)."""
-    import torch
-
-    x = ex.inputs[0] if ex.inputs else None
-    t = ex.targets
-    if not isinstance(x, torch.Tensor) or t is None or x.dim() == 0 or x.shape[0] != t.shape[0]:
-        return []
-    flat_x = x.reshape(x.shape[0], -1)
-    flat_t = t.reshape(t.shape[0], -1)
-    for i in range(x.shape[0]):
-        for j in range(i + 1, x.shape[0]):
-            if torch.equal(flat_x[i], flat_x[j]) and not torch.equal(flat_t[i], flat_t[j]):
-                return [
-                    f"Data and labels misaligned: samples {i} and {j} of the batch have identical inputs but different targets, so no model can fit both. Check how inputs and labels are paired (shuffling one but not the other, an off-by-one)."
-                ]
-    return []
 
 
 def _by_curve(first: float, last: float, best: float, steps: int) -> str:

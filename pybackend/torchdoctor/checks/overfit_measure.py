@@ -12,6 +12,8 @@
 - :func:`gradient_evidence`: after the first backward, parameters that should learn and got no
   gradient, split by whether their layer ran in the forward (then the graph is cut between them
   and the loss: ``.detach()``) or never ran (an unused layer).
+- :func:`looks_like_probabilities` and :func:`misaligned`: evidence for a run that did not memorise
+  (softmax before cross-entropy; identical inputs with different targets).
 """
 
 from __future__ import annotations
@@ -132,3 +134,41 @@ def gradient_evidence(model, named: list, ran: set) -> GradientEvidence:
     got = [p for _, p in named if p.grad is not None]
     ev.all_zero = bool(got) and not ev.cut and not ev.unused and all(float(p.grad.abs().max()) == 0.0 for p in got)
     return ev
+
+
+def looks_like_probabilities(ex) -> str | None:
+    """Softmax before cross-entropy: the loss is bounded away from zero (broken loss)."""
+    import torch
+
+    if ex.loss_name != "cross-entropy":
+        return None
+    with torch.no_grad():
+        out = ex.prediction(ex.output())
+    if out.dim() != 2 or out.min() < 0 or out.max() > 1:
+        return None
+    if not torch.allclose(out.sum(dim=1), torch.ones(out.shape[0], dtype=out.dtype, device=out.device), atol=1e-3):
+        return None
+    return (
+        "Broken loss: the output rows are probabilities (they sum to 1), so the model ends in a softmax, but "
+        "CrossEntropyLoss applies log-softmax itself and expects raw logits. Softmax then cross-entropy cannot reach "
+        "a loss near zero and learns slowly. Remove the final softmax (apply it only at inference)."
+    )
+
+
+def misaligned(ex) -> list[str]:
+    """Identical inputs with different targets: no model can fit them (data and labels misaligned)."""
+    import torch
+
+    x = ex.inputs[0] if ex.inputs else None
+    t = ex.targets
+    if not isinstance(x, torch.Tensor) or t is None or x.dim() == 0 or x.shape[0] != t.shape[0]:
+        return []
+    flat_x = x.reshape(x.shape[0], -1)
+    flat_t = t.reshape(t.shape[0], -1)
+    for i in range(x.shape[0]):
+        for j in range(i + 1, x.shape[0]):
+            if torch.equal(flat_x[i], flat_x[j]) and not torch.equal(flat_t[i], flat_t[j]):
+                return [
+                    f"Data and labels misaligned: samples {i} and {j} of the batch have identical inputs but different targets, so no model can fit both. Check how inputs and labels are paired (shuffling one but not the other, an off-by-one)."
+                ]
+    return []

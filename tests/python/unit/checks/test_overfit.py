@@ -265,10 +265,119 @@ def test_a_slow_learner_stopped_by_the_step_limit_is_a_warning_with_its_reason_a
     assert 8 <= more <= 100  # the model passes at about step 200: some 25 more
 
 
-def test_a_slow_learner_stopped_by_the_time_budget_says_so():
-    r = run(small_example(F.mse_loss), steps=50, lr=1e-3, timeBudgetSeconds=0)
-    assert r["verdict"] == "WARN" and r["details"]["steps"] == 50
-    assert "training on would not fit the time budget of 0 s (option timeBudgetSeconds)" in r["sentences"][0]
+def ticking(monkeypatch, ex: E.Example) -> None:
+    """overfit's clock counts the model's forwards: one second each, whatever the machine's load."""
+    now = [0.0]
+    ex.model.register_forward_pre_hook(lambda *_: now.__setitem__(0, now[0] + 1.0))
+    monkeypatch.setattr(overfit, "clock", lambda: now[0])
+
+
+def test_a_slow_learner_stopped_by_the_time_budget_says_so(monkeypatch):
+    # the first 50 steps fit in 70 (ticked) seconds, the next 50 do not: 20 more, then a WARN
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex)
+    r = run(ex, steps=50, lr=1e-3, timeBudgetSeconds=70)
+    assert r["verdict"] == "WARN" and 50 < r["details"]["steps"] < 100, r["headline"]
+    said = r["sentences"][0]
+    assert "training on would not fit the time budget of 70 s (option timeBudgetSeconds)" in said
+    assert "torchDoctor.checks.timeoutSeconds" in said
+
+
+def test_the_time_budget_stops_the_first_steps_too_with_a_warning_and_the_curve_so_far(monkeypatch):
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex)
+    r = run(ex, steps=50, lr=1e-3, timeBudgetSeconds=10)
+    ran = r["details"]["steps"]
+    assert r["verdict"] == "WARN" and 10 <= ran < 50 and r["details"]["stoppedByTime"], r["headline"]
+    assert len(r["curve"]["series"][0]["points"]) == ran
+    assert r["headline"].startswith(
+        "Sequential has not memorised one batch (input (8, 4)) yet: the time budget of 10 s"
+    )
+    assert f"stopped the test after {ran} of 50 steps" in r["headline"]
+    (said,) = r["sentences"]
+    assert "raise the setting torchDoctor.checks.timeoutSeconds" in said and "not a FAIL" in said
+
+
+def test_an_unfinished_run_names_what_it_saw_but_is_no_fail(monkeypatch):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 4, generator=g)
+    x[3] = x[1]  # identical inputs, different targets: misaligned
+    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    ex = E.Example(model=model, inputs=(x,), targets=torch.tensor([0, 1, 0, 0, 1, 1]), loss_fn=F.cross_entropy)
+    ticking(monkeypatch, ex)
+    r = run(ex, steps=200, timeBudgetSeconds=5)
+    assert r["verdict"] == "WARN" and r["details"]["steps"] < 200
+    assert r["sentences"][1].startswith("Seen in the steps that ran: Data and labels misaligned: samples 1 and 3")
+
+
+class Sleepy(torch.nn.Module):
+    """A small MLP whose forward takes ~50 ms: 200 steps need ~10 s."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+
+    def forward(self, x):
+        import time
+
+        time.sleep(0.05)
+        return self.net(x)
+
+
+def test_a_slow_model_is_stopped_by_a_real_time_budget_and_keeps_its_curve():
+    import time
+
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    ex = E.Example(
+        model=Sleepy(),
+        inputs=(torch.randn(8, 4, generator=g),),
+        targets=torch.rand(8, 3, generator=g),
+        loss_fn=F.mse_loss,
+        loss_name="custom",
+    )
+    started = time.monotonic()
+    r = run(ex, timeBudgetSeconds=1.0)
+    took = time.monotonic() - started
+    ran = r["details"]["steps"]
+    assert took < 8, took  # 200 steps would take 10 s and more; 1 s of budget and the end's sentences, loaded
+    assert r["verdict"] == "WARN" and 1 <= ran < 200 and r["details"]["stoppedByTime"], r["headline"]
+    assert "the time budget of 1 s stopped the test after" in r["headline"]
+    assert len(r["curve"]["series"][0]["points"]) == ran
+
+
+def test_through_the_cli_a_slow_model_gets_a_warning_with_its_partial_curve(tmp_path: Path, capsys):
+    import json
+
+    from torchdoctor.cli import main
+
+    path = write(
+        tmp_path,
+        "sleepy.py",
+        """
+        import time
+        import torch
+        import torch.nn as nn
+
+        class Sleepy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+
+            def forward(self, x):
+                time.sleep(0.05)
+                return self.fc(x)
+
+        def torchdoctor_example():
+            g = torch.Generator().manual_seed(0)
+            return {"model": Sleepy(), "inputs": (torch.randn(8, 4, generator=g),), "targets": torch.rand(8, 3, generator=g)}
+        """,
+    )
+    options = json.dumps({"timeBudgetSeconds": 1})
+    assert main(["check", "overfit", f"{path}::Sleepy", "--json", "--timeout", "60", "--options", options]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["verdict"] == "WARN" and r["details"]["stoppedByTime"] and r["details"]["steps"] < 200
+    assert len(r["curve"]["series"][0]["points"]) == r["details"]["steps"]
 
 
 def test_a_plateau_is_not_trained_on():
