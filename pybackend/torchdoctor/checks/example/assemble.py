@@ -22,7 +22,7 @@ def build(module: ModuleType, class_name: str, options: dict) -> Example:
         if ex is not None:
             return ex
         notes.append(f"{EXAMPLE_FUNCTION}() in {where} builds another class, not {class_name}: inferring instead.")
-    model = construct(cls)
+    model = construct(cls, module)
     inputs, how = infer_inputs(model, cls, options)
     return Example(
         model=model,

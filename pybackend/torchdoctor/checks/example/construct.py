@@ -9,16 +9,19 @@ from ..discovery import EXAMPLE_FUNCTION
 from .core import EXAMPLE_FILE, ExampleError
 from .load import user_traceback
 from .snippet import example_snippet
+from .snippet_library import instance_of
 
 
-def construct(cls):
+def construct(cls, module=None):
+    """``cls()``, or an :class:`ExampleError` with the snippet to paste; ``module``: the user's module, where
+    a model of the class built at module level gives the snippet hints (its vocabulary)."""
     required = _required_init_params(cls)
     if required:
         raise ExampleError(
             R.ERR_NEEDS_EXAMPLE,
             f"{cls.__name__}.__init__ needs arguments ({', '.join(required)}): Torch Doctor cannot guess them. "
             f"Add a {EXAMPLE_FUNCTION}() function to the file (or to a sibling {EXAMPLE_FILE}) that builds the model and one batch.",
-            snippet=example_snippet(cls.__name__, required, forward_params(cls), cls),
+            snippet=example_snippet(cls.__name__, required, forward_params(cls), cls, instance_of(module, cls)),
         )
     try:
         return cls()
@@ -27,7 +30,7 @@ def construct(cls):
             construct_kind(exc),
             _construct_message(cls.__name__, exc),
             detail=user_traceback(exc),
-            snippet=example_snippet(cls.__name__, [], forward_params(cls), cls),
+            snippet=example_snippet(cls.__name__, [], forward_params(cls), cls, instance_of(module, cls)),
         ) from None
 
 

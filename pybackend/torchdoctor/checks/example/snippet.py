@@ -4,7 +4,13 @@ Read from the class without running it (its constructor may need what we lack): 
 for a sibling ``torchdoctor_example.py``; integer token ids when the class has an ``nn.Embedding``
 (``torch.randint`` up to its vocabulary size, written as the constructor's own expression, e.g.
 ``config.vocab_size``); and, when ``forward`` takes optional ``targets``/``labels``, targets passed so
-the model computes its own loss. Optional forward arguments are not inputs.
+the model computes its own loss. Optional forward arguments are not inputs. The import comes from the
+top-level package when it exports the names (``from transformers import ...``).
+
+A class built from a Hugging Face config (``config_class``) gets a snippet that runs as written
+(``snippet_library.py``). A model the user's file already built (``model = Net(...)`` at module
+level, ``instance``) gives the vocabulary when the class's source does not: its first
+``nn.Embedding``'s ``num_embeddings``.
 """
 
 from __future__ import annotations
@@ -13,21 +19,25 @@ import inspect
 import re
 
 from ..discovery import EXAMPLE_FUNCTION
+from .snippet_library import config_class, embedding_vocab, importable_from, library_snippet
 
 _EMBEDDING = re.compile(r"nn\.Embedding\(\s*([^,()]+(?:\([^()]*\))?[^,()]*?)\s*,")
 _TARGET_NAMES = ("targets", "target", "labels", "label", "y")
 
 
-def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[str], cls=None) -> str:
-    """The function to paste into the user's file, with the blanks named (``cls``: read hints from it)."""
-    vocab = _vocab_expression(cls) if cls is not None else None
+def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[str], cls=None, instance=None) -> str:
+    """The function to paste into the user's file, with the blanks named (``cls``: read hints from it;
+    ``instance``: a model of that class the user's file built)."""
+    if cls is not None and config_class(cls) is not None:
+        return library_snippet(cls, class_name, EXAMPLE_FUNCTION, instance)
+    vocab = (_vocab_expression(cls) if cls is not None else None) or embedding_vocab(instance)
     target_arg = _optional_target_arg(cls) if cls is not None else None
     inputs = [a for a in forward_inputs if a not in _TARGET_NAMES] or ["x"]
     lines = ["import torch", ""]
     if cls is not None and getattr(cls, "__module__", "") not in ("", "__main__", "torchdoctor_user_module", None):
-        module = cls.__module__
+        module, names = cls.__module__, _imported(cls, class_name, init_args)
         lines.append(
-            f"from {module} import {_imported(cls, class_name, init_args)}  # in a sibling {_sibling()}; "
+            f"from {_import_from(cls, names)} import {', '.join(names)}  # in a sibling {_sibling()}; "
             f"not needed in {module}.py itself"
         )
     lines += [
@@ -36,7 +46,7 @@ def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[
         f"def {EXAMPLE_FUNCTION}():",
         '    """Torch Doctor\'s checks call this: the model and one small batch."""',
     ]
-    if vocab and init_args:  # the constructor's expression names its arguments: bind them first
+    if vocab and init_args and not vocab.isdigit():  # the constructor's expression names its arguments: bind them
         config = _config_class(cls)
         for i, a in enumerate(init_args):
             value = f"{config}(...)" if config and a in ("config", "cfg", "conf") else "..."
@@ -49,7 +59,9 @@ def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[
             f"    model = {class_name}({args})" + ("  # fill in the constructor arguments" if init_args else "")
         )
     if vocab:
-        lines.append(f"    {inputs[0]} = torch.randint(0, {vocab}, (8, 16))  # token ids: 8 sequences of 16")
+        lines.append(
+            f"    {inputs[0]} = torch.randint(0, {vocab}, (8, 16))  # token ids below the vocabulary size, 8 sequences of 16"
+        )
         lines.append(f"    targets = torch.randint(0, {vocab}, (8, 16))  # the next token at each position")
         rest = ["model.init_hidden(8)" if hasattr(cls, "init_hidden") else "torch.randn(8, ...)" for _ in inputs[1:]]
         args_tuple = ", ".join([inputs[0]] + rest)
@@ -88,9 +100,18 @@ def _vocab_expression(cls) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _imported(cls, class_name: str, init_args: list[str]) -> str:
+def _imported(cls, class_name: str, init_args: list[str]) -> list[str]:
     config = _config_class(cls) if {"config", "cfg", "conf"} & set(init_args) else None
-    return class_name + (f", {config}" if config else "")
+    return [class_name] + ([config] if config else [])
+
+
+def _import_from(cls, names: list[str]) -> str:
+    """The top-level package when it exports every name as the class's module has it, else the module."""
+    import sys
+
+    module = sys.modules.get(cls.__module__)
+    tops = {importable_from(getattr(module, n, cls), n) for n in names} if module else {cls.__module__}
+    return tops.pop() if len(tops) == 1 else cls.__module__
 
 
 def _config_class(cls) -> str | None:

@@ -41,3 +41,70 @@ def test_model_that_needs_cuda_says_so(tmp_path: Path):
         example(path, "Net")
     assert info.value.kind == R.ERR_NEEDS_CUDA
     assert info.value.message.startswith("Net() needs CUDA, and the torch of this interpreter sees no GPU")
+
+
+def test_a_hugging_face_model_built_in_the_file_gets_a_snippet_that_runs(tmp_path: Path):
+    """``model = GPT2LMHeadModel(config)`` (the CodeLens over a constructed model): token ids below the
+    vocabulary, labels for the LM head, the import from ``transformers``; pasted into the file, it passes."""
+    pytest.importorskip("transformers")
+    from support.checks import new_result, quiet
+    from torchdoctor.checks import overfit
+
+    path = write(
+        tmp_path,
+        "hf_gpt.py",
+        """
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32)
+        model = GPT2LMHeadModel(config)
+        """,
+    )
+    with pytest.raises(E.ExampleError) as info:
+        example(path, "GPT2LMHeadModel")
+    assert info.value.kind == R.ERR_NEEDS_EXAMPLE
+    snippet = info.value.snippet
+    assert "\nfrom transformers import GPT2LMHeadModel, GPT2Config\n" in snippet and "modeling_gpt2" not in snippet
+    assert "input_ids = torch.randint(0, config.vocab_size, (8, 16))  # token ids below the vocabulary size" in snippet
+    assert "vocab_size=50," in snippet  # the vocabulary of the model the file built
+    assert "torch.randn" not in snippet and "(8,))" not in snippet
+    assert '"targets": labels}  # passed as forward(labels=targets)' in snippet
+
+    path.write_text(path.read_text() + "\n\n" + snippet)  # pasted as the result says
+    torch.manual_seed(0)  # as the worker does: the weights and the snippet's token ids
+    ex = example(path, "GPT2LMHeadModel")
+    assert ex.source == "torchdoctor_example" and tuple(ex.targets.shape) == (8, 16)
+    # lr 1e-2 keeps the test short (some 25 steps); at the default 1e-3 it passes in some 150
+    options = {"timeBudgetSeconds": 900, "lr": 1e-2}
+    r = overfit.run(ex, options, quiet, new_result("overfit", "GPT2LMHeadModel"))
+    assert r["verdict"] == "PASS", r["headline"]
+
+
+def test_a_model_built_in_the_file_gives_the_vocabulary_its_class_source_does_not(tmp_path: Path):
+    write(
+        tmp_path,
+        "tokenlib.py",
+        """
+        import torch.nn as nn
+
+        class Table(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.emb = nn.Embedding(n, 8)
+
+        class TokenNet(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.table, self.head = Table(n), nn.Linear(8, n)
+
+            def forward(self, idx):
+                return self.head(self.table.emb(idx))
+        """,
+    )
+    path = write(tmp_path, "use.py", "from tokenlib import TokenNet\n\nnet = TokenNet(37)\n")
+    with pytest.raises(E.ExampleError) as info:
+        example(path, "TokenNet")
+    snippet = info.value.snippet
+    assert "    idx = torch.randint(0, 37, (8, 16))  # token ids below the vocabulary size" in snippet
+    assert "from tokenlib import TokenNet  #" in snippet and "torch.randn" not in snippet
+    compile(snippet, "snippet.py", "exec")

@@ -1,0 +1,155 @@
+"""The ``torchdoctor_example()`` snippet for a model class built from a config object (Hugging Face's
+``config_class``), and hints from a model the user's file already built.
+
+A Hugging Face class (``GPT2LMHeadModel``) says nothing in its own source about its vocabulary (the
+``nn.Embedding`` is in ``GPT2Model``), so the snippet is written from its ``config_class`` instead,
+and written to run as it is:
+
+- a small config with the config's own argument names (``GPT2Config(vocab_size=100, n_embd=32,
+  n_layer=2, n_head=2, n_positions=64)``), the vocabulary of the user's model when the file built
+  one, special token ids inside that vocabulary;
+- token ids ``torch.randint(0, config.vocab_size, (8, 16))``;
+- labels by the head: the input ids for a causal LM (the model shifts them itself), the tokens for a
+  masked LM, a target sequence for a sequence-to-sequence model, ``(8,)`` classes below
+  ``config.num_labels`` for a sequence classifier; passed as ``labels=`` so the model's own loss is used;
+- the import from the top-level package when it exports the class (``from transformers import
+  GPT2LMHeadModel, GPT2Config``), else from the class's module.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+
+# (the value in the snippet, the argument's names in configs, the usual one first)
+_SMALL = (
+    (32, ("hidden_size", "n_embd", "d_model", "dim")),
+    (2, ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
+    (2, ("num_attention_heads", "n_head", "num_heads", "n_heads")),
+    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim")),
+    (64, ("max_position_embeddings", "n_positions")),
+)
+_TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+VOCAB = 100  # the snippet's vocabulary when the user's file built no model to read it from
+_CAUSAL = re.compile(r"(LMHeadModel|ForCausalLM)$")
+
+
+def config_class(cls):
+    """The class's config class when it is built from one that has a vocabulary (Hugging Face), else None."""
+    config = getattr(cls, "config_class", None)
+    return config if inspect.isclass(config) and "vocab_size" in _config_params(config) else None
+
+
+def _config_params(config) -> dict:
+    try:
+        return dict(inspect.signature(config.__init__).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def importable_from(cls, name: str) -> str:
+    """The top-level package when it exports ``cls`` as ``name`` (``transformers``), else ``cls.__module__``."""
+    module = getattr(cls, "__module__", "") or ""
+    top = sys.modules.get(module.split(".")[0])
+    try:
+        exported = top is not None and getattr(top, name, None) is cls
+    except Exception:  # a lazy package that fails to import the name
+        exported = False
+    return module.split(".")[0] if exported else module
+
+
+def instance_of(module, cls):
+    """A model of class ``cls`` the user's file built at module level (``model = GPT2LMHeadModel(config)``)."""
+    if module is None:
+        return None
+    return next((v for v in list(vars(module).values()) if isinstance(v, cls)), None)
+
+
+def embedding_vocab(model) -> str | None:
+    """``num_embeddings`` of the first ``nn.Embedding`` of a built model, as text."""
+    import torch.nn as nn
+
+    if model is None:
+        return None
+    first = next((m for m in model.modules() if isinstance(m, nn.Embedding)), None)
+    return str(first.num_embeddings) if first is not None else None
+
+
+def small_config(config, instance=None) -> list[str]:
+    """``GPT2Config(vocab_size=100, n_embd=32, ...)``: sizes that train fast on a CPU, in the config's own
+    names, as ``name=value`` arguments."""
+    params = _config_params(config)
+    aliases = getattr(config, "attribute_map", None) or {}
+    vocab = getattr(getattr(instance, "config", None), "vocab_size", None) or VOCAB
+    args = [f"vocab_size={vocab}"]
+    for value, names in _SMALL:
+        name = next((aliases.get(n, n) for n in names if aliases.get(n, n) in params), None)
+        if name is not None and f"{name}=" not in " ".join(args):
+            args.append(f"{name}={value}")
+    for name in _TOKEN_IDS:  # GPT-2's bos/eos 50256 lie outside a small vocabulary
+        default = params[name].default if name in params else None
+        if isinstance(default, int) and default >= vocab:
+            args.append(f"{name}=0")
+    start = params.get("decoder_start_token_id")
+    if getattr(params.get("is_encoder_decoder"), "default", False) is True and getattr(start, "default", None) is None:
+        args.append("decoder_start_token_id=0")  # T5's: the decoder's first input, made from the labels
+    return args
+
+
+def library_snippet(cls, class_name: str, example_function: str, instance=None) -> str:
+    """The whole function to paste, for a class with a :func:`config_class`; it runs as written."""
+    config = config_class(cls)
+    here, there = importable_from(cls, class_name), importable_from(config, config.__name__)
+    imports = (
+        [f"from {here} import {class_name}, {config.__name__}"]
+        if here == there
+        else [f"from {here} import {class_name}", f"from {there} import {config.__name__}"]
+    )
+    ids = "input_ids"
+    labels, note = _labels(cls, class_name, ids)
+    lines = ["import torch", "", *imports, "", ""]
+    lines += [
+        f"def {example_function}():",
+        '    """Torch Doctor\'s checks call this: the model and one small batch."""',
+        f"    config = {config.__name__}(  # small, so that the checks train it fast on a CPU",
+        *_wrapped(small_config(config, instance), "        "),
+        "    )",
+        f"    model = {class_name}(config)",
+        f"    {ids} = torch.randint(0, config.vocab_size, (8, 16))  # token ids below the vocabulary size: 8 rows of 16",
+    ]
+    if labels is None:
+        lines.append(f'    return {{"model": model, "inputs": ({ids},)}}  # targets and loss inferred from the output')
+    else:
+        lines.append(f"    labels = {labels}  # {note}")
+        lines.append(
+            f'    return {{"model": model, "inputs": ({ids},), "targets": labels}}'
+            "  # passed as forward(labels=targets): the model's own loss is used"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _wrapped(args: list[str], indent: str, width: int = 100) -> list[str]:
+    lines = [indent]
+    for a in args:
+        if len(lines[-1]) + len(a) + 2 > width and lines[-1].strip():
+            lines.append(indent)
+        lines[-1] += a + ", "
+    return [line.rstrip() for line in lines]
+
+
+def _labels(cls, class_name: str, ids: str) -> tuple[str | None, str]:
+    """The labels' expression and what they are, by the model's head; None when forward takes no labels."""
+    try:
+        takes = "labels" in inspect.signature(cls.forward).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if not takes:
+        return None, ""
+    if _CAUSAL.search(class_name):
+        return f"{ids}.clone()", "the model shifts them itself: the next token at each position"
+    if class_name.endswith("ForMaskedLM"):
+        return f"{ids}.clone()", "the token at each position (mask some in real training)"
+    if class_name.endswith("ForSequenceClassification"):
+        return "torch.randint(0, config.num_labels, (8,))", "one class per sequence"
+    return "torch.randint(0, config.vocab_size, (8, 16))", "the target tokens"
