@@ -142,30 +142,32 @@ def run(args: argparse.Namespace, channel: Channel) -> dict:
             inferred=result["inferred"],
         )
     except Exception as exc:  # the user's model raised inside a check: report, with the traceback
-        if _out_of_memory(exc):
-            return _memory_result(args, file, f"{type(exc).__name__}: {str(exc)[:4000]}", result["inferred"])
-        ours = our_bug(exc)
-        if ours is not None:
-            return R.error_result(
-                args.check,
-                args.class_name,
-                file,
-                R.ERR_INTERNAL,
-                f"The {R.TITLES[args.check]} failed in Torch Doctor's own code, not in your model: "
-                f"{type(exc).__name__} at {ours}: {str(exc)[:300]}. This is a bug of ours (or an input we do not "
-                "handle yet): please report it with the traceback below.",
-                detail=traceback.format_exc(),
-                inferred=result["inferred"],
-            )
-        return R.error_result(
-            args.check,
-            args.class_name,
-            file,
-            R.ERR_FORWARD,
-            f"The model raised {type(exc).__name__} during the {R.TITLES[args.check]}: {exc}",
-            detail=traceback.format_exc(),
-            inferred=result["inferred"],
+        return _raised(args, file, exc, result["inferred"])
+
+
+def _raised(args: argparse.Namespace, file: str, exc: Exception, inferred: list) -> dict:
+    """An exception that escaped the check: memory, a mistake of ours, or the model's error."""
+    if _out_of_memory(exc):
+        return _memory_result(args, file, f"{type(exc).__name__}: {str(exc)[:4000]}", inferred)
+    ours = our_bug(exc)
+    if ours is not None:
+        message = (
+            f"The {R.TITLES[args.check]} failed in Torch Doctor's own code, not in your model: "
+            f"{type(exc).__name__} at {ours}: {str(exc)[:300]}. This is a bug of ours (or an input we do not "
+            "handle yet): please report it with the traceback below."
         )
+        return R.error_result(
+            args.check, args.class_name, file, R.ERR_INTERNAL, message, detail=traceback.format_exc(), inferred=inferred
+        )
+    return R.error_result(
+        args.check,
+        args.class_name,
+        file,
+        R.ERR_FORWARD,
+        f"The model raised {type(exc).__name__} during the {R.TITLES[args.check]}: {exc}",
+        detail=traceback.format_exc(),
+        inferred=inferred,
+    )
 
 
 # Exceptions that mean a mistake in the Python that raised them (a wrong type, a missing key),
