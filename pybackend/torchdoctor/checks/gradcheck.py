@@ -35,9 +35,11 @@ at the same weights differ. Then every evaluation runs under the same fixed seed
 (``torch.random.fork_rng``), which makes the loss a deterministic function of the weights, and the
 result says so.
 
-A model whose own code casts down (Hugging Face losses call ``logits.float()``) is kept in float64
-through those casts (``keep_double.py``); only when that breaks its forward does the check go on in
-the model's precision, with a coarser step, and say that it sees gross errors only.
+A model whose own code casts float64 down anywhere in the forward or the loss (Hugging Face losses
+call ``logits.float()``, ``T5LayerNorm`` computes its variance in float32 although the loss stays
+float64) is kept in float64 through those casts (``keep_double.py`` watches for them); only when
+that breaks its forward does the check go on in the model's lowest precision, with a coarser step,
+and say that it sees gross errors only.
 
 Custom ``torch.autograd.Function``s are found in the forward and checked directly
 (``custom_functions.py``): a wrong one is named with its file and line, not the parameters
@@ -54,7 +56,7 @@ from typing import Callable
 
 from . import custom_functions as CF
 from .gradcheck_words import OK_BELOW, status
-from .keep_double import keep_double_if_needed
+from .keep_double import Precision, keep_double_if_needed
 
 EPS = 3e-6
 SAMPLES = 20
@@ -106,6 +108,7 @@ class Outcome:
     batch: tuple | None = None  # (kept, of) when the check ran on the first samples of the batch
     loss_dtype: str | None = None  # "float32" when the model's code casts the loss down from float64
     kept_double: bool = False  # the model's own downcasts were kept in float64 (keep_double.py)
+    precision: Precision = dataclasses.field(default_factory=Precision)  # its casts, kept or the precision left
 
 
 @contextlib.contextmanager
@@ -194,7 +197,7 @@ def _check(dex, options: dict, report) -> Outcome:
     samples = int(options.get("samples", SAMPLES))
     g = torch.Generator().manual_seed(int(options.get("seed", 0)))
     dex, kept = _small_batch(dex)
-    loss_fn, kept_double = keep_double_if_needed(_loss_of(dex))
+    loss_fn, precision = keep_double_if_needed(_loss_of(dex))
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
         random_loss = float(loss_fn()) != float(loss_fn())
     if random_loss:
@@ -211,10 +214,13 @@ def _check(dex, options: dict, report) -> Outcome:
     orders = [torch.randperm(p.numel(), generator=g).tolist() for _, p in named]
     floor = max(1e-8, NOISE * max(1.0, abs(value)))
     wobble = _rounding_of_loss(named, grads, loss_fn, value, g)
-    low = loss.dtype != torch.float64  # the model's own code computes the loss in float32 (HF: .float())
+    # the model's own code computes the loss (HF: .float()) or part of its forward in float32, and
+    # keeping float64 there broke the forward: the finite differences see that precision's rounding
+    low = loss.dtype != torch.float64 or precision.lowest is not None
     if low:
         eps = max(eps, LOW_PRECISION_EPS)
-        mach = torch.finfo(loss.dtype).eps if loss.is_floating_point() else _EPS_MACH
+        lowest = getattr(torch, precision.lowest) if precision.lowest else loss.dtype
+        mach = torch.finfo(lowest).eps if lowest.is_floating_point else _EPS_MACH
         rounding = max(4 * mach * max(1.0, abs(value)), WOBBLE_MARGIN * wobble) / eps
     else:
         rounding = max(ROUNDING_MARGIN * _EPS_MACH * max(1.0, abs(value)), WOBBLE_MARGIN * wobble) / eps
@@ -234,8 +240,9 @@ def _check(dex, options: dict, report) -> Outcome:
             pc.torch_gradcheck = _torch_gradcheck(model, name, p, pc.smooth[:TORCH_ELEMENTS], loss_fn, eps)
     unreached = [pc.name for pc in results if pc.tried == 0]
     outcome = Outcome(results, functions, random_loss, unreached, time.monotonic() - started, kept)
-    outcome.loss_dtype = str(loss.dtype).replace("torch.", "") if low else None
-    outcome.kept_double = kept_double
+    outcome.loss_dtype = str(loss.dtype).replace("torch.", "") if loss.dtype != torch.float64 else None
+    outcome.kept_double = precision.kept
+    outcome.precision = precision
     return outcome
 
 

@@ -76,6 +76,8 @@ def details(outcome, options: dict) -> dict:
         "randomLoss": outcome.random_loss,
         "lossDtype": outcome.loss_dtype or "float64",
         "keptFloat64": outcome.kept_double,
+        "precision": outcome.precision.lowest or "float64",  # what the finite differences resolve
+        "downcasts": list(outcome.precision.casts),  # where the model's code casts float64 down
         "batch": list(outcome.batch) if outcome.batch else None,
         "customFunctions": [
             {
@@ -140,17 +142,25 @@ def _notes(outcome) -> list[str]:
             "sampling such as a VAE's reparameterisation). Every evaluation ran under one fixed seed "
             "(torch.random.fork_rng), so the same random draws were used for the analytical and the numerical gradient."
         )
+    casts = outcome.precision.casts
+    where = f" ({', '.join(casts)})" if casts else ""
     if outcome.kept_double:
         notes.append(
-            "The model's own code casts to a lower precision (Hugging Face losses call .float()); during this check "
+            f"The model's own code casts to a lower precision{where}; during this check "
             "Torch Doctor kept float64 through those casts, so the finite differences are as exact as for any "
             "float64 model. Your training still runs the casts."
         )
     if outcome.loss_dtype:
         notes.append(
-            f"The loss comes out in {outcome.loss_dtype} although the model ran in float64: the model's own code casts it "
-            "(Hugging Face losses call .float()). The finite differences used a step of 1e-3 and can resolve gradients "
-            "only to about their fd error (table), so this check sees gross errors only."
+            f"The loss comes out in {outcome.loss_dtype} although the model ran in float64: the model's own code casts it"
+            f"{where or ' (Hugging Face losses call .float())'}. The finite differences used a step of 1e-3 and can "
+            "resolve gradients only to about their fd error (table), so this check sees gross errors only."
+        )
+    elif outcome.precision.lowest:
+        notes.append(
+            f"The model's own code computes part of its forward in {outcome.precision.lowest}{where} although the model "
+            "ran in float64, and keeping float64 there breaks the forward. The finite differences used a step of 1e-3 "
+            "and can resolve gradients only to about their fd error (table), so this check sees gross errors only."
         )
     if outcome.batch:
         notes.append(

@@ -30,13 +30,21 @@ class Row:
     dtype: str = ""
     device: str = ""
     status: str = "running"  # running | ok | error
+    kwargs: dict = field(default_factory=dict)  # keyword inputs holding tensors: a Hugging Face **batch
+
+    def input_text(self) -> str:
+        """``(8, 3, 32, 32)``; keyword inputs as called: ``input_ids=(8, 12), labels=(8, 8)``."""
+        if not self.kwargs:
+            return fmt(self.inputs)
+        named = [f"{k}={fmt(v)}" for k, v in self.kwargs.items()]
+        return ", ".join(([fmt(self.inputs)] if self.inputs else []) + named)
 
     def cells(self) -> list:
         return [
             self.name or "(model)",
             self.type,
             self.depth,
-            fmt(self.inputs),
+            self.input_text(),
             fmt(self.outputs) if self.status == "ok" else "—",
             self.params,
             self.dtype,
@@ -100,9 +108,10 @@ def trace(model, inputs: tuple, kwargs: dict | None = None) -> Trace:
     modules = dict(model.named_modules())
     names = {id(m): n for n, m in modules.items()}
 
-    def pre(module, args):
+    def pre(module, args, kwargs):
         name = names.get(id(module), "?")
         row = Row(name, type(module).__name__, name.count(".") + 1 if name else 0, [shapes_of(a) for a in args])
+        row.kwargs = {k: shapes_of(v) for k, v in kwargs.items() if _first_tensor(v) is not None}
         row.params = sum(p.numel() for p in module.parameters())
         stack.append(len(result.rows))
         result.rows.append(row)
@@ -118,7 +127,7 @@ def trace(model, inputs: tuple, kwargs: dict | None = None) -> Trace:
 
     handles = []
     for m in modules.values():
-        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_pre_hook(pre, with_kwargs=True))
         handles.append(m.register_forward_hook(post))
     try:
         with torch.no_grad():
@@ -206,7 +215,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     warnings = batch_warnings(tr, batch)
     result["verdict"] = R.WARN if warnings else R.PASS
     result["headline"] = (
-        f"The forward runs: {fmt(out.inputs) if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
+        f"The forward runs: {out.input_text() if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
     )
     result["sentences"] = warnings
     return result

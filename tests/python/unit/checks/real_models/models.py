@@ -19,10 +19,16 @@ Each class has the shape of a model people actually run, so the checks meet what
   hidden tuple, sequence-first, dropout between layers, log_softmax over (T*B, V)).
 - ``WordTransformer``: the word-LM Transformer (sequence-first, causal mask, log_softmax (T, B, V)).
 - ``DropoutCNN``: a small CNN with Dropout(0.2), constructible with no arguments (class alone).
+- ``SiameseNetwork``: pytorch/examples siamese_network (one tower applied to two images,
+  ``forward(input1, input2)``, the two embeddings concatenated, a Linear-ReLU-Linear head and a
+  sigmoid; BCE against a float "same class" label per pair). A small conv tower stands for the
+  example's resnet18 (torchvision is not a dependency).
 - ``CharLM`` / ``ConvAutoencoder``: a token model and a sigmoid conv autoencoder, constructible with
   no arguments (class alone: the targets and loss are inferred).
-- :func:`hf_gpt2` / :func:`hf_bert`: Hugging Face ``transformers`` models from tiny configs (no
-  download); ``None`` when transformers is not installed.
+- :func:`hf_gpt2` / :func:`hf_bert` / :func:`hf_t5` / :func:`hf_vit`: Hugging Face ``transformers``
+  models from tiny configs (no download); ``None`` when transformers is not installed. T5 is an
+  encoder-decoder whose ``T5LayerNorm`` computes its variance in float32 whatever the input's
+  dtype; ViT takes ``pixel_values``.
 
 ``example_<name>()`` functions return each model's ``torchdoctor_example()`` value in the dict
 contract (docs/checks.md): ``{"model", "inputs", "kwargs", "targets", "loss"}``.
@@ -44,6 +50,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB = 65  # the shakespeare_char vocabulary of nanoGPT
+T5_VOCAB = 50
 SEQ = 16
 BATCH = 8
 
@@ -437,6 +444,39 @@ class DropoutCNN(nn.Module):
         return self.fc(self.drop(torch.flatten(x, 1)))
 
 
+class SiameseNetwork(nn.Module):
+    """pytorch/examples siamese_network: one tower for both images, the embeddings concatenated."""
+
+    def __init__(self, channels: int = 8):
+        super().__init__()
+        self.tower = nn.Sequential(  # the example's resnet18 without its fc, in small
+            nn.Conv2d(1, channels, 3, 2, 1, bias=False),
+            nn.BatchNorm2d(channels),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(channels, 2 * channels, 3, 2, 1, bias=False),
+            nn.BatchNorm2d(2 * channels),
+            nn.ReLU(inplace=True),
+            nn.AdaptiveAvgPool2d((1, 1)),
+        )
+        self.fc_in_features = 2 * channels
+        self.fc = nn.Sequential(nn.Linear(self.fc_in_features * 2, 32), nn.ReLU(inplace=True), nn.Linear(32, 1))
+        self.sigmoid = nn.Sigmoid()
+        self.fc.apply(self.init_weights)
+
+    def init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            torch.nn.init.xavier_uniform_(m.weight)
+            m.bias.data.fill_(0.01)
+
+    def forward_once(self, x):
+        output = self.tower(x)
+        return output.view(output.size()[0], -1)
+
+    def forward(self, input1, input2):
+        output = torch.cat((self.forward_once(input1), self.forward_once(input2)), 1)
+        return self.sigmoid(self.fc(output))
+
+
 class CharLM(nn.Module):
     """A character-level language model constructible with no arguments (class alone): Embedding,
     batch-first GRU, a head over the vocabulary; ``(B, T)`` ids -> ``(B, T, V)`` logits."""
@@ -486,6 +526,44 @@ def hf_bert():
         vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=3
     )
     return BertForSequenceClassification(config)
+
+
+def hf_t5():
+    try:
+        from transformers import T5Config, T5ForConditionalGeneration
+    except ImportError:
+        return None
+    config = T5Config(
+        vocab_size=T5_VOCAB,
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=1,
+        num_decoder_layers=1,
+        num_heads=2,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
+    return T5ForConditionalGeneration(config)
+
+
+def hf_vit():
+    try:
+        from transformers import ViTConfig, ViTForImageClassification
+    except ImportError:
+        return None
+    config = ViTConfig(
+        image_size=16,
+        patch_size=4,
+        num_channels=3,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=3,
+    )
+    return ViTForImageClassification(config)
 
 
 # ---------------------------------------------------------------- examples, in the dict contract
@@ -552,3 +630,32 @@ def example_hf_bert() -> dict | None:
     ids, _ = token_batch(seed=7)
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids)}
     return {"model": model, "kwargs": {**batch, "labels": torch.arange(BATCH) % 3}}
+
+
+def example_hf_t5() -> dict | None:
+    """A translation-shaped batch: source ids, target ids as ``labels`` (T5 shifts them right itself)."""
+    model = hf_t5()
+    if model is None:
+        return None
+    source, _ = token_batch(vocab=T5_VOCAB, seq=12, seed=8)
+    labels, _ = token_batch(vocab=T5_VOCAB, seq=8, seed=9)
+    return {
+        "model": model,
+        "kwargs": {"input_ids": source, "attention_mask": torch.ones_like(source), "labels": labels},
+    }
+
+
+def example_hf_vit() -> dict | None:
+    model = hf_vit()
+    if model is None:
+        return None
+    pixels = torch.randn(BATCH, 3, 16, 16, generator=_gen(10))
+    return {"model": model, "kwargs": {"pixel_values": pixels, "labels": torch.arange(BATCH) % 3}}
+
+
+def example_siamese() -> dict:
+    """Pairs of 28x28 images and a float label per pair (1: same class), BCE on the sigmoid output."""
+    g = _gen(11)
+    first, second = torch.randn(BATCH, 1, 28, 28, generator=g), torch.randn(BATCH, 1, 28, 28, generator=g)
+    same = torch.tensor([1.0, 0.0] * (BATCH // 2)).unsqueeze(1)  # (B, 1), as the sigmoid output
+    return {"model": SiameseNetwork(), "inputs": (first, second), "targets": same, "loss": F.binary_cross_entropy}

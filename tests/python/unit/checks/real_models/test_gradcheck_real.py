@@ -304,3 +304,112 @@ def test_a_hugging_face_gpt2_loss_is_checked_in_float64():
     d = r["details"]
     assert r["verdict"] == "PASS", r["headline"]
     assert d["lossDtype"] == "float64" and d["keptFloat64"] is True  # ForCausalLMLoss's logits.float() kept
+
+
+INNER_CAST = """
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g if WRONG_BACKWARD else 2 * g  # the planted bug forgets the factor 2
+
+class RMSNorm(nn.Module):
+    # T5LayerNorm's shape: the variance in float32 whatever the input's dtype, the rest in the input's
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, h):
+        variance = h.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (h * torch.rsqrt(variance + 1e-6))
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.norm, self.fc2 = nn.Linear(12, 16), RMSNorm(16), nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = self.norm(torch.tanh(self.fc1(x)))
+        if FLOAT32_KERNEL:  # a float32-only step inside: keeping float64 there breaks the forward
+            h = (h.float() @ PROJ).to(h.dtype)
+        return self.fc2(Scale.apply(h))
+
+def torchdoctor_example():
+    g = torch.Generator().manual_seed(0)
+    return Tiny(), (torch.randn(4, 12, generator=g), torch.randint(0, 4, (4,), generator=g))
+"""
+
+
+def _inner_cast_example(tmp_path: Path, wrong_backward: bool = False, float32_kernel: bool = False):
+    head = (
+        f"WRONG_BACKWARD = {wrong_backward}\nFLOAT32_KERNEL = {float32_kernel}\n"
+        "PROJ = torch.eye(16, dtype=torch.float32)\n"
+    )
+    name = f"inner_cast_{int(wrong_backward)}{int(float32_kernel)}.py"
+    return example(model_file(tmp_path, name, head + INNER_CAST), "Tiny")
+
+
+def test_a_float32_cast_inside_a_float64_forward_is_found_and_kept_in_float64(tmp_path: Path):
+    # the loss is float64, yet every norm rounded to float32 inside: a tiny HF T5 got a false FAIL
+    r = run(_inner_cast_example(tmp_path))
+    d = r["details"]
+    assert r["verdict"] == "PASS", (r["headline"], r["table"]["rows"])
+    assert d["lossDtype"] == "float64" and d["keptFloat64"] is True and d["precision"] == "float64"
+    assert [c.split(" ", 1)[1] for c in d["downcasts"]] == [".to(float32)"]
+    assert d["downcasts"][0].startswith("inner_cast_00.py:")  # the model's line, not torch's
+    assert d["kinksSkipped"] == 0 and not d["skippedParameters"]  # float32 noise is not counted as kinks
+    assert any("kept float64 through those casts" in s and "inner_cast_00.py:" in s for s in r["sentences"])
+
+
+def test_a_wrong_backward_still_fails_when_the_casts_are_kept(tmp_path: Path):
+    r = run(_inner_cast_example(tmp_path, wrong_backward=True))
+    assert r["verdict"] == "FAIL"
+    assert r["details"]["keptFloat64"] is True and r["details"]["failingFunctions"] == ["Scale"]
+
+
+def test_an_inner_cast_that_cannot_be_kept_is_checked_in_its_precision_and_said(tmp_path: Path):
+    r = run(_inner_cast_example(tmp_path, float32_kernel=True))
+    d = r["details"]
+    assert r["verdict"] in ("PASS", "WARN"), r["headline"]  # an honest precision limit, never a FAIL
+    assert d["lossDtype"] == "float64" and d["precision"] == "float32" and d["keptFloat64"] is False
+    assert any(c.split(" ", 1)[1] == ".float()" for c in d["downcasts"])
+    assert any("computes part of its forward in float32" in s for s in r["sentences"])
+
+
+def _built(returned: dict):
+    """The Example the worker builds from a torchdoctor_example() that returns ``returned``."""
+    ex = E.from_user_function(lambda: returned, "example.py", type(returned["model"]), {})
+    assert ex is not None
+    return E.complete(ex, {})
+
+
+def test_a_hugging_face_t5_is_checked_in_float64_through_its_layer_norms():
+    # T5LayerNorm's hidden_states.to(torch.float32): the loss stays float64, the norms did not
+    pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    r = run(_built(M.example_hf_t5()), samples=2)
+    d = r["details"]
+    assert r["verdict"] == "PASS", (r["headline"], r["table"]["rows"])  # was a FAIL on decoder ... wo.weight
+    assert d["lossDtype"] == "float64" and d["keptFloat64"] is True
+    assert any(c.startswith("modeling_t5.py:") and c.endswith(".to(float32)") for c in d["downcasts"])
+    assert not d["skippedParameters"] and d["kinksSkipped"] < 5  # was ~1200 kinks, 21 of 26 skipped
+    assert {row[6] for row in r["table"]["rows"]} <= {"pass", "n/a"}  # torch.autograd.gradcheck agrees
+
+
+def test_a_hugging_face_vit_passes():
+    pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    r = run(_built(M.example_hf_vit()), samples=2)
+    assert r["verdict"] == "PASS", (r["headline"], r["table"]["rows"])
+    assert r["details"]["kinksSkipped"] < 5 and not r["details"]["skippedParameters"]
+
+
+def test_a_siamese_network_with_two_image_inputs_passes():
+    torch.manual_seed(0)
+    r = run(_built(M.example_siamese()))
+    d = r["details"]
+    assert r["verdict"] == "PASS", (r["headline"], r["table"]["rows"])
+    assert not d["unreachedParameters"] and {row[0] for row in r["table"]["rows"]} >= {"tower.0.weight", "fc.2.bias"}

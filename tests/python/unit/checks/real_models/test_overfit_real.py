@@ -61,7 +61,9 @@ def test_nanogpt_gets_its_targets_as_the_keyword_and_trains_on_its_own_loss():
 
 
 @pytest.mark.parametrize(
-    "make", [M.example_hf_gpt2, M.example_hf_bert], ids=["GPT2LMHeadModel", "BertForSequenceClassification"]
+    "make",
+    [M.example_hf_gpt2, M.example_hf_bert, M.example_hf_t5, M.example_hf_vit],
+    ids=["GPT2LMHeadModel", "BertForSequenceClassification", "T5ForConditionalGeneration", "ViTForImageClassification"],
 )
 def test_hugging_face_models_use_their_model_output_loss(make):
     pytest.importorskip("transformers")
@@ -137,6 +139,14 @@ def test_lstm_with_a_hidden_tuple_as_second_input_passes():
     r = run(ex)
     assert r["verdict"] == "PASS", r["headline"]
     assert "rnn.dropout" in r["details"]["dropoutOff"]
+
+
+def test_siamese_network_with_two_image_inputs_passes():
+    ex = build(M.example_siamese())
+    assert len(ex.inputs) == 2 and ex.loss_sees == "output"  # forward(input1, input2); BCE on the sigmoid
+    r = run(ex)
+    assert r["verdict"] == "PASS", r["headline"]
+    assert r["details"]["noGradient"] == {"cut": [], "unused": []}
 
 
 def test_gan_discriminator_passes():
