@@ -1,6 +1,6 @@
 """Torch Doctor: find the PyTorch training bugs that never crash.
 
-The package has five parts, each with one job, and one shared module:
+The package has five parts, each with one job, and two shared modules:
 
 - ``torchdoctor.server``: the pygls language server the VS Code extension talks to
   (never imports torch or the runtime);
@@ -9,7 +9,9 @@ The package has five parts, each with one job, and one shared module:
 - ``torchdoctor.checks``: model checks run in worker subprocesses;
 - ``torchdoctor.runtime``: what runs inside the user's program under the debugger (imports nothing
   from server, checks, lint or diagnosis);
-- ``torchdoctor.spelling``: how numbers, sizes, shapes and dtypes are written (stdlib only).
+- ``torchdoctor.spelling``: how numbers, sizes, shapes and dtypes are written (stdlib only);
+- ``torchdoctor.background``: work on a large document in a child process, so the language server
+  keeps answering (stdlib only; used by ``server`` and ``lint``).
 
 ``cli.py`` (with ``doctor.py`` and ``anomaly_cli.py``) is the ``torchdoctor`` command. Each
 package's docstring says what it may import; tests/python/unit/test_import_rules.py checks it.

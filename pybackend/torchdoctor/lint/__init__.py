@@ -11,8 +11,9 @@ What lives here: ``engine`` (parse, run the rules, collect findings), ``registry
 mixins ``values`` (what a name or ``self.x`` holds, which class built it) and ``callers`` (what
 callers pass for a parameter), ``bindings`` and ``names`` (assignments, imports), ``project`` (the
 index of the user's other files), shared analyses (``training``, ``activations``, ``modes``,
-``flow``, ``torchapi``), ``fixes``, ``ignore`` (``# torchdoctor: ignore``), ``source``, ``model``.
-May import: the standard library and ``torchdoctor.__version__`` only; never torch or numpy,
+``flow``, ``torchapi``), ``fixes``, ``ignore`` (``# torchdoctor: ignore``), ``source``, ``model``,
+``background`` (a large document linted in a child process, for the language server).
+May import: the standard library, ``torchdoctor.__version__`` and ``torchdoctor.background`` only; never torch or numpy,
 never ``runtime``, ``server``, ``checks`` or ``diagnosis``.
 """
 

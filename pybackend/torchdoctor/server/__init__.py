@@ -9,6 +9,6 @@ quick fixes, hovers), ``checks_feature`` (CodeLenses and model checks, with ``mo
 method and payload, mirrored by extension/src/protocol.ts), ``params``, ``settings``,
 ``documents`` (the text a feature analyses), ``log_bridge``.
 May import: the bundled libraries (pygls, lsprotocol), ``torchdoctor.lint``, ``torchdoctor.diagnosis``,
-the backend side of ``torchdoctor.checks`` and ``torchdoctor.spelling``; never torch, never
+the backend side of ``torchdoctor.checks``, ``torchdoctor.spelling`` and ``torchdoctor.background``; never torch, never
 ``torchdoctor.runtime`` (tests/python/unit/test_import_rules.py).
 """

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -39,6 +39,7 @@ from .checks_feature import (
     _version,
     _workspace_folder,
 )
+from .model_index import DiscoveryIndex
 from .params import plain
 from .settings import settings_for
 
@@ -59,44 +60,34 @@ class DataSettings:
     memory_limit_mb: int = 0
 
 
-class DataIndex:
-    """One discovery per document version; the last good one while the text does not parse."""
-
-    def __init__(self) -> None:
-        self._by_version: Dict[str, Tuple[object, DataDiscovery, Optional[dict]]] = {}
-        self._last_good: Dict[str, DataDiscovery] = {}
-
-    async def get(self, uri: str, source: str, version: object) -> Tuple[DataDiscovery, Optional[dict]]:
-        cached = self._by_version.get(uri)
-        if version is not None and cached is not None and cached[0] == version:
-            return cached[1], cached[2]
-        found, error = await asyncio.get_running_loop().run_in_executor(None, _discover, source, uri)
-        if found is not None:
-            self._last_good[uri] = found
-        else:
-            found = self._last_good.get(uri, DataDiscovery([], False))
-        if version is not None:
-            self._by_version[uri] = (version, found, error)
-        return found, error
-
-
-def _discover(source: str, uri: str) -> Tuple[Optional[DataDiscovery], Optional[dict]]:
+def _discover(source: str, path: str) -> Tuple[Optional[DataDiscovery], Optional[dict]]:
+    """The data targets of ``source``, or why not; run in a thread, or by the discovery child for a large text."""
     if len(source) > MAX_ANALYSIS_BYTES:
         return None, {"message": "the file is too large to look for datasets in", "line": 0, "character": 0}
     try:
-        return discover_data(source, documents.fs_path(uri)), None
+        return discover_data(source, path), None
     except SourceSyntaxError as exc:
         return None, {"message": exc.message, "line": exc.line, "character": exc.character}
     except (RecursionError, MemoryError, ValueError, UnicodeEncodeError) as exc:
         return None, {"message": f"cannot analyse this file ({type(exc).__name__})", "line": 0, "character": 0}
 
 
-_INDEX = DataIndex()
+def _no_targets() -> DataDiscovery:
+    return DataDiscovery([], False)
+
+
+def _stopped(reason: str) -> dict:
+    return {"message": f"cannot analyse this file ({reason})", "line": 0, "character": 0}
+
+
+# One discovery per document version, the last good one while the text does not parse, and a
+# large document's in the discovery child process (``model_index.py``).
+_INDEX: DiscoveryIndex[DataDiscovery, dict] = DiscoveryIndex(_discover, _no_targets, _stopped)
 
 
 async def data_lenses(ls: LanguageServer, uri: str, source: str) -> list:
     """A "Check data" lens over each data target of the document."""
-    found, _ = await _INDEX.get(uri, source, _version(ls, uri))
+    found, _ = await _INDEX.get(uri, documents.fs_path(uri), source, _version(ls, uri))
     lenses = []
     for t in found.targets:
         start, end = t.nameRange.start, t.nameRange.end
@@ -123,7 +114,7 @@ def register(server: LanguageServer) -> None:
         if source is None:
             unread = {"message": why or f"cannot read {uri}", "line": 0, "character": 0}
             return {"targets": [], "containing": None, "hasHook": False, "error": unread}
-        found, error = await _INDEX.get(uri, source, _version(ls, uri))
+        found, error = await _INDEX.get(uri, documents.fs_path(uri), source, _version(ls, uri))
         pos = _position(p.get("position"))
         inside = found.containing(pos) if pos is not None and not error else None
         return {

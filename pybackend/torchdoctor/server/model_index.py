@@ -3,45 +3,108 @@
 - The last good discovery of a document is kept, so lenses do not vanish while the user types a
   line that does not parse yet.
 - One discovery per document version: VS Code asks for lenses again on every change and on
-  scroll; the same text is not parsed twice.
+  scroll; the same text is not parsed twice. A result that comes back after a newer version
+  was asked for answers its own request but is not kept (neither as that version's result nor
+  as the last good one).
 - Bounded and never an internal error (``checks/safe_discovery.py``): a text over
   ``MAX_ANALYSIS_BYTES`` is not parsed, and text the parser cannot take is a note with the reason.
-- Off the event loop: the walk over the tree is Python code in a worker thread, so other requests
-  are answered between its steps.
+- Off the event loop: a small document is discovered in a worker thread; one over
+  ``LARGE_DOCUMENT`` in a child process (``torchdoctor/background.py``), since a thread still
+  holds the interpreter while ``ast.parse`` runs (a 1 MB file: about a second per version) and
+  every other request would wait for it. The same function runs there, so its notes are the
+  same; a child that stops before answering (a crash, killed for memory) is a note too.
+
+``DiscoveryIndex`` is the mechanism; ``ModelIndex`` finds model classes, and the data feature
+(``data_feature.py``) gives it its own discovery of data targets.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Generic, Optional, Tuple, TypeVar
 
+from ..background import LARGE_DOCUMENT, Child, ChildStopped
 from ..checks.discovery import Discovery
 from ..checks.safe_discovery import MAX_ANALYSIS_BYTES, Note, discover_safely
 
-__all__ = ["MAX_ANALYSIS_BYTES", "ModelIndex", "Note", "discover_safely"]
+__all__ = ["CHILD", "LARGE_DOCUMENT", "MAX_ANALYSIS_BYTES", "DiscoveryIndex", "ModelIndex", "Note", "discover_safely"]
+
+CHILD = Child("discovery")  # model classes and data targets of large documents
+
+Found = TypeVar("Found")
+Why = TypeVar("Why")
 
 
-class ModelIndex:
-    """Per-document discovery results (see the module docstring)."""
+class DiscoveryIndex(Generic[Found, Why]):
+    """Per-document discovery results (see the module docstring).
 
-    def __init__(self) -> None:
-        self._last_good: Dict[str, Discovery] = {}
-        self._by_version: Dict[str, Tuple[object, Discovery, Optional[Note]]] = {}
+    ``discover(source, path)`` -> ``(found or None, note or None)`` never raises for bad text; it
+    must be a module-level function (it is sent to the child by name). ``empty()`` is what is
+    shown before anything was found; ``stopped(reason)`` the note when the child died."""
 
-    async def get(self, uri: str, path: str, source: str, version: object = None) -> Tuple[Discovery, Optional[Note]]:
+    def __init__(
+        self,
+        discover: Callable[[str, str], Tuple[Optional[Found], Optional[Why]]],
+        empty: Callable[[], Found],
+        stopped: Callable[[str], Why],
+        large: int = LARGE_DOCUMENT,
+    ) -> None:
+        self._discover, self._empty, self._note_stopped, self._large = discover, empty, stopped, large
+        self._last_good: Dict[str, Found] = {}
+        self._by_version: Dict[str, Tuple[object, Found, Optional[Why]]] = {}
+        self._asked: Dict[str, object] = {}  # the newest version asked for, per document
+
+    async def get(self, uri: str, path: str, source: str, version: object = None) -> Tuple[Found, Optional[Why]]:
         cached = self._by_version.get(uri)
         if version is not None and cached is not None and cached[0] == version:
             return cached[1], cached[2]
-        loop = asyncio.get_running_loop()
-        found, note = await loop.run_in_executor(None, discover_safely, source, path)
+        if _newer(version, self._asked.get(uri)):
+            self._asked[uri] = version
+        found, note = await self._run(source, path)
+        stale = version is not None and _newer(self._asked.get(uri), version)  # asked for meanwhile
         if found is not None:
-            self._last_good[uri] = found
+            if not stale:
+                self._last_good[uri] = found
         else:
-            found = self._last_good.get(uri, Discovery(models=[], hasExample=False))
-        if version is not None:
+            last = self._last_good.get(uri)
+            found = last if last is not None else self._empty()
+        if version is not None and not stale:
             self._by_version[uri] = (version, found, note)
         return found, note
 
     def forget(self, uri: str) -> None:
         self._by_version.pop(uri, None)
         self._last_good.pop(uri, None)
+        self._asked.pop(uri, None)
+
+    async def _run(self, source: str, path: str) -> Tuple[Optional[Found], Optional[Why]]:
+        if len(source) > self._large and len(source) <= MAX_ANALYSIS_BYTES:
+            try:
+                return await CHILD.run(self._discover, source, path)
+            except ChildStopped:
+                return None, self._note_stopped(
+                    "the process analysing it stopped before answering: out of memory, or a crash of the parser"
+                )
+        return await asyncio.get_running_loop().run_in_executor(None, self._discover, source, path)
+
+
+class ModelIndex(DiscoveryIndex[Discovery, Note]):
+    """The model classes of each document (``checks/discovery.py`` through ``discover_safely``)."""
+
+    def __init__(self, discover: Callable[[str, str], Tuple[Optional[Discovery], Optional[Note]]] = discover_safely):
+        super().__init__(discover, _no_models, _stopped_note)
+
+
+def _no_models() -> Discovery:
+    return Discovery(models=[], hasExample=False)
+
+
+def _stopped_note(reason: str) -> Note:
+    return Note(f"cannot analyse this file: {reason}")
+
+
+def _newer(version: object, than: object) -> bool:
+    """Whether document version ``version`` is newer than ``than``; a file on disk (None) has none."""
+    if not isinstance(version, int):
+        return False
+    return not isinstance(than, int) or version > than

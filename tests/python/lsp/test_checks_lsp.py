@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 import uuid
@@ -369,3 +370,52 @@ async def test_restricted_mode_refuses_checks_and_keeps_lenses(untrusted: Langua
     assert result.verdict == "ERROR" and result.error.kind == "usage"
     assert "Restricted Mode" in result.headline and "Trust the workspace" in result.headline
     assert not pid_file.exists(), "the model file was imported in an untrusted workspace"
+
+
+def _many_models(chars: int) -> tuple[str, list[str]]:
+    """The sample GPT's four classes, copied with their names numbered until ``chars`` characters."""
+    text = (MODELS / "tiny_gpt.py").read_text()
+    head, body = text.split("\n\n\nclass ", 1)
+    body = "class " + body
+    names = ["CausalSelfAttention", "FeedForward", "Block", "TinyGPT"]
+    out, classes, copy = [head], [], 0
+    while sum(len(part) for part in out) < chars:
+        out.append(re.sub(rf"\b({'|'.join(names)})\b", rf"\1_{copy}", body))
+        classes += [f"{name}_{copy}" for name in names]
+        copy += 1
+    return "\n\n".join(out), classes
+
+
+async def test_a_large_documents_lenses_come_from_a_child_and_other_files_answer_meanwhile(
+    client: LanguageClient, tmp_path: Path
+):
+    # Over 256 KB (background.LARGE_DOCUMENT) the model classes are looked for in a child process:
+    # ast.parse in a thread of the server would hold the interpreter, and every other request with it.
+    big_text, classes = _many_models(400 * 1024)
+    small_path = MODELS / "mlp.py"
+    small = _open(client, small_path)
+    assert len(await _lenses(client, small)) == 4
+    big = _open(client, tmp_path / "big.py", big_text)
+    started = time.monotonic()
+    big_lenses = asyncio.ensure_future(_lenses(client, big))
+    waits, version = [], 1
+    while not big_lenses.done():
+        version += 1  # a new version each time: the small file's classes are looked for again
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=small, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=small_path.read_text() + "\n")],
+            )
+        )
+        asked = time.monotonic()
+        assert len(await _lenses(client, small)) == 4
+        waits.append(time.monotonic() - asked)
+        await asyncio.sleep(0.02)  # a typist's pace, not a flood
+    took = time.monotonic() - started
+    lenses = await big_lenses
+    assert {lens.command.arguments[0]["className"] for lens in lenses} == set(classes)
+    assert len(lenses) == 4 * len(classes)
+    # The small file was answered while the large one was worked on, each time in a fraction of it
+    # (a relation, not a time: both slow down together on a loaded machine).
+    assert len(waits) >= 3, (waits, took)
+    assert max(waits) < took / 4, (waits, took)

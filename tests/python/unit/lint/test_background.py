@@ -4,6 +4,7 @@ the server's own process, with the editor's unsaved texts of the other files."""
 from __future__ import annotations
 
 import os
+import signal
 
 from torchdoctor.lint import background, lint_source
 
@@ -53,22 +54,18 @@ def test_the_child_finds_what_the_server_finds_with_the_editors_unsaved_model(tm
         assert [f.rule_id for f in on_disk.all] == []
         assert [f.rule_id for f in lint_source(text, str(train)).all] == []
         assert background.submit("", None, (), {}).result().findings == []
-        child = background._executor().submit(_pid).result()
-        assert child != os.getpid()
+        child = background.CHILD.submit(_pid).result()
+        assert child != os.getpid() and child == background.CHILD.pid()
     finally:
         background.reset()
 
 
 def test_after_the_child_dies_the_lint_still_answers(tmp_path):
     try:
-        pool = background._executor()
-        for process in list(pool._processes.values()) or [None]:
-            if process is None:
-                background.submit("", None, (), {}).result()
-                process = next(iter(pool._processes.values()))
-            process.kill()
-            process.join()
+        child = background.CHILD.submit(_pid).result()
+        os.kill(child, signal.SIGKILL)
         found = background.lint(TRAIN, str(tmp_path / "train.py"), (), {})
         assert found.internal_errors == []
+        assert background.CHILD.submit(_pid).result() not in (child, None)  # a new child for the next one
     finally:
         background.reset()
