@@ -101,7 +101,24 @@ def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[tupl
         return solved[0], solved[1] + " (option spatialSize to choose another)"
     if solved is not None:
         return solved[0], f"spatial size {default} is Torch Doctor's default and fits the Linear after the convolutions"
+    if _latent_first(conv):
+        return (1,) * dims, (
+            "spatial size 1: a model that starts with a transposed convolution (a DCGAN-style generator) takes a latent "
+            f"vector as (N, {conv.in_channels}{', 1' * dims}) (option spatialSize to choose another)"
+        )
     return (default,) * dims, f"spatial size {default} is Torch Doctor's default, an assumption (option spatialSize)"
+
+
+def _latent_first(conv) -> bool:
+    """A first transposed convolution that a 1x1 input suits (kernel > 2 x padding on every axis):
+    a generator's latent (N, nz, 1, 1). Guessing 32x32 there asked it to paint images 35 times larger
+    from random noise, and the overfit test called a correct DCGAN generator a FAIL."""
+    import torch.nn as nn
+
+    if not isinstance(conv, nn.modules.conv._ConvTransposeNd):
+        return False
+    padding = conv.padding if isinstance(conv.padding, tuple) else ()  # a str ('same') on plain convs only
+    return len(padding) == len(conv.kernel_size) and all(k - 2 * int(p) >= 1 for k, p in zip(conv.kernel_size, padding))
 
 
 def _given_sizes(given, dims: int) -> tuple[int, ...]:

@@ -14,7 +14,9 @@ The first rule that matches wins; each says what it assumed in ``Example.inferre
    token t + 1, the last one a fresh draw), the loss cross-entropy per token. With ``V`` too small
    for the ids (a tagger), random classes per token in ``[0, V)``.
 3. **Classification**: an output ``(B, C)`` with ``C >= 2``: cross-entropy against random classes.
-4. **Anything else**: MSE against random targets of the output's shape.
+4. **Anything else**: MSE against random targets of the output's shape; drawn inside the output's
+   range when it stays in ``[0, 1]`` / ``[-1, 1]`` (a DCGAN generator's tanh cannot reach ``randn``'s
+   tails, and the overfit test would fail for our sake).
 
 Random draws use a private ``torch.Generator`` (seed option + 1), as the inputs do.
 """
@@ -36,10 +38,18 @@ def infer_targets(ex: Example, raw, g) -> None:
     import torch
     import torch.nn.functional as F
 
-    ex.targets = torch.randn(tuple(out.shape), generator=g).to(dtype=out.dtype, device=out.device)
+    bounds = _bounds(out) if out.is_floating_point() and out.dim() >= 2 else None
+    if bounds is None:
+        ex.targets = torch.randn(tuple(out.shape), generator=g).to(dtype=out.dtype, device=out.device)
+        inside = ""
+    else:  # a tanh / sigmoid output cannot reach randn's tails: a floor we made, not the model's
+        lo, hi = bounds[0] + 0.05 * (bounds[1] - bounds[0]), bounds[1] - 0.05 * (bounds[1] - bounds[0])
+        drawn = torch.rand(tuple(out.shape), generator=g) * (hi - lo) + lo
+        ex.targets = drawn.to(dtype=out.dtype, device=out.device)
+        inside = f", drawn in [{lo:g}, {hi:g}] inside the output's range [{bounds[0]:g}, {bounds[1]:g}]"
     ex.loss_fn, ex.loss_name = F.mse_loss, "mse"
     ex.inferred.append(
-        f"Output {tuple(out.shape)} is not (batch, classes): MSE against random targets of the same shape."
+        f"Output {tuple(out.shape)} is not (batch, classes): MSE against random targets of the same shape{inside}."
     )
 
 

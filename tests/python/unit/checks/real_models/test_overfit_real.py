@@ -154,6 +154,28 @@ def test_gan_discriminator_passes():
     assert r["verdict"] == "PASS", r["headline"]
 
 
+# Injected bug: the last block's input is detached, so the first layers never learn.
+DETACHED = """
+
+class DetachedGenerator(DCGANGenerator):
+    def forward(self, input):
+        return self.main[6:](self.main[:6](input).detach())
+"""
+
+
+@pytest.mark.parametrize("cls, verdict", [("DCGANGenerator", "PASS"), ("DetachedGenerator", "FAIL")])
+def test_a_dcgan_generator_class_alone_gets_a_latent_and_targets_its_tanh_can_reach(tmp_path, cls, verdict):
+    # bench/measure_checks.py found a false FAIL: a (8, 16, 32, 32) input and randn targets beyond tanh's range.
+    from support.checks import example, write
+
+    body = f"import sys\nsys.path.insert(0, {M.HERE!r})\nfrom real_models import DCGANGenerator\n" + DETACHED
+    ex = example(write(tmp_path, "gen.py", body), cls)
+    assert tuple(ex.inputs[0].shape[2:]) == (1, 1) and "latent" in ex.inferred[1]
+    assert float(ex.targets.abs().max()) < 1.0 and "inside the output's range" in ex.inferred[-1]
+    r = run(ex)
+    assert r["verdict"] == verdict, r["headline"]
+
+
 def test_a_cut_attention_residual_fails_naming_the_parameters_even_though_the_loss_fell():
     r = run(build(M.example_gpt(cut_attention_residual=True)))
     assert r["verdict"] == "FAIL"
