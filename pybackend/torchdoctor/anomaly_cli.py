@@ -8,8 +8,9 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
   The report is printed even when the script catches the stop (a bare ``except:``) or the
   anomaly is in a thread (that thread stops; a line says so, not a traceback of ours).
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
-  exit status 1 if there was any. The closing line counts them all, though only the latest
-  100 reports (the first 50 and the latest 50) are kept (``--json`` says how many were reported in ``anomalies_reported``).
+  exit status 1 if there was any. The closing line counts them all, though only 100 reports
+  are kept, the first 50 and the latest 50 (``--json`` says how many were reported in
+  ``anomalies_reported``).
 - Output paths (``--json``, ``--report``, ``--tensorboard``) are relative to the directory the
   command was started in, whatever the script's ``os.chdir``.
 - Loss trends (not decreasing, oscillating) are advice: printed as ``[torchdoctor] advice: ...``

@@ -89,7 +89,7 @@ def infer_inputs(model, cls, options: dict) -> tuple[tuple, str]:
 def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[tuple[int, ...], str]:
     """The given spatialSize (an int, or one size per axis: [H, W]), else the one the first Linear after
     the convs fixes, else our default."""
-    from .spatial import solve
+    from .spatial import forward_runs, solve
 
     given = options.get("spatialSize")
     if given is not None:
@@ -101,7 +101,7 @@ def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[tupl
         return solved[0], solved[1] + " (option spatialSize to choose another)"
     if solved is not None:
         return solved[0], f"spatial size {default} is Torch Doctor's default and fits the Linear after the convolutions"
-    if _latent_first(conv):
+    if _latent_first(conv) and forward_runs(model, conv.in_channels, (1,) * dims, dtype, device):
         return (1,) * dims, (
             "spatial size 1: a model that starts with a transposed convolution (a DCGAN-style generator) takes a latent "
             f"vector as (N, {conv.in_channels}{', 1' * dims}) (option spatialSize to choose another)"
@@ -111,7 +111,8 @@ def _spatial(model, conv, dims: int, options: dict, dtype, device) -> tuple[tupl
 
 def _latent_first(conv) -> bool:
     """A first transposed convolution that a 1x1 input suits (kernel > 2 x padding on every axis):
-    a generator's latent (N, nz, 1, 1). Guessing 32x32 there asked it to paint images 35 times larger
+    a generator's latent (N, nz, 1, 1), when the whole forward then runs (a decoder or a U-Net's
+    upsampling block takes feature maps, and a convolution further on rejects 1x1: the default stays). Guessing 32x32 there asked it to paint images 35 times larger
     from random noise, and the overfit test called a correct DCGAN generator a FAIL."""
     import torch.nn as nn
 

@@ -58,6 +58,24 @@ def features_at(model, linear, channels: int, sizes: tuple[int, ...], dtype, dev
     return None
 
 
+def forward_runs(model, channels: int, sizes: tuple[int, ...], dtype, device) -> bool:
+    """Whether one (2, C, *sizes) batch of zeros goes through the whole forward (in eval mode, without
+    gradients: batch norm's running statistics do not move)."""
+    import torch
+
+    training = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(torch.zeros((PROBE_BATCH, channels) + tuple(sizes), dtype=dtype, device=device))
+        return True
+    except Exception:  # too small for a kernel further on, or the model wants something else
+        return False
+    finally:
+        for m, mode in training.items():
+            m.training = mode
+
+
 def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[tuple[int, ...], str] | None:
     """(sizes, why) when a Linear after the convs fixes the size (why is "" when our default fits);
     None when it does not tell."""

@@ -160,3 +160,25 @@ def test_no_bug_is_claimed_from_an_input_size_we_assumed(tmp_path: Path):
     r = shape_trace.run(example(path, "Odd", targets=False), {}, quiet, new_result("shapes"))
     assert r["verdict"] == "WARN" and "assumed" in r["headline"]
     assert not any("flatten-size mistake" in s for s in r["sentences"])
+
+
+@pytest.mark.parametrize(
+    "body, spatial",
+    [
+        # a DCGAN-style generator: a latent (N, nz, 1, 1) grows into an image
+        ("nn.ConvTranspose2d(16, 8, 4, 1, 0), nn.ReLU(), nn.ConvTranspose2d(8, 3, 4, 2, 1)", (1, 1)),
+        # a U-Net's upsampling block takes feature maps: a 3x3 convolution further on rejects 1x1
+        ("nn.ConvTranspose2d(16, 8, 2, stride=2), nn.Conv2d(8, 1, 3)", (32, 32)),
+    ],
+    ids=["generator", "upsampling-block"],
+)
+def test_a_first_transposed_convolution_gets_a_latent_only_when_the_forward_takes_it(tmp_path: Path, body, spatial):
+    path = model_file(
+        tmp_path,
+        f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.main = nn.Sequential({body})\n\n"
+        "    def forward(self, x):\n        return self.main(x)\n",
+    )
+    ex = example(path, "Net", targets=False)
+    assert tuple(ex.inputs[0].shape[2:]) == spatial
+    assert ("latent" in ex.inferred[1]) == (spatial == (1, 1))
+    assert all(m.training for m in ex.model.modules())  # the probe forward put train mode back
