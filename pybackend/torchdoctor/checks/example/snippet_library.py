@@ -7,7 +7,8 @@ and written to run as it is:
 
 - a small config with the config's own argument names (``GPT2Config(vocab_size=100, n_embd=32,
   n_layer=2, n_head=2, n_positions=64)``), the vocabulary of the user's model when the file built
-  one, special token ids inside that vocabulary;
+  one, special token ids inside that vocabulary, and ``pad_token_id=0`` when the config's default is None
+  (``GPT2ForSequenceClassification`` finds each row's last token by it and refuses a batch of 8 without one);
 - token ids ``torch.randint(0, config.vocab_size, (8, 16))``;
 - labels by the head: the input ids for a causal LM (the model shifts them itself), the tokens for a
   masked LM, a target sequence for a sequence-to-sequence model, ``(8,)`` classes below
@@ -91,6 +92,8 @@ def small_config(config, instance=None) -> list[str]:
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
             args.append(f"{name}=0")
+    if "pad_token_id" in params and params["pad_token_id"].default is None:
+        args.append("pad_token_id=0")  # GPT-2's None: its sequence classifier refuses a batch of more than one
     start = params.get("decoder_start_token_id")
     if getattr(params.get("is_encoder_decoder"), "default", False) is True and getattr(start, "default", None) is None:
         args.append("decoder_start_token_id=0")  # T5's: the decoder's first input, made from the labels

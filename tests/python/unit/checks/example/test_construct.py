@@ -80,6 +80,32 @@ def test_a_hugging_face_model_built_in_the_file_gets_a_snippet_that_runs(tmp_pat
     assert r["verdict"] == "PASS", r["headline"]
 
 
+def test_a_hugging_face_sequence_classifier_gets_a_padding_token_and_a_batch_of_eight(tmp_path: Path):
+    """GPT2Config's pad_token_id is None, and GPT2ForSequenceClassification refuses a batch of more than one
+    without it (it finds each row's last token by it): the snippet sets one; pasted, it builds and runs."""
+    pytest.importorskip("transformers")
+    path = write(
+        tmp_path,
+        "hf_cls.py",
+        """
+        from transformers import GPT2Config, GPT2ForSequenceClassification
+
+        config = GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32, num_labels=3)
+        model = GPT2ForSequenceClassification(config)
+        """,
+    )
+    with pytest.raises(E.ExampleError) as info:
+        example(path, "GPT2ForSequenceClassification")
+    snippet = info.value.snippet
+    assert "pad_token_id=0" in snippet and "labels = torch.randint(0, config.num_labels, (8,))" in snippet
+    path.write_text(path.read_text() + "\n\n" + snippet)
+    torch.manual_seed(0)
+    ex = example(path, "GPT2ForSequenceClassification")
+    assert ex.source == "torchdoctor_example" and ex.model.config.pad_token_id == 0
+    loss = ex.loss(ex.output())  # the forward that raised "Cannot handle batch sizes > 1 if no padding token"
+    assert loss.dim() == 0 and torch.isfinite(loss) and tuple(ex.targets.shape) == (8,)
+
+
 def test_a_model_built_in_the_file_gives_the_vocabulary_its_class_source_does_not(tmp_path: Path):
     write(
         tmp_path,
