@@ -22,7 +22,6 @@ from . import result as R
 from .safe_discovery import discover_safely
 from .source_text import SourceError, read_source
 
-BUDGET_SHARE = 0.5  # of --timeout for the gradient check's sampling and the LR finder's sweep
 DATA = "data"  # `torchdoctor check data FILE::NAME`: handled by torchdoctor/data_checks/cli.py
 
 
@@ -108,8 +107,7 @@ def _spec(args: argparse.Namespace):
         if args.check != R.LR_FIND:
             return "--csv applies to lr-find only"
         options["csv"] = os.path.abspath(args.csv)  # the worker runs in --cwd
-    # the bounded checks stop sampling in time to report what they measured, before the limit kills them
-    options.setdefault("timeBudgetSeconds", round(BUDGET_SHARE * args.timeout, 3))
+    jobs.give_budget(options, args.timeout)  # the bounded checks report what they measured before the limit
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
     if not os.path.isdir(cwd):
         return f"--cwd {args.cwd}: no such folder"

@@ -45,6 +45,7 @@ from .worker_streams import STDERR_LINE, LogBudget, cut_note, read_lines
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 24 * 3600.0
 MAX_BATCH_SIZE = 4096  # package.json's maximum for torchDoctor.checks.batchSize
+BUDGET_SHARE = 0.5  # of the time limit: the bounded checks' timeBudgetSeconds when the caller sets none
 STDERR_TAIL = 30
 MAX_LINE = 32 * 1024 * 1024  # the result is one JSON line; a shape trace of a big model is long
 EXIT_TOO_OLD = 3
@@ -272,6 +273,19 @@ def _precheck(spec: JobSpec) -> Optional[dict]:
             f"the interpreter {spec.python} was not found: set torchDoctor.python to the Python of your project (one with torch).",
         )
     return None
+
+
+def give_budget(options: dict, timeout: object) -> None:
+    """``timeBudgetSeconds``: ``BUDGET_SHARE`` of the time limit unless the caller set one (the editor and the
+    CLI), so that the bounded checks (overfit, LR finder, gradient check) report what they measured before
+    the limit kills the worker; ``timeBudgetShare`` says that the budget is that share, for their advice
+    (raise the time limit, not the option)."""
+    options.pop("timeBudgetShare", None)
+    if "timeBudgetSeconds" in options or isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        return
+    if math.isfinite(timeout) and timeout > 0:
+        options["timeBudgetSeconds"] = round(BUDGET_SHARE * float(timeout), 3)
+        options["timeBudgetShare"] = BUDGET_SHARE
 
 
 def _bad_limits(spec: JobSpec) -> Optional[str]:

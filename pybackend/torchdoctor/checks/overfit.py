@@ -25,10 +25,11 @@ measured so far. A run that still falls when the limit or the budget stops it is
 which stopped it and how many more steps the pace of its last quarter asks for, never a FAIL.
 
 Bounded: every step checks the clock, and training stops once ``timeBudgetSeconds`` has passed
-(the worker's time limit is twice that), keeping the curve so far. A batch memorised by then is
-judged as usual; otherwise, when the budget stopped the first ``steps``, the verdict is a WARN
-saying after how many of how many steps and how to give it more time (the setting
-``torchDoctor.checks.timeoutSeconds``), with any cause already seen, never a FAIL.
+(the editor and the CLI give a share of the time limit: ``jobs.give_budget``), keeping the curve so
+far. A batch memorised by then is judged as usual; otherwise, when the budget stopped the first
+``steps``, the verdict is a WARN saying after how many of how many steps and how to give it more
+time (the time limit when the budget is its share, else the option), with any cause already seen,
+never a FAIL for want of time: a graph cut already seen in the first backward is a FAIL all the same.
 
 Parameters that should learn (``requires_grad``) and got no gradient in the first backward turn a
 memorised batch into FAIL when their layer ran (the graph is cut: ``.detach()``) and WARN when it
@@ -65,7 +66,6 @@ STILL_FALLING = 0.9  # the loss above its floor fell by >10% over the last quart
 SLOW = "The loss falls"  # the start of the "falls but not near zero" sentence
 EXTEND = 5  # ... then train on, doubling the steps while it still falls, up to this many times the steps
 TIME_BUDGET = 60.0  # seconds (option timeBudgetSeconds; the CLI and the editor pass a share of the time limit)
-BUDGET_SHARE = 0.5  # of the time limit (timeoutSeconds) that the editor and the CLI pass as the budget
 clock = time.monotonic  # a module attribute, so that a test can count steps instead of seconds
 SEED_CAUSES = (
     "Seed 002: a model that cannot overfit one small batch has a fundamental bug: a broken loss, a broken backward, "
@@ -122,6 +122,8 @@ class _Run:
         self.stopped_by_time: float | None = None  # the time budget that stopped training on
         self.deadline: float | None = None  # clock() past which no further step starts
         self.cut_at: int | None = None  # the planned end of the stretch the deadline cut short
+        self.share: float | None = None  # the budget is this share of the time limit (option timeBudgetShare)
+        self.given = False  # the caller set timeBudgetSeconds (else TIME_BUDGET)
         self.seconds = 0.0  # spent training
 
     def passed(self) -> bool:
@@ -150,6 +152,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     off = dropout_off(model)
     r = _Run(needed_accuracy(ex))
     budget = float(options.get("timeBudgetSeconds", TIME_BUDGET))
+    r.given, r.share = "timeBudgetSeconds" in options, options.get("timeBudgetShare")
     started = clock()
     r.deadline = started + budget
     try:
@@ -170,10 +173,9 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     finally:
         off.restore()
         r.seconds = clock() - started
+    went = f"{len(r.losses)} steps in all until the time budget stopped it" if r.cut_at else f"up to {planned} steps"
     said = [off.sentence()] + (
-        [f"The loss was still falling at step {steps}: trained on while it fell, up to {planned} steps."]
-        if r.extended_from
-        else []
+        [f"The loss was still falling at step {steps}: trained on while it fell, {went}."] if r.extended_from else []
     )
     result["inferred"] = list(result.get("inferred") or []) + [s for s in said if s]
     result["curve"] = _curve(r.losses, r.accs)
@@ -181,7 +183,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     result["details"]["stepLimit"] = EXTEND * steps
     result["details"]["dropoutOff"] = off.layers + off.attributes
     result["details"]["timeBudgetSeconds"] = budget
-    result["details"]["stoppedByTime"] = r.cut_at is not None
+    result["details"]["stoppedByTime"] = r.stopped_by_time is not None and not r.passed()
     return _verdict(ex, model, r, steps, result)
 
 
@@ -220,8 +222,11 @@ def _train(ex, model, named, optimizer, r: _Run, start: int, stop: int, report, 
 
 def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
     name, ev = type(model).__name__, r.evidence
-    if not r.passed() and r.cut_at is not None and not r.extended_from:
-        return _unfinished(ex, model, r, result)
+    if not r.passed() and r.cut_at is not None and not r.extended_from:  # the budget stopped the first stretch
+        if not ev.cut:
+            return _unfinished(ex, model, r, result)
+        stopped = f"the time budget of {fmt_num(r.stopped_by_time or 0.0, 3)} s stopped it after {len(r.losses)} of {r.cut_at} steps"
+        return _cut_fail(r, result, f"{name} has not memorised {_batch_words(ex)} yet ({stopped}, {_progress(r)})")
     if not r.passed():
         result["headline"], result["sentences"] = _diagnose(ex, model, r, steps)
         slow = r.still_learning(steps) and len(result["sentences"]) == 1 and result["sentences"][0].startswith(SLOW)
@@ -237,13 +242,7 @@ def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
         return result
     memorised = f"{name} memorised the batch in {len(r.losses)} steps ({_progress(r)})"
     if ev.cut:
-        result["verdict"] = R.FAIL
-        result["headline"] = (
-            f"{memorised}, but {len(ev.cut)} of {ev.total} parameter tensors never received a gradient although "
-            f"their layers ran: {_names(ev.cut)}."
-        )
-        result["sentences"] = [_cut_sentence(ev.cut)] + ([_unused_sentence(ev.unused)] if ev.unused else [])
-        return result
+        return _cut_fail(r, result, memorised)
     if ev.unused:
         result["verdict"] = R.WARN
         result["headline"] = (
@@ -261,19 +260,32 @@ def _verdict(ex, model, r: _Run, steps: int, result: dict) -> dict:
     return result
 
 
+def _cut_fail(r: _Run, result: dict, before: str) -> dict:
+    """FAIL: parameters whose layers ran got no gradient (a cut graph), memorised or not, stopped by time or not."""
+    ev = r.evidence
+    result["verdict"] = R.FAIL
+    result["headline"] = (
+        f"{before}, but {len(ev.cut)} of {ev.total} parameter tensors never received a gradient although "
+        f"their layers ran: {_names(ev.cut)}."
+    )
+    result["sentences"] = [_cut_sentence(ev.cut)] + ([_unused_sentence(ev.unused)] if ev.unused else [])
+    return result
+
+
 def _slow_sentence(r: _Run, steps: int) -> str:
     """Why a run that still learns stopped, and how many more steps its pace asks for."""
     ran = len(r.losses)
     budget = f"the time budget of {fmt_num(r.stopped_by_time, 3)} s (option timeBudgetSeconds)"
     why = (
-        f"{budget} ran out at step {ran} of {r.cut_at} ({_more_time()})"
+        f"{budget} ran out at step {ran} of {r.cut_at}"
         if r.cut_at is not None
-        else f"training on would not fit {budget} ({_more_time()})"
+        else f"training on would not fit {budget}"
         if r.stopped_by_time is not None
         else f"{ran} steps is the limit ({EXTEND} times the option steps, {steps})"
     )
     more = _steps_to_go(r)
     pace = f" At the pace of its last {max(1, ran // 4)} steps it needs about {more} more." if more else ""
+    pace += f" {_more_time(r)}." if r.stopped_by_time is not None else ""
     return (
         f"It learns slowly rather than not at all; the test stopped because {why}.{pace} Some models do need "
         "that long (an LSTM language model can take several hundred Adam steps at lr 1e-3): run it with more steps "
@@ -281,10 +293,18 @@ def _slow_sentence(r: _Run, steps: int) -> str:
     )
 
 
-def _more_time() -> str:
+def _more_time(r: _Run) -> str:
+    """Where the budget came from and how to raise it: the time limit when the budget is its share (the
+    editor, the CLI), else the option itself."""
+    if r.share:
+        return (
+            f"The time budget is {r.share:.0%} of the check's time limit: raise the setting "
+            "torchDoctor.checks.timeoutSeconds, or --timeout on the command line"
+        )
+    origin = "was set by" if r.given else f"is the default ({fmt_num(TIME_BUDGET, 3)} s) of"
     return (
-        f"{BUDGET_SHARE:.0%} of the check's time limit: raise the setting torchDoctor.checks.timeoutSeconds, "
-        "or --timeout on the command line"
+        f"The time budget {origin} the option timeBudgetSeconds: raise it, keeping the check's time limit "
+        "(torchDoctor.checks.timeoutSeconds, or --timeout on the command line) above it"
     )
 
 
@@ -297,11 +317,11 @@ def _unfinished(ex, model, r: _Run, result: dict) -> dict:
         f"{type(model).__name__} has not memorised {_batch_words(ex)} yet: the time budget of "
         f"{fmt_num(budget, 3)} s stopped the test after {ran} of {planned} steps ({_progress(r)})."
     )
+    holds = f" (a time limit of about {fmt_num(pace * planned / r.share, 2)} s holds them)" if r.share else ""
     result["sentences"] = [
-        f"One step took about {fmt_num(pace, 3)} s, so {planned} steps need about {fmt_num(pace * planned, 3)} s. "
-        f"The budget (option timeBudgetSeconds) is {_more_time()} (a limit of about "
-        f"{fmt_num(pace * planned / BUDGET_SHARE, 2)} s holds {planned} steps at this pace); a smaller model or batch "
-        "in torchdoctor_example() is faster. An unfinished run says nothing against the model, so this is not a FAIL."
+        f"One step took about {fmt_num(pace, 3)} s, so {planned} steps need about {fmt_num(pace * planned, 3)} s"
+        f"{holds}. {_more_time(r)}; a smaller model or batch in torchdoctor_example() is faster. An unfinished "
+        "run says nothing against the model, so this is not a FAIL."
     ]
     seen = _diagnose(ex, model, r, planned, by_curve=False)[1]
     if seen:

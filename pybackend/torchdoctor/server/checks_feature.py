@@ -163,8 +163,7 @@ async def _run_check(ls: LanguageServer, p: dict) -> dict:
     options = dict(p.get("options") or {}) if isinstance(p.get("options") or {}, dict) else {}
     options.setdefault("batchSize", settings.batch_size)
     timeout = options.pop("timeoutSeconds", settings.timeout)
-    if isinstance(timeout, (int, float)) and timeout > 0:  # bounded checks report before the limit
-        options.setdefault("timeBudgetSeconds", 0.5 * float(timeout))
+    jobs.give_budget(options, timeout)  # bounded checks report before the limit
     memory = options.pop("memoryLimitMB", settings.memory_limit_mb)
     doc = documents.open_document(ls, uri)
     spec = jobs.JobSpec(

@@ -265,10 +265,16 @@ def test_a_slow_learner_stopped_by_the_step_limit_is_a_warning_with_its_reason_a
     assert 8 <= more <= 100  # the model passes at about step 200: some 25 more
 
 
-def ticking(monkeypatch, ex: E.Example) -> None:
-    """overfit's clock counts the model's forwards: one second each, whatever the machine's load."""
-    now = [0.0]
-    ex.model.register_forward_pre_hook(lambda *_: now.__setitem__(0, now[0] + 1.0))
+def ticking(monkeypatch, ex: E.Example, slower_after: int | None = None) -> None:
+    """overfit's clock counts the model's forwards: one second each (two after ``slower_after`` of them),
+    whatever the machine's load."""
+    now, calls = [0.0], [0]
+
+    def tick(*_):
+        calls[0] += 1
+        now[0] += 2.0 if slower_after is not None and calls[0] > slower_after else 1.0
+
+    ex.model.register_forward_pre_hook(tick)
     monkeypatch.setattr(overfit, "clock", lambda: now[0])
 
 
@@ -280,7 +286,33 @@ def test_a_slow_learner_stopped_by_the_time_budget_says_so(monkeypatch):
     assert r["verdict"] == "WARN" and 50 < r["details"]["steps"] < 100, r["headline"]
     said = r["sentences"][0]
     assert "training on would not fit the time budget of 70 s (option timeBudgetSeconds)" in said
-    assert "torchDoctor.checks.timeoutSeconds" in said
+    assert "The time budget was set by the option timeBudgetSeconds: raise it" in said
+    assert "torchDoctor.checks.timeoutSeconds" in said and r["details"]["stoppedByTime"]
+
+
+def test_a_budget_too_short_for_any_more_steps_stopped_the_run_and_says_so(monkeypatch):
+    # after the first 50 steps (50 ticks) the 52 s budget holds 2 more, fewer than a tenth of 50: no stretch starts
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex)
+    r = run(ex, steps=50, lr=1e-3, timeBudgetSeconds=52)
+    assert r["verdict"] == "WARN" and r["details"]["steps"] == 50, r["headline"]
+    assert r["details"]["stoppedByTime"]
+    assert "training on would not fit the time budget of 52 s" in r["sentences"][0]
+
+
+def test_an_extension_cut_short_by_the_deadline_says_the_steps_it_ran(monkeypatch):
+    # the first 50 steps take 1 tick each, the next 2: the 50 more planned at that pace do not all fit in 110
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex, slower_after=50)
+    r = run(ex, steps=50, lr=1e-3, timeBudgetSeconds=110)
+    ran = r["details"]["steps"]
+    assert r["verdict"] == "WARN" and 50 < ran < 100 and r["details"]["stoppedByTime"], r["headline"]
+    said = [s for s in r["inferred"] if s.startswith("The loss was still falling at step 50")]
+    assert said == [
+        f"The loss was still falling at step 50: trained on while it fell, {ran} steps in all until the time budget "
+        "stopped it."
+    ]
+    assert f"ran out at step {ran} of 100" in r["sentences"][0]
 
 
 def test_the_time_budget_stops_the_first_steps_too_with_a_warning_and_the_curve_so_far(monkeypatch):
@@ -295,7 +327,56 @@ def test_the_time_budget_stops_the_first_steps_too_with_a_warning_and_the_curve_
     )
     assert f"stopped the test after {ran} of 50 steps" in r["headline"]
     (said,) = r["sentences"]
-    assert "raise the setting torchDoctor.checks.timeoutSeconds" in said and "not a FAIL" in said
+    assert "The time budget was set by the option timeBudgetSeconds: raise it, keeping the check's time limit" in said
+    assert "not a FAIL" in said and "a time limit of about" not in said
+
+
+def test_a_budget_given_as_a_share_of_the_time_limit_says_to_raise_the_limit(monkeypatch):
+    from torchdoctor.checks import jobs
+
+    options: dict = {"steps": 50, "timeBudgetShare": 0.9}  # a share the caller sent is not believed
+    jobs.give_budget(options, 20)
+    assert options == {"steps": 50, "timeBudgetSeconds": jobs.BUDGET_SHARE * 20, "timeBudgetShare": jobs.BUDGET_SHARE}
+    mine = {"timeBudgetSeconds": 5, "timeBudgetShare": 0.9}
+    jobs.give_budget(mine, 20)
+    assert mine == {"timeBudgetSeconds": 5}
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex)
+    r = overfit.run(ex, options, quiet, new_result("overfit"))
+    assert r["verdict"] == "WARN" and r["details"]["stoppedByTime"], r["headline"]
+    (said,) = r["sentences"]
+    share = f"{jobs.BUDGET_SHARE:.0%}"
+    assert (
+        f"The time budget is {share} of the check's time limit: raise the setting torchDoctor.checks.timeoutSeconds"
+        in said
+    )
+    assert "a time limit of about" in said and "option timeBudgetSeconds" not in said
+
+
+def test_without_a_budget_the_default_is_named_as_the_option_to_raise(monkeypatch):
+    ex = small_example(F.mse_loss)
+    ticking(monkeypatch, ex)
+    r = overfit.run(ex, {"steps": 100}, quiet, new_result("overfit"))  # the default 60 s: 60 ticks
+    assert r["verdict"] == "WARN" and r["details"]["timeBudgetSeconds"] == overfit.TIME_BUDGET
+    assert "The time budget is the default (60 s) of the option timeBudgetSeconds: raise it" in r["sentences"][0]
+
+
+def test_a_cut_graph_fails_even_when_the_time_budget_stopped_the_run(monkeypatch):
+    """The first backward already showed a layer that ran and got no gradient: FAIL, not the unfinished WARN."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(8, 4, generator=g), torch.arange(8) % 3
+    for cut, verdict in ((False, "WARN"), (True, "FAIL")):
+        torch.manual_seed(0)
+        ex = E.Example(model=SideNet(cut), inputs=(x,), targets=y, loss_fn=F.cross_entropy)
+        ticking(monkeypatch, ex)
+        r = run(ex, steps=200, timeBudgetSeconds=5)
+        assert r["verdict"] == verdict and r["details"]["stoppedByTime"], r["headline"]
+        assert r["details"]["steps"] < 200 and r["details"]["noGradient"]["cut"] == (
+            ["side.weight", "side.bias"] if cut else []
+        )
+    assert r["headline"].startswith("SideNet has not memorised one batch (input (8, 4)) yet (the time budget of 5 s")
+    assert "never received a gradient although their layers ran: side.weight, side.bias" in r["headline"]
+    assert r["sentences"][0].startswith("Graph cut: side.weight, side.bias took part in the forward")
 
 
 def test_an_unfinished_run_names_what_it_saw_but_is_no_fail(monkeypatch):
@@ -389,28 +470,31 @@ def test_a_plateau_is_not_trained_on():
     assert r["verdict"] == "FAIL" and r["details"]["maxSteps"] == 200
 
 
+class SideNet(torch.nn.Module):
+    """A side branch that runs and is cut (``.detach()``) or kept, and a spare layer that never runs."""
+
+    def __init__(self, cut: bool):
+        super().__init__()
+        self.a, self.b, self.side, self.spare = (
+            torch.nn.Linear(4, 16),
+            torch.nn.Linear(16, 3),
+            torch.nn.Linear(4, 16),
+            torch.nn.Linear(4, 4),
+        )
+        self.cut = cut
+
+    def forward(self, x):
+        side = self.side(x)
+        return self.b(torch.relu(self.a(x)) + (side.detach() if self.cut else 0 * side))
+
+
 def test_an_unused_layer_warns_and_a_cut_one_fails_even_when_the_batch_is_memorised():
-    class Net(torch.nn.Module):
-        def __init__(self, cut: bool):
-            super().__init__()
-            self.a, self.b, self.side, self.spare = (
-                torch.nn.Linear(4, 16),
-                torch.nn.Linear(16, 3),
-                torch.nn.Linear(4, 16),
-                torch.nn.Linear(4, 4),
-            )
-            self.cut = cut
-
-        def forward(self, x):
-            side = self.side(x)
-            return self.b(torch.relu(self.a(x)) + (side.detach() if self.cut else 0 * side))
-
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(8, 4, generator=g), torch.arange(8) % 3
     for cut, verdict in ((False, "WARN"), (True, "FAIL")):
         torch.manual_seed(0)
-        r = run(E.Example(model=Net(cut), inputs=(x,), targets=y, loss_fn=F.cross_entropy), lr=1e-2)
+        r = run(E.Example(model=SideNet(cut), inputs=(x,), targets=y, loss_fn=F.cross_entropy), lr=1e-2)
         assert r["verdict"] == verdict, r["headline"]
         assert r["details"]["noGradient"]["unused"] == ["spare.weight", "spare.bias"]
         assert r["details"]["noGradient"]["cut"] == (["side.weight", "side.bias"] if cut else [])
-        assert r["headline"].startswith("Net memorised the batch in")
+        assert r["headline"].startswith("SideNet memorised the batch in")
