@@ -96,7 +96,7 @@ def test_a_hugging_face_sequence_classifier_gets_a_padding_token_and_a_batch_of_
     )
     with pytest.raises(E.ExampleError) as info:
         example(path, "GPT2ForSequenceClassification")
-    snippet = info.value.snippet
+    snippet = info.value.snippet or ""
     assert "pad_token_id=0" in snippet and "labels = torch.randint(0, config.num_labels, (8,))" in snippet
     path.write_text(path.read_text() + "\n\n" + snippet)
     torch.manual_seed(0)
