@@ -5,18 +5,30 @@ The server analyses documents in worker threads, but Python runs one thread at a
 hover or a CodeLens on a small file waits for it (``bench/bench_lsp_responsiveness.py``). Above
 ``LARGE_DOCUMENT`` that work goes to a ``Child`` instead: one long-lived child process (started
 with ``spawn``: it shares nothing with the server's threads; it runs at a lower priority and ends
-within a second of the server, however the server ends), so the server's event loop only waits on
-a pipe.
+as soon as the server ends, however the server ends: it waits on ``parent_process().sentinel``,
+which works on Windows too), so the server's event loop only waits on a pipe.
 
 One ``Child`` per kind of work (``lint/background.py`` lints; ``server/model_index.py`` looks for
 model classes and data targets), so a CodeLens never queues behind a lint. The function given to
 a child must be importable by name (a module-level function); it runs in the child with the
 arguments pickled.
 
-Failures: a child that cannot be started is a ``ChildUnavailable`` (the caller does the work in
-its own process, as before); a child that stops before answering (a crash of the parser, killed
-for memory) is a ``ChildStopped``, and the next call starts a new child. Exceptions the function
-raises come back as themselves.
+Deadline: ``Child.run`` answers within ``Child.deadline`` seconds of submitting the work (``DEADLINE_SECONDS``,
+30 s, by default; a 1 MB file takes a few seconds), else the child is killed and the caller gets
+a ``ChildTimedOut`` whose text is the note to show ("analysing this file took longer than 30 s:
+..."): a pathological text cannot hold the child, and every later large document with it, forever.
+Work queued behind the killed call (its own time is up too, or its child is gone) is sent once
+more to a new child.
+
+Failures: a child that cannot be started is a ``ChildUnavailable`` (``run`` then does the work in
+a thread of this process); a child that stops before answering (a crash of the parser, killed
+for memory) is a ``ChildStopped``, and the next call starts a new child. The text of both
+``ChildStopped`` and ``ChildTimedOut`` is a note for the user. Exceptions the function raises come
+back as themselves.
+
+Exit: the server never waits for a busy child: ``stop_all`` kills every child. The server calls it
+as it stops (``server/__main__.py``), and it runs again as the interpreter shuts down, before
+``concurrent.futures``' own exit handler, which would wait for the work a child is doing.
 
 Standard library only: used by the server and by ``lint``.
 """
@@ -28,16 +40,23 @@ import concurrent.futures
 import concurrent.futures.process
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import threading
 import time
-from typing import Any, Callable, Optional, Tuple, TypeVar
+import weakref
+from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 log = logging.getLogger(__name__)
 
 LARGE_DOCUMENT = 256 * 1024  # characters (~8,000 lines): the work is felt by other requests
 NICENESS = 5  # the child yields the CPU to the server (and its small-file requests) on a busy machine
-PARENT_POLL_SECONDS = 1.0  # how soon a child notices that the server has gone
+DEADLINE_SECONDS = 30.0  # the longest one call may take (from its submission) before the child is killed
+PARENT_POLL_SECONDS = 1.0  # only where a child cannot get its parent's sentinel: how often it checks
+STOPPED = (
+    "cannot analyse this file: the process analysing it stopped before answering "
+    "(out of memory, or a crash of the parser)"
+)
 
 T = TypeVar("T")
 
@@ -47,64 +66,85 @@ class ChildUnavailable(RuntimeError):
 
 
 class ChildStopped(RuntimeError):
-    """The child process stopped (crashed, or was killed) before it answered."""
+    """The child process stopped (crashed, or was killed) before it answered; the text is a note."""
+
+
+class ChildTimedOut(ChildStopped):
+    """The child did not answer within its deadline and was killed; the text is a note."""
+
+
+_CHILDREN: "weakref.WeakSet[Child]" = weakref.WeakSet()  # for stop_all
 
 
 class Child:
     """One long-lived child process for one kind of work (see the module docstring)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, deadline: float = DEADLINE_SECONDS) -> None:
         self.name = name
+        self.deadline = deadline
         self._lock = threading.Lock()
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
+        self._killed: "weakref.WeakSet[concurrent.futures.ProcessPoolExecutor]" = weakref.WeakSet()
+        _CHILDREN.add(self)
 
     def submit(self, fn: Callable[..., T], *args: Any) -> "concurrent.futures.Future[T]":
         """Start ``fn(*args)`` in the child; its future fails with ``BrokenProcessPool`` if the child dies.
 
-        A child found dead (killed while idle) is replaced once; ``ChildUnavailable`` if no child starts."""
+        No deadline (the caller waits as it likes). A child found dead (killed while idle) is
+        replaced once; ``ChildUnavailable`` if no child starts."""
         return self._submit(fn, *args)[1]
 
-    def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in the child, waited for in this thread; ``ChildStopped`` / ``ChildUnavailable``."""
-        pool, future = self._submit(fn, *args)
-        try:
-            return future.result()
-        except concurrent.futures.process.BrokenProcessPool as exc:
-            raise self._stopped(pool, exc) from exc
-
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run(self, fn: Callable[..., T], *args: Any, here: Optional[Callable[[], T]] = None) -> T:
         """``fn(*args)`` in the child, awaited without holding the event loop.
 
-        ``ChildStopped`` when the child dies before answering; when no child can be started, ``fn``
-        runs in a worker thread of this process instead. Cancelling the caller drops the work if
-        the child has not started it yet."""
-        try:
-            pool, future = self._submit(fn, *args)
-        except ChildUnavailable as exc:
-            log.warning("%s; working in the server process", exc)
-            return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
-        try:
-            return await asyncio.wrap_future(future)
-        except concurrent.futures.process.BrokenProcessPool as exc:
-            raise self._stopped(pool, exc) from exc
+        ``ChildStopped`` when the child dies before answering, ``ChildTimedOut`` past the deadline;
+        when no child can be started, ``here()`` (by default ``fn(*args)``) runs in a worker thread
+        of this process instead. Cancelling the caller drops the work if the child has not started
+        it yet."""
+        for retry in (True, False):
+            try:
+                pool, future = self._submit(fn, *args)
+            except ChildUnavailable as exc:
+                log.warning("%s; working in the server process", exc)
+                work = here if here is not None else (lambda: fn(*args))
+                return await asyncio.get_running_loop().run_in_executor(None, work)
+            waiting = asyncio.wrap_future(future)
+            try:
+                done, _ = await asyncio.wait({waiting}, timeout=self.deadline)
+            except asyncio.CancelledError:
+                waiting.cancel()
+                raise
+            if not done:
+                waiting.cancel()
+                if retry and pool in self._killed:
+                    continue
+                raise self._expired(pool)
+            try:
+                return waiting.result()
+            except concurrent.futures.process.BrokenProcessPool as exc:
+                if not (retry and pool in self._killed):
+                    raise self._stopped(pool, exc) from exc
+        raise AssertionError("unreachable")
 
     def reset(self) -> None:
-        """Forget the child (stopping it once its queue is done); the next call starts a new one."""
+        """Kill the child, busy or not; the next call starts a new one."""
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._kill(pool)
 
     def pid(self) -> Optional[int]:
         """The child's process id, None while none runs (for tests and logs)."""
-        pool = self._pool
-        processes = list((getattr(pool, "_processes", None) or {}).values()) if pool is not None else []
+        processes = _processes(self._pool)
         return processes[0].pid if processes else None
 
     # -- internals ----------------------------------------------------------------------------
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
+            if self._pool is not None and _any_dead(self._pool):
+                dead, self._pool = self._pool, None  # killed while idle, not yet noticed by the pool
+                dead.shutdown(wait=False, cancel_futures=True)
             if self._pool is None:
                 self._pool = concurrent.futures.ProcessPoolExecutor(
                     max_workers=1,
@@ -136,10 +176,58 @@ class Child:
             self._pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
+    def _kill(self, pool: concurrent.futures.ProcessPoolExecutor) -> None:
+        """Kill ``pool``'s child now (``shutdown`` alone waits for the call it is working on)."""
+        self._killed.add(pool)
+        for process in _processes(pool):
+            try:
+                process.kill()
+            except (OSError, ValueError):  # already gone, or already closed
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def _stopped(self, pool: concurrent.futures.ProcessPoolExecutor, exc: BaseException) -> ChildStopped:
         log.warning("the %s process stopped before answering (%s); the next call starts a new one", self.name, exc)
         self._discard(pool)
-        return ChildStopped(f"the {self.name} process stopped before it answered")
+        return ChildStopped(STOPPED)
+
+    def _expired(self, pool: concurrent.futures.ProcessPoolExecutor) -> ChildTimedOut:
+        log.warning(
+            "the %s process took longer than %g s: killed; the next call starts a new one", self.name, self.deadline
+        )
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        self._kill(pool)
+        return ChildTimedOut(
+            f"analysing this file took longer than {self.deadline:g} s: stopped, so that the other files "
+            "stay fast; it is analysed again after the next edit"
+        )
+
+
+def stop_all() -> None:
+    """Kill every child now, busy or not: the server is exiting and must not wait for one."""
+    for child in list(_CHILDREN):
+        child.reset()
+
+
+def _processes(pool: Optional[concurrent.futures.ProcessPoolExecutor]) -> List[Any]:
+    """The pool's worker processes (no public API lists them before Python 3.14)."""
+    return list((getattr(pool, "_processes", None) or {}).values()) if pool is not None else []
+
+
+def _any_dead(pool: concurrent.futures.ProcessPoolExecutor) -> bool:
+    """Whether one of the pool's children has exited (its sentinel is ready), without reaping it."""
+    try:
+        sentinels = [p.sentinel for p in _processes(pool)]
+        return bool(sentinels) and bool(multiprocessing.connection.wait(sentinels, timeout=0))
+    except (OSError, ValueError):  # closed meanwhile: dead
+        return True
+
+
+# Before concurrent.futures' own exit handler (registered when it was imported, and these run in
+# reverse order), which waits for the work a child is doing: stop the children first.
+getattr(threading, "_register_atexit", lambda f: None)(stop_all)
 
 
 def _child_started(parent: int) -> None:
@@ -153,7 +241,21 @@ def _child_started(parent: int) -> None:
 
 def _watch_parent(parent: int) -> None:
     """A server that dies (even by SIGKILL) leaves no child behind: the child would otherwise wait
-    for work forever (it holds its own end of the work queue's pipe, so it never sees end of file)."""
+    for work forever (it holds its own end of the work queue's pipe, so it never sees end of file).
+
+    The parent's sentinel (a pipe on POSIX, the process handle on Windows) is ready once the parent
+    has gone; the parent's id is no signal on Windows, where it never changes."""
+    process = multiprocessing.parent_process()
+    if process is not None:
+        try:
+            multiprocessing.connection.wait([process.sentinel])
+        except (OSError, ValueError):  # not a waitable sentinel here: look at the parent's id instead
+            _wait_for_new_parent_id(parent)
+    else:
+        _wait_for_new_parent_id(parent)
+    os._exit(0)
+
+
+def _wait_for_new_parent_id(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_POLL_SECONDS)
-    os._exit(0)

@@ -5,19 +5,22 @@ one long-lived ``spawn``ed process; ``ast.parse`` in a thread would hold the int
 hover or a CodeLens on a small file would wait for it, ``bench/bench_lsp_responsiveness.py``).
 
 The child has its own project index: the editor's unsaved texts of the other open files are
-sent along with each lint (only those that changed are re-read there). If the child cannot be
-started or dies, the lint runs in the caller's thread as before, and the next large lint
-starts a new child.
+sent along with each lint (only those that changed are re-read there). Only when no child can be
+started does the lint run in the server's process. A child that stops on the text (a crash of the
+parser, out of memory) or takes longer than its deadline (``background.DEADLINE_SECONDS``) is a
+``LintResult`` with a ``note`` saying so, never a second try in the server: a text that brought
+the child down would bring the server down. The next large lint starts a new child.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import os
 from typing import Dict, Iterable, Optional, Tuple
 
-from ..background import LARGE_DOCUMENT, Child, ChildStopped, ChildUnavailable
+from ..background import LARGE_DOCUMENT, Child, ChildStopped
 from .engine import lint_source
 from .model import LintResult
 
@@ -35,17 +38,21 @@ def submit(
     return CHILD.submit(_lint_in_child, text, path, tuple(disabled), dict(texts))
 
 
-def lint(text: str, path: Optional[str], disabled: Iterable[str], texts: Dict[str, str]) -> LintResult:
-    """``lint_source`` in the child process, or here when the child is unavailable."""
+async def lint(text: str, path: Optional[str], disabled: Iterable[str], texts: Dict[str, str]) -> LintResult:
+    """``lint_source`` in the child process (in a thread here only when no child starts); a note
+    when the child stops on this text or runs past its deadline."""
+    disabled = tuple(disabled)
     try:
-        return CHILD.call(_lint_in_child, text, path, tuple(disabled), dict(texts))
-    except (ChildStopped, ChildUnavailable) as exc:
-        log.warning("background lint unavailable (%s); linting in the server process", exc)
-        return lint_source(text, path, disabled)
+        return await CHILD.run(
+            _lint_in_child, text, path, disabled, dict(texts), here=functools.partial(lint_source, text, path, disabled)
+        )
+    except ChildStopped as exc:  # ChildTimedOut too: its text says so
+        log.warning("the lint of %s did not finish in its process: %s", path or "<text>", exc)
+        return LintResult(note=str(exc))
 
 
 def reset() -> None:
-    """Forget the child (after it died); the next large lint starts a new one."""
+    """Kill the child; the next large lint starts a new one."""
     CHILD.reset()
 
 

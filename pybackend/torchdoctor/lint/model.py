@@ -104,6 +104,8 @@ class LintResult:
     syntax_error: Optional[Finding] = None
     # Rules that raised: logged and listed here, never shown to users as findings.
     internal_errors: list = field(default_factory=list)
+    # Set when the text was not linted, and why (the server's lint process stopped on it).
+    note: Optional[str] = None
 
     @property
     def all(self) -> list:

@@ -44,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.executable,
         os.getpid(),
     )
-    server.start_io()
+    try:
+        server.start_io()
+    finally:
+        from ..background import stop_all
+
+        stop_all()  # a child busy on a large file is killed, not waited for
     return 0
 
 

@@ -37,8 +37,19 @@ def _register_lifecycle(server: TorchDoctorServer) -> None:
 def build_server() -> TorchDoctorServer:
     server = TorchDoctorServer(protocol.SERVER_NAME, protocol.SERVER_VERSION)
     _register_lifecycle(server)
-    checks_feature.register(server)
+    models = checks_feature.register(server)
     data_feature.register(server)
-    lint_feature.register(server)
+    lint = lint_feature.register(server)
     diagnosis_feature.register(server)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TorchDoctorServer, params: types.DidCloseTextDocumentParams) -> None:
+        """Every feature lets go of the document (pygls takes one handler per notification): its
+        diagnostics are cleared, and its model classes and data targets forgotten (reopened, its
+        versions start at 1 again, and a kept result of the old text would be taken for the new)."""
+        uri = params.text_document.uri
+        lint.close(uri)
+        models.forget(uri)
+        data_feature.forget(uri)
+
     return server

@@ -52,8 +52,9 @@ class CheckSettings:
     memory_limit_mb: int = 0  # 0: the default (jobs.default_memory_limit_mb)
 
 
-def register(server: LanguageServer) -> None:
-    """Attach the CodeLens provider and the two custom requests."""
+def register(server: LanguageServer) -> ModelIndex:
+    """Attach the CodeLens provider and the two custom requests; the model classes' index, whose
+    ``forget`` ``app.py`` calls on ``textDocument/didClose``."""
     cache = ModelIndex()
     settings_for(server)  # wire the shared settings reader now, before the client initializes
 
@@ -107,6 +108,8 @@ def register(server: LanguageServer) -> None:
                 R.ERR_INTERNAL,
                 f"Torch Doctor failed to run the check ({type(exc).__name__}: {str(exc)[:300]}); the log has the details.",
             )
+
+    return cache
 
 
 def _lenses(uri: str, model) -> list[types.CodeLens]:

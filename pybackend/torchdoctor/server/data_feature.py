@@ -76,13 +76,18 @@ def _no_targets() -> DataDiscovery:
     return DataDiscovery([], False)
 
 
-def _stopped(reason: str) -> dict:
-    return {"message": f"cannot analyse this file ({reason})", "line": 0, "character": 0}
+def _stopped(note: str) -> dict:
+    return {"message": note, "line": 0, "character": 0}
 
 
 # One discovery per document version, the last good one while the text does not parse, and a
 # large document's in the discovery child process (``model_index.py``).
 _INDEX: DiscoveryIndex[DataDiscovery, dict] = DiscoveryIndex(_discover, _no_targets, _stopped)
+
+
+def forget(uri: str) -> None:
+    """The document was closed: drop its data targets (``app.py``, on ``textDocument/didClose``)."""
+    _INDEX.forget(uri)
 
 
 async def data_lenses(ls: LanguageServer, uri: str, source: str) -> list:

@@ -2,10 +2,13 @@
 
 - ``didOpen`` / ``didSave``: lint now; ``didChange``: lint after a pause in typing
   (``DEBOUNCE_SECONDS``, ``LARGE_DEBOUNCE_SECONDS`` above ``LARGE_DOCUMENT``; a newer change cancels the pending run, and a result is published
-  only if the document is still at the version that was linted); ``didClose``: clear.
+  only if the document is still at the version that was linted); ``didClose``: clear (``close``,
+  called by ``app.py``'s one didClose handler).
 - The linter runs in a worker thread (``run_in_executor``); a document over ``LARGE_DOCUMENT``
   is linted in a child process (``lint/background.py``), since a thread still holds the
-  interpreter while it parses and analyses, and other requests would wait for it. While the text does not parse, the last diagnostics are kept rather than
+  interpreter while it parses and analyses, and other requests would wait for it. A child that
+  stops on the text (a crash, out of memory, past its deadline) is one Information diagnostic
+  saying so. While the text does not parse, the last diagnostics are kept rather than
   flickering away; the Python language server reports the syntax error itself.
 - ``textDocument/codeAction``: the rule's safe fix (preferred), and "ignore this rule on this
   line", which appends ``# torchdoctor: ignore[TDxxx]``.
@@ -62,6 +65,7 @@ class Linted:
     version: Optional[int]
     lines: List[str]
     findings: List[Finding]
+    note: Optional[str] = None  # not linted, and why (the lint's child process stopped on this text)
 
 
 class LintService:
@@ -155,7 +159,10 @@ class LintService:
         if current is None or current.version != linted.version:
             return  # a newer version is on its way; its own run will publish
         self._linted[uri] = linted
-        self._publish(uri, linted.version, [self._diagnostic(linted.lines, f) for f in linted.findings])
+        diagnostics = [self._diagnostic(linted.lines, f) for f in linted.findings]
+        if linted.note is not None:
+            diagnostics.append(_information(linted.note))
+        self._publish(uri, linted.version, diagnostics)
 
     async def lint(self, uri: str) -> Optional[Linted]:
         """Lint the document's current text off the event loop; None when it does not parse."""
@@ -165,7 +172,6 @@ class LintService:
         version, text = document.version, document.source
         path = to_fs_path(uri) or uri
         PROJECT.set_text(path, text)  # other files importing this one see the unsaved text
-        loop = asyncio.get_running_loop()
         disabled = tuple(self.disabled_rules)
         if len(text) > background.LARGE_DOCUMENT:
             # A long file's lint holds the interpreter for a second or more: in a child
@@ -176,12 +182,12 @@ class LintService:
                 unsaved = PROJECT.unsaved_text(other)
                 if other != own and unsaved is not None:
                     texts[other] = unsaved
-            result = await loop.run_in_executor(None, background.lint, text, path, disabled, texts)
+            result = await background.lint(text, path, disabled, texts)
         else:
-            result = await loop.run_in_executor(None, lint_source, text, path, disabled)
+            result = await asyncio.get_running_loop().run_in_executor(None, lint_source, text, path, disabled)
         if result.syntax_error is not None:
             return None
-        return Linted(version, split_lines(text), result.findings)
+        return Linted(version, split_lines(text), result.findings, result.note)
 
     async def findings_now(self, uri: str) -> Optional[Linted]:
         """Findings for the document as it is now: the published ones when current, else fresh."""
@@ -233,9 +239,14 @@ def _too_large(text: str) -> bool:
 
 
 def _too_large_note(text: str) -> types.Diagnostic:
+    return _information(f"{too_large_message(len(text), MAX_ANALYSIS_BYTES)}: Torch Doctor does not lint this file")
+
+
+def _information(message: str) -> types.Diagnostic:
+    """A note on line 1 about the whole file (no rule: no quick fix, no hover)."""
     return types.Diagnostic(
         range=types.Range(types.Position(0, 0), types.Position(0, 0)),
-        message=f"{too_large_message(len(text), MAX_ANALYSIS_BYTES)}: Torch Doctor does not lint this file",
+        message=message,
         severity=types.DiagnosticSeverity.Information,
         source=SOURCE,
     )
@@ -354,11 +365,6 @@ def register(server: LanguageServer) -> LintService:
     def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         """Lint right away on save, without waiting for the debounce."""
         service.schedule(params.text_document.uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        """Clear the document's diagnostics."""
-        service.close(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

@@ -391,31 +391,80 @@ async def test_a_large_documents_lenses_come_from_a_child_and_other_files_answer
 ):
     # Over 256 KB (background.LARGE_DOCUMENT) the model classes are looked for in a child process:
     # ast.parse in a thread of the server would hold the interpreter, and every other request with it.
-    big_text, classes = _many_models(400 * 1024)
     small_path = MODELS / "mlp.py"
     small = _open(client, small_path)
     assert len(await _lenses(client, small)) == 4
-    big = _open(client, tmp_path / "big.py", big_text)
-    started = time.monotonic()
-    big_lenses = asyncio.ensure_future(_lenses(client, big))
-    waits, version = [], 1
-    while not big_lenses.done():
-        version += 1  # a new version each time: the small file's classes are looked for again
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=small, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=small_path.read_text() + "\n")],
+    # In the server's thread one small request waits for the whole parse: 0.51-0.73 s of 1.6-2.0 s,
+    # a third, in each of three trials (measured with the discovery forced into the thread). A warm
+    # child answers in ~0.3 s, so one scheduler stall of 75 ms on a loaded machine would break the
+    # relation: it must hold in one of three fresh trials (the first one's child is a cold start).
+    big_text, classes = _many_models(400 * 1024)
+    trials, version = [], 1
+    for trial in range(3):
+        big = _open(client, tmp_path / f"big{trial}.py", big_text)  # a new document each time: not cached
+        started = time.monotonic()
+        big_lenses = asyncio.ensure_future(_lenses(client, big))
+        waits = []
+        while not big_lenses.done():
+            version += 1  # a new version each time: the small file's classes are looked for again
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=small, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=small_path.read_text() + "\n")],
+                )
             )
-        )
-        asked = time.monotonic()
-        assert len(await _lenses(client, small)) == 4
-        waits.append(time.monotonic() - asked)
-        await asyncio.sleep(0.02)  # a typist's pace, not a flood
-    took = time.monotonic() - started
-    lenses = await big_lenses
-    assert {lens.command.arguments[0]["className"] for lens in lenses} == set(classes)
-    assert len(lenses) == 4 * len(classes)
-    # The small file was answered while the large one was worked on, each time in a fraction of it
-    # (a relation, not a time: both slow down together on a loaded machine).
-    assert len(waits) >= 3, (waits, took)
-    assert max(waits) < took / 4, (waits, took)
+            asked = time.monotonic()
+            assert len(await _lenses(client, small)) == 4
+            waits.append(time.monotonic() - asked)
+            await asyncio.sleep(0.02)  # a typist's pace, not a flood
+        took = time.monotonic() - started
+        lenses = await big_lenses
+        assert {lens.command.arguments[0]["className"] for lens in lenses} == set(classes)
+        assert len(lenses) == 4 * len(classes)
+        trials.append((round(took, 3), [round(w, 3) for w in waits]))
+        # The small file was answered while the large one was worked on, each time in a fraction of
+        # it (a relation, not a time: both slow down together on a loaded machine).
+        if len(waits) >= 3 and max(waits) < took / 4:
+            return
+    raise AssertionError(f"a small file waited over a quarter of the large one's time in all three: {trials}")
+
+
+REOPENED = """\
+import torch.nn as nn
+from torch.utils.data import Dataset
+
+
+class {name}Net(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class {name}Data(Dataset):
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, i):
+        return i
+"""
+
+
+async def test_a_closed_document_reopened_with_other_text_gets_its_own_lenses(client: LanguageClient, tmp_path: Path):
+    # Closed, changed on disk (a checkout), reopened: VS Code counts its versions from 1 again, so
+    # on didClose the server forgets its model classes and data targets (before, version 1's lenses
+    # were the old text's).
+    path = tmp_path / "reopened.py"
+
+    def names(lenses: list[types.CodeLens]) -> set[str]:
+        found = set()
+        for lens in lenses:
+            assert lens.command is not None and lens.command.arguments
+            args = lens.command.arguments[0]  # a model's lens names its className, a data lens its name
+            assert isinstance(args, dict)
+            found.add(args.get("className") or args["name"])
+        return found
+
+    uri = _open(client, path, REOPENED.format(name="Before"))
+    assert names(await _lenses(client, uri)) == {"BeforeNet", "BeforeData"}
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
+    _open(client, path, REOPENED.format(name="After"))
+    assert names(await _lenses(client, uri)) == {"AfterNet", "AfterData"}

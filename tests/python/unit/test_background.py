@@ -1,6 +1,8 @@
 """Large documents are analysed in a child process (torchdoctor/background.py, used by
 server/model_index.py): the same answers and notes as in the server's thread, a note when the
-child dies, results of an older version not kept, and no child outliving the server."""
+child dies or runs past its deadline (and then it is killed), results of an older version not
+kept, a reopened document discovered afresh, no child outliving the server, and no server exit
+waiting for a busy child."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import List, Optional, Tuple
 
 import pytest
 
-from torchdoctor.background import LARGE_DOCUMENT
+from torchdoctor.background import LARGE_DOCUMENT, STOPPED
 from torchdoctor.checks.safe_discovery import discover_safely
 from torchdoctor.server import model_index
 from torchdoctor.server.model_index import DiscoveryIndex, ModelIndex
@@ -53,7 +55,7 @@ def test_a_child_that_stops_is_a_note_and_the_next_document_gets_a_new_child(tmp
         crashing = ModelIndex(discover=_exit_abruptly)
         found, note = await crashing.get("file:///big.py", "big.py", MODEL + PADDING, 1)
         assert found.models == [] and note is not None
-        assert note.message.startswith("cannot analyse this file: the process analysing it stopped")
+        assert note.message == STOPPED and note.message.startswith("cannot analyse this file: the process")
         found, note = await ModelIndex().get("file:///big.py", "big.py", MODEL + PADDING, 2)
         assert note is None and [m.name for m in found.models] == ["Net"]
 
@@ -91,21 +93,107 @@ def test_a_result_that_comes_back_after_a_newer_version_is_not_kept():
     assert CALLS == ["slow", "fast", "broken", "slow"]  # version 1's result was not kept
 
 
+def test_a_reopened_document_is_a_new_one_whether_or_not_it_was_forgotten():
+    # VS Code counts a reopened document's versions from 1 again. Before, the highest version ever
+    # asked for stayed: every later result counted as stale, nothing was cached and the last good
+    # result stayed the old text's.
+    index: DiscoveryIndex[str, str] = DiscoveryIndex(_recorded, lambda: "nothing", lambda why: why)
+    CALLS.clear()
+
+    async def scenario():
+        assert await index.get("u", "p", "old", 5) == ("old", None)
+        assert await index.get("u", "p", "new", 1) == ("new", None)  # reopened without a didClose
+        assert await index.get("u", "p", "new", 1) == ("new", None)  # kept: not parsed again
+        assert await index.get("u", "p", "broken", 2) == ("new", "does not parse")  # the last good: new's
+        index.forget("u")  # didClose
+        assert await index.get("u", "p", "broken", 1) == ("nothing", "does not parse")  # nothing of before
+        assert await index.get("u", "p", "again", 1) == ("nothing", "does not parse")  # version 1 is kept
+
+    asyncio.run(scenario())
+    assert CALLS == ["old", "new", "broken", "broken"]
+
+
+def test_a_result_that_comes_back_after_its_document_was_closed_is_not_kept():
+    index: DiscoveryIndex[str, str] = DiscoveryIndex(_recorded, lambda: "nothing", lambda why: why)
+    CALLS.clear()
+    SLOW.clear()
+
+    async def scenario():
+        closed = asyncio.ensure_future(index.get("u", "p", "slow", 3))
+        while not CALLS:
+            await asyncio.sleep(0.01)
+        index.forget("u")  # closed while its discovery runs, then reopened
+        assert await index.get("u", "p", "fast", 1) == ("fast", None)
+        SLOW.set()
+        assert await closed == ("slow", None)  # its own request is answered
+        assert await index.get("u", "p", "broken", 2) == ("fast", "does not parse")  # not the closed text's
+
+    asyncio.run(scenario())
+
+
+def _hang(source: str, path: str):
+    time.sleep(600)  # a pathological parse
+
+
+def test_a_discovery_past_its_deadline_is_a_note_the_child_is_killed_and_the_work_behind_it_is_done(monkeypatch):
+    monkeypatch.setattr(model_index.CHILD, "deadline", 2.0)
+    stuck_pid = model_index.CHILD.submit(os.getpid).result()  # started: the deadline is the work's alone
+
+    async def scenario():
+        stuck = asyncio.ensure_future(ModelIndex(discover=_hang).get("file:///stuck.py", "stuck.py", PADDING, 1))
+        await asyncio.sleep(0)  # submitted
+        behind = asyncio.ensure_future(ModelIndex().get("file:///big.py", "big.py", MODEL + PADDING, 1))
+        started = time.monotonic()
+        found, note = await stuck
+        took = time.monotonic() - started
+        assert found.models == [] and note is not None and took < 15, (note, took)
+        assert note.message.startswith("analysing this file took longer than 2 s: stopped"), note.message
+        # queued behind the stuck call, it was sent once more to a new child, within its own deadline
+        found, note = await behind
+        assert note is None and [m.name for m in found.models] == ["Net"]
+
+    asyncio.run(scenario())
+    assert model_index.CHILD.pid() not in (None, stuck_pid)
+    _gone(stuck_pid, "the child past its deadline was not killed")
+
+
+BUSY_CHILD_AT_EXIT = """
+import os, sys, time
+from torchdoctor.background import Child
+child = Child("test")
+print(child.submit(os.getpid).result(), flush=True)
+child.submit(time.sleep, 600)  # a parse that never ends
+time.sleep(0.2)
+sys.exit(0)  # a clean exit: concurrent.futures would wait for the child's work
+"""
+
+
+def test_exit_does_not_wait_for_a_busy_child():
+    out = subprocess.run([sys.executable, "-c", BUSY_CHILD_AT_EXIT], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    _gone(int(out.stdout.split()[0]), "the busy child outlived its parent")
+
+
 CHILD_OF_A_DYING_SERVER = """
 import os, sys
 from torchdoctor.background import Child
 child = Child("test")
+# as on Windows, where a process's parent id never changes: only the parent's sentinel can tell
+child.submit(exec, "import os; os.getppid = lambda: PARENT", {"PARENT": os.getpid()}).result()
 print(child.submit(os.getpid).result(), flush=True)
 os._exit(0)  # no clean-up, as after SIGKILL
 """
 
 
-def test_the_child_does_not_outlive_the_server():
+def test_the_child_does_not_outlive_the_server_even_if_its_parent_id_never_changes():
     out = subprocess.run(
         [sys.executable, "-c", CHILD_OF_A_DYING_SERVER], capture_output=True, text=True, timeout=60, check=True
     )
-    pid = int(out.stdout.split()[0])
-    deadline = time.monotonic() + 30  # a ceiling: the child looks for its parent every second
+    _gone(int(out.stdout.split()[0]), "the child outlived its parent")
+
+
+def _gone(pid: int, message: str) -> None:
+    deadline = time.monotonic() + 30  # a ceiling
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
@@ -113,4 +201,4 @@ def test_the_child_does_not_outlive_the_server():
             return
         time.sleep(0.1)
     os.kill(pid, 9)
-    raise AssertionError(f"the child {pid} outlived its parent")
+    raise AssertionError(f"{message}: {pid}")
