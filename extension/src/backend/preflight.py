@@ -11,7 +11,7 @@ import json
 import sys
 
 # What torchdoctor/server/__main__.py imports beyond the standard library (the test checks it).
-SERVER_MODULES = ("torchdoctor.server.log_bridge", "torchdoctor.server.app")
+SERVER_MODULES = ("torchdoctor.server.log_bridge", "torchdoctor.server.app", "torchdoctor.background")
 
 r = {"version": list(sys.version_info[:3]), "executable": sys.executable}
 try:
