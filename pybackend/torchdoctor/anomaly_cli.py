@@ -151,15 +151,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _say_children(from_children)
     # trends are advice: no effect on the status, not counted
     from_here = watch.anomalies_reported()
-    in_children = sum(1 for r in from_children if not r.get("advice"))
+    in_children = _anomalies(from_children)
     total = from_here + in_children
     if args.json:
         _write_json(args.json, found, total)
     if total and config.mode == LOG:
-        kept = sum(1 for r in here if not r.get("advice"))
+        kept = _anomalies(here)
         print(f"torchdoctor run: {_total_line(total, kept, from_here, in_children, args.json)}", file=sys.stderr)
     status = status if status != 0 else (1 if total else 0)
     return monitor_run.finish(monitoring, args, status)
+
+
+def _anomalies(reports: List[Dict[str, Any]]) -> int:
+    """The reports that are anomalies: a loss trend is advice, not counted."""
+    return sum(1 for r in reports if not r.get("advice"))
 
 
 def _total_line(total: int, kept: int, from_here: int, in_children: int, json_path: Optional[str]) -> str:
@@ -183,7 +188,7 @@ def _cmd_run_distributed(args: argparse.Namespace, config: Any) -> int:
     config.mode, config.first_only = BREAK, True
     status, found = launch.run(args.nproc_per_node, args.torchrun_arg, args.script, args.args, config)
     if args.json:
-        _write_json(args.json, found, sum(1 for r in found if not r.get("advice")))
+        _write_json(args.json, found, _anomalies(found))
     if status == INTERRUPTED:
         print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
     return status

@@ -14,6 +14,9 @@ width are solved separately (``spatial_rect.py``): the result is a tuple of one 
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 MAX_SIZE = 512  # largest side tried; beyond it a probe forward costs more than the answer is worth
 PROBE_BATCH = 2  # batch norm in train mode needs more than one value per channel
 
@@ -63,14 +66,23 @@ def forward_runs(model, channels: int, sizes: tuple[int, ...], dtype, device) ->
     gradients: batch norm's running statistics do not move)."""
     import torch
 
+    with probing(model):
+        try:
+            with torch.no_grad():
+                model(torch.zeros((PROBE_BATCH, channels) + tuple(sizes), dtype=dtype, device=device))
+            return True
+        except Exception:  # too small for a kernel further on, or the model wants something else
+            return False
+
+
+@contextlib.contextmanager
+def probing(model) -> Iterator[None]:
+    """Eval mode while probe forwards run (batch norm's running statistics must not move), every
+    module's own mode put back after."""
     training = {m: m.training for m in model.modules()}
     model.eval()
     try:
-        with torch.no_grad():
-            model(torch.zeros((PROBE_BATCH, channels) + tuple(sizes), dtype=dtype, device=device))
-        return True
-    except Exception:  # too small for a kernel further on, or the model wants something else
-        return False
+        yield
     finally:
         for m, mode in training.items():
             m.training = mode
@@ -86,7 +98,6 @@ def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[tuple[in
         return None
     name, linear = found
     want = linear.in_features
-    training = {m: m.training for m in model.modules()}
     seen: dict[tuple[int, ...], int | None] = {}
 
     def probe_at(sizes: tuple[int, ...]) -> int | None:
@@ -97,8 +108,7 @@ def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[tuple[in
     def probe(size: int) -> int | None:
         return probe_at((size,) * dims)
 
-    model.eval()  # probes must not move batch norm's running statistics
-    try:
+    with probing(model):
         at_default = probe(default)
         if at_default == want:
             return (default,) * dims, ""
@@ -106,9 +116,6 @@ def solve(model, conv, dims: int, default: int, dtype, device) -> tuple[tuple[in
         rect = (
             solve_rect(lambda h, w: probe_at((h, w)), want, default, MAX_SIZE) if size is None and dims == 2 else None
         )
-    finally:
-        for m, mode in training.items():
-            m.training = mode
     where = f"{name} (Linear, in_features={want})"
     if size is not None:
         side = "x".join([str(size)] * dims)
