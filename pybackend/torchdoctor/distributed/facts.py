@@ -44,6 +44,11 @@ def install(rank: int) -> None:
     _wrap_sampler(torch.utils.data.DistributedSampler)
 
 
+def forget() -> None:
+    """Drop the DDP models seen (the end of the rank: see ``rank_entry._release``)."""
+    _STATE["ddp"] = []
+
+
 def _note(fact: Dict[str, Any]) -> None:
     try:
         with open(_STATE["path"], "a", encoding="utf-8") as out:

@@ -142,5 +142,14 @@ def install(report: Callable[[Dict[str, Any]], None]) -> UnusedWatch:
     return watch
 
 
+def forget() -> None:
+    """Remove the hooks still on parameters (the end of the rank: see ``rank_entry._release``)."""
+    for watch in _WATCH:
+        for state in watch.models.values():
+            for handle in state["handles"]:
+                handle.remove()
+        watch.models.clear()
+
+
 def current() -> Optional[UnusedWatch]:
     return _WATCH[0] if _WATCH else None
