@@ -29,6 +29,7 @@ class CallerResolution:
     _resolving: Set[Tuple[ast.AST, str]]
     _arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]]
     _calls_by_name: Optional[Dict[str, List[ast.Call]]]
+    _local_called: Dict[ast.Call, Optional[Function]]
     calls: List[ast.Call]
 
     if TYPE_CHECKING:  # provided by LintContext, the class this one is mixed into
@@ -115,7 +116,15 @@ class CallerResolution:
 
     def local_function_called(self, call: ast.Call) -> Optional[Function]:
         """The function defined in this file that ``call`` runs: ``helper(...)`` for a
-        module-level or enclosing-scope def, ``self.helper(...)`` for a method of the class."""
+        module-level or enclosing-scope def, ``self.helper(...)`` for a method of the class.
+        Cached: several rules ask it of every call in every training loop."""
+        cache = self._local_called
+        if call in cache:
+            return cache[call]
+        found = cache[call] = self._local_function_called(call)
+        return found
+
+    def _local_function_called(self, call: ast.Call) -> Optional[Function]:
         func = call.func
         if isinstance(func, ast.Name):
             bound = self.binding(func)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 # Public torch classes are also reachable through their defining module
 # (``torch.nn.modules.loss.CrossEntropyLoss``); rules only know the public spelling.
@@ -74,6 +74,10 @@ class ImportMap:
                 continue
             joiner = "" if module.endswith(".") else "."
             self.aliases[alias.asname or alias.name] = f"{module}{joiner}{alias.name}"
+
+    def aliases_of(self, qualname: str) -> Set[str]:
+        """The local names bound to ``qualname`` itself (``from torch.autograd import backward as bw``)."""
+        return {local for local, imported in self.aliases.items() if imported == qualname}
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
         """``F.softmax`` -> ``torch.nn.functional.softmax``; None for anything not imported."""

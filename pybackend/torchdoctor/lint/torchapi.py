@@ -203,6 +203,24 @@ def is_backward(ctx: LintContext, call: ast.Call) -> bool:
     return ctx.qualname(func) == "torch.autograd.backward"
 
 
+def backward_calls(ctx: LintContext) -> List[ast.Call]:
+    """Every call of the file ``is_backward`` accepts, in source order, found once. Only calls
+    named ``backward`` / ``manual_backward`` (or a local alias of ``torch.autograd.backward``)
+    can be one: looked up by name instead of testing every call of a long script."""
+
+    def find() -> List[ast.Call]:
+        names = {"backward", "manual_backward"} | ctx.imports.aliases_of("torch.autograd.backward")
+        found = [c for name in names for c in ctx.calls_named(name) if is_backward(ctx, c)]
+        return sorted(found, key=lambda c: (c.lineno, c.col_offset))
+
+    return ctx.shared("torchapi.backward_calls", find)
+
+
+def step_calls(ctx: LintContext) -> List[ast.Call]:
+    """Every ``x.step(...)`` call of the file, in source order (``stepped_optimizer`` needs one)."""
+    return [c for c in ctx.calls_named("step") if isinstance(c.func, ast.Attribute)]
+
+
 def unscaled(expr: ast.expr) -> ast.expr:
     """The loss under AMP's scaling: ``scaler.scale(loss)`` (at any depth) -> ``loss``."""
     while (

@@ -58,7 +58,7 @@ class TrainingAnalysis:
 
     def _find_units(self) -> List[Unit]:
         units: Dict[ast.AST, Unit] = {}
-        for call in self.ctx.calls:
+        for call in torchapi.step_calls(self.ctx):
             optimizer = torchapi.stepped_optimizer(self.ctx, call)
             if optimizer is None:
                 continue

@@ -22,7 +22,7 @@ from .. import torchapi
 from ..context import LintContext, walk
 from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
-from ..training import analysis, parameter_owners
+from ..training import parameter_owners
 
 # A no-grad region: a ``with torch.no_grad():`` block, or the decorator of a no-grad function.
 Block = Union[ast.stmt, ast.expr]
@@ -48,9 +48,7 @@ extractors whose parameters no optimizer steps) inside them.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for call in ctx.calls:
-        if not torchapi.is_backward(ctx, call):
-            continue
+    for call in torchapi.backward_calls(ctx):
         if torchapi.grad_mode_at(ctx, call) == torchapi.NO_GRAD:
             _backward_inside(ctx, report, call)
         else:
@@ -141,12 +139,27 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     cache = ctx.shared("stepped_owners", dict)  # one scan per scope, not per backward (linear)
     if scope not in cache:
         owners: List[str] = []
-        for call in analysis(ctx).own_calls(scope):
+        for call in _step_calls_by_scope(ctx).get(scope, ()):
             optimizer = torchapi.stepped_optimizer(ctx, call)
             if optimizer is not None:
                 owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
         cache[scope] = owners
     return cache[scope]
+
+
+def _step_calls_by_scope(ctx: LintContext) -> Dict[ast.AST, List[ast.Call]]:
+    """The ``x.step()`` calls of each scope that run when the scope runs (not in nested
+    functions), as ``own_calls(scope)`` would list them, found once for the file."""
+
+    def build() -> Dict[ast.AST, List[ast.Call]]:
+        found: Dict[ast.AST, List[ast.Call]] = {}
+        for call in torchapi.step_calls(ctx):
+            owner = ctx.owner_of(call)
+            if owner is ctx.tree or isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                found.setdefault(owner, []).append(call)
+        return found
+
+    return ctx.shared("step_calls_by_scope", build)
 
 
 def _may_match(ctx: LintContext, backward: ast.Call, stepped: List[str]) -> bool:

@@ -34,3 +34,19 @@ def test_backward_in_a_no_grad_function(head):
 )
 def test_backward_with_grad_enabled_is_fine(text):
     assert hits(T + text) == []
+
+
+@pytest.mark.parametrize(
+    "head, call",
+    [
+        ("", "torch.autograd.backward(crit(model(x), y))"),
+        ("from torch.autograd import backward\n", "backward(crit(model(x), y))"),
+        ("from torch.autograd import backward as bw\n", "bw(crit(model(x), y))"),
+        ("", "self.manual_backward(crit(model(x), y))"),
+    ],
+)
+def test_every_spelling_of_backward_is_found(head, call):
+    # The rule looks backward calls up by name (a long script has tens of thousands of calls):
+    # an alias of torch.autograd.backward must still be one.
+    text = T + head + f"with torch.no_grad():\n    {call}\n"
+    assert [rule for rule, _ in hits(text)] == ["TD013"]
