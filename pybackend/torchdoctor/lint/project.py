@@ -92,6 +92,10 @@ class ProjectIndex:
             reexported = ctx.imports.aliases.get(name)  # ``from .model import GPT`` in __init__.py
             if reexported:
                 return self._find(reexported, path, depth + 1, lookup)
+            for star in star_modules(ctx):  # ``from .model import *`` in __init__.py
+                hit = self._find(f"{star}.{name}", path, depth + 1, lookup) if star.strip(".") else None
+                if hit is not None:
+                    return hit
             return None
         return None
 
@@ -168,6 +172,31 @@ class ProjectIndex:
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return LintContext(tree, SourceText(text), key, project=self)
+
+
+def star_modules(ctx: "LintContext") -> List[str]:
+    """Modules ``ctx``'s file imports everything from (``from utils import *`` -> ``utils``,
+    ``from . import *`` -> ``.``), relative ones with their dots; read once per file."""
+    return ctx.shared("project.star_modules", lambda: _star_modules(ctx.tree))
+
+
+def _star_modules(tree: ast.Module) -> List[str]:
+    # Star imports are only allowed at module level: its statements and the ``if``/``try``
+    # blocks there are all that is read.
+    found: List[str] = []
+    pending: List[ast.stmt] = list(tree.body)
+    index = 0
+    while index < len(pending):
+        stmt = pending[index]
+        index += 1
+        if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
+            found.append("." * (stmt.level or 0) + (stmt.module or ""))
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            pending.extend(stmt.body + stmt.orelse)
+            if isinstance(stmt, ast.Try):
+                pending.extend(stmt.finalbody)
+                pending.extend(s for handler in stmt.handlers for s in handler.body)
+    return found
 
 
 def _module_function(ctx: "LintContext", name: str) -> Optional["Function"]:

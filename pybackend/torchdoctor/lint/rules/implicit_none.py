@@ -8,6 +8,7 @@ or is silently skipped by an ``if x:`` check. This is the bug of seed 004.
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import re
 from typing import Dict, List, Optional, Tuple, Union
@@ -16,32 +17,14 @@ from ..bindings import Function
 from ..context import LintContext, walk
 from ..flow import block_completes
 from ..model import INFORMATION, WARNING, Span
+from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
 _PLAIN_CALLS = frozenset(
-    {
-        "len",
-        "str",
-        "int",
-        "float",
-        "bool",
-        "repr",
-        "isinstance",
-        "list",
-        "dict",
-        "tuple",
-        "set",
-        "sorted",
-        "format",
-        "hasattr",
-        "callable",
-        "issubclass",
-        "any",
-        "all",
-    }
+    "len str int float bool repr isinstance list dict tuple set sorted format hasattr callable issubclass any all".split()
 )
 _SKIPPED = frozenset({"__exit__", "__aexit__", "__init__", "__post_init__", "__del__", "__setattr__", "__delattr__"})
 
@@ -61,8 +44,16 @@ readers (and this rule) can see it.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    if not _uses_torch(ctx):
-        return
+    if _uses_torch(ctx):
+        _check_own_functions(ctx, report)
+    # A caller needs no torch import of its own to use a helper's tensor (``from utils import
+    # load_image; load_image(p).unsqueeze(0)``).
+    _check_imported_helpers(ctx, report)
+
+
+def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
+    """Each function of this file that falls off its end after returning a tensor, reported at
+    its ``def`` with the caller (here or in a file that imports it) that trips over the None."""
     for func in ctx.functions:
         example = _falls_off_after_tensor(ctx, func)
         if example is None:
@@ -84,8 +75,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
             other, use = elsewhere
             report.report(
                 _name_span(ctx, func),
-                f"{what}; `{_short(other.text(use))}` in {_file(other)} (line {use.lineno}) uses the result as a "
-                f"tensor without checking for None. Return a fallback or raise.",
+                f"{what}; `{_short(other.text(use))}` in {_file(other, ctx)} (line {use.lineno}) uses the result as "
+                f"a tensor without checking for None. Return a fallback or raise.",
             )
         elif not checked and example.value is not None and _plausibly_tensor(ctx, example.value):
             report.report(
@@ -94,7 +85,6 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"fallback or raise (or write `return None` to say None is meant).",
                 severity=INFORMATION,
             )
-    _check_imported_helpers(ctx, report)
 
 
 def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Return]:
@@ -117,8 +107,14 @@ def _what(ctx: LintContext, func: Function, example: ast.Return, where: str = ""
     return f"`{func.name}()` returns `{_short(ctx.text(example.value))}` {line} {_fall_off(ctx, func)}"
 
 
-def _file(ctx: LintContext) -> str:
-    return os.path.basename(ctx.path or "") or "another file"
+def _file(ctx: LintContext, seen_from: LintContext) -> str:
+    """``ctx``'s file as the reader of ``seen_from``'s finding finds it: ``utils.py`` next to
+    it, ``lib/helpers.py`` below, ``../train.py`` above."""
+    if not ctx.path:
+        return "another file"
+    if not seen_from.path:
+        return os.path.basename(ctx.path)
+    return os.path.relpath(os.path.abspath(ctx.path), os.path.dirname(os.path.abspath(seen_from.path)))
 
 
 def _use_in_importers(ctx: LintContext, func: Function) -> Tuple[Optional[Tuple[LintContext, ast.expr]], bool]:
@@ -142,34 +138,60 @@ def _imported_function(
     ctx: LintContext, call: ast.Call, found: Dict[str, Optional[Tuple[str, int]]]
 ) -> Optional[Tuple[str, int]]:
     """``(defining file, line of the def)`` of a module-level function of another project
-    file that ``call`` runs (``from utils import embed; embed(x)``, ``utils.embed(x)``);
-    ``found`` caches the answer per qualified name."""
+    file that ``call`` runs (``from utils import embed; embed(x)``, ``utils.embed(x)``,
+    ``from utils import *; embed(x)``); ``found`` caches the answer per qualified name."""
     root = call.func
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name) or not ctx.imports.is_module_alias(root.id):
+    if not isinstance(root, ast.Name) or _shadowed(ctx, root):
         return None
-    qual = ctx.qualname(call.func)
-    if qual is None or qual.startswith(LIBRARIES) or qual.split(".")[0] in _NOT_PROJECT:
+    if ctx.imports.is_module_alias(root.id):
+        qual = ctx.qualname(call.func)
+        candidates = [qual] if qual is not None and _project_module(qual) else []
+    elif isinstance(call.func, ast.Name) and not hasattr(builtins, root.id):
+        candidates = [f"{module}.{root.id}" for module in _star_imported(ctx)]
+    else:
         return None
-    if qual not in found:
-        hit = ctx.project.find_function(qual, ctx.path)
-        found[qual] = (os.path.abspath(hit[0].path), hit[1].lineno) if hit is not None and hit[0].path else None
-    return found[qual]
+    for qual in candidates:
+        if qual not in found:
+            hit = ctx.project.find_function(qual, ctx.path)
+            found[qual] = (os.path.abspath(hit[0].path), hit[1].lineno) if hit is not None and hit[0].path else None
+        if found[qual] is not None:
+            return found[qual]
+    return None
 
 
+def _shadowed(ctx: LintContext, name: ast.Name) -> bool:
+    """Whether a local binding (a parameter, an assignment, a ``def``) hides the imported
+    ``name`` where it is read. Imports are not bindings, so any binding found is such a one;
+    at module level only one made before the read counts."""
+    bound = ctx.binding(name)
+    if bound is None:
+        return False
+    return ctx.scope_of(name) is not ctx.tree or bound.pos <= (name.lineno, name.col_offset)
+
+
+# Top-level modules that are never a file of the user's project.
 _NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "json", "re", "random", "logging"})
+
+
+def _project_module(qual: str) -> bool:
+    return not qual.startswith(LIBRARIES) and qual.split(".")[0] not in _NOT_PROJECT
+
+
+def _star_imported(ctx: LintContext) -> List[str]:
+    """Project modules this file star-imports (``from utils import *``)."""
+    return [m for m in star_modules(ctx) if m.strip(".") and _project_module(m)]
 
 
 def _check_imported_helpers(ctx: LintContext, report: Reporter) -> None:
     """A helper of another file that returns None on a path, used here as a tensor: reported at
     the use, in this file, naming the helper's file and line (where the fix goes)."""
-    project_names = {
-        name
-        for name, target in ctx.imports.aliases.items()
-        if not target.startswith(LIBRARIES) and target.split(".")[0] not in _NOT_PROJECT
-    }
-    if not ctx.path or not project_names:
+    if not ctx.path:
+        return
+    project_names = {name for name, target in ctx.imports.aliases.items() if _project_module(target)}
+    stars = bool(_star_imported(ctx))
+    if not project_names and not stars:
         return
     found: Dict[str, Optional[Tuple[str, int]]] = {}
     sites: Dict[Tuple[str, int], List[ast.Call]] = {}
@@ -177,42 +199,42 @@ def _check_imported_helpers(ctx: LintContext, report: Reporter) -> None:
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value
-        if not isinstance(root, ast.Name) or root.id not in project_names:
+        if not isinstance(root, ast.Name) or not (
+            root.id in project_names or (stars and root is call.func and root.id not in ctx.imports.aliases)
+        ):
             continue
         key = _imported_function(ctx, call, found)
         if key is not None:
             sites.setdefault(key, []).append(call)
     for (path, line), calls in sites.items():
-        other = ctx.project.context(path)
-        func = next((f for f in other.functions if f.lineno == line), None) if other is not None else None
-        example = _falls_off_after_tensor(other, func) if other is not None and func is not None else None
-        if other is None or func is None or example is None:
-            continue
-        use, _ = _first_unchecked_use(ctx, calls)
-        if use is not None:
-            report.report(
-                ctx.source.span(use),
-                f"`{_short(ctx.text(use))}` uses the result of `{func.name}()` ({_file(other)} line "
-                f"{func.lineno}) as a tensor without checking for None: {_what(other, func, example, _file(other))}. "
-                f"Check for None here, or make `{func.name}()` return a fallback or raise.",
-            )
+        _report_imported_use(ctx, report, path, line, calls)
+
+
+def _report_imported_use(ctx: LintContext, report: Reporter, path: str, line: int, calls: List[ast.Call]) -> None:
+    """The first unchecked tensor use, among ``calls``, of the helper defined at ``path:line``."""
+    other = ctx.project.context(path)
+    if other is None or not _uses_torch(other):
+        return
+    func = next((f for f in other.functions if f.lineno == line), None)
+    example = _falls_off_after_tensor(other, func) if func is not None else None
+    if func is None or example is None:
+        return
+    use, _ = _first_unchecked_use(ctx, calls)
+    if use is None:
+        return
+    where = _file(other, ctx)
+    report.report(
+        ctx.source.span(use),
+        f"`{_short(ctx.text(use))}` uses the result of `{func.name}()` ({where} line {func.lineno}) as a tensor "
+        f"without checking for None: {_what(other, func, example, where)}. Check for None here, or make "
+        f"`{func.name}()` return a fallback or raise.",
+    )
 
 
 # Lightning hooks whose ``None`` result means "nothing to add" or "skip this batch".
 _HOOKS = frozenset(
-    {
-        "training_step",
-        "validation_step",
-        "test_step",
-        "predict_step",
-        "configure_optimizers",
-        "training_step_end",
-        "validation_step_end",
-        "test_step_end",
-        "lr_scheduler_step",
-        "configure_callbacks",
-        "configure_gradient_clipping",
-    }
+    "training_step validation_step test_step predict_step configure_optimizers training_step_end "
+    "validation_step_end test_step_end lr_scheduler_step configure_callbacks configure_gradient_clipping".split()
 )
 
 
@@ -322,6 +344,8 @@ def _widen(ctx: LintContext, use: ast.expr) -> ast.expr:
     parent = ctx.parents.get(use)
     if isinstance(use, ast.Attribute) and isinstance(parent, ast.Call) and parent.func is use:
         return parent
+    if isinstance(use, (ast.List, ast.Tuple)) and isinstance(parent, ast.Call) and use in parent.args:
+        return parent  # ``[emb, x]`` -> ``torch.cat([emb, x])``
     return use
 
 
@@ -406,23 +430,13 @@ def _is_none(value: Optional[ast.AST]) -> bool:
     return value is None or (isinstance(value, ast.Constant) and value.value is None)
 
 
+# Expressions whose value is never a tensor.
+_NOT_TENSORS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Compare, ast.BoolOp, ast.Lambda)
+_NOT_TENSOR_COMPREHENSIONS = (ast.DictComp, ast.ListComp, ast.SetComp)
+
+
 def _may_be_tensor(value: ast.AST) -> bool:
-    if isinstance(
-        value,
-        (
-            ast.Constant,
-            ast.JoinedStr,
-            ast.Dict,
-            ast.List,
-            ast.Set,
-            ast.Compare,
-            ast.BoolOp,
-            ast.Lambda,
-            ast.DictComp,
-            ast.ListComp,
-            ast.SetComp,
-        ),
-    ):
+    if isinstance(value, _NOT_TENSORS) or isinstance(value, _NOT_TENSOR_COMPREHENSIONS):
         return False
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
         return False

@@ -1,7 +1,9 @@
 """TD012 follows a helper across the import: a function of ``utils.py`` that returns a tensor
 on some paths and falls off its end on another, used as a tensor in ``train.py`` without a
-None check, is reported in both files: at the use in ``train.py`` (naming the helper's file
-and line) and at the helper in ``utils.py`` (naming the caller's file and line)."""
+None check, is reported in both files: at the use in ``train.py`` (naming the helper's file,
+as a path from the caller's folder, and its line) and at the helper in ``utils.py`` (naming
+the caller's file and line). Imports by name, module, relative path, star and package
+re-export all lead to the helper; a local name that shadows the import does not."""
 
 from __future__ import annotations
 
@@ -128,3 +130,113 @@ def test_without_any_caller_in_the_project_it_stays_information(tmp_path):
     root = write(tmp_path, {"utils.py": HELPER, "other.py": "import torch\nprint('style_vector')\n"})
     ((_, severity, message),) = td012(root / "utils.py")
     assert severity == "information" and "No caller in this project" in message
+
+
+# A data-loading helper of the kind a segmentation project keeps in ``data_utils.py``: the mask
+# file may be missing, and that path falls off the end.
+MASK_HELPER = """
+    import os
+
+    import torch
+
+
+    def load_mask(path, size):
+        if os.path.exists(path):
+            mask = torch.load(path)
+            return mask[:size, :size]
+"""
+
+
+def test_a_caller_that_does_not_import_torch_itself(tmp_path):
+    caller = """
+        from data_utils import load_mask
+
+
+        def area(path):
+            mask = load_mask(path, 64)
+            return mask.sum() / mask.numel()
+    """
+    root = write(tmp_path, {"data_utils.py": MASK_HELPER, "measure.py": caller})
+    ((line, severity, message),) = td012(root / "measure.py")
+    assert (line, severity) == (6, "warning")
+    assert message.startswith("`mask.sum()` uses the result of `load_mask()` (data_utils.py line 6)")
+
+
+def test_a_star_import_in_the_caller_is_followed_both_ways(tmp_path):
+    caller = """
+        import torch
+        from data_utils import *
+
+
+        class MaskedSet(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                mask = load_mask(self.paths[i], 32)
+                return mask.float()
+    """
+    root = write(tmp_path, {"data_utils.py": MASK_HELPER, "dataset.py": caller})
+    ((line, _, message),) = td012(root / "dataset.py")
+    assert line == 8 and "`mask.float()` uses the result of `load_mask()` (data_utils.py line 6)" in message
+    ((line, _, message),) = td012(root / "data_utils.py")
+    assert line == 6 and "`mask.float()` in dataset.py (line 8)" in message
+
+
+def test_a_package_that_star_exports_its_modules_and_a_script_in_a_sibling_folder(tmp_path):
+    script = """
+        import torch
+        from seglib import load_mask
+
+        masks = torch.stack([load_mask(p, 16) for p in ["a.pt", "b.pt"]])
+        first = load_mask("c.pt", 16)
+        print(first.shape)
+    """
+    root = write(
+        tmp_path,
+        {
+            "seglib/__init__.py": "from .io import *\n",
+            "seglib/io.py": MASK_HELPER,
+            "scripts/inspect_masks.py": script,
+        },
+    )
+    ((line, _, message),) = td012(root / "scripts" / "inspect_masks.py")
+    assert line == 6 and "`first.shape` uses the result of `load_mask()` (../seglib/io.py line 6)" in message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # early exits
+        "mask = load_mask(path, 8)\n    if mask is None:\n        return 0\n    return mask.sum()",
+        "mask = load_mask(path, 8)\n    if not mask:\n        raise FileNotFoundError(path)\n    return mask.sum()",
+        # a fallback
+        "mask = load_mask(path, 8) or torch.ones(8, 8)\n    return mask.sum()",
+        # the result ignored (called to warm a cache)
+        "load_mask(path, 8)\n    return 0",
+        # a parameter of the same name is another function
+        "load_mask = lambda p, n: torch.ones(n, n)\n    return load_mask(path, 8).sum()",
+    ],
+)
+def test_callers_in_another_file_that_check_or_ignore_are_fine(tmp_path, body):
+    caller = f"import torch\nfrom data_utils import load_mask\n\n\ndef area(path):\n    {body}\n"
+    root = write(tmp_path, {"data_utils.py": MASK_HELPER, "measure.py": caller})
+    assert td012(root / "measure.py") == []
+
+
+def test_a_parameter_named_like_the_import_hides_it(tmp_path):
+    caller = """
+        import torch
+        from data_utils import load_mask
+
+
+        def area(path, load_mask=torch.load):
+            return load_mask(path).sum()
+    """
+    root = write(tmp_path, {"data_utils.py": MASK_HELPER, "measure.py": caller})
+    assert td012(root / "measure.py") == []
+    assert [severity for _, severity, _ in td012(root / "data_utils.py")] == ["information"]
+
+
+def test_a_helper_in_a_file_without_torch_is_not_this_rule(tmp_path):
+    numpy_helper = MASK_HELPER.replace("import torch", "import numpy as np").replace("torch.load", "np.load")
+    caller = "import torch\nfrom data_utils import load_mask\n\nm = load_mask('a', 2)\nprint(m.shape)\n"
+    root = write(tmp_path, {"data_utils.py": numpy_helper, "measure.py": caller})
+    assert td012(root / "measure.py") == []
