@@ -6,7 +6,12 @@ Runs a training script in this interpreter (``runpy``, as ``python script.py`` w
 - ``--anomaly break`` (default): the first anomaly stops the script; its report (sentence,
   module, step, input/output summaries, user stack) goes to stderr when it happens; exit status 1.
   The report is printed even when the script catches the stop (a bare ``except:``) or the
-  anomaly is in a thread (that thread stops; a line says so, not a traceback of ours).
+  anomaly is in a thread (that thread stops; a line says so, not a traceback of ours). The run's
+  last line repeats the sentence (``torchdoctor run: stopped at the anomaly reported above: ...``,
+  or ``the script caught the stop ...``), below what the script printed after the report (its
+  ``finally:`` blocks, other threads).
+- Non-daemon threads still running when the main body ends are waited for, as Python does, with
+  the watch on: a training loop in a ``threading.Thread`` is watched to its end.
 - ``--anomaly log``: every anomaly (at most one per step) is reported and the script goes on;
   exit status 1 if there was any. The closing line counts them all, though only 100 reports
   are kept, the first 50 and the latest 50 (``--json`` says how many were reported in
@@ -55,8 +60,10 @@ class AnomalyStop(BaseException):
         self.report = report
 
 
-# Break stops raised in this run, and those that reached us (the script's end or a thread's).
-_STOPS = {"raised": 0, "ended": 0}
+# Break stops that reached us in this run (the script's end or a thread's), and the reports of
+# those raised, first first: the run's closing line repeats the first one's sentence.
+_STOPS = {"ended": 0}
+_STOPPED: List[Dict[str, Any]] = []
 
 
 def add_run(sub: argparse._SubParsersAction) -> None:
@@ -122,30 +129,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.nproc_per_node:
         return _cmd_run_distributed(args, config)
-    from .runtime.anomaly import startup, watch
-
-    watch.clear_reports()
-    startup.reset()
-    startup.activate(config=config, on_break=_stop)
-    _STOPS["raised"] = _STOPS["ended"] = 0
-    previous_hook = threading.excepthook
-    threading.excepthook = _thread_hook(previous_hook)
-    with tempfile.TemporaryDirectory(prefix="torchdoctor-children-") as folder:
-        children.prepare_children(json.dumps(config.to_json()), folder)
-        try:
-            status = _run_script(args.script, args.args)
-        finally:
-            children.forget_children()
-            threading.excepthook = previous_hook
-        from_children = children.collect(folder)
-    if _STOPS["raised"] > _STOPS["ended"]:
-        print(
-            "torchdoctor run: the script caught the stop at the anomaly reported above "
-            "(a bare `except:` or `except BaseException:`)",
-            file=sys.stderr,
-        )
+    status, from_children = _run_watched(args, config)
     if status == INTERRUPTED:
         print("torchdoctor run: interrupted (KeyboardInterrupt), exit status 130", file=sys.stderr)
+    from .runtime.anomaly import watch
+
     here = watch.reports()
     found = here + from_children
     _say_children(from_children)
@@ -159,7 +147,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         kept = _anomalies(here)
         print(f"torchdoctor run: {_total_line(total, kept, from_here, in_children, args.json)}", file=sys.stderr)
     status = status if status != 0 else (1 if total else 0)
-    return monitor_run.finish(monitoring, args, status)
+    status = monitor_run.finish(monitoring, args, status)
+    _say_stop()
+    return status
+
+
+def _run_watched(args: argparse.Namespace, config: Any) -> Tuple[int, List[Dict[str, Any]]]:
+    """The script's status and its children's reports. Our thread hook stays on until the
+    script's last non-daemon thread has ended (:func:`_run_script` waits for them)."""
+    from .runtime.anomaly import startup, watch
+
+    watch.clear_reports()
+    startup.reset()
+    startup.activate(config=config, on_break=_stop)
+    _STOPS["ended"] = 0
+    del _STOPPED[:]
+    previous_hook = threading.excepthook
+    threading.excepthook = _thread_hook(previous_hook)
+    with tempfile.TemporaryDirectory(prefix="torchdoctor-children-") as folder:
+        children.prepare_children(json.dumps(config.to_json()), folder)
+        try:
+            status = _run_script(args.script, args.args)
+        finally:
+            children.forget_children()
+            threading.excepthook = previous_hook
+        return status, children.collect(folder)
 
 
 def _anomalies(reports: List[Dict[str, Any]]) -> int:
@@ -218,14 +230,33 @@ def _config(args: argparse.Namespace):
 
 
 def _stop(report: Dict[str, Any]) -> None:
-    """A break: the report now, under its sentence (whatever then catches the stop: the script's
-    bare ``except:``, a thread's end), then the stop."""
+    """A break: the report now, under its sentence, then the stop. Now, not when the stop reaches
+    us: a bare ``except:`` may swallow it, a ``finally:`` may hang (joining workers, a process
+    group) or the process be killed. :func:`_say_stop` repeats the sentence at the very end."""
     from .runtime.anomaly.render import render_report
 
     sys.stdout.flush()
     print(render_report(report, with_sentence=False), file=sys.stderr)  # the sentence is out already
-    _STOPS["raised"] += 1
+    _STOPPED.append(report)
     raise AnomalyStop(report)
+
+
+def _say_stop() -> None:
+    """The run's last line after a break: the first stop's sentence again, below whatever the
+    script printed after its report (its ``finally:`` blocks, other threads) and our summaries,
+    as a traceback ends with the exception's line. Not a ``[torchdoctor] anomaly:`` line: those
+    count anomalies."""
+    if not _STOPPED:
+        return
+    caught = len(_STOPPED) > _STOPS["ended"]
+    how = (
+        "the script caught the stop at the anomaly reported above (a bare `except:` or `except BaseException:`)"
+        if caught
+        else "stopped at the anomaly reported above"
+    )
+    more = f" ({len(_STOPPED)} stops in all)" if len(_STOPPED) > 1 else ""
+    sys.stdout.flush()
+    print(f"torchdoctor run: {how}{more}: {_STOPPED[0].get('sentence', 'anomaly')}", file=sys.stderr)
 
 
 def _thread_hook(previous: Any) -> Any:
@@ -249,10 +280,22 @@ def _thread_hook(previous: Any) -> Any:
 
 
 def _run_script(path: str, argv: List[str]) -> int:
-    """The script's exit status, as ``python script.py`` would give it."""
+    """The script's exit status, as ``python script.py`` would give it, once its non-daemon
+    threads have ended: the watch is on until then."""
     path = os.path.abspath(path)
     sys.argv = [path] + list(argv)
     sys.path.insert(0, os.path.dirname(path))
+    try:
+        return _wait_for_threads(_run_main(path))
+    finally:
+        from .runtime.anomaly import startup, watch
+
+        watch.uninstall()
+        startup.reset()
+
+
+def _run_main(path: str) -> int:
+    """The status of the script's main body (its uncaught exception's traceback printed)."""
     try:
         runpy.run_path(path, run_name="__main__")
         return 0
@@ -269,11 +312,44 @@ def _run_script(path: str, argv: List[str]) -> int:
             print_user_traceback(exc)
         monitor_run.note_exception(exc)  # a torch.OutOfMemoryError gets its explanation (cuda_oom)
         return 1
-    finally:
-        from .runtime.anomaly import startup, watch
 
-        watch.uninstall()
-        startup.reset()
+
+def _wait_for_threads(status: int) -> int:
+    """What Python does when a main module ends, done before we stop watching: wait for the
+    non-daemon threads (a training loop in a ``Thread``), so that they keep the watch and our
+    thread hook. ``threading._shutdown()`` is that very step: it runs the threading-atexit hooks
+    first (an idle ``ThreadPoolExecutor``'s workers, a ``ProcessPoolExecutor``'s manager are
+    non-daemon threads that only end there: a plain ``join`` would wait for them forever), then
+    joins; the interpreter's own call at exit finds it done. Restoring the hook later instead (an
+    ``atexit``) would be too late for the watch, the exit status and ``--json``."""
+    try:
+        if not _other_threads():
+            return status  # nothing to wait for: nothing shut down, main() can run again in-process
+        shutdown = getattr(threading, "_shutdown", None)
+        main = threading.main_thread()
+        if shutdown is not None and threading.current_thread() is main and main.is_alive():
+            shutdown()
+        else:  # no such step in this Python, or it has run already (main() called again in one process)
+            _join_threads()
+    except KeyboardInterrupt:  # Ctrl-C while waiting, as in the script
+        return INTERRUPTED
+    except Exception as exc:  # a threading-atexit hook failed: Python would print it and go on
+        print_user_traceback(exc)
+    return status
+
+
+def _other_threads() -> List[threading.Thread]:
+    current = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not current and not t.daemon and t.is_alive()]
+
+
+def _join_threads() -> None:
+    while True:  # a thread may start another while we wait
+        pending = _other_threads()
+        if not pending:
+            return
+        for thread in pending:
+            thread.join()
 
 
 def print_user_traceback(exc: BaseException, stream: Any = None) -> None:

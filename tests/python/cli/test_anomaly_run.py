@@ -1,6 +1,8 @@
 """``torchdoctor run`` at its edges (issue 16, item 10): output paths against a script's ``chdir``,
 log mode's count past the 100 reports kept, and a break stop that the script catches (bare
-``except:``) or that happens in a thread. Real ``python -m torchdoctor run`` processes on tiny
+``except:``) or that happens in a thread, one that happens after the main body returned (a
+non-daemon thread still training), and the order of the report, the script's ``finally:`` output
+and the closing line. Real ``python -m torchdoctor run`` processes on tiny
 scripts written into ``tmp_path`` (each imports torch once; a few steps each)."""
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from support.paths import PYBACKEND
 DETAILS = "  kind:     nonfinite_output"  # a line of the detailed report under the sentence
 LINE = "[torchdoctor] anomaly: "
 OURS = ("anomaly_cli.py", "watch.py", "AnomalyStop", "runpy")
+STOPPED = "torchdoctor run: stopped at the anomaly reported above: "
+CAUGHT = "torchdoctor run: the script caught the stop at the anomaly reported above (a bare `except:`"
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def run(cwd: Path, *args: str, merged: bool = False) -> subprocess.CompletedProcess:
+    """``merged``: stderr into stdout, one stream, to check the order of the script's lines and ours."""
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
     return subprocess.run(
         [sys.executable, "-m", "torchdoctor", "run", *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
         text=True,
         env=env,
         timeout=180,
@@ -110,6 +116,11 @@ except BaseException:
 """
 
 
+def _sentence(text: str) -> str:
+    """The sentence of the one ``[torchdoctor] anomaly:`` line in ``text``."""
+    return text.split(LINE)[1].splitlines()[0]
+
+
 def _one_report(stderr: str, script: Path) -> None:
     assert stderr.count(LINE) == 1 and stderr.count(DETAILS) == 1, stderr[-2000:]
     assert stderr.index(LINE) < stderr.index(DETAILS) < stderr.index(f"stack:    {script}:")
@@ -123,7 +134,10 @@ def test_a_stop_caught_by_a_bare_except_still_prints_the_report_and_fails(tmp_pa
     result = run(tmp_path, str(script))
     assert result.returncode == 1 and result.stdout.splitlines() == ["swallowed", "went on"]
     _one_report(result.stderr, script)
-    assert "the script caught the stop" in result.stderr and "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr
+    # the last line names the anomaly again, below what the script printed after its report
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(CAUGHT) and last.endswith(": " + _sentence(result.stderr))
 
 
 def test_an_error_raised_over_the_stop_shows_the_users_frames_and_the_scripts_worse_status_wins(tmp_path):
@@ -172,3 +186,109 @@ def test_a_threads_anomaly_prints_the_report_not_our_traceback(tmp_path):
     # any other exception in a thread still goes to Python's own hook
     assert "Exception in thread other" in result.stderr and "ValueError: not ours" in result.stderr
     assert result.stderr.count("Traceback") == 1
+
+
+FINALLY = """
+import torch
+layer = torch.nn.Linear(2, 2)
+try:
+    for step in range(3):
+        x = torch.full((1, 2), float("nan")) if step == 1 else torch.randn(1, 2)
+        layer(x).sum().backward()
+finally:
+    print("saving a checkpoint")
+"""
+
+
+def test_the_closing_line_comes_after_the_scripts_finally_output(tmp_path):
+    script = tmp_path / "finally.py"
+    script.write_text(FINALLY)
+    result = run(tmp_path, str(script), merged=True)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout[-2000:]
+    _one_report(result.stdout, script)  # in full where it happened, before the script's cleanup
+    assert lines[0].startswith(LINE + "NaN in the output of `layer`")
+    assert lines[-2:] == ["saving a checkpoint", STOPPED + _sentence(result.stdout)]
+
+
+MAIN_BODY_RETURNED = """
+import os
+import signal
+import sys
+import threading
+import time
+
+
+def main_body_returned(here=__file__):  # no frame of this file left on the main thread's stack
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    while frame is not None:
+        if frame.f_code.co_filename == here:
+            return False
+        frame = frame.f_back
+    return True
+"""
+
+LATE_THREAD = (
+    MAIN_BODY_RETURNED
+    + """
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+
+def train():
+    while not main_body_returned():
+        time.sleep(0.01)
+    layer = torch.nn.Linear(2, 2)
+    for step in range(3):
+        x = torch.full((1, 2), float("nan")) if step == 1 else torch.randn(1, 2)
+        layer(x).sum().backward()
+    print("the trainer went on")
+
+
+pool = ThreadPoolExecutor(1)  # never shut down: its idle worker must not keep the run waiting
+pool.submit(int).result()
+threading.Thread(target=train, name="trainer").start()
+print("main body done")
+"""
+)
+
+
+def test_a_thread_still_training_after_the_main_body_returned_is_watched_to_its_end(tmp_path):
+    script = tmp_path / "late_thread.py"
+    script.write_text(LATE_THREAD)
+    result = run(tmp_path, "--json", "r.json", str(script))
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.stdout.splitlines() == ["main body done"]
+    assert data["anomalies_reported"] == 1 and [r["kind"] for r in data["anomalies"]] == ["nonfinite_output"]
+    assert data["anomalies"][0]["step"] == 1
+    _one_report(result.stderr, script)
+    assert "Traceback" not in result.stderr  # our one line, not Python's default hook
+    assert "thread 'trainer' stopped at the anomaly reported above" in result.stderr
+    assert result.stderr.splitlines()[-1] == STOPPED + _sentence(result.stderr)
+
+
+INTERRUPTED_WAIT = (
+    MAIN_BODY_RETURNED
+    + """
+
+def work():
+    while not main_body_returned():
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the run waits for this thread
+    time.sleep(1)
+
+
+threading.Thread(target=work, name="worker").start()
+print("main body done")
+"""
+)
+
+
+def test_ctrl_c_while_waiting_for_the_scripts_threads_is_130_with_a_line(tmp_path):
+    script = tmp_path / "interrupted_wait.py"
+    script.write_text(INTERRUPTED_WAIT)
+    result = run(tmp_path, str(script))
+    assert result.returncode == 130 and result.stdout.splitlines() == ["main body done"]
+    assert result.stderr.splitlines() == ["torchdoctor run: interrupted (KeyboardInterrupt), exit status 130"]
