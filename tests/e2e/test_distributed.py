@@ -52,3 +52,20 @@ def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None
     expect(both).to_have_count(1, timeout=120_000)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_after_continue_all_ranks.png"))
     vscode_ui.stop_debugging(page)  # the whole job: torchrun and both ranks
+
+
+def test_a_rank_pauses_on_the_forward_whose_parameters_got_no_gradient(page: Page) -> None:
+    # ddp_unused_parameters.py: an auxiliary head the loss never uses. Before DDP raises its
+    # "Expected to have finished reduction" at the next forward, the rank pauses on the user's
+    # `model(x)` line with the parameters named in the exception widget; the other rank follows.
+    sample = "distributed/ddp_unused_parameters.py"
+    vscode_ui.open_file(page, sample)
+    vscode_ui.start_debugging(page, "Debug current file with torchrun (2 processes)")
+    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
+    widget = page.locator(".exception-widget")
+    expect(widget).to_be_visible(timeout=60_000)
+    expect(widget).to_contain_text("got no gradient: module.aux.weight, module.aux.bias")
+    expect(_both_ranks_paused(page)).to_have_count(1, timeout=START_MS)
+    vscode_ui.set_side_bar_width(page, 520)
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_unused_parameters_pause.png"))
+    vscode_ui.stop_debugging(page)

@@ -11,6 +11,8 @@ starts). What gets installed depends on the debuggee's environment, which the ex
   :func:`when_torch_imported` like any other, so the plugin has one entry point and torch one hook.
 - ``TORCHDOCTOR_MONITOR=<json>``: the training monitor (:func:`monitor.startup.activate`, the
   same way, after the anomaly watch; ``docs/monitor.md``).
+- ``RANK`` and ``WORLD_SIZE`` > 1 (a rank of the torchrun launch): the distributed checks a
+  debug session can run (``distributed/debug_rank.py``; ``docs/distributed.md``).
 
 Installers run the moment torch has finished importing: at once if ``torch`` is already in
 ``sys.modules`` (attach), else from a one-shot finder on ``sys.meta_path`` that lends torch's
@@ -62,6 +64,13 @@ def activate(environ: Optional[Mapping[str, str]] = None) -> List[str]:
             arranged.append("monitor")
     except Exception as exc:
         _problem(f"the training monitor could not be arranged: {type(exc).__name__}: {exc}")
+    try:
+        from ..distributed import debug_rank
+
+        if debug_rank.wanted(env) and when_torch_imported(debug_rank.NAME, debug_rank.install):
+            arranged.append(debug_rank.NAME)
+    except Exception as exc:
+        _problem(f"the distributed checks could not be arranged: {type(exc).__name__}: {exc}")
     return arranged
 
 
