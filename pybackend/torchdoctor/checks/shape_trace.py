@@ -162,25 +162,59 @@ def _failure(exc, model, tr: Trace, stack, last_done, modules) -> tuple[Failure,
 
 
 def batch_warnings(tr: Trace, batch: int | None) -> list[str]:
-    """Linear/Conv layers whose input batch dimension is not the example's batch size."""
-    if not batch:
+    """The first Linear/Conv whose input's first dimension is not the example's batch, when the model's
+    prediction has lost the batch too. A prediction that keeps it, (B, T, V) after a Linear on the
+    positions (B*T, E) or a loop over the samples, had the batch undone, not lost; whether the samples
+    stay apart is the mixing probe's question."""
+    if not batch or _prediction_rows(tr) == batch:
         return []
-    out = []
     for row in tr.rows:
-        if (
-            row.type not in ("Linear", "Conv1d", "Conv2d", "Conv3d")
-            or not row.inputs
-            or not isinstance(row.inputs[0], list)
-        ):
+        if row.type not in ("Linear", "Conv1d", "Conv2d", "Conv3d") or not row.inputs:
             continue
         shape = row.inputs[0]
-        if len(shape) >= 2 and isinstance(shape[0], int) and shape[0] != batch:
-            out.append(
-                f"The batch dimension changed from {batch} to {shape[0]} before `{row.name}` ({row.type}, input {fmt(shape)}): "
-                f"a view(-1, N) or reshape with the wrong N folds features into the batch. Flatten with x.flatten(1) instead."
-            )
-            break  # the first one explains the rest
-    return out
+        if not (isinstance(shape, list) and shape and isinstance(shape[0], int)):
+            continue
+        where = f"before `{row.name}` ({row.type}, input {fmt(shape)})"
+        if len(shape) >= 2 and shape[0] != batch:
+            return [
+                f"The batch dimension changed from {batch} to {shape[0]} {where}: a view(-1, N) or reshape with the "
+                "wrong N folds features into the batch (flatten with x.flatten(1) instead), and a reduction over dim 0 "
+                "(x.mean(0) where x.mean(1) was meant) takes it away."
+            ]
+        if len(shape) == 1 and row.type == "Linear" and batch > 1:
+            return [
+                f"The batch dimension of {batch} samples is gone {where}: a reduction over dim 0 (x.mean(0) or x.sum(0) "
+                "where dim 1 was meant) or a view(-1) across the batch made one vector of the whole batch."
+            ]
+    return []
+
+
+def _prediction_rows(tr: Trace) -> int | None:
+    """The first dimension of what the model predicts with, read from the shapes as ``pick_output`` picks
+    the tensor: a dict's ``logits``, else the first tensor that is not a scalar."""
+    out = tr.rows[0].outputs if tr.rows else None
+    if isinstance(out, dict) and _is_shape(out.get("logits")):
+        out = out["logits"]
+    for shape in _shapes(out):
+        if shape:
+            return shape[0]
+    return None
+
+
+def _is_shape(value) -> bool:
+    return isinstance(value, list) and all(isinstance(d, int) for d in value)
+
+
+def _shapes(value):
+    """Every tensor shape in a nest of shapes, in order."""
+    if _is_shape(value):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _shapes(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _shapes(v)
 
 
 def explain_forward_failure(model, inputs: tuple, kwargs: dict | None = None) -> str | None:
@@ -193,7 +227,7 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
     report(0.1, "tracing one forward")
     tr = trace(ex.model, ex.inputs, ex.call_kwargs())  # a Hugging Face **batch; nanoGPT's targets=
     report(0.9, "forward done" if tr.failure is None else "forward raised")
-    batch = _batch_size(ex.inputs)
+    batch = ex.batch_size()  # positional or keyword (a Hugging Face **batch) inputs
     result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}
     calls = [r for r in tr.rows if r.status == "ok" and r.depth > 0]
     result["details"] = {"modulesCalled": len(tr.rows), "batchSize": batch}
@@ -212,7 +246,8 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         result["details"]["failingModule"] = tr.failure.module_name
         return result
     out = tr.rows[0] if tr.rows else None
-    warnings = batch_warnings(tr, batch)
+    report(0.92, "changing one sample: do the others' predictions move?")
+    warnings = batch_warnings(tr, batch) + _mixing(ex, batch, result["details"])
     result["verdict"] = R.WARN if warnings else R.PASS
     result["headline"] = (
         f"The forward runs: {out.input_text() if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
@@ -241,8 +276,15 @@ def _ours(ex, options: dict, result: dict, tr: Trace) -> bool:
     return True
 
 
-def _batch_size(inputs: tuple) -> int | None:
-    import torch
+def _mixing(ex, batch: int | None, details: dict) -> list[str]:
+    """The sample-mixing probe (``sample_mixing.py``): its sentences; ``samplesMix`` True/False, or None
+    with ``samplesMixNotChecked`` saying why."""
+    from . import sample_mixing
 
-    first = inputs[0] if inputs else None
-    return int(first.shape[0]) if isinstance(first, torch.Tensor) and first.dim() >= 1 else None
+    found = sample_mixing.probe(ex, batch)
+    details["samplesMix"] = found.mixes if found.checked else None
+    if not found.checked:
+        details["samplesMixNotChecked"] = found.why_not
+    place = found.origin or found.before
+    details["samplesMixAt"] = place.name if place is not None else None
+    return sample_mixing.warnings(found, ex)

@@ -88,10 +88,13 @@ class Example:
         return _is_tensor(t) and not t.is_floating_point() and not t.is_complex() and t.dim() >= 1
 
     def batch_size(self) -> int | None:
-        """The first dimension of the first tensor argument (positional, then keyword)."""
-        for x in tensors_in((self.inputs, self.kwargs)):
+        """The first dimension of the first positional tensor; with keyword inputs only (a Hugging Face
+        ``**batch``), the first dimension they all share (labels included), None when they disagree: a
+        keyword's order says nothing, and ``position_ids`` of shape (1, T) is no batch of 1."""
+        for x in tensors_in(self.inputs):
             return int(x.shape[0]) if x.dim() else None
-        return None
+        firsts = {int(x.shape[0]) for x in tensors_in(self.call_kwargs()) if x.dim()}
+        return firsts.pop() if len(firsts) == 1 else None
 
     def describe(self) -> dict:
         t = self.targets

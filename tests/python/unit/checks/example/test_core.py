@@ -64,3 +64,17 @@ def test_tensors_in_and_map_tensors_walk_nests():
     doubled = E.map_tensors(nest, lambda t: t.double())
     assert all(t.dtype == torch.float64 for t in E.tensors_in(doubled))
     assert doubled[0]["b"][1] == 3 and doubled[2] is None and isinstance(doubled[1], tuple)
+
+
+def test_batch_size_from_positional_or_keyword_inputs():
+    """The first positional tensor decides; keyword inputs alone (a Hugging Face ``**batch``) give the first
+    dimension they share, labels included, and none when they disagree (their order says nothing)."""
+    ids, model = torch.zeros(4, 6, dtype=torch.long), torch.nn.Identity()
+    assert E.Example(model, (ids,), kwargs={"mask": torch.ones(3, 6)}).batch_size() == 4
+    hf = {"input_ids": ids, "attention_mask": torch.ones(4, 6), "labels": ids}
+    assert E.Example(model, (), kwargs=hf).batch_size() == 4
+    assert E.Example(model, (), kwargs={**hf, "temperature": torch.tensor(0.7)}).batch_size() == 4  # a scalar has none
+    assert E.Example(model, (), kwargs={**hf, "position_ids": torch.arange(6)[None]}).batch_size() is None  # (1, T)
+    own_loss = E.Example(model, (), targets=torch.zeros(5, dtype=torch.long), kwargs=hf, target_kwarg="targets")
+    assert own_loss.batch_size() is None  # the targets go in as a keyword too, and say 5
+    assert E.Example(model, (), kwargs={"scale": 2.0}).batch_size() is None

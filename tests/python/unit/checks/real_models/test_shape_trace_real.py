@@ -45,6 +45,8 @@ def test_hugging_face_keyword_inputs_are_shown_by_name_and_the_model_output_by_k
     assert model[6] == "float32"  # the first tensor of the output (the loss)
     inner = [row for row in r["table"]["rows"] if row[2] > 0]
     assert inner and all(row[4] != "—" for row in inner)
+    # the batch is read from the keyword inputs, so the batch checks run: the samples stay apart
+    assert r["details"]["batchSize"] == M.BATCH and r["details"]["samplesMix"] is False
 
 
 def test_siamese_network_shows_its_two_images_and_one_output():
