@@ -23,14 +23,23 @@ import inspect
 import re
 import sys
 
-# (the value in the snippet, the argument's names in configs, the usual one first)
+# (the value in the snippet, the argument's names in configs, the usual one first); one size per row,
+# set by the first name the config takes (after its attribute_map: BART's num_hidden_layers is encoder_layers)
 _SMALL = (
     (32, ("hidden_size", "n_embd", "d_model", "dim")),
     (2, ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
+    (2, ("decoder_layers",)),  # BART's decoder: 12 layers of 16 heads and 4096 wide (3.8M parameters) otherwise
     (2, ("num_attention_heads", "n_head", "num_heads", "n_heads")),
-    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim")),
+    (2, ("decoder_attention_heads",)),
+    (2, ("num_key_value_heads",)),  # Mistral's 8, Qwen2's 32: the 2 heads must be a multiple of it
+    (16, ("head_dim",)),  # hidden / heads (Gemma's 256 would multiply every projection; T5's d_kv)
+    (16, ("rotary_dim",)),  # GPT-J's 64 does not fit in a head of 16
+    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim", "encoder_ffn_dim")),
+    (64, ("decoder_ffn_dim",)),
     (64, ("max_position_embeddings", "n_positions")),
 )
+# GPT-Neo's pattern of global and local attention layers must have one entry per layer: 1 x 2 = 2
+_LAYER_PATTERN = 'attention_types=[[["global", "local"], 1]]'
 _TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 VOCAB = 100  # the snippet's vocabulary when the user's file built no model to read it from
 _CAUSAL = re.compile(r"(LMHeadModel|ForCausalLM)$")
@@ -83,11 +92,14 @@ def small_config(config, instance=None) -> list[str]:
     params = _config_params(config)
     aliases = getattr(config, "attribute_map", None) or {}
     vocab = getattr(getattr(instance, "config", None), "vocab_size", None) or VOCAB
-    args = [f"vocab_size={vocab}"]
+    args, given = [f"vocab_size={vocab}"], {"vocab_size"}
     for value, names in _SMALL:
         name = next((aliases.get(n, n) for n in names if aliases.get(n, n) in params), None)
-        if name is not None and f"{name}=" not in " ".join(args):
+        if name is not None and name not in given:
+            given.add(name)
             args.append(f"{name}={value}")
+    if "attention_types" in params:
+        args.append(_LAYER_PATTERN)
     for name in _TOKEN_IDS:  # GPT-2's bos/eos 50256 lie outside a small vocabulary
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
