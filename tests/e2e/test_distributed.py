@@ -69,3 +69,22 @@ def test_a_rank_pauses_on_the_forward_whose_parameters_got_no_gradient(page: Pag
     vscode_ui.set_side_bar_width(page, 520)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_unused_parameters_pause.png"))
     vscode_ui.stop_debugging(page)
+
+
+def test_the_rank_with_the_nan_pauses_and_the_status_says_the_others_wait(page: Page) -> None:
+    # ddp_nan_on_rank1.py under the anomaly watch in break mode: rank 1 pauses in the layer that
+    # made the NaN (step 5) before its backward; the extension asks the other rank to pause too,
+    # and rank 0, which waits in the all-reduce of that step, is said to wait, not to hang.
+    sample = "distributed/ddp_nan_on_rank1.py"
+    vscode_ui.open_file(page, sample)
+    vscode_ui.start_debugging(page, "Debug current file with torchrun (2 processes)")
+    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
+    widget = page.locator(".exception-widget")
+    expect(widget).to_be_visible(timeout=60_000)
+    expect(widget).to_contain_text("NaN in the output of `model.module.0` (Linear)")
+    expect(page.locator(".statusbar-item").filter(has_text=re.compile(r"rank 1\b.*paused"))).to_have_count(
+        1, timeout=60_000
+    )
+    vscode_ui.set_side_bar_width(page, 520)
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "torchrun_nan_rank1_pause.png"))
+    vscode_ui.stop_debugging(page)
