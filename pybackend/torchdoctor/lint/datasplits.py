@@ -1,0 +1,251 @@
+"""Train/test splits in one file, and which expressions hold the data being split.
+
+For TD011 (data leakage): whether the data a scaler was fitted on, or an array normalised with
+its own statistics, is split into train and test later (or was split before). A split is a
+splitter call (``train_test_split``, ``random_split``) or complementary row slices (``X[:n]``
+with ``X[n:]``). "The same data" follows a name through conversions and in-place updates
+(``torch.tensor(X)``, ``X /= 255``) and into what a function of the file makes from it, but
+not through a rebinding to other data.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Set, Tuple, Union
+
+from .bindings import Binding
+from .context import LintContext, walk
+
+SPLITTERS = frozenset(
+    {
+        "sklearn.model_selection.train_test_split",
+        "sklearn.cross_validation.train_test_split",
+        "torch.utils.data.random_split",
+    }
+)
+
+
+# -- which expressions hold the same data ------------------------------------------------------
+
+# Calls and methods that convert an array without changing its rows (``torch.tensor(X)``,
+# ``X.astype(np.float32)``): the result is the same data.
+CONVERTERS = frozenset(
+    "tensor from_numpy as_tensor Tensor FloatTensor DoubleTensor array asarray ascontiguousarray DataFrame".split()
+)
+CONVERTING_METHODS = frozenset(
+    "astype float double half to type cpu cuda numpy to_numpy reshape view unsqueeze squeeze copy clone "
+    "set_index reset_index drop dropna fillna sort_index rename".split()  # pandas: the same table
+)
+MAX_STEPS = 8  # rebindings followed back from a split to the statement that made the data
+
+
+class Data:
+    """Which expressions hold one piece of data: those spelled like one of ``names``; for a plain
+    name, only while it holds a value made by one of ``sources`` (through in-place updates and
+    conversions: ``X /= 2``, ``X = torch.tensor(X)``). ``X = other_table.values`` between the
+    fit and the split is other data."""
+
+    def __init__(self, ctx: LintContext, names: Set[str], sources: Set[ast.AST]) -> None:
+        self.ctx, self.names, self.sources = ctx, names, sources
+
+    def __call__(self, expr: ast.expr) -> bool:
+        if self.ctx.text(expr) not in self.names:
+            return False
+        if not isinstance(expr, ast.Name):
+            return True
+        bound: Optional[Binding] = self.ctx.binding(expr)
+        if bound is None:
+            return True  # nothing known about the name: its spelling decides
+        for _ in range(MAX_STEPS):
+            if bound.stmt in self.sources:
+                return True
+            bound = carried_from(self.ctx, expr, bound)
+            if bound is None:
+                return False
+        return False
+
+
+def carried_from(ctx: LintContext, name: ast.Name, bound: Binding) -> Optional[Binding]:
+    """The binding ``bound`` updates or converts (``X -= m``, ``X = X.astype(...)``,
+    ``X = (X - m) / s``: the same rows), else None."""
+    if bound.kind == "aug" or (
+        bound.kind == "assign" and (_converts(ctx, bound.value, name.id) or _arithmetic_on(bound.value, name.id))
+    ):
+        stmt = bound.stmt
+        if isinstance(stmt, ast.stmt):
+            earlier = ctx.bindings.lookup(name.id, ctx.scope_chain(stmt), (stmt.lineno, stmt.col_offset))
+            return earlier if earlier is not bound else None
+    return None
+
+
+def _converts(ctx: LintContext, value: Optional[ast.expr], name: str) -> bool:
+    node = value
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        if isinstance(node, ast.Attribute):
+            if node.attr not in ("values", "data", "T") and not isinstance(ctx.parents.get(node), ast.Call):
+                return False
+            node = node.value
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in CONVERTING_METHODS and not ctx.qualname(func):
+            node = func.value
+        elif isinstance(func, (ast.Name, ast.Attribute)) and last_name(func) in CONVERTERS and node.args:
+            node = node.args[0]
+        else:
+            return False
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _arithmetic_on(value: Optional[ast.expr], name: str) -> bool:
+    """``value`` is arithmetic with ``name`` as one of its operands (``(X - m) / s``, ``X / 255``)."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            pending += [node.left, node.right]
+        elif isinstance(node, ast.Name) and node.id == name and node is not value:
+            return True
+    return False
+
+
+def last_name(func: Union[ast.Name, ast.Attribute]) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr
+
+
+def follow_derived(ctx: LintContext, data: Data, scope: ast.AST, after: Tuple[int, int]) -> Data:
+    """``data`` grown by the names later made from it in ``scope``, in source order:
+    ``X_t = torch.tensor(X_scaled)``, ``X, y = make_windows(prices_scaled, 30)`` (a function of
+    this file given the data: its windows hold the scaled rows)."""
+    for stmt in ctx.own_nodes(scope, ast.Assign):
+        if (stmt.lineno, stmt.col_offset) <= after or not isinstance(stmt.value, ast.Call):
+            continue
+        if _derives(ctx, stmt.value, data):
+            for target in stmt.targets:
+                for name in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(name, ast.Name):
+                        data.names.add(name.id)
+                        data.sources.add(stmt)
+    return data
+
+
+def _derives(ctx: LintContext, call: ast.Call, data: Data) -> bool:
+    func = call.func
+    if ctx.local_function_called(call) is not None:
+        return any(data(arg) for arg in call.args)
+    if isinstance(func, (ast.Name, ast.Attribute)) and last_name(func) in CONVERTERS and call.args:
+        return data(call.args[0])
+    node: ast.expr = call
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr not in CONVERTING_METHODS:
+            return False
+        node = node.func.value
+    return node is not call and data(node)
+
+
+# -- splits --------------------------------------------------------------------------------
+
+# One row slice: (the sliced data, its lower bound's text, its upper bound's text, the node).
+RowSlice = Tuple[ast.expr, Optional[str], Optional[str], ast.Subscript]
+
+
+def split_of(
+    ctx: LintContext, scope: ast.AST, is_data: Data, after: Tuple[int, int], before: Tuple[int, int]
+) -> Optional[ast.expr]:
+    """The first split of the data in ``scope`` between the two positions: a splitter call given
+    the data (or a dataset built from it: ``random_split(TensorDataset(x, y), ...)``), or
+    complementary row slices (``X[:n]`` with ``X[n:]``, ``x[:n, :]`` with ``x[n:, :]``,
+    ``df.iloc[:n]`` with ``df.iloc[n:]``). ``X[:5]`` next to ``X[-5:]`` is no split."""
+    calls, slices = _scope_splits(ctx, scope)
+    for call in calls:
+        if after < (call.lineno, call.col_offset) < before and any(given(ctx, arg, is_data) for arg in call.args):
+            return call
+    inside = [s for s in slices if after < (s[3].lineno, s[3].col_offset) < before and is_data(s[0])]
+    lowers = {lower: piece for _, lower, _, piece in inside if lower is not None}
+    for _, lower, upper, piece in inside:
+        if lower is None and upper in lowers:
+            other = lowers[upper]
+            return piece if (piece.lineno, piece.col_offset) > (other.lineno, other.col_offset) else other
+    return None
+
+
+def given(ctx: LintContext, arg: ast.expr, is_data: Data) -> bool:
+    return is_data(arg) or (isinstance(arg, ast.Call) and any(is_data(a) for a in arg.args))
+
+
+def _scope_splits(ctx: LintContext, scope: ast.AST) -> Tuple[List[ast.Call], List[RowSlice]]:
+    """The splitter calls and row slices of ``scope`` (its own code), gathered once per scope."""
+    cache: Dict[ast.AST, Tuple[List[ast.Call], List[RowSlice]]] = ctx.shared("td011.splits", dict)
+    found = cache.get(scope)
+    if found is None:
+        calls: List[ast.Call] = []
+        slices: List[RowSlice] = []
+        for node in walk(scope):
+            if isinstance(node, ast.Call) and ctx.qualname(node.func) in SPLITTERS and ctx.scope_of(node) is scope:
+                calls.append(node)
+            elif isinstance(node, ast.Subscript) and ctx.scope_of(node) is scope:
+                piece = row_slice(node)
+                if piece is not None:
+                    slices.append(piece)
+        found = cache[scope] = (calls, slices)
+    return found
+
+
+def row_slice(node: ast.Subscript) -> Optional[RowSlice]:
+    """``X[:n]``, ``X[n:]``, ``X[a:b]``, ``x[:n, :]``, ``df.iloc[n:]`` as a row slice. Alone a
+    slice splits nothing: ``split_of`` pairs a head (``X[:n]``) with a piece starting at its end
+    (``X[n:]``, or ``X[n:m]`` of a train/validation/test split)."""
+    rows = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    if not isinstance(rows, ast.Slice) or rows.step is not None or (rows.lower is None and rows.upper is None):
+        return None
+    data = node.value
+    if isinstance(data, ast.Attribute) and data.attr in ("iloc", "loc"):
+        data = data.value
+    if not isinstance(data, (ast.Name, ast.Attribute)):
+        return None
+    text = lambda e: ast.unparse(e) if e is not None else None  # noqa: E731 - bound spelling
+    return data, text(rows.lower), text(rows.upper), node
+
+
+def end_position(node: ast.AST) -> Tuple[int, int]:
+    return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+
+
+END = (1 << 30, 0)
+
+
+def split_origin(ctx: LintContext, name: ast.Name) -> Optional[Tuple[str, object, ast.expr]]:
+    """``(which split, which side, where)`` when ``name`` holds a part of a split: an output of a
+    splitter call (its position in the unpacked tuple) or a row slice (head or rest)."""
+    bound = ctx.binding(name)
+    for _ in range(MAX_STEPS):
+        if bound is None:
+            return None
+        source = bound.source
+        if bound.kind == "unpack" and isinstance(source, ast.Call) and ctx.qualname(source.func) in SPLITTERS:
+            return f"{source.lineno}:{source.col_offset}", bound.index, source
+        found = [row_slice(n) for n in walk(bound.value) if isinstance(n, ast.Subscript)] if bound.value else []
+        pieces = [p for p in found if p is not None]
+        if bound.kind == "assign" and len(pieces) == 1:
+            data, lower, _, node = pieces[0]
+            return ctx.text(data), lower is None, node
+        bound = carried_from(ctx, name, bound)
+    return None
+
+
+def part_of_split(ctx: LintContext, part: ast.Name, whole: Data) -> bool:
+    """Whether ``part`` was made by splitting ``whole`` (``X_tr, X_te, ... = train_test_split(X, ...)``,
+    ``x_tr = torch.tensor(x[:n, :])``), possibly converted since."""
+    bound = ctx.binding(part)
+    for _ in range(MAX_STEPS):
+        if bound is None or not isinstance(bound.stmt, ast.stmt):
+            return False
+        for node in walk(bound.stmt):
+            if isinstance(node, ast.Call) and ctx.qualname(node.func) in SPLITTERS:
+                if any(given(ctx, arg, whole) for arg in node.args):
+                    return True
+            elif isinstance(node, ast.Subscript):
+                piece = row_slice(node)
+                if piece is not None and whole(piece[0]):
+                    return True
+        bound = carried_from(ctx, part, bound)
+    return False
