@@ -26,11 +26,29 @@ runtime's hooks for the program's ``import torch`` through their one entry point
 
 Like debugpy's numpy plugin, this never imports the library it describes: a type is ours only if
 ``torch``/``numpy`` is already in ``sys.modules`` and the type derives from theirs. Importing this
-module costs two small imports; the runtime (and through it torch) is touched only when a
-tensor, module, array or container of them is actually shown.
+module costs a few small imports; the summary modules (stdlib only) are imported the moment the
+program has imported torch, so that the first hover does not pay for them.
+
+Where a first hover's time went, and what this module does about it (issue 15, measured through
+DAP on a 2-core machine; ``bench/bench_variables.py``):
+
+- pydevd (debugpy 1.8.22, ``_pydevd_bundle/pydevd_net_command.py``: ``NetCommand.send``) writes
+  each message to the adapter as two ``sendall`` calls, header then body, on a socket without
+  ``TCP_NODELAY`` (microsoft/debugpy#2054): Nagle's algorithm holds the body until the header is
+  acknowledged, which the adapter delays by 40 ms. Every response, ours or not, took 44 ms
+  instead of under 1. :func:`_no_delay` sets the option on pydevd's socket when the adapter's
+  ``initialize`` arrives (a socket option of the debugger's, not the program's).
+- A program that has just built a model of thousands of modules owes the collector a full
+  (generation 2) pass; the few thousand small objects of our model walk are what triggered it:
+  65-240 ms of a first hover. :data:`_COLLECTOR` holds automatic collection off while we build a
+  value (a line, an expanded value's children) and puts it back as it was; what we allocated is
+  freed by then, so the pass comes when the program allocates again, as it would without us.
+- The summary modules were imported by the first value shown (15-60 ms): :func:`_preload`.
 """
 
+import gc
 import os
+import socket
 import sys
 import threading
 import weakref
@@ -56,6 +74,69 @@ def _runtime():
         except Exception:
             _RUNTIME.append(None)  # do not retry the import for every variable shown
     return _RUNTIME[0]
+
+
+# What the first summary of a tensor, model, array or container imports beyond _runtime()'s
+# modules (they import the standard library only): imported with torch, not in a hover.
+_LAZY_MODULES = ("tensor_info", "aggregates", "module_info", "container_info", "array_stats")
+
+
+def _preload(torch=None):
+    """Import the runtime's summary modules (``startup.when_torch_imported``); never raises."""
+    runtime = _runtime()
+    if runtime is None:
+        return
+    for name in _LAZY_MODULES:
+        try:
+            __import__("torchdoctor.runtime.summary." + name)
+        except Exception:
+            pass  # imported again, lazily, by whoever needs it (and its error shown there)
+
+
+class _CollectorPause(object):
+    """Automatic garbage collection held off while we build values, then put back as it was.
+
+    Re-entrant and shared by threads: the first to enter disables the collector if it was
+    enabled, the last to leave enables it again only if it was the one that disabled it (a
+    program that runs with ``gc.disable()`` keeps it so). Explicit ``gc.collect()`` is unaffected.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.paused = False
+
+    def __enter__(self):
+        with self.lock:
+            if self.depth == 0:
+                self.paused = gc.isenabled()
+                if self.paused:
+                    gc.disable()
+            self.depth += 1
+        return self
+
+    def __exit__(self, *exc_info):
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.paused:
+                self.paused = False
+                gc.enable()
+        return False
+
+
+_COLLECTOR = _CollectorPause()
+
+
+def _no_delay(py_db):
+    """``TCP_NODELAY`` on pydevd's socket to the adapter (see the module docstring); never raises."""
+    try:
+        sock = py_db.writer.sock
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return True
+    except Exception:
+        pass
+    return False
 
 
 def _budget_seconds(name, default_ms):
@@ -168,6 +249,26 @@ def _count_mutations():
     _MUTATIONS[0] = 0
 
 
+def _set_no_delay_on_initialize():
+    """Wrap ``PyDevdAPI.notify_initialize`` (the adapter's ``initialize``, the session's first
+    request: the socket is connected) to set :func:`_no_delay` before its response is sent."""
+    try:
+        from _pydevd_bundle.pydevd_api import PyDevdAPI
+    except Exception:
+        return
+    original = getattr(PyDevdAPI, "notify_initialize", None)
+    if not callable(original) or getattr(original, "_torchdoctor_no_delay", False):
+        return
+
+    def notify_initialize(self, py_db, *args, **kwargs):
+        _no_delay(py_db)
+        return original(self, py_db, *args, **kwargs)
+
+    notify_initialize._torchdoctor_no_delay = True
+    notify_initialize.__doc__ = getattr(original, "__doc__", None)
+    PyDevdAPI.notify_initialize = notify_initialize
+
+
 def _counting(original, is_evaluate):
     def wrapper(self, py_db, request, *args, **kwargs):
         try:
@@ -219,7 +320,7 @@ class TorchDoctorStrProvider(object):
         if runtime is None:
             return None  # pydevd falls back to its own repr
         budget = runtime[3]
-        with budget.activate(_REQUESTS.budget_for(budget, context)):
+        with _COLLECTOR, budget.activate(_REQUESTS.budget_for(budget, context)):
             line = runtime[0].summarize_if_ours(val)
         if line is None:
             return None  # e.g. a list without tensors keeps pydevd's usual presentation
@@ -254,7 +355,7 @@ class TorchDoctorTensorResolver(object):
         budget = runtime[3]
         # Expanding is asking for this tensor's statistics: no deadline, but the stop's epoch.
         epoch = _REQUESTS.budget_for(budget, None).epoch
-        with budget.activate(budget.Budget(None, epoch)):
+        with _COLLECTOR, budget.activate(budget.Budget(None, epoch)):
             return runtime[1].children_of(obj)
 
     def get_dictionary(self, obj):
@@ -271,17 +372,28 @@ if not sys.platform.startswith("java"):
         _count_mutations()
     except Exception:
         _MUTATIONS[0] = None  # no epochs: every model line is described afresh (still right)
+    try:
+        _set_no_delay_on_initialize()
+    except Exception:
+        pass  # pydevd's own latency, as without us
 
 
 def _activate_runtime():
     """Arrange the runtime's hooks for when the program imports torch (``runtime/startup.py``:
-    the views' collection, the anomaly watch), as the debuggee's environment asks. Never raises."""
+    the views' collection, the anomaly watch), as the debuggee's environment asks, and the
+    summary modules' import (:func:`_preload`). Never raises."""
     try:
         from torchdoctor.runtime import startup
 
         startup.activate()
     except Exception:
         pass
+    try:
+        from torchdoctor.runtime import startup
+
+        startup.when_torch_imported("summaries", _preload)
+    except Exception:
+        pass  # the first value shown imports them, as before
 
 
 _activate_runtime()

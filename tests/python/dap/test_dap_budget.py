@@ -74,8 +74,9 @@ def timed_locals(dap, stop):
 def test_a_listing_over_budget_answers_in_time_and_says_what_is_pending(paused):
     dap, stop = paused
     # What the listing spent beyond a listing's own cost (a relisting of the stop, which reads
-    # only the cache, as test_budget proves: ~90 ms of round trips here, which a machine with faster memory does not
-    # shrink as it shrinks the statistics) must be well below the statistics' sum. Timings of
+    # only the cache, as test_budget proves: its round trips, ~90 ms here before the plugin set
+    # TCP_NODELAY on pydevd's socket, a few ms since; a machine with faster memory does not
+    # shrink them as it shrinks the statistics) must be well below the statistics' sum. Timings of
     # one run compared: a load spike during one of them can break the relation, so it must hold
     # in one of three fresh trials (a listing that waits for every tensor's statistics fails all three).
     seen = []

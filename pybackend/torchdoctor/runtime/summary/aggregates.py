@@ -66,19 +66,17 @@ class _Walk:
     def __init__(self, module: Any) -> None:
         import sys
 
-        from .module_info import _bad_names, _uninitialized, describe_module, unique_parameters
+        from .module_info import _bad_names, describe_module, module_tensors
 
         torch = sys.modules["torch"]
         self._torch, self._bad_names = torch, _bad_names
-        self.info = dict(describe_module(module, check=False))
+        tensors = module_tensors(torch, module)  # enumerated once, for the line and the walk
+        self.info = dict(describe_module(module, check=False, tensors=tensors))
         self.items: List[Tuple[str, Any, bool]] = []
         if self.info.get("checked"):
             # The tensors describe_module checks, in its order: parameters once by storage, then
             # floating buffers, then the parameters' grads.
-            with torch.no_grad():
-                named = [(n, p) for n, p in module.named_parameters() if not _uninitialized(torch, p)]
-                params = unique_parameters(named)
-                buffers = [(n, b) for n, b in module.named_buffers() if not _uninitialized(torch, b)]
+            _, params, buffers = tensors
             self.items = [(n, t, False) for n, t in params + buffers] + [(n, p, True) for n, p in params]
         self.position = 0
         self.bad: List[str] = []

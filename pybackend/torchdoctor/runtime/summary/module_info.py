@@ -64,16 +64,30 @@ def unique_parameters(named: Iterable[Tuple[str, Any]]) -> List[Tuple[str, Any]]
     return out
 
 
-def describe_module(module: Any, check: bool = True) -> Dict[str, object]:
+Named = List[Tuple[str, Any]]
+
+
+def module_tensors(torch, module: Any) -> Tuple[Named, Named, Named]:
+    """``(every named parameter, the initialized ones once by storage, the initialized buffers)``:
+    what :func:`describe_module` counts and checks, enumerated once (a model's walk,
+    ``summary/aggregates.py``, reuses them instead of walking the model again)."""
+    named = list(module.named_parameters())
+    # Lazy modules hold UninitializedParameters until their first forward: no shape yet.
+    params = unique_parameters((n, p) for n, p in named if not _uninitialized(torch, p))
+    buffers = [(n, b) for n, b in module.named_buffers() if not _uninitialized(torch, b)]
+    return named, params, buffers
+
+
+def describe_module(
+    module: Any, check: bool = True, tensors: Optional[Tuple[Named, Named, Named]] = None
+) -> Dict[str, object]:
     """``check=False``: everything but the NaN/Inf walk (``summary/aggregates.py`` runs it in steps
-    that fit in the debugger's requests)."""
+    that fit in the debugger's requests). ``tensors``: :func:`module_tensors` of ``module``, if
+    the caller has them already."""
     torch = sys.modules["torch"]
     with torch.no_grad():
-        named = list(module.named_parameters())
-        # Lazy modules hold UninitializedParameters until their first forward: no shape yet.
-        params = unique_parameters((n, p) for n, p in named if not _uninitialized(torch, p))
-        buffers = [(n, b) for n, b in module.named_buffers() if not _uninitialized(torch, b)]
-        tensors = [p for _, p in params] + [b for _, b in buffers]
+        named, params, buffers = module_tensors(torch, module) if tensors is None else tensors
+        tensors_held = [p for _, p in params] + [b for _, b in buffers]
         total = sum(int(p.numel()) for _, p in params)
         modules = model_modules(torch, module)
         info: Dict[str, object] = {
@@ -83,8 +97,8 @@ def describe_module(module: Any, check: bool = True) -> Dict[str, object]:
             "blocks": trunk_blocks(torch, module, modules),
             "params": total,
             "trainable": sum(int(p.numel()) for _, p in params if p.requires_grad),
-            "nbytes": sum(int(t.numel() * t.element_size()) for t in tensors),
-            "devices": sorted({str(t.device) for t in tensors}),
+            "nbytes": sum(int(t.numel() * t.element_size()) for t in tensors_held),
+            "devices": sorted({str(t.device) for t in tensors_held}),
             "dtypes": sorted({short_dtype(str(p.dtype)) for _, p in params}),
             "training": bool(module.training),
             "other_mode": sum(1 for m in modules if m.training != module.training),
