@@ -89,10 +89,12 @@ class Channel:
 
     def _hello(self) -> Dict[str, Any]:
         rank = os.environ.get("RANK")
+        world = os.environ.get("WORLD_SIZE")  # how many ranks the view waits for before comparing a step
         return {
             "token": self.token,
             "pid": os.getpid(),
             "rank": int(rank) if rank and rank.isdigit() else None,
+            "world_size": int(world) if world and world.isdigit() else None,
             "script": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None,
             "version": VERSION,
         }
