@@ -2,19 +2,22 @@
  * The training monitor's channel server, one per debug session: TCP on 127.0.0.1 (a port the
  * system picks), a random 32-hex token. A connection's first line must be the hello with that
  * token, within HELLO_TIMEOUT_MS, or it is closed; then newline-delimited JSON batches go into
- * the session's RunStore. Reading never waits on the view (the view reads the store on its own
+ * the session's JobStore, under the rank the hello names (none: rank 0). A connection starts
+ * feeding its rank at its first batch, not at its hello: under torchrun the agent process imports
+ * torch too and says hello without a rank, but never steps, so it must not take rank 0's place;
+ * while one connection feeds a rank, another of the same rank is not drawn. Reading never waits on the view (the view reads the store on its own
  * clock), so a slow view never backs up into the debuggee; the recorder drops and counts on its
  * side when we are gone. Lines over MAX_LINE_BYTES close the connection; lines that are not
  * JSON are counted and skipped. Data only: nothing that arrives is run. No `vscode` import.
  */
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
-import { RunStore } from './runStore';
+import { JobStore, MAX_RANKS } from './jobStore';
 import { Hello, MAX_LINE_BYTES, parseHello, parseMessage } from './wire';
 
 export const HELLO_TIMEOUT_MS = 10_000;
-/** Connections at once (DDP ranks, a restarted child); the first hello of rank 0 or none feeds the store. */
-export const MAX_CONNECTIONS = 16;
+/** Connections at once: every rank of a job, the torchrun agent, a restarted child. */
+export const MAX_CONNECTIONS = MAX_RANKS + 8;
 
 export interface ChannelAddress {
   host: string;
@@ -33,14 +36,17 @@ export class ChannelServer {
   readonly token = randomBytes(16).toString('hex');
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
-  private feeder: net.Socket | undefined;
+  /** Per rank, the connection that feeds its store. */
+  private readonly feeders = new Map<number, net.Socket>();
+  /** Connections of ranks beyond MAX_RANKS: read, not stored. */
+  private readonly unstored = new WeakSet<net.Socket>();
   /** Lines refused: not JSON, not a known message. */
   badLines = 0;
   /** Connections closed for a wrong or missing token. */
   refused = 0;
 
   constructor(
-    readonly store: RunStore,
+    readonly job: JobStore,
     private readonly events: ChannelEvents = {},
   ) {}
 
@@ -97,10 +103,9 @@ export class ChannelServer {
             return;
           }
           clearTimeout(timer);
-          this.greet(socket, hello);
           continue;
         }
-        this.line(socket, line);
+        this.line(socket, hello, line);
       }
       pending += chunk.slice(start);
       if (pending.length > MAX_LINE_BYTES) {
@@ -111,25 +116,34 @@ export class ChannelServer {
     socket.on('close', () => {
       clearTimeout(timer);
       this.sockets.delete(socket);
-      if (this.feeder === socket) {
-        this.feeder = undefined;
+      const rank = hello?.rank ?? 0;
+      if (this.feeders.get(rank) === socket) {
+        this.feeders.delete(rank);
       }
     });
   }
 
-  private greet(socket: net.Socket, hello: Hello): void {
-    if (!this.feeder && (hello.rank === null || hello.rank === 0)) {
-      this.feeder = socket;
-      this.store.setHello(hello);
-      this.events.onLog?.(`monitor channel: pid ${hello.pid ?? '?'} connected (${hello.script ?? 'no script'})`);
-      this.events.onData?.();
+  /** Whether this connection feeds its rank: the first of that rank to send a batch does. */
+  private feeds(socket: net.Socket, hello: Hello, claim: boolean): boolean {
+    const rank = hello.rank ?? 0;
+    const feeder = this.feeders.get(rank);
+    if (feeder || !claim || this.unstored.has(socket)) {
+      return feeder === socket;
     }
+    if (!this.job.open(hello)) {
+      this.unstored.add(socket);
+      if (this.job.ignoredRanks === 1) {
+        this.events.onLog?.(`monitor channel: rank ${rank} not drawn: the view keeps ${MAX_RANKS} ranks`);
+      }
+      return false;
+    }
+    this.feeders.set(rank, socket);
+    const who = hello.rank === null ? '' : `rank ${rank}, `;
+    this.events.onLog?.(`monitor channel: ${who}pid ${hello.pid ?? '?'} connected (${hello.script ?? 'no script'})`);
+    return true;
   }
 
-  private line(socket: net.Socket, line: string): void {
-    if (socket !== this.feeder) {
-      return; // another rank: connected, not drawn
-    }
+  private line(socket: net.Socket, hello: Hello, line: string): void {
     const msg = parseMessage(line);
     if (!msg) {
       if (this.badLines++ === 0) {
@@ -137,10 +151,14 @@ export class ChannelServer {
       }
       return;
     }
+    if (!this.feeds(socket, hello, msg.kind === 'batch')) {
+      return; // the torchrun agent's end line, or a second connection of a rank: not drawn
+    }
+    const rank = hello.rank ?? 0;
     if (msg.kind === 'batch') {
-      this.store.addBatch(msg.batch);
+      this.job.addBatch(rank, msg.batch);
     } else {
-      this.store.end(msg.steps, msg.dropped);
+      this.job.end(rank, msg.steps, msg.dropped);
     }
     this.events.onData?.();
   }

@@ -32,6 +32,12 @@ function trackLines(series: string, track: Track, out: string[]): void {
   });
 }
 
+/** The file Export CSV proposes: the run's name, and the rank in a job of several. */
+export function csvFileName(runName: string, rank: number | null): string {
+  const safe = runName.replace(/[^\w.-]+/g, '_');
+  return rank === null ? `${safe}-training.csv` : `${safe}-rank${rank}-training.csv`;
+}
+
 export function runCsv(store: RunStore): string {
   const out = [CSV_HEADER];
   for (const [name, t] of store.tracks) {

@@ -1,18 +1,19 @@
 /**
- * The training monitor on the extension side: a channel server and a RunStore per torchdoctor
- * launch (armed from debugConfiguration.ts through `prepareMonitor`), the session's pause and
+ * The training monitor on the extension side: a channel server and a JobStore (a RunStore per
+ * rank; one for a single process) per torchdoctor launch (armed from debugConfiguration.ts through `prepareMonitor`), the session's pause and
  * resume from the debug adapter's messages, the "Torch Doctor: Training" panel (opened with the
  * first step when torchDoctor.monitor.openOnFirstStep is on, redrawn every RENDER_INTERVAL_MS
  * while data flows and at once at a pause), Export CSV, and the last run kept after its session
- * ends (in memory, and on disk so it survives a reload).
+ * ends (in memory, and on disk so it survives a reload). A torchrun job draws one rank, rank 0
+ * unless the page's rank picker chose another (kept per run); CSV and verdicts follow that rank.
  */
 import * as vscode from 'vscode';
 import { ChannelServer } from './channelServer';
-import { runCsv } from './csvExport';
+import { csvFileName, runCsv } from './csvExport';
 import { MonitorDefaults, monitorEnv, normalizeMonitor } from './monitorConfig';
 import { MonitorPanel } from './monitorPanel';
-import { buildView, MonitorView } from './monitorView';
-import { RunStore } from './runStore';
+import { JobStore, pickRank } from './jobStore';
+import { buildJobView, MonitorView } from './monitorView';
 
 export const RENDER_INTERVAL_MS = 500;
 /** A prepared channel that no session claims in this time is closed (the launch failed). */
@@ -26,7 +27,9 @@ const RESUMING = new Set(['continue', 'next', 'stepIn', 'stepOut', 'stepBack', '
 interface Run {
   id: string;
   server: ChannelServer;
-  store: RunStore;
+  job: JobStore;
+  /** The rank the picker chose; null: the default (rank 0). */
+  rank: number | null;
   session?: vscode.DebugSession;
   unclaimed?: NodeJS.Timeout;
   sawStep: boolean;
@@ -108,10 +111,10 @@ class MonitorController implements vscode.Disposable {
       return {};
     }
     const id = `${process.pid}-${this.nextId++}`;
-    const store = new RunStore(String(config.name ?? 'debug session'), Date.now());
-    store.info.cwd = typeof config.cwd === 'string' && config.cwd ? config.cwd : (folder?.uri.fsPath ?? null);
-    const run: Run = { id, store, sawStep: false, server: undefined as unknown as ChannelServer };
-    run.server = new ChannelServer(store, {
+    const job = new JobStore(String(config.name ?? 'debug session'), Date.now());
+    job.cwd = typeof config.cwd === 'string' && config.cwd ? config.cwd : (folder?.uri.fsPath ?? null);
+    const run: Run = { id, job, rank: null, sawStep: false, server: undefined as unknown as ChannelServer };
+    run.server = new ChannelServer(job, {
       onData: () => this.onData(run),
       onLog: (m) => this.log.info(m),
     });
@@ -137,7 +140,7 @@ class MonitorController implements vscode.Disposable {
       return;
     }
     setTimeout(() => {
-      run.store.setState('ended', Date.now());
+      run.job.setState('ended', Date.now());
       run.server.close();
       this.runs.delete(run.id);
       if (run === this.shown) {
@@ -150,7 +153,7 @@ class MonitorController implements vscode.Disposable {
   tracker(session: vscode.DebugSession): vscode.DebugAdapterTracker {
     const set = (state: 'paused' | 'running') => {
       const run = this.runOf(session);
-      if (run && run.store.debuggerMoved(state, Date.now()) && run === this.shown) {
+      if (run && run.job.debuggerMoved(state, Date.now()) && run === this.shown) {
         this.renderNow();
       }
     };
@@ -179,23 +182,35 @@ class MonitorController implements vscode.Disposable {
   }
 
   async exportCsv(): Promise<void> {
-    const run = this.shown;
-    if (!run) {
+    // The rank drawn now (the picker's, else rank 0): the CSV holds what the view shows.
+    const job = this.shown?.job;
+    const drawn = job ? pickRank(job.ranks, this.shown!.rank) : null;
+    const store = drawn === null ? undefined : job?.store(drawn);
+    const rank = job && job.ranks.length > 1 ? drawn : null;
+    if (!store) {
       void vscode.window.showInformationMessage('Torch Doctor: no training run to export yet (debug a training script first).');
       return;
     }
-    const safe = run.store.info.name.replace(/[^\w.-]+/g, '_');
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const target = await vscode.window.showSaveDialog({
-      defaultUri: folder ? vscode.Uri.joinPath(folder, `${safe}-training.csv`) : undefined,
+      defaultUri: folder ? vscode.Uri.joinPath(folder, csvFileName(store.info.name, rank)) : undefined,
       filters: { CSV: ['csv'] },
       title: 'Export the training run as CSV',
     });
     if (!target) {
       return;
     }
-    await vscode.workspace.fs.writeFile(target, Buffer.from(runCsv(run.store), 'utf8'));
-    void vscode.window.showInformationMessage(`Torch Doctor: exported ${run.store.steps} steps to ${target.fsPath}.`);
+    await vscode.workspace.fs.writeFile(target, Buffer.from(runCsv(store), 'utf8'));
+    const of = rank === null ? '' : ` of rank ${rank}`;
+    void vscode.window.showInformationMessage(`Torch Doctor: exported ${store.steps} steps${of} to ${target.fsPath}.`);
+  }
+
+  /** The page's rank picker: draw that rank from now on (this run only). */
+  chooseRank(rank: number): void {
+    if (this.shown) {
+      this.shown.rank = rank;
+      this.renderNow();
+    }
   }
 
   dispose(): void {
@@ -220,7 +235,7 @@ class MonitorController implements vscode.Disposable {
   }
 
   private onData(run: Run): void {
-    if (!run.sawStep && run.store.lastStep !== null) {
+    if (!run.sawStep && run.job.lastStep !== null) {
       run.sawStep = true;
       this.shown = run;
       if (settings(run.session?.workspaceFolder).openOnFirstStep && (!this.panel || this.panel.isDisposed)) {
@@ -236,7 +251,11 @@ class MonitorController implements vscode.Disposable {
 
   private ensurePanel(): MonitorPanel {
     if (!this.panel || this.panel.isDisposed) {
-      this.panel = new MonitorPanel(this.context.extensionUri, { exportCsv: () => this.exportCsv(), log: this.log });
+      this.panel = new MonitorPanel(this.context.extensionUri, {
+        exportCsv: () => this.exportCsv(),
+        chooseRank: (rank) => this.chooseRank(rank),
+        log: this.log,
+      });
     }
     return this.panel;
   }
@@ -245,7 +264,7 @@ class MonitorController implements vscode.Disposable {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.shown) {
-      this.lastView = buildView(this.shown.store);
+      this.lastView = buildJobView(this.shown.job, this.shown.rank) ?? this.lastView;
     }
     if (this.lastView && this.panel && !this.panel.isDisposed) {
       this.panel.render(this.lastView);

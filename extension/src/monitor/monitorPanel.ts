@@ -3,7 +3,8 @@
  * no remote resources) around the page bundle dist/monitor/page.js (extension/media/monitor/ with
  * uPlot, bundled by esbuild) and its stylesheet. It shows one run at a time (a MonitorView,
  * posted as `{type: "render", view}`); the page asks to open a finding's line, to export CSV,
- * and says how long a render took (`rendered`, logged at debug level).
+ * to draw another rank of a torchrun job (`rank`, from its rank picker), and says how long a
+ * render took (`rendered`, logged at debug level).
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -17,6 +18,7 @@ export type PageMessage =
   | { type: 'ready' }
   | { type: 'open'; path: string; line: number }
   | { type: 'exportCsv' }
+  | { type: 'rank'; rank: number }
   | { type: 'rendered'; ms: number; points: number };
 
 /** Checks a message from the page field by field; undefined drops it. */
@@ -33,6 +35,8 @@ export function parsePageMessage(raw: unknown): PageMessage | undefined {
       return typeof m.path === 'string' && typeof m.line === 'number' && Number.isInteger(m.line) && m.line > 0
         ? { type: 'open', path: m.path, line: m.line }
         : undefined;
+    case 'rank':
+      return typeof m.rank === 'number' && Number.isInteger(m.rank) && m.rank >= 0 ? { type: 'rank', rank: m.rank } : undefined;
     case 'rendered':
       return typeof m.ms === 'number' && typeof m.points === 'number' ? { type: 'rendered', ms: m.ms, points: m.points } : undefined;
     default:
@@ -42,6 +46,7 @@ export function parsePageMessage(raw: unknown): PageMessage | undefined {
 
 export interface PanelHandlers {
   exportCsv(): Promise<void>;
+  chooseRank(rank: number): void;
   log: vscode.LogOutputChannel;
 }
 
@@ -117,6 +122,8 @@ export class MonitorPanel implements vscode.Disposable {
         return;
       case 'exportCsv':
         return this.handlers.exportCsv();
+      case 'rank':
+        return this.handlers.chooseRank(msg.rank);
       case 'rendered':
         this.handlers.log.debug(`Training monitor: rendered ${msg.points} points in ${msg.ms.toFixed(1)} ms`);
         return;

@@ -7,8 +7,10 @@
  * chart per user series. At most POINTS bins per chart: the cost and the message size follow the
  * store's bounded rows, never the steps of the run. Pure logic, no `vscode` import.
  */
+import { JobStore, pickRank } from './jobStore';
 import { MAX_GROUPS, RunState, RunStore, STEP_COLUMNS } from './runStore';
 import { Agg, onGrid, sample, Sampled, stepRange, unionX } from './sampling';
+import { StragglerSummary, stragglerSentence } from './stragglers';
 import { Track } from './track';
 import { Finding } from './wire';
 
@@ -63,6 +65,18 @@ export interface MonitorView {
   bucketWidth: number;
   findings: Finding[];
   charts: ChartSpec[];
+  /** A job of several ranks (torchrun): which are drawn and which is slowest. Absent for one process. */
+  ranks?: RankInfo;
+}
+
+export interface RankInfo {
+  /** Ranks that reported, in order (the picker's options). */
+  list: number[];
+  /** The rank whose charts, verdicts and CSV these are. */
+  shown: number;
+  /** WORLD_SIZE, when the ranks said. */
+  world: number | null;
+  stragglers: (StragglerSummary & { sentence: string }) | null;
 }
 
 const col = (name: string): number => STEP_COLUMNS.indexOf(name);
@@ -257,4 +271,54 @@ function memory(tracks: [string, Track][], sampler: Sampler): ChartSpec | null {
     ['cuda_peak', 'CUDA peak'],
   ];
   return chart('memory', 'Memory', 'bytes', parts.map(([c, label]) => ({ track: first, col: col(c), agg: 'max' as Agg, label })), sampler);
+}
+
+/**
+ * A job's view: one rank's store drawn as a single process is (`wanted`, else rank 0: pickRank),
+ * plus, with two ranks or more, the rank list for the picker, the straggler sentence and the
+ * "Step time across ranks" chart after the step time. undefined before any rank reported.
+ */
+export function buildJobView(job: JobStore, wanted: number | null): MonitorView | undefined {
+  const ranks = job.ranks;
+  const shown = pickRank(ranks, wanted);
+  const store = shown === null ? undefined : job.store(shown);
+  if (shown === null || !store) {
+    return undefined;
+  }
+  const view = buildView(store);
+  if (ranks.length < 2 && (job.world ?? 1) < 2) {
+    return view; // one process: exactly the single-run view
+  }
+  const summary = job.stragglers.summary();
+  view.ranks = {
+    list: ranks,
+    shown,
+    world: job.world,
+    stragglers: summary ? { ...summary, sentence: stragglerSentence(summary) } : null,
+  };
+  const across = acrossRanks(job, shown);
+  if (across) {
+    const at = view.charts.findIndex((c) => c.id === 'step_time');
+    view.charts.splice(at < 0 ? view.charts.length : at + 1, 0, across);
+  }
+  return view;
+}
+
+/** The slowest rank's and the median rank's own time per step (waits taken out), and the shown rank's. */
+function acrossRanks(job: JobStore, shown: number): ChartSpec | null {
+  const s = job.stragglers;
+  const own = s.own.get(shown);
+  const ranges = [stepRange(s.track), own ? stepRange(own) : null].filter((r): r is [number, number] => r !== null);
+  if (!ranges.length) {
+    return null;
+  }
+  const sampler = new Sampler(Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1])));
+  const sources: Source[] = [
+    { track: s.track, col: 0, agg: 'mean', label: 'slowest rank' },
+    { track: s.track, col: 1, agg: 'mean', label: 'median rank', style: 'dashed' },
+    ...(own ? [{ track: own, col: 0, agg: 'mean' as Agg, label: `rank ${shown} (shown)` }] : []),
+  ];
+  const c = chart('rank_step_time', `Step time across ranks (${s.series ?? ''}, waits for other ranks taken out)`, 's', sources, sampler);
+  c?.series.forEach((x, i) => (x.color = [4, 7, 0][i]));
+  return c;
 }

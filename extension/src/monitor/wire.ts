@@ -14,6 +14,8 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 export interface Hello {
   pid: number | null;
   rank: number | null;
+  /** WORLD_SIZE of a torchrun rank (how many ranks to compare); null for one process or an older recorder. */
+  world_size: number | null;
   script: string | null;
   version: number;
 }
@@ -114,7 +116,7 @@ export function parseHello(line: string, token: string): Hello | undefined {
   if (typeof h.token !== 'string' || !sameToken(h.token, token)) {
     return undefined;
   }
-  return { pid: int(h.pid), rank: int(h.rank), script: str(h.script), version: int(h.version) ?? WIRE_VERSION };
+  return { pid: int(h.pid), rank: int(h.rank), world_size: int(h.world_size), script: str(h.script), version: int(h.version) ?? WIRE_VERSION };
 }
 
 function sameToken(a: string, b: string): boolean {

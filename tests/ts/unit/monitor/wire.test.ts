@@ -6,7 +6,9 @@ const TOKEN = 'a'.repeat(32);
 
 test('the hello is accepted with the session token only', () => {
   const line = (token: unknown) => JSON.stringify({ hello: { token, pid: 7, rank: null, script: '/ws/t.py', version: 1 } });
-  assert.deepEqual(parseHello(line(TOKEN), TOKEN), { pid: 7, rank: null, script: '/ws/t.py', version: 1 });
+  assert.deepEqual(parseHello(line(TOKEN), TOKEN), { pid: 7, rank: null, world_size: null, script: '/ws/t.py', version: 1 });
+  const rank = JSON.stringify({ hello: { token: TOKEN, pid: 8, rank: 1, world_size: 2, script: null, version: 1 } });
+  assert.deepEqual(parseHello(rank, TOKEN), { pid: 8, rank: 1, world_size: 2, script: null, version: 1 });
   assert.equal(parseHello(line('b'.repeat(32)), TOKEN), undefined);
   assert.equal(parseHello(line(TOKEN.slice(1)), TOKEN), undefined);
   assert.equal(parseHello(line(42), TOKEN), undefined);
