@@ -2,8 +2,10 @@
 // Torch Doctor: the "Training" page. Draws the MonitorView the extension posts
 // (`{type: "render", view}`, extension/src/monitor/monitorView.ts): the run's header (name, state,
 // script, start and end time, steps, dropped points), the controls (log scale and smoothing of
-// the loss, Export CSV), the verdict cards with a link to their line, and the charts
-// (charts.js, uPlot). Every string goes in with textContent. Tells the extension how long each
+// the loss, Export CSV, and for a torchrun job of several ranks the rank picker), the verdict
+// cards with a link to their line, the slowest-rank sentence, and the charts (charts.js, uPlot).
+// The picker asks the extension for another rank (`{type: "rank"}`); the extension answers with
+// that rank's view, so cards, charts and Export CSV all follow the picked rank. Every string goes in with textContent. Tells the extension how long each
 // render took (`rendered`) and keeps it in <body data-render-ms> for the E2E test.
 import 'uplot/dist/uPlot.min.css';
 import './monitor.css';
@@ -11,8 +13,8 @@ import { createChart, updateChart } from './charts';
 import { baseName, clock, kindTitle } from './format';
 
 const vscode = acquireVsCodeApi();
-/** @type {{ log: boolean, smoothing: number }} */
-const choice = Object.assign({ log: false, smoothing: 0.6 }, vscode.getState() || {});
+/** @type {{ log: boolean, smoothing: number, rank: number | null }} */
+const choice = Object.assign({ log: false, smoothing: 0.6, rank: null }, vscode.getState() || {});
 /** @type {Map<string, { u: any, signature: string, box: HTMLElement }>} */
 const charts = new Map();
 /** @type {any} */
@@ -40,8 +42,17 @@ const app = /** @type {HTMLElement} */ (document.getElementById('app'));
 const header = h('header', { class: 'td-header' });
 const controls = h('div', { class: 'td-controls' });
 const cards = h('section', { class: 'td-cards', 'aria-label': 'Verdicts' });
+const slowest = h('p', { class: 'td-slowest', id: 'td-slowest', hidden: '' });
 const grid = h('section', { class: 'td-charts', 'aria-label': 'Charts' });
-app.append(header, controls, cards, grid);
+const rankSelect = /** @type {HTMLSelectElement} */ (h('select', { id: 'td-rank', 'aria-label': 'Rank shown' }));
+const rankPicker = h('label', { for: 'td-rank', class: 'td-rank', hidden: '' }, ['Rank ', rankSelect]);
+rankSelect.addEventListener('change', () => {
+  const rank = Number(rankSelect.value);
+  Object.assign(choice, { rank });
+  vscode.setState(choice);
+  vscode.postMessage({ type: 'rank', rank });
+});
+app.append(header, controls, cards, slowest, grid);
 app.classList.add('td-monitor');
 header.append(h('p', { class: 'td-empty' }, ['No training run yet: debug a training script with the torchdoctor debugger.']));
 
@@ -93,10 +104,35 @@ function drawControls() {
   const csv = h('button', { class: 'btn', id: 'td-export', type: 'button' }, ['Export CSV']);
   csv.addEventListener('click', () => vscode.postMessage({ type: 'exportCsv' }));
   controls.replaceChildren(
+    rankPicker,
     h('label', { for: 'td-log' }, [log, ' Loss on a log scale']),
     h('label', { for: 'td-smooth' }, ['Smoothing ', slider, shown]),
     csv,
   );
+}
+
+/**
+ * The rank picker and the slowest-rank sentence: shown only for a job of several ranks. The
+ * options are rebuilt only when the ranks change, so a redraw never closes an open list.
+ * @param {any} view
+ */
+function drawRanks(view) {
+  const ranks = view.ranks;
+  rankPicker.hidden = !ranks;
+  slowest.hidden = !ranks?.stragglers;
+  if (!ranks) {
+    return;
+  }
+  const options = ranks.list.map((/** @type {number} */ r) => String(r));
+  if ([...rankSelect.options].map((o) => o.value).join() !== options.join()) {
+    rankSelect.replaceChildren(...options.map((r) => h('option', { value: r }, [`rank ${r}`])));
+  }
+  rankSelect.value = String(ranks.shown);
+  slowest.textContent = ranks.stragglers?.sentence ?? '';
+  if (ranks.stragglers) {
+    slowest.dataset.rank = String(ranks.stragglers.rank);
+    slowest.classList.toggle('td-quiet', !ranks.stragglers.named);
+  }
 }
 
 /** @param {Partial<typeof choice>} c */
@@ -168,6 +204,7 @@ function render(view) {
   const t0 = performance.now();
   current = view;
   drawHeader(view);
+  drawRanks(view);
   drawCards(view);
   const points = drawCharts(view);
   const ms = performance.now() - t0;
@@ -188,6 +225,11 @@ window.addEventListener('message', (e) => {
   if (msg && msg.type === 'render' && msg.view) {
     if (!controls.firstChild) {
       drawControls();
+      // The page was made anew (a reload) with a rank picked before: ask for it once.
+      const r = msg.view.ranks;
+      if (r && choice.rank !== null && choice.rank !== r.shown && r.list.includes(choice.rank)) {
+        vscode.postMessage({ type: 'rank', rank: choice.rank });
+      }
     }
     render(msg.view);
   }

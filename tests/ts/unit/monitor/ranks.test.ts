@@ -95,6 +95,8 @@ test("the job's view: rank 0 by default, the picked rank's charts, verdicts and 
     across.series.map((s) => s.label),
     ['slowest rank', 'median rank', 'rank 1 (shown)'],
   );
+  assert.equal(one.ranks!.stragglers!.rank, 1);
+  assert.equal(one.ranks!.stragglers!.named, true);
   assert.equal(buildJobView(j, 7)!.ranks!.shown, 0, 'a rank that never reported: rank 0');
 });
 
