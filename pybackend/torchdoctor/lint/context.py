@@ -140,6 +140,13 @@ class LintContext(ValueResolution, CallerResolution):
         flags_of = _FLAGS
         node_type = ast.AST
         leaf_kinds = _LEAF_KINDS
+        class_nodes: List[ast.ClassDef] = []
+        # The list each listed kind goes to: one dict lookup per node instead of a chain of tests.
+        lists: Dict[type, List[Any]] = {ast.Call: self.calls, ast.ClassDef: class_nodes}
+        lists.update({k: self.loops for k in _LOOPS})
+        lists.update({k: self.functions for k in _FUNCTION_KINDS})
+        lists.update({k: import_nodes for k in _IMPORT_KINDS})
+        lists.update({k: self.withs for k in _WITH_KINDS})
         # Nodes are handled generically (``Any``): the flags of a node's kind say which
         # attributes it has (owned kinds have positions, scope kinds have ``args``).
         stack: List[Tuple[Any, ast.AST]] = [(tree, tree)]
@@ -154,7 +161,7 @@ class LintContext(ValueResolution, CallerResolution):
                     entry = ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), node)
                     owned.setdefault(owner, {}).setdefault(kind, []).append(entry)
                 if flags & _F_LIST:
-                    self._list_for(kind, node, import_nodes)
+                    lists[kind].append(node)
                 if flags & _F_BINDS:
                     record(node, owner, parents.get(owner))
                 if flags & _F_SCOPE:
@@ -181,6 +188,8 @@ class LintContext(ValueResolution, CallerResolution):
                         owner_map[value] = child_owner
                     else:
                         stack.append((value, child_owner))
+        for node in class_nodes:  # in walk order, as before: the first seen of a name is kept
+            self.classes.setdefault(node.name, node)
         key = lambda n: (n.lineno, n.col_offset)  # noqa: E731 - sort key
         self.calls.sort(key=key)
         self.loops.sort(key=key)
@@ -188,21 +197,6 @@ class LintContext(ValueResolution, CallerResolution):
         for by_kind in owned.values():
             for entries in by_kind.values():
                 entries.sort(key=lambda e: e[0])
-
-    def _list_for(self, kind: type, node: Any, import_nodes: List[Union[ast.Import, ast.ImportFrom]]) -> None:
-        # ``node`` is of kind ``kind`` (the walk's generic node; each branch knows its type).
-        if kind is ast.Call:
-            self.calls.append(node)
-        elif kind in _LOOPS:
-            self.loops.append(node)
-        elif kind in _FUNCTION_KINDS:
-            self.functions.append(node)
-        elif kind is ast.ClassDef:
-            self.classes.setdefault(node.name, node)
-        elif kind in _IMPORT_KINDS:
-            import_nodes.append(node)
-        elif kind in _WITH_KINDS:
-            self.withs.append(node)
 
     def own_nodes(self, node: ast.AST, *kinds: type) -> List[Any]:
         """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,
