@@ -196,6 +196,12 @@ function drawCharts(view) {
       charts.delete(id);
     }
   }
+  // A chart that came later (the cross-rank step time, once two ranks reported) goes to its
+  // place in the view's order, not to the end; boxes move only when the order differs.
+  const order = view.charts.map((/** @type {any} */ spec) => charts.get(spec.id)?.box);
+  if (order.some((/** @type {any} */ box, /** @type {number} */ i) => grid.children[i] !== box)) {
+    grid.append(...order.filter((/** @type {any} */ b) => b));
+  }
   return points;
 }
 

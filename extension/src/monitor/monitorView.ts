@@ -305,7 +305,7 @@ export function buildJobView(job: JobStore, wanted: number | null): MonitorView 
   return view;
 }
 
-/** The slowest rank's and the median rank's own time per step (waits taken out), and the shown rank's. */
+/** Per step the slowest rank's own time (waits taken out), the other ranks' median, and the shown rank's. */
 function acrossRanks(job: JobStore, shown: number): ChartSpec | null {
   const s = job.stragglers;
   const own = s.own.get(shown);
@@ -316,7 +316,7 @@ function acrossRanks(job: JobStore, shown: number): ChartSpec | null {
   const sampler = new Sampler(Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1])));
   const sources: Source[] = [
     { track: s.track, col: 0, agg: 'mean', label: 'slowest rank' },
-    { track: s.track, col: 1, agg: 'mean', label: 'median rank', style: 'dashed' },
+    { track: s.track, col: 1, agg: 'mean', label: 'other ranks (median)', style: 'dashed' },
     ...(own ? [{ track: own, col: 0, agg: 'mean' as Agg, label: `rank ${shown} (shown)` }] : []),
   ];
   const c = chart('rank_step_time', `Step time across ranks (${s.series ?? ''}, waits for other ranks taken out)`, 's', sources, sampler);

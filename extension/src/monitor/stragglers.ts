@@ -16,7 +16,7 @@
  * 0.25 s), so a step is compared once every expected rank has reported it, or when it is older
  * than MAX_PENDING steps (compared with the ranks that did). Only the first step series any rank
  * reports is compared (`opt0`, or `backward` without an optimizer). Fixed memory: bounded
- * Tracks (slowest, median, per rank) and at most MAX_PENDING steps waiting.
+ * Tracks (slowest, the others' median, per rank) and at most MAX_PENDING steps waiting.
  */
 import { DEFAULT_LIMITS, Track, TrackLimits } from './track';
 import { Step } from './wire';
@@ -29,7 +29,7 @@ export const RECENT = 20;
 export const STRAGGLER_EXCESS = 0.05;
 
 /** `time_*`: averaged when the view folds steps into a display bin, as the step time is. */
-export const STRAGGLER_COLUMNS = ['time_slowest', 'time_median', 'slowest_rank'] as const;
+export const STRAGGLER_COLUMNS = ['time_slowest', 'time_others', 'slowest_rank'] as const;
 
 interface Report {
   total: number;
@@ -58,7 +58,7 @@ export interface StragglerSummary {
 }
 
 export class Stragglers {
-  /** Per compared step: the slowest own time, the median own time, the slowest rank. */
+  /** Per compared step: the slowest own time, the median own time of the other ranks, the slowest rank. */
   readonly track: Track;
   /** Per rank, its own time each compared step. */
   readonly own = new Map<number, Track>();
@@ -165,7 +165,7 @@ export class Stragglers {
     }
     const slowest = own.reduce((a, b) => (b.t > a.t || (b.t === a.t && b.rank < a.rank) ? b : a));
     const others = median(own.filter((o) => o !== slowest).map((o) => o.t));
-    this.track.push(step, [slowest.t, median(own.map((o) => o.t)), slowest.rank]);
+    this.track.push(step, [slowest.t, others, slowest.rank]);
     this.slowestCount.set(slowest.rank, (this.slowestCount.get(slowest.rank) ?? 0) + 1);
     this.steps++;
     this.recent.push({ excess: others > 0 ? slowest.t / others - 1 : 0, slowest: slowest.t, others });
