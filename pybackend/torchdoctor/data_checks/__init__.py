@@ -9,8 +9,9 @@ and runs one module per job: ``values`` (NaN/Inf, blank or constant samples over
 columns, id overlap) and ``sequences`` (token ids past the embedding, padding share).
 
 Two sides, like ``checks/``. Backend side, torch- and numpy-free, imported by the CLI: ``cli``,
-``jobs`` (the worker subprocess, reusing ``checks``' process tree, guard and streams), ``report``
-(text), ``findings`` and ``thresholds``. Worker side, run in the user's interpreter by ``worker``:
+``jobs`` (the worker subprocess, reusing ``checks``' process tree, guard and streams), ``ended``
+(a worker that crashed or hung, read from the notes and stacks ``watch`` keeps), ``report``
+(text), ``findings``, ``thresholds`` and ``loader_errors``. Worker side, run in the user's interpreter by ``worker``:
 everything else; numpy at module level (never imported by the backend side), torch inside
 functions only.
 May import: the standard library, ``torchdoctor.spelling``, ``torchdoctor.checks`` (its job control

@@ -27,7 +27,7 @@ _DIED = re.compile(r"DataLoader worker \(pids?(?:\(s\))? (?P<pids>\d+(?:, *\d+)*
 _SIGNAL_TEXT = re.compile(r"killed by signal: (?P<name>[^.\n]+)")
 _EXIT_TEXT = re.compile(r"exit code (?P<code>-?\d+)")
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # torchdoctor/
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # torchdoctor/
 
 
 @dataclass
@@ -74,7 +74,7 @@ class WorkerTrace:
 def _library_roots() -> list:
     paths = sysconfig.get_paths()
     roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return [os.path.abspath(r) + os.sep for r in roots if r] + [_PACKAGE + os.sep]
+    return [os.path.abspath(r) + os.sep for r in roots if r] + [PACKAGE + os.sep]
 
 
 def is_user_file(path: str) -> bool:
@@ -177,13 +177,34 @@ def _signal_words(name: str) -> str:
     return f"it was killed by {name}" + (f", {why}" if why else "")
 
 
-def _short(path: str) -> str:
-    """A library file by its package path (torch/utils/data/_utils/collate.py), not the install's."""
+def short_path(path: str) -> str:
+    """A library file by its package path (torch/utils/data/_utils/collate.py, ctypes/__init__.py),
+    not the install's."""
     norm = path.replace("\\", "/")
     for marker in ("/site-packages/", "/dist-packages/"):
         if marker in norm:
             return norm.split(marker, 1)[1]
+    stdlib = (sysconfig.get_paths().get("stdlib") or "").replace("\\", "/").rstrip("/") + "/"
+    if stdlib != "/" and norm.startswith(stdlib):
+        return norm[len(stdlib) :]
     return os.path.basename(norm)
+
+
+def drawing_words(note: dict) -> str:
+    """What a process was drawing when it ended, from its last note (``watch.py``): ``while drawing
+    sample 5 (in `__getitem__`)``; ``while drawing the split`` when the note does not say."""
+    stage, index = note.get("stage"), note.get("index")
+    batch = note.get("batch") or []
+    shown = ", ".join(str(i) for i in batch[:8]) + (", …" if len(batch) > 8 else "")
+    if stage == "__getitem__" and index is not None:
+        return f"while drawing sample {index!r} (in `__getitem__`)"
+    if stage == "__getitems__" and batch:
+        return f"while drawing the batch of dataset indices {shown} (in `__getitems__`)"
+    if stage == "collate":
+        return f"while collating the batch of dataset indices {shown}" if batch else "while collating a batch"
+    if stage == "__iter__" and index is not None:
+        return f"while drawing sample {index} of the stream (in the dataset's `__iter__`)"
+    return "while drawing the split"
 
 
 _STAGE_WORDS = {
@@ -210,9 +231,15 @@ class LoaderWorkerError(Exception):
         index: Any = None,
         cause: str = "",
         detail: str = "",
+        note: Optional[dict] = None,
     ) -> None:
         self.split, self.died, self.worker, self.exc_type, self.message = split, died, worker, exc_type, message
         self.frame, self.stage, self.index, self.cause, self.detail = frame, stage, index, cause, detail
+        self.note = note or {}  # a dead worker's last note (watch.py): what it was drawing
+        if died and self.index is None and self.note.get("stage") == "__getitem__":
+            self.index = self.note.get("index")
+        if died and not self.stage and self.note.get("stage") not in (None, "idle"):
+            self.stage = {"collate": "collate_fn"}.get(str(self.note["stage"]), str(self.note["stage"]))
         super().__init__(self.headline())
 
     def _who(self) -> str:
@@ -221,7 +248,7 @@ class LoaderWorkerError(Exception):
     def headline(self) -> str:
         if self.died:
             return (
-                f"{self.split}: {self._who()} died while drawing the split: {self.cause}. "
+                f"{self.split}: {self._who()} died {drawing_words(self.note)}: {self.cause}. "
                 f"The check could not draw {self.split}. Next step: run with num_workers=0 to see the "
                 "failure in your own process (a crash in native code stops that process too, at the "
                 "sample that causes it), and check the memory the loader's batches and workers need"
@@ -257,7 +284,7 @@ class LoaderWorkerError(Exception):
         what = f"{trace.exc_type}: {trace.message}" if trace.message else trace.exc_type
         first = next((n for n, f in enumerate(frames) if is_user_file(f.file)), None)
         if first is None:  # torch's own code raised (its default collate): where, not its frames
-            where = f" (raised in {_short(frames[-1].file)}, in {frames[-1].func})" if frames else ""
+            where = f" (raised in {short_path(frames[-1].file)}, in {frames[-1].func})" if frames else ""
             return f"{self._who()} raised this in library code, not in yours{where}:\n{what}"
         body = "".join(
             f'  File "{f.file}", line {f.line}, in {f.func}\n' + (f"    {f.code}\n" if f.code else "")

@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from . import findings as F
+from .collate_errors import CollateError
 from .errors import SampleError, user_frames
 from .loader_errors import LoaderWorkerError
 
@@ -66,7 +67,7 @@ def check(value: Any, name: str = "value", mode: str = "data", options: dict | N
     try:
         data = _samples(value, mode if mode in MODES else "data")
         result = engine.run({name: data}, None, dict(options or {}), target=name, file="")
-    except LoaderWorkerError as exc:  # the loader's worker raised or died: said the same way as the CLI
+    except (LoaderWorkerError, CollateError) as exc:  # a loader's worker or collate failed: as the CLI says it
         result = F.error_result(name, "", "dataset-error", str(exc), exc.traceback_text())
         result["error"].update(exc.to_error())
         return result

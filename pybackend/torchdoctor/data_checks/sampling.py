@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random as _random
 import sys
 import time
@@ -23,9 +22,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import thresholds as T
+from . import watch
 from .arrays import box_labels, dtype_name, split_xy, to_array
 from .errors import SampleError
-from .loader_errors import LoaderWorkerError, died_pids, exception_text, exit_cause, parse_worker_traceback
+from .loader_failures import loader_error, sequential
 from .raw_rows import has_raw_rows
 from .reduce import Reducer
 from .rng import preserved_rng, seed_all
@@ -85,6 +85,7 @@ def draw(
             d = _draw_iterable(name, obj, max_samples, gallery)
         else:
             raise TypeError(f"split {name!r} is a {type(obj).__name__}: not a Dataset, DataLoader or iterable")
+    watch.idle()  # not on the way out of a failure: sys.exit() in the data is said with its sample
     d.seconds = time.perf_counter() - started
     return d
 
@@ -119,6 +120,12 @@ def _feed(d: Draws, index: Any, x: Any) -> None:
     d.reducer.add(index, x)
 
 
+def _get(split: str, ds: Any, index: Any) -> Any:
+    """``ds[index]``, noted first (``watch.py``): a crash or a hang inside it is named with the index."""
+    watch.note(split, "__getitem__", index)
+    return ds[index]
+
+
 def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     length = len(ds)
     d = Draws(name, "dataset", ds, length=length, dataset=ds, gallery=gallery)
@@ -129,7 +136,7 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     for i in idx:
         try:
-            sample = ds[i]
+            sample = _get(name, ds, i)
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
         _add(d, i, sample)
@@ -137,46 +144,55 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
         d.notes.append(f"{name}: all {length} samples drawn")
     else:
         d.notes.append(f"{name}: {len(idx)} of {length} samples drawn (a random subset, seed 0)")
-    d.random = _is_random(ds, idx, d.probes)
+    d.random = _is_random(ds, idx, d.probes, name)
     return d
 
 
-def _is_random(ds: Any, idx: list, probes: dict) -> bool:
-    """Draw a few indices again: any difference means a random transform."""
+def _is_random(ds: Any, idx: list, probes: dict, split: str = "", times: int = T.RANDOM_AGAIN) -> bool:
+    """Draw a few indices again (each up to ``times`` times: a random flip gives the same image half
+    the time): any difference means a random transform."""
     for k, kept in probes.items():
         first = to_array(kept)
-        again = to_array(split_xy(ds[idx[k]])[0])
-        if first is None or again is None:
-            continue
-        if first.shape != again.shape or not np.array_equal(first, again, equal_nan=True):
-            return True
+        for _ in range(times):
+            again = to_array(split_xy(_get(split, ds, idx[k]))[0])
+            if first is None or again is None:
+                break
+            if first.shape != again.shape or not np.array_equal(first, again, equal_nan=True):
+                return True
     return False
 
 
-def redraw(ds: Any, index: int, times: int) -> list:
+def redraw(ds: Any, index: int, times: int, split: str = "") -> list:
     """``times`` more draws of one index (features only), RNG preserved. The generators are seeded
     by the index first: restored to the same state for every index, each would see the same random
     parameters, and every index would be blank in the same share of its draws."""
     with preserved_rng():
         seed_all(T.REDRAW_SEED + (index if isinstance(index, int) else 0))
-        return [to_array(split_xy(ds[index])[0]) for _ in range(times)]
+        out = [to_array(split_xy(_get(split, ds, index))[0]) for _ in range(times)]
+    watch.idle()
+    return out
 
 
-def seeded_draws(ds: Any, indices: list, seed: int = 0) -> list:
+def seeded_draws(ds: Any, indices: list, seed: int = 0, split: str = "") -> list:
     """Each index drawn with every generator seeded alike: a random transform takes the same
     parameters for every sample, so identical stored samples give identical features."""
     out = []
     with preserved_rng():
         for i in indices:
             seed_all(seed)
-            out.append(to_array(split_xy(ds[i])[0]))
+            out.append(to_array(split_xy(_get(split, ds, i))[0]))
+    watch.idle()
     return out
 
 
 def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     d = Draws(name, "iterable", it, gallery=gallery)
-    for pos, sample in enumerate(it):
-        if pos >= max_samples:
+    stream = iter(it)
+    for pos in range(max_samples):
+        watch.note(name, "__iter__", pos)
+        try:
+            sample = next(stream)
+        except StopIteration:
             break
         _add(d, pos, sample)
     d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
@@ -190,35 +206,39 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
         d.length = len(ds)
     except TypeError:
         d.length = None
-    sequential = _sequential(loader)
     if d.dataset is not None and d.length:
         try:
-            first = ds[0]
+            first = _get(name, ds, 0)
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, 0, exc) from exc
-        d.random = _is_random(ds, [0], {0: split_xy(first)[0]})  # the loader's transforms are the dataset's
+        # the loader's transforms are the dataset's; only sample 0 is drawn here (the others may fail or
+        # crash in a worker, where the check says so), so it is drawn again more times
+        d.random = _is_random(ds, [0], {0: split_xy(first)[0]}, name, T.RANDOM_AGAIN_ONE)
     pos = 0
     received = 0  # batches taken: an error from the loader is about the next one
+    watch.note(name, "next-batch", number=0)  # iter() starts the workers: they know the split from here
     iterator = iter(loader)
+    fetcher = getattr(iterator, "_dataset_fetcher", None)
+    if fetcher is not None:  # drawn in this process: each index noted, the batch kept if collate fails
+        watch.watch_fetcher(fetcher, name)
     try:
-        try:
-            for b, batch in enumerate(iterator):
-                if b >= max_batches or pos >= max_samples:
-                    break
-                pos = _take_batch(d, b, batch, pos)
-                received += 1
-        except Exception as exc:  # noqa: BLE001 - a worker's error, said in our words; others as they were
-            worker_error = _worker_error(name, loader, iterator, received, exc)
-            if worker_error is not None:
-                raise worker_error from exc
-            if not getattr(loader, "num_workers", 0):  # in this process: the index, when knowable
-                index = _failing_index(loader, received, type(exc).__name__)
-                if index is not None:
-                    raise SampleError(name, index, exc) from exc
-            raise
+        while received < max_batches and pos < max_samples:
+            watch.note(name, "next-batch", number=received)
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                break
+            except Exception as exc:  # noqa: BLE001 - said in our words when we can; else as it was
+                failure = loader_error(name, loader, iterator, received, exc)
+                if failure is exc:
+                    raise
+                raise failure from exc
+            pos = _take_batch(d, received, batch, pos)
+            received += 1
     finally:
         _shutdown(iterator)
-    where = "dataset indices (sequential sampler)" if sequential else "positions in the loader's stream"
+        watch.forget_failure()
+    where = "dataset indices (sequential sampler)" if sequential(loader) else "positions in the loader's stream"
     d.notes.append(f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}")
     return d
 
@@ -253,71 +273,6 @@ def _box_targets(y: Any, n: int) -> list:
         if all(b is not None for b in boxes):
             return boxes
     return [None] * n
-
-
-def _worker_error(
-    name: str, loader: Any, iterator: Any, received: int, exc: BaseException
-) -> Optional[LoaderWorkerError]:
-    """``exc`` in our words when a DataLoader worker raised it or died (else None), read before the
-    workers are shut down: their exit codes are still there."""
-    text = exception_text(exc)
-    trace = parse_worker_traceback(text)
-    if trace is not None:
-        frame = trace.user_frame
-        index = _failing_index(loader, received, trace.exc_type) if trace.stage == "__getitem__" else None
-        return LoaderWorkerError(
-            name,
-            died=False,
-            worker=trace.worker,
-            exc_type=trace.exc_type,
-            message=trace.message,
-            frame=frame,
-            stage=trace.stage,
-            index=index,
-            detail=text,
-        )
-    pids = died_pids(text)
-    if not pids:
-        return None
-    workers = list(getattr(iterator, "_workers", None) or [])
-    found = [(n, w) for n, w in enumerate(workers) if getattr(w, "pid", None) in pids]
-    worker, code = (found[0][0], getattr(found[0][1], "exitcode", None)) if found else (None, None)
-    return LoaderWorkerError(name, died=True, worker=worker, cause=exit_cause(code, text), detail=text)
-
-
-def _sequential(loader: Any) -> bool:
-    """Whether the loader draws the dataset in index order. A loader given a ``batch_sampler``
-    (DETR's ``BatchSampler(RandomSampler(ds), ...)``) still has torch's default SequentialSampler
-    as ``loader.sampler``: the batch sampler's own sampler is the one that orders the draws."""
-    if type(getattr(loader, "sampler", None)).__name__ != "SequentialSampler":
-        return False
-    inner = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
-    return inner is None or type(inner).__name__ == "SequentialSampler"
-
-
-def _failing_index(loader: Any, received: int, exc_type: str) -> Any:
-    """The dataset index whose ``__getitem__`` raised in a worker, found by drawing the failing
-    batch's indices again here, in order; None when that batch is not knowable (a shuffled or
-    custom sampler, batches out of order) or every index draws fine here."""
-    sampler: Any = getattr(loader, "sampler", None)
-    batches: Any = getattr(loader, "batch_sampler", None)
-    if not _sequential(loader) or getattr(loader, "in_order", True) is False:
-        return None
-    if batches is not None and type(batches).__name__ != "BatchSampler":
-        return None
-    try:
-        if batches is not None:
-            batch = next(itertools.islice(iter(batches), received, None), None)
-        else:
-            batch = [next(itertools.islice(iter(sampler), received, None))]
-    except Exception:  # noqa: BLE001 - the sampler itself: the index stays unknown
-        return None
-    for i in batch or []:
-        try:
-            loader.dataset[i]
-        except Exception as again:  # noqa: BLE001 - the same error, here: that is the sample
-            return i if type(again).__name__ == exc_type else None
-    return None
 
 
 def _shutdown(iterator: Any) -> None:

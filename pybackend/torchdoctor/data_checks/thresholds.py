@@ -9,7 +9,9 @@ from __future__ import annotations
 # --- sampling (bounded: a check reads at most this much of each split)
 MAX_SAMPLES = 2000  # samples per split; a bigger map-style dataset gives an even random subset
 MAX_BATCHES = 20  # batches drawn from a DataLoader
-RANDOM_PROBES = 3  # indices drawn twice to tell a random transform from a fixed one
+RANDOM_PROBES = 3  # indices drawn again to tell a random transform from a fixed one
+RANDOM_AGAIN = 4  # more draws of each, until one differs (a random flip repeats half the time)
+RANDOM_AGAIN_ONE = 10  # a DataLoader's dataset: sample 0 alone, drawn again this many times at most
 REDRAWS = 8  # more draws of each sample found blank, to tell "sometimes blank" from "always"
 MAX_REDRAWN = 16  # at most this many blank samples are drawn again
 REDRAW_SEED = 1_000_003  # the redraws of sample i seed every generator with REDRAW_SEED + i

@@ -90,7 +90,7 @@ def _blank(split: Split) -> list:
     per_index: dict = {}
     if d.random and d.dataset is not None and d.kind != "loader":
         for i in s.blank[: T.MAX_REDRAWN]:
-            again = redraw(d.dataset, i, T.REDRAWS)
+            again = redraw(d.dataset, i, T.REDRAWS, split.name)
             hits = sum(1 for x in again if is_blank(x, s.layout))
             per_index[i] = (hits + 1, T.REDRAWS + 1)
             draws, blank_draws = draws + T.REDRAWS, blank_draws + hits

@@ -18,8 +18,10 @@ import traceback
 from ..checks import worker_guard
 from ..checks.worker import Channel
 from . import findings as F
+from . import watch
+from .collate_errors import CollateError
 from .errors import SampleError, user_frames
-from .loader_errors import LoaderWorkerError
+from .loader_errors import LoaderWorkerError, drawing_words
 
 
 def _parse(argv: list) -> argparse.Namespace:
@@ -28,6 +30,7 @@ def _parse(argv: list) -> argparse.Namespace:
     p.add_argument("--name", default="")
     p.add_argument("--options", default="{}")
     p.add_argument("--stdin", action="store_true", help="read the source of --file from stdin")
+    p.add_argument("--watch", default="", help="a folder for the notes and stacks the backend reads (watch.py)")
     return p.parse_args(argv)
 
 
@@ -52,8 +55,11 @@ def run(args: argparse.Namespace, progress) -> dict:
         options = json.loads(args.options or "{}")
         source = sys.stdin.buffer.read().decode("utf-8", "surrogatepass") if args.stdin else None
         progress(0.0, f"importing {os.path.basename(file)}")
+        watch.note("", "import")
         module = load_user_module(file, source)
+        watch.note("", "build")
         splits, model, notes = load.resolve(module, args.name)
+        watch.idle()
         where = next((n["origin"] for n in notes if isinstance(n, dict)), None)
         notes = [n for n in notes if not isinstance(n, dict)]
         target = args.name or load.default_name(module)
@@ -65,18 +71,14 @@ def run(args: argparse.Namespace, progress) -> dict:
         result["snippet"] = exc.snippet
         return result
     except SystemExit as exc:
-        return F.error_result(
-            target,
-            file,
-            "import-error",
-            f'the data code called sys.exit({exc.code!r}): keep it under `if __name__ == "__main__":`',
-            traceback.format_exc(),
-        )
-    except LoaderWorkerError as exc:
+        return _exited(target, file, exc)
+    except (LoaderWorkerError, CollateError) as exc:
         result = F.error_result(target, file, "dataset-error", str(exc), exc.traceback_text())
         result["error"].update(exc.to_error())
         return result
     except SampleError as exc:
+        if type(exc.error).__name__ == "BdbQuit":
+            return _at_breakpoint(target, file, exc)
         return F.error_result(
             target,
             file,
@@ -95,9 +97,67 @@ def run(args: argparse.Namespace, progress) -> dict:
         )
 
 
+def _at_breakpoint(target: str, file: str, exc: SampleError) -> dict:
+    """A ``breakpoint()`` or ``pdb.set_trace()`` in the dataset: the worker has no terminal, so the
+    debugger read the end of its input and quit (``BdbQuit``), which is not the sample's fault."""
+    from .loader_errors import is_user_file
+
+    frames = [f for f in traceback.extract_tb(exc.error.__traceback__) if is_user_file(f.filename)]
+    at = f" just before {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    result = F.error_result(
+        target,
+        file,
+        "dataset-error",
+        f"{exc.split}: the dataset paused at a breakpoint() or pdb.set_trace(){at} while drawing sample "
+        f"{exc.index!r}; the check runs without a terminal, so the debugger quit and the sample could not be drawn. "
+        "Next step: remove the breakpoint for the check (from a terminal: PYTHONBREAKPOINT=0 torchdoctor check "
+        "data ...); to look at the data while paused, run your script under the debugger and use Check Data from "
+        "the Variables view",
+        user_frames(exc.error),
+    )
+    result["error"].update(cause="breakpoint", split=exc.split, index=exc.index, stage="__getitem__")
+    return result
+
+
+def _exited(target: str, file: str, exc: SystemExit) -> dict:
+    """``sys.exit()`` in the data's code: at import, or while a split was drawn (then with the
+    sample, as a crash of the process is said: ``ended.py``)."""
+    note = watch.current()
+    stage = note.get("stage")
+    if stage in (None, watch.IDLE, "import", "build"):
+        return F.error_result(
+            target,
+            file,
+            "import-error" if stage != "build" else "constructor-error",
+            f'the data code called sys.exit({exc.code!r}): keep it under `if __name__ == "__main__":`',
+            user_frames(exc),
+        )
+    split = note.get("split") or ""
+    result = F.error_result(
+        target,
+        file,
+        "dataset-error",
+        f"{split}: the dataset's code called sys.exit({exc.code!r}) {drawing_words(note)}, which would end the "
+        f"data-check worker. The check could not draw {split}. Next step: raise an exception instead, which the "
+        "check reports with the sample's index and your traceback",
+        user_frames(exc),
+    )
+    result["error"].update(
+        cause="process-ended",
+        split=split or None,
+        stage=note.get("stage"),
+        index=note.get("index"),
+        batch=note.get("batch"),
+        exit=f"sys.exit({exc.code!r})",
+    )
+    return result
+
+
 def main(argv: list | None = None) -> int:
     nonce = worker_guard.install()
     args = _parse(sys.argv[1:] if argv is None else argv)
+    if args.watch:
+        watch.install(args.watch)
     channel = Channel(nonce)
     started = time.monotonic()
     result = run(args, channel.progress)

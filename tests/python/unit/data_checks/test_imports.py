@@ -7,7 +7,7 @@ import sys
 
 from support.paths import PYBACKEND
 
-BACKEND_SIDE = ("cli", "jobs", "report", "findings", "thresholds")
+BACKEND_SIDE = ("cli", "jobs", "report", "findings", "thresholds", "ended", "watch", "loader_errors")
 
 
 def test_the_cli_side_imports_no_numpy_or_torch_in_a_fresh_process():

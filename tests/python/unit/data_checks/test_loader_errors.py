@@ -13,6 +13,7 @@ import torch
 from torch._utils import ExceptionWrapper
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
+from torchdoctor.data_checks.collate_errors import CollateError
 from torchdoctor.data_checks.errors import SampleError
 from torchdoctor.data_checks.loader_errors import (
     LoaderWorkerError,
@@ -205,15 +206,17 @@ class Uneven(Dataset):
         return torch.zeros(4 if i == 0 else 3), 0  # the first sample of the batch is the longer one
 
 
-def test_an_error_in_torchs_default_collate_shows_no_library_frames_and_says_what_it_means():
-    with pytest.raises(LoaderWorkerError) as caught:
+def test_an_error_in_torchs_default_collate_names_the_sample_and_keeps_torchs_words_in_the_detail():
+    # a sequential loader: the failed batch is drawn again here and compared sample by sample
+    with pytest.raises(CollateError) as caught:
         draw("train", DataLoader(Uneven(), batch_size=4, num_workers=1))
     err = caught.value
-    assert err.stage == "collate_fn" and err.frame is None and err.index is None
-    assert "resize storage" in err.message and "differ in size" in str(err)  # torch's words in a worker, explained
+    assert err.worker == 0 and err.to_error()["index"] == 0 and err.to_error()["batch"] == [0, 1, 2, 3]
+    assert "sample 0 (entry 0 of the batch) has shape [4]" in str(err) and "other 3 have shape [3]" in str(err)
+    assert "resize storage" in err.message  # torch's words in a worker, kept for the detail
     detail = err.traceback_text()
     assert "site-packages" not in detail and 'File "' not in detail  # no frame of torch's own
-    assert "torch/utils/data/_utils/collate.py" in detail and detail.endswith(err.message)
+    assert "resize storage" in detail and "differs" in detail
 
 
 class MostlyBad(Dataset):

@@ -1,0 +1,103 @@
+"""The notes of where the data check is: in memory for a DataLoader drawn in this process (any
+sampler), and, once installed (in a real worker-like process here, never in pytest's), in files
+the backend reads after a crash, with a forked DataLoader worker's own notes and failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, Dataset, Subset
+
+from support.paths import PYBACKEND
+from torchdoctor.data_checks import watch
+from torchdoctor.data_checks.errors import SampleError
+from torchdoctor.data_checks.sampling import draw
+
+
+class Labels(Dataset):
+    """A CSV-backed dataset whose row 7 has a class the label map lacks."""
+
+    def __len__(self):
+        return 20
+
+    def __getitem__(self, i):
+        if i == 7:
+            raise KeyError("unknown class 'cat?'")
+        return torch.zeros(4), 0
+
+
+def test_a_shuffled_loader_in_this_process_names_the_sample_that_raised():
+    with pytest.raises(SampleError) as caught:
+        draw("train", DataLoader(Labels(), batch_size=4, shuffle=True))
+    assert caught.value.index == 7 and caught.value.split == "train"
+
+
+def test_a_random_split_is_read_one_index_at_a_time_and_names_the_splits_own_index():
+    split = Subset(Labels(), list(range(10, 20)) + list(range(10)))  # what random_split returns
+    with pytest.raises(SampleError) as caught:
+        draw("val", DataLoader(split, batch_size=4, shuffle=True))
+    assert caught.value.index == 17  # val[17] is row 7 of the CSV
+
+
+def test_the_last_note_is_kept_and_a_finished_split_is_idle():
+    draw("val", DataLoader(torch.utils.data.TensorDataset(torch.zeros(6, 2)), batch_size=3))
+    assert watch.current()["stage"] == watch.IDLE
+    watch.note("val", "__getitem__", 4)
+    assert watch.current() == {"split": "val", "stage": "__getitem__", "index": 4}
+    watch.idle()
+
+
+SCRIPT = """
+import os, sys
+import torch
+from torch.utils.data import DataLoader, Dataset, Subset
+from torchdoctor.data_checks import watch
+from torchdoctor.data_checks.sampling import draw
+
+
+class Files(Dataset):
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError(f"cannot decode file {i}")
+        return torch.zeros(3), 0
+
+
+watch.install(sys.argv[1])
+try:
+    draw("val", DataLoader(Files(), batch_size=2, shuffle=True, num_workers=1))
+except Exception as exc:
+    print(type(exc).__name__, getattr(exc, "index", None))
+watch.note("val", "__getitem__", 9)
+os._exit(3)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="fork and at-fork hooks")
+def test_installed_notes_survive_the_process_and_a_forked_worker_writes_its_failure(tmp_path: Path):
+    script = tmp_path / "worker_like.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.split() == ["LoaderWorkerError", "5"]  # shuffled, yet the index the worker wrote
+    pids = watch.watched_pids(str(tmp_path))
+    main = [p for p in pids if watch.read_note(str(tmp_path), p).get("index") == 9]
+    assert len(main) == 1 and len(pids) == 2  # the process and its one DataLoader worker
+    child = next(p for p in pids if p not in main)
+    failure = watch.read_failure(str(tmp_path), child)
+    assert failure is not None and failure["index"] == 5 and failure["exception"] == "ValueError"
+    assert failure["split"] == "val" and failure["worker"] == 0 and failure["stage"] == "__getitem__"
+    with open(tmp_path / f"where-{child}.json") as f:
+        assert json.loads(f.read())["worker"] == 0  # the worker's own notes, in its own file
