@@ -219,6 +219,7 @@ def timed_out(target: str, file: str, timeout: float, folder: str, worker_pid: i
         f"{limit}{': stuck at ' + where if where else ''}.{stopped} The check stopped its worker and every process it "
         f"started. Next step: {_STOPPED_STEP if stopped else _HANG_STEP.get(stage, _HANG_DEFAULT)}"
     )
+    message = message[:1].upper() + message[1:] if not _prefix(note) else message  # "Importing data.py did not"
     who = f"DataLoader worker {note.get('worker')} (pid {pid})" if child else f"the data-check worker (pid {pid})"
     detail = stack_words(frames, who + " at the time limit") or (
         "No Python stack was written: the process did not answer in time" + (" (it was stopped)." if stopped else ".")
