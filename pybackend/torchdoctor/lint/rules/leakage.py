@@ -23,6 +23,7 @@ from ..datasplits import (
     follow_derived,
     last_name,
     part_of_split,
+    row_slice,
     split_of,
     split_origin,
 )
@@ -99,10 +100,26 @@ def _fitted_or_made(ctx: LintContext, fit: ast.Call, data: ast.expr, result: Opt
     stmt = ctx.statement_of(fit)
     in_place = isinstance(stmt, ast.Assign) and [ctx.text(t) for t in stmt.targets] == [ctx.text(data)]
     made = Data(ctx, {result}, {stmt}) if result else _whole_data(ctx, data, table=in_place)
-    for name, stmt in _transforms(ctx, fit):
-        made.names.add(name)
-        made.sources.add(stmt)
+    part = _training_part(ctx, data)
+    for name, stmt, given_data in _transforms(ctx, fit):
+        # fitted on the training rows, the scaler may transform anything: ``X = scaler.transform(X)``
+        # after ``scaler.fit(X[:n])`` is the correct order. Only its own data stays followed.
+        if not part or ctx.text(_unconverted(given_data)) == ctx.text(data):
+            made.names.add(name)
+            made.sources.add(stmt)
     return made
+
+
+def _training_part(ctx: LintContext, data: ast.expr) -> bool:
+    """Whether ``data`` is a part of the rows, not the whole: a row slice (``X[:n]``,
+    ``prices[:split]``), a name holding one or a part of a split (``train = data[:n]``,
+    ``X_train`` of ``train_test_split``), or a name that says so (``train_df``)."""
+    if isinstance(data, ast.Subscript) and row_slice(data) is not None:
+        return True
+    if isinstance(data, ast.Name) and split_origin(ctx, data) is not None:
+        return True
+    spelled = data.value if isinstance(data, ast.Subscript) else data
+    return isinstance(spelled, (ast.Name, ast.Attribute)) and "train" in last_name(spelled).lower()
 
 
 def _whole_data(ctx: LintContext, data: ast.expr, table: bool = False) -> Data:
@@ -202,11 +219,11 @@ def _prep_of(ctx: LintContext, fit: ast.Call) -> Set[str]:
     return names
 
 
-def _transforms(ctx: LintContext, fit: ast.Call) -> List[Tuple[str, ast.stmt]]:
-    """``(name, statement)`` of each later ``name = prep.transform(...)`` by the same
-    preprocessor, in the same scope."""
+def _transforms(ctx: LintContext, fit: ast.Call) -> List[Tuple[str, ast.stmt, ast.expr]]:
+    """``(name, statement, data transformed)`` of each later ``name = prep.transform(data)`` by
+    the same preprocessor, in the same scope."""
     prep, scope = _prep_of(ctx, fit), ctx.scope_of(fit)
-    found: List[Tuple[str, ast.stmt]] = []
+    found: List[Tuple[str, ast.stmt, ast.expr]] = []
     for call in ctx.calls_named("transform"):
         func = call.func
         if not (isinstance(func, ast.Attribute) and ctx.text(func.value) in prep):
@@ -217,8 +234,9 @@ def _transforms(ctx: LintContext, fit: ast.Call) -> List[Tuple[str, ast.stmt]]:
             and _is_or_wraps(stmt.value, call)
             and ctx.scope_of(call) is scope
             and (call.lineno, call.col_offset) > (fit.lineno, fit.col_offset)
+            and call.args
         ):
-            found.extend((t.id, stmt) for t in stmt.targets if isinstance(t, ast.Name))
+            found.extend((t.id, stmt, call.args[0]) for t in stmt.targets if isinstance(t, ast.Name))
     return found
 
 
