@@ -360,12 +360,30 @@ def _statistic_of(ctx: LintContext, given: ast.expr) -> Optional[Tuple[ast.expr,
     func = expr.func
     qual = ctx.qualname(func) or ""
     if qual.startswith(_ARRAY_LIBS) and qual.rsplit(".", 1)[-1] in _STATS and expr.args:
-        return expr.args[0], expr
+        return (expr.args[0], expr) if _over_rows(expr, 1) else None
     if (
         isinstance(func, ast.Attribute)
         and func.attr in _STATS
         and not qual
         and isinstance(func.value, (ast.Name, ast.Attribute, ast.Subscript))
     ):
-        return func.value, expr
+        return (func.value, expr) if _over_rows(expr, 0) else None
     return None
+
+
+def _over_rows(call: ast.Call, position: int) -> bool:
+    """Whether the statistic mixes rows: over everything (no axis, ``axis=None``), over axis 0
+    or over axes that include 0. ``X.mean(axis=1, keepdims=True)`` or
+    ``x.mean(dim=(1, 2, 3))`` normalises each sample on its own: no test row reaches another.
+    An axis not written as a constant is taken to include 0. ``position``: where the axis goes
+    when passed positionally (``X.mean(1)``, ``np.mean(X, 1)``)."""
+    axis = next((k.value for k in call.keywords if k.arg in ("axis", "dim")), None)
+    if axis is None and len(call.args) > position:
+        axis = call.args[position]
+    if axis is None:
+        return True
+    axes = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
+    for one in axes:
+        if not isinstance(one, ast.Constant) or one.value in (None, 0, "index", "rows"):
+            return True
+    return False

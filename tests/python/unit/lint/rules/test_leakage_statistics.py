@@ -69,3 +69,32 @@ parts = random_split(TensorDataset(feats, labels), [400, 100])
 )
 def test_fine_shapes_are_silent(text):
     assert hits(text, "TD011") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # each recording centred and scaled over its own time steps
+        "import numpy as np\n\nwaves = np.load('ecg.npy')\n"
+        "waves = (waves - waves.mean(axis=1, keepdims=True)) / waves.std(axis=1, keepdims=True)\n"
+        "fit_w, held_w = waves[:900], waves[900:]\n",
+        # each image standardised over its channels and pixels
+        "import torch\n\nimgs = torch.load('imgs.pt', weights_only=True)\n"
+        "imgs = (imgs - imgs.mean(dim=(1, 2, 3), keepdim=True)) / imgs.std(dim=(1, 2, 3), keepdim=True)\n"
+        "a, b = imgs[:40000], imgs[40000:]\n",
+        # the axis given by position, to a method and to a function
+        "import numpy as np\n\nrows = np.load('rows.npy')\nrows = rows - rows.mean(1, keepdims=True)\n"
+        "rows = rows / np.std(rows, -1, keepdims=True)\nhead, tail = rows[:70], rows[70:]\n",
+    ],
+)
+def test_per_sample_statistics_do_not_mix_rows(body):
+    assert hits(body, "TD011") == []
+
+
+@pytest.mark.parametrize(
+    "stat",
+    ["X.mean(axis=(0, 1))", "X.mean(0)", "np.mean(X, 0)", "X.mean(axis=None)", "X.mean(axis=ax)", "X.mean()"],
+)
+def test_statistics_over_the_rows_still_leak(stat):
+    body = f"import numpy as np\n\nX = np.load('x.npy')\nax = 0\nX = X - {stat}\nX_a, X_b = X[:80], X[80:]\n"
+    assert hits(body, "TD011") == [("TD011", 5)]
