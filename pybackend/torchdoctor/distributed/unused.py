@@ -124,10 +124,15 @@ _WATCH: List[UnusedWatch] = []
 
 
 def install(report: Callable[[Dict[str, Any]], None]) -> UnusedWatch:
-    """Watch every DDP model of this process (one global forward pre-hook)."""
+    """Watch every DDP model of this process (one global forward pre-hook, installed once: a
+    second install, e.g. a rank armed both by a debug session and by ``rank_entry``, only
+    redirects the reports, so each finding is reported once)."""
     from torch.nn.modules import module as nn_module
     from torch.nn.parallel import DistributedDataParallel
 
+    if _WATCH:
+        _WATCH[0].report = report
+        return _WATCH[0]
     watch = UnusedWatch(report)
     _WATCH[:] = [watch]
 

@@ -5,6 +5,11 @@ seen (one dict lookup per call; a weak reference the first time). The roots are 
 modules that no other seen module contains; a module's name is its path in its root's
 ``named_modules()``. Roots and paths are recomputed only after a new module shows up, so a
 steady training loop pays nothing here.
+
+Roots are held weakly, as every seen module is: the watch must not keep the user's model alive.
+A DDP model kept until the interpreter's finalization outlives the script's
+``destroy_process_group()`` and gloo aborts the process as its threads go down ("terminate
+called without an active exception"), and a script that builds models in a loop would keep them all.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ class ModuleNames:
     def __init__(self) -> None:
         self.known: Dict[int, "weakref.ref[Any]"] = {}
         self._dirty = False
-        self._roots: List[Any] = []
-        self._paths: Dict[int, Tuple[Any, str]] = {}
+        self._roots: List["weakref.ref[Any]"] = []
+        self._paths: Dict[int, Tuple["weakref.ref[Any]", str]] = {}
         self._params: Optional[List[Tuple[str, Any, Any]]] = None
 
     def see(self, module: Any) -> None:
@@ -37,7 +42,7 @@ class ModuleNames:
 
     def roots(self) -> List[Any]:
         self._refresh()
-        return list(self._roots)
+        return [root for root in (ref() for ref in self._roots) if root is not None]
 
     def name(self, module: Any, hint: Optional[Any] = None) -> Tuple[Optional[Any], str]:
         """``(root, path)``; path is ``""`` for a root itself, ``(None, "")`` if never seen.
@@ -51,7 +56,9 @@ class ModuleNames:
             if ref is None or ref() is not hint:
                 self.see(hint)
         self._refresh()
-        return self._paths.get(id(module), (None, ""))
+        found = self._paths.get(id(module))
+        root = found[0]() if found is not None else None
+        return (root, found[1]) if root is not None and found is not None else (None, "")
 
     def parameters(self) -> List[Tuple[str, Any, Any]]:
         """``(path, parameter, owning module)`` of every root, in registration order."""
@@ -59,7 +66,7 @@ class ModuleNames:
         if self._params is None:
             self._params = []
             seen = set()
-            for root in self._roots:
+            for root in self.roots():
                 for mod_path, module in root.named_modules():
                     for name, p in module.named_parameters(recurse=False):
                         if id(p) not in seen:
@@ -81,16 +88,18 @@ class ModuleNames:
         for wrapper in wrappers:  # torch.compile's OptimizedModule: the user's model is its _orig_mod
             inside.add(id(wrapper))
             inside.discard(id(unwrap(wrapper)))
-        self._roots = [m for m in alive if id(m) not in inside]
+        roots = [m for m in alive if id(m) not in inside]
         for wrapper in wrappers:
-            if unwrap(wrapper) not in self._roots:
-                self._roots.append(unwrap(wrapper))
+            if unwrap(wrapper) not in roots:
+                roots.append(unwrap(wrapper))
+        self._roots = [weakref.ref(root) for root in roots]
         self._paths = {}
-        for root in self._roots:
+        for root in roots:
+            ref = weakref.ref(root)
             for path, module in root.named_modules(remove_duplicate=False):
-                self._paths.setdefault(id(module), (root, path))
+                self._paths.setdefault(id(module), (ref, path))
         for wrapper in wrappers:
-            self._paths[id(wrapper)] = (unwrap(wrapper), "")
+            self._paths[id(wrapper)] = (weakref.ref(unwrap(wrapper)), "")
         self._params = None
 
 

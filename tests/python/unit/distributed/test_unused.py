@@ -112,3 +112,25 @@ def test_only_ddps_own_error_is_explained(error, explained) -> None:
     assert (line is not None) == explained
     if explained:
         assert "some parameters got no gradient in the previous backward" in line
+
+
+def test_a_second_install_redirects_the_reports_instead_of_adding_a_hook() -> None:
+    # A rank armed twice (a debug session's startup, then rank_entry) must report each finding once.
+    from torch.nn.modules import module as nn_module
+
+    from torchdoctor.distributed import unused
+
+    hooks = nn_module._global_forward_pre_hooks
+    before, saved = set(hooks), list(unused._WATCH)
+    unused._WATCH.clear()
+    try:
+        first = unused.install(lambda found: None)
+        second_sink: list = []
+        second = unused.install(second_sink.append)
+        assert second is first and len(set(hooks) - before) == 1
+        second.report({"sentence": "x"})
+        assert second_sink == [{"sentence": "x"}]
+    finally:
+        for key in set(hooks) - before:
+            del hooks[key]
+        unused._WATCH[:] = saved

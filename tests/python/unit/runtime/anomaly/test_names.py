@@ -46,3 +46,26 @@ def test_shared_modules_keep_their_first_name():
     names.see(m)
     assert names.name(shared) == (m, "a")
     assert [p for p, _, _ in names.parameters()] == ["a.weight", "a.bias"]
+
+
+def test_a_named_root_is_not_kept_alive():
+    # Roots and paths are weak: a DDP model the watch kept until the interpreter's finalization
+    # outlived destroy_process_group() and gloo aborted the rank at exit.
+    import weakref
+
+    class Wrapper(nn.Module):  # stands for DistributedDataParallel: a root with no parameters of its own
+        def __init__(self, inner):
+            super().__init__()
+            self.module = inner
+
+    m = Wrapper(model())
+    names = ModuleNames()
+    for module in m.modules():
+        names.see(module)
+    assert names.name(m.module[1][1]) == (m, "module.1.1") and names.roots() == [m]
+    assert [path for path, _, _ in names.parameters()][:1] == ["module.0.weight"]
+    gone = weakref.ref(m)
+    del m
+    gc.collect()
+    assert gone() is None
+    assert names.roots() == []
