@@ -20,7 +20,7 @@ import ast
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bindings import Function
@@ -92,11 +92,21 @@ class ProjectIndex:
             reexported = ctx.imports.aliases.get(name)  # ``from .model import GPT`` in __init__.py
             if reexported:
                 return self._find(reexported, path, depth + 1, lookup)
-            for star in star_modules(ctx):  # ``from .model import *`` in __init__.py
-                hit = self._find(f"{star}.{name}", path, depth + 1, lookup) if star.strip(".") else None
-                if hit is not None:
-                    return hit
+            star = self.star_source(ctx, name)  # ``from .model import *`` in __init__.py
+            return self._find(f"{star}.{name}", path, depth + 1, lookup) if star else None
+        return None
+
+    def star_source(self, ctx: "LintContext", name: str) -> Optional[str]:
+        """Of the project modules ``ctx``'s file star-imports, the one ``name`` comes from: the
+        last whose file defines it and exports it (each ``import *`` binds its names in turn, so
+        the last wins; ``__all__`` and the ``_private`` rule decide what it exports)."""
+        if not ctx.path:
             return None
+        for module in reversed(star_modules(ctx)):
+            path = next(_candidate_files(module, os.path.abspath(ctx.path)), None) if module.strip(".") else None
+            other = self.context(path) if path else None
+            if other is not None and name in _star_names(other):
+                return module
         return None
 
     def importers(self, path: str, word: str) -> List["LintContext"]:
@@ -183,20 +193,62 @@ def star_modules(ctx: "LintContext") -> List[str]:
 def _star_modules(tree: ast.Module) -> List[str]:
     # Star imports are only allowed at module level: its statements and the ``if``/``try``
     # blocks there are all that is read.
-    found: List[str] = []
-    pending: List[ast.stmt] = list(tree.body)
-    index = 0
-    while index < len(pending):
-        stmt = pending[index]
-        index += 1
-        if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
-            found.append("." * (stmt.level or 0) + (stmt.module or ""))
-        elif isinstance(stmt, (ast.If, ast.Try)):
-            pending.extend(stmt.body + stmt.orelse)
+    return [
+        "." * (stmt.level or 0) + (stmt.module or "")
+        for stmt in _module_level(tree)
+        if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names)
+    ]
+
+
+def _module_level(tree: ast.Module) -> List[ast.stmt]:
+    """The module's statements and those of its top-level ``if``/``try`` blocks, in source order."""
+    found: List[ast.stmt] = []
+    for stmt in tree.body:
+        found.append(stmt)
+        if isinstance(stmt, (ast.If, ast.Try)):
+            nested = ast.Module(body=stmt.body + stmt.orelse, type_ignores=[])
             if isinstance(stmt, ast.Try):
-                pending.extend(stmt.finalbody)
-                pending.extend(s for handler in stmt.handlers for s in handler.body)
+                nested.body += [s for handler in stmt.handlers for s in handler.body] + stmt.finalbody
+            found.extend(_module_level(nested))
     return found
+
+
+def _star_names(ctx: "LintContext") -> Set[str]:
+    """The names ``from <ctx's module> import *`` binds, of those the module defines at top
+    level: those of a literal ``__all__`` when it has one, else the ones without a leading ``_``."""
+    return ctx.shared("project.star_names", lambda: _exported(ctx.tree))
+
+
+def _exported(tree: ast.Module) -> Set[str]:
+    defined: Set[str] = set()
+    listed: Optional[Set[str]] = None
+    for stmt in _module_level(tree):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            defined |= names
+            if "__all__" in names:
+                strings = _literal_strings(stmt.value)
+                if isinstance(stmt, ast.AugAssign):  # ``__all__ += [...]``
+                    listed = listed | strings if listed is not None and strings is not None else None
+                else:
+                    listed = strings
+    if listed is not None:
+        return defined & listed
+    return {n for n in defined if not n.startswith("_")}
+
+
+def _literal_strings(value: Optional[ast.expr]) -> Optional[Set[str]]:
+    """The strings of a literal list or tuple of strings (``__all__ = ["embed", "load"]``), else None."""
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+        return None
+    return {e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
 
 
 def _module_function(ctx: "LintContext", name: str) -> Optional["Function"]:

@@ -149,7 +149,8 @@ def _imported_function(
         qual = ctx.qualname(call.func)
         candidates = [qual] if qual is not None and _project_module(qual) else []
     elif isinstance(call.func, ast.Name) and not hasattr(builtins, root.id):
-        candidates = [f"{module}.{root.id}" for module in _star_imported(ctx)]
+        star = ctx.project.star_source(ctx, root.id)  # the last star import exporting it
+        candidates = [f"{star}.{root.id}"] if star and _project_module(star) else []
     else:
         return None
     for qual in candidates:
