@@ -27,9 +27,12 @@ example Torch Doctor inferred (it chose that layout from the module) gets no war
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import sample_mixing_words as words
 from .example.core import map_tensors, tensors_in
 
 TOLERANCE = 1e-4  # of a row's norm: rounding moves a row by ~1e-7, one mixed-in sample by ~1e-1
@@ -37,6 +40,14 @@ PROJECTIONS = 4  # random directions per fingerprint: a moved row escapes all fo
 SEED = 0  # the RNG seed of every probe forward
 MAX_COLUMNS = 4096  # elements of a row projected (a U-Net's 64x256x256 rows would need 128 MB of directions)
 MAX_INPUTS = 8  # input tensors fingerprinted per module call (a decoder layer's hidden states, mask, memory)
+NORM_CHUNK = 1 << 20  # elements converted to float64 at a time for a fingerprint's row norms (8 MB)
+MARGIN = 1.5  # a probe forward (hooked: fingerprints) against the trace's forward
+PRIMARY = ("input_ids", "pixel_values", "x", "input")  # keywords that hold the samples when no positional input
+PER_SAMPLE = frozenset(  # keyword inputs (Hugging Face's names) that hold one row per sample
+    PRIMARY
+    + ("attention_mask", "token_type_ids", "labels", "pixel_mask", "decoder_input_ids", "decoder_attention_mask")
+    + ("inputs_embeds", "input_values", "input_features", "images", "image", "text")
+)
 
 
 @dataclass
@@ -67,10 +78,31 @@ class Mixing:
     origin: Call | None = None  # the module call where mixing starts
     before: Call | None = None  # else: the first call whose input already mixed
     seq_first: bool = False  # the origin reads dim 0 as the sequence (batch_first=False)
+    by_design: str = ""  # mixing that is the model's design (batch statistics): a fact, no warning
+    note: str = ""  # what the verdict rests on beyond the plain comparison (a pairwise column left out)
 
 
-def probe(ex, batch: int | None) -> Mixing:
-    """The probe of the module docstring on example ``ex`` whose batch (dim 0) is ``batch``."""
+@dataclass
+class Clock:
+    """The time left for the probe: ``deadline`` (time.monotonic()) and the trace's forward, in seconds."""
+
+    deadline: float
+    forward: float
+
+    def over(self, forwards: int) -> str:
+        """Why ``forwards`` more probe forwards do not fit before the deadline, or ""."""
+        need, left = forwards * MARGIN * self.forward, self.deadline - time.monotonic()
+        if need <= left:
+            return ""
+        return (
+            f"the probe's {forwards} extra forwards would take ~{need:.1f}s (the traced forward took {self.forward:.1f}s), "
+            f"over the time budget ({max(left, 0.0):.1f}s left of timeBudgetSeconds)"
+        )
+
+
+def probe(ex, batch: int | None, clock: Clock | None = None) -> Mixing:
+    """The probe of the module docstring on example ``ex`` whose batch (dim 0) is ``batch``; with ``clock``,
+    nothing is run that would not fit in the time left (no verdict instead)."""
     import torch
 
     from .example.spatial import probing
@@ -83,26 +115,137 @@ def probe(ex, batch: int | None) -> Mixing:
     source = _source_row(args, kwargs, batch)
     if source is None:
         return Mixing(False, "the samples' inputs are all the same")
-    changed = batch - 1
-    swapped = _swapped((args, kwargs), batch, source, changed)
+    late = clock.over(3) if clock else ""
+    if late:
+        return Mixing(False, late)
     with probing(ex.model), torch.no_grad():
-        base, base_calls = _forward(ex, args, kwargs, batch)
-        again, _ = _forward(ex, args, kwargs, batch, hooked=False)
-        other, other_calls = _forward(ex, swapped[0], swapped[1], batch)
-    raised = next((p for p in (base, again, other) if isinstance(p, BaseException)), None)
-    if raised is not None:
-        return Mixing(False, f"a probe forward raised {type(raised).__name__}: {str(raised)[:200]}")
-    if not _same_shape(base, again, other, batch):
-        return Mixing(False, "the prediction does not have one row per sample")
+        return _probe(ex, (args, kwargs), batch, source, clock)
+
+
+def _probe(ex, nest, batch: int, source: int, clock: Clock | None) -> Mixing:
+    changed = batch - 1
+    base, base_calls = _forward(ex, nest, batch)
+    again, _ = _forward(ex, nest, batch, hooked=False)
+    other, other_calls = _forward(ex, _swapped(nest, batch, source, changed), batch)
+    why = _unusable(base, again, other, batch)
+    if why:
+        return Mixing(False, why)
     if _moved_rows(base, again, exclude=None):
         return Mixing(
             False, "the same batch gave another prediction the second time (randomness outside torch's RNG, or state)"
         )
-    found = Mixing(True, changed=changed, source=source, moved=_moved_rows(base, other, exclude=changed))
-    if found.moved:
-        found.mixes = True
-        _locate(found, base_calls, other_calls, changed)
-    return found
+    found = Mixing(True, changed=changed, source=source)
+    column = changed if base.dim() > 1 and base.shape[1] == batch else None
+    found.moved = _moved_rows(base, other, exclude=changed, column=column)
+    if column is not None and found.moved != _moved_rows(base, other, exclude=changed):
+        found.note = words.PAIRWISE
+    if not found.moved:
+        if changed not in _moved_rows(base, other, exclude=None):
+            return Mixing(False, _unmoved(changed))
+        return found
+    unsure = _unsure(nest, batch)
+    if unsure:
+        return _sure_only(ex, nest, batch, found, base, base_calls, unsure, clock)
+    found.mixes = True
+    _locate(found, base_calls, other_calls, changed)
+    return _seq_first(ex, nest, found, base, clock)
+
+
+def _unmoved(changed: int) -> str:
+    return (
+        f"the changed sample's own prediction did not move either (sample {changed + 1}): the prediction does not "
+        "depend on the input here (a head initialised to zero, an output that ignores the input), so no mixing can show"
+    )
+
+
+def _unusable(base, again, other, batch: int) -> str:
+    raised = next((p for p in (base, again, other) if isinstance(p, BaseException)), None)
+    if raised is not None:
+        return f"a probe forward raised {type(raised).__name__}: {str(raised)[:200]}"
+    if not _same_shape(base, again, other, batch):
+        return "the prediction does not have one row per sample"
+    return ""
+
+
+def _sure_only(ex, nest, batch, found: Mixing, base, base_calls, unsure: list, clock) -> Mixing:
+    """Mixing found with arguments whose first dimension may equal the batch by chance: probe again with
+    the last sample replaced in the primary input (and the keyword inputs known to hold samples) only."""
+    late = clock.over(1) if clock else ""
+    if late:
+        return Mixing(False, late)
+    names = [name for name, t in _named_tensors(nest) if _is_sure(name, nest)]
+    other, other_calls = _forward(ex, _swapped(nest, batch, found.source, found.changed, only=names), batch)
+    why = _unusable(base, base, other, batch)
+    if why:
+        return Mixing(False, why)
+    column = found.changed if base.dim() > 1 and base.shape[1] == batch else None
+    found.moved = _moved_rows(base, other, exclude=found.changed, column=column)
+    if not found.moved:
+        return Mixing(False, words.ambiguous(batch, [_said(n) for n in names], [_said(n) for n in unsure]))
+    found.mixes = True
+    _locate(found, base_calls, other_calls, found.changed)
+    return _seq_first(ex, nest, found, base, clock)
+
+
+def _seq_first(ex, nest, found: Mixing, base, clock) -> Mixing:
+    """A sequence-first layer where mixing starts, on a layout the user gave positionally: probe along dim
+    1 (the batch, in that layer's reading); samples kept apart there are no mixing."""
+    import torch
+
+    first = next(iter(tensors_in(nest[0])), None)
+    if not found.seq_first or ex.source == "inferred" or first is None or first.dim() < 2 or first.shape[1] < 2:
+        return found
+    width = first.shape[1]
+    source = next((j for j in range(width - 1) if not torch.equal(first[:, j], first[:, width - 1])), None)
+    if source is None or base.dim() < 2 or base.shape[1] != width or (clock and clock.over(1)):
+        return found
+
+    def swap(t):
+        if t is not first:
+            return t
+        t = t.clone()
+        t[:, width - 1] = t[:, source]
+        return t
+
+    other, _ = _forward(ex, map_tensors(nest, swap), 0, hooked=False)
+    if not isinstance(other, torch.Tensor) or other.shape != base.shape:
+        return found
+    a, b = base.movedim(1, 0), other.movedim(1, 0)
+    if _moved_rows(a, b, exclude=width - 1) or width - 1 not in _moved_rows(a, b, exclude=None):
+        return found
+    apart = Mixing(True, changed=found.changed, source=found.source, origin=found.origin, seq_first=True)
+    apart.note = words.seq_first_apart(found.origin, type(ex.model).__name__)
+    return apart
+
+
+def _named_tensors(nest) -> list:
+    """(name, tensor) of the call's tensor arguments: ("0", ...) by position, keywords by name."""
+    args, kwargs = nest
+    named = [(str(i), t) for i, t in enumerate(tensors_in(args))]
+    return named + [(k, t) for k, v in kwargs.items() for t in tensors_in(v)]
+
+
+def _is_sure(name: str, nest) -> bool:
+    """Holds one row per sample for sure: the primary input (the first positional tensor, or with keyword
+    inputs only the first of ``PRIMARY``) or a keyword input of ``PER_SAMPLE``."""
+    positional = any(True for _ in tensors_in(nest[0]))
+    if positional:
+        return name == "0" or name in PER_SAMPLE
+    return name in PER_SAMPLE
+
+
+def _unsure(nest, batch: int) -> list:
+    """Arguments replaced whose first dimension may equal the batch by chance: positional arguments after
+    the first and keywords outside ``PER_SAMPLE`` (with keyword inputs only, none unless one of them is
+    known: batch_size() found the batch as the first dimension they all share)."""
+    named = [(n, t) for n, t in _named_tensors(nest) if t.dim() and t.shape[0] == batch]
+    if not any(_is_sure(n, nest) for n, _ in named):
+        return []
+    return [n for n, _ in named if not _is_sure(n, nest)]
+
+
+def _said(name: str) -> str:
+    return f"argument {int(name) + 1}" if name.isdigit() else f"`{name}`"
 
 
 def _source_row(args, kwargs, batch: int) -> int | None:
@@ -116,11 +259,13 @@ def _source_row(args, kwargs, batch: int) -> int | None:
     return None
 
 
-def _swapped(nest, batch: int, source: int, changed: int):
-    """The nest with row ``changed`` of every batch-first tensor replaced by row ``source``."""
+def _swapped(nest, batch: int, source: int, changed: int, only: list | None = None):
+    """The nest with row ``changed`` of every batch-first tensor (of those named ``only``) replaced by row
+    ``source``."""
+    chosen = None if only is None else {id(t) for n, t in _named_tensors(nest) if n in only}
 
     def copy_row(t):
-        if not t.dim() or t.shape[0] != batch:
+        if not t.dim() or t.shape[0] != batch or (chosen is not None and id(t) not in chosen):
             return t
         t = t.clone()
         t[changed] = t[source]
@@ -129,23 +274,40 @@ def _swapped(nest, batch: int, source: int, changed: int):
     return map_tensors(nest, copy_row)
 
 
-def _forward(ex, args, kwargs, batch: int, hooked: bool = True):
+def _forward(ex, nest, batch: int, hooked: bool = True):
     """(prediction, module calls) of one forward with the RNG seeded alike; (the exception, []) when it
     raises (in eval mode, or on the swapped batch: the shape trace reports the forward's own errors)."""
-    import torch
-
     calls: list[Call] = []
     handles = _hooks(ex.model, batch, calls) if hooked else []
-    devices = sorted({p.device.index or 0 for p in ex.model.parameters() if p.device.type == "cuda"})
     try:
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(SEED)
-            return ex.prediction(ex.model(*args, **kwargs)), calls
+        with seeded():
+            return ex.prediction(ex.model(*nest[0], **nest[1])), calls
     except Exception as exc:
         return exc, []
     finally:
         for h in handles:
             h.remove()
+
+
+@contextmanager
+def seeded():
+    """The global RNGs seeded with SEED inside, as they were after: the CPU's, every CUDA device's when
+    CUDA is initialised (a model on any of them draws there), and MPS's when it is available."""
+    import torch
+
+    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    mps = torch.mps.get_rng_state() if torch.backends.mps.is_available() else None
+    try:
+        with torch.random.fork_rng(devices=cuda):
+            torch.default_generator.manual_seed(SEED)
+            if cuda:
+                torch.cuda.manual_seed_all(SEED)
+            if mps is not None:
+                torch.mps.manual_seed(SEED)
+            yield
+    finally:
+        if mps is not None:
+            torch.mps.set_rng_state(mps)
 
 
 def _hooks(model, batch: int, calls: list) -> list:
@@ -181,8 +343,8 @@ def fingerprint(t, batch: int, cache: dict):
     """(fingerprint, per_row) of a tensor: PROJECTIONS random projections of each row of a batch-first
     tensor and the row's norm, (B, P + 1), else the same of the whole tensor, (1, P + 1); on the CPU.
     None for what is no dense tensor. A row longer than MAX_COLUMNS is projected on MAX_COLUMNS evenly
-    spaced elements (memory stays bounded; the norm still sees them all). The directions come from a
-    private generator (no global RNG draw)."""
+    spaced elements, taken before any conversion; the norm sees every element, converted NORM_CHUNK at a
+    time (memory stays bounded). The directions come from a private generator (no global RNG draw)."""
     import torch
 
     if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_quantized or t.is_meta:
@@ -191,8 +353,7 @@ def fingerprint(t, batch: int, cache: dict):
     rows = t.detach()
     rows = torch.view_as_real(rows) if rows.is_complex() else rows
     rows = rows.reshape(batch if per_row else 1, -1)
-    rows = rows if rows.is_floating_point() else rows.double()  # token ids, masks
-    norm = torch.linalg.vector_norm(rows, dim=1, keepdim=True, dtype=torch.float64)
+    norm = _row_norms(rows)
     n = rows.shape[1]
     if n > MAX_COLUMNS:
         rows = rows[:, torch.linspace(0, n - 1, MAX_COLUMNS, device=rows.device).long()]
@@ -201,6 +362,18 @@ def fingerprint(t, batch: int, cache: dict):
         g = torch.Generator().manual_seed(rows.shape[1])
         cache[key] = torch.randn(rows.shape[1], PROJECTIONS, generator=g, dtype=torch.float64).to(rows.device)
     return torch.cat([rows.double() @ cache[key], norm], 1).cpu(), per_row
+
+
+def _row_norms(rows):
+    """The float64 norm of each row, (R, 1), converting at most NORM_CHUNK elements at a time."""
+    import torch
+
+    total = torch.zeros(rows.shape[0], 1, dtype=torch.float64, device=rows.device)
+    step = max(1, NORM_CHUNK // max(rows.shape[0], 1))
+    for start in range(0, rows.shape[1], step):
+        part = rows[:, start : start + step].double()
+        total += (part * part).sum(1, keepdim=True)
+    return total.sqrt()
 
 
 def _same_shape(base, again, other, batch: int) -> bool:
@@ -214,10 +387,14 @@ def _same_shape(base, again, other, batch: int) -> bool:
     )
 
 
-def _moved_rows(a, b, exclude: int | None) -> list[int]:
-    """Rows of two predictions (tensors) that differ by more than TOLERANCE of their norm."""
+def _moved_rows(a, b, exclude: int | None, column: int | None = None) -> list[int]:
+    """Rows of two predictions (tensors) that differ by more than TOLERANCE of their norm; ``column``: an
+    index of dim 1 left out of the comparison (a pairwise matrix's column of the changed sample)."""
     import torch
 
+    if column is not None:
+        keep = torch.tensor([j for j in range(a.shape[1]) if j != column], dtype=torch.long, device=a.device)
+        a, b = a.index_select(1, keep), b.index_select(1, keep)
     x = a.detach().reshape(a.shape[0], -1)
     y = b.detach().reshape(b.shape[0], -1)
     if not (x.is_floating_point() or x.is_complex()):
@@ -255,6 +432,8 @@ def _locate(found: Mixing, base: list, other: list, changed: int) -> None:
         if batch_first_in and not _any_moved(b.inputs, o.inputs, changed) and _fp_moved(b.output, o.output, changed):
             found.origin = b
             found.seq_first = _reads_dim0_as_sequence(b.module)
+            if _batch_statistics(b.module):
+                found.by_design = words.batch_statistics(b)
             return
     starts = sorted(pairs, key=lambda pair: pair[0].start)
     found.before = next((b for b, o in starts if _any_moved(b.inputs, o.inputs, changed, rows_only=True)), None)
@@ -292,63 +471,8 @@ def _reads_dim0_as_sequence(module) -> bool:
     return isinstance(module, kinds) and not getattr(module, "batch_first", False)
 
 
-ADVICE = (
-    "look for a reduction or softmax over dim 0 (statistics of the batch such as x.mean(0) or x.std(0); "
-    "h + h.mean(0) where h.mean(1, keepdim=True) was meant broadcasts silently), or a view or reshape across the "
-    "batch (scores.view(-1), or x.view(T, B, E) where x.transpose(0, 1) was meant)."
-)
-
-
-def warnings(found: Mixing, ex) -> list[str]:
-    """The sentences of a WARN, or [] (no mixing, or only where the layout was Torch Doctor's own guess)."""
-    if not found.mixes or (found.seq_first and ex.source == "inferred"):
-        return []
-    first = (
-        f"The samples of the batch mix: replacing only sample {found.changed + 1}'s inputs (with sample "
-        f"{found.source + 1}'s) changed the prediction for {_samples(found.moved)} too. Each sample's prediction should "
-        "depend on its own input alone, unless the model compares samples on purpose (contrastive logits, in-batch "
-        "negatives, experts with a capacity shared by the batch): trained so, it leans on the other samples of its batch and predicts differently without them."
-    )
-    return [first, _where(found, type(ex.model).__name__)]
-
-
-def _samples(rows: list) -> str:
-    shown = [r + 1 for r in rows]
-    if len(shown) == 1:
-        return f"sample {shown[0]}"
-    if shown == list(range(shown[0], shown[-1] + 1)):
-        return f"samples {shown[0]}-{shown[-1]}"
-    return "samples " + ", ".join(map(str, shown))
-
-
-def _where(found: Mixing, model_name: str) -> str:
-    """Where the mixing starts, in words."""
+def _batch_statistics(module) -> bool:
+    """A batch norm that normalises with the batch's statistics in eval mode too (no running statistics)."""
     import torch.nn as nn
 
-    call = found.origin
-    if call is not None and found.seq_first:
-        shape = "(" + ", ".join(map(str, call.input_shape or [])) + ")"
-        return (
-            f"It starts in `{call.name}` ({call.kind}, batch_first=False), which reads dim 0 of its {shape} input as the "
-            f"sequence and so mixes the rows of dim 0. Pass batch_first=True if your batches are (batch, sequence, "
-            "features), as a DataLoader and Hugging Face give them; if dim 0 is the sequence by design, its rows are "
-            "time steps, not samples, and this is expected."
-        )
-    if call is not None and isinstance(call.module, nn.modules.batchnorm._BatchNorm):
-        return (
-            f"It starts in `{call.name}` ({call.kind}): with track_running_stats=False it normalises with the statistics "
-            "of the batch, in eval mode too."
-        )
-    if call is not None:
-        return (
-            f"It starts in `{call.name}` ({call.kind}): its output moved for the other samples while its inputs did "
-            f"not. In its forward, {ADVICE}"
-        )
-    before = found.before
-    if before is not None:
-        owner = f"`{before.parent}`" if before.parent else model_name
-        return (
-            f"It happens in the forward of {owner} itself, before it calls `{before.name}` ({before.kind}), whose input "
-            f"already mixes the samples: {ADVICE}"
-        )
-    return f"It happens in the forward's own code, after the last module call that kept the samples apart: {ADVICE}"
+    return isinstance(module, nn.modules.batchnorm._BatchNorm) and not module.track_running_stats

@@ -10,12 +10,14 @@ is a warning even when nothing raises.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..runtime.collect.shape_errors import Failure, explain
 from . import result as R
 
+TIME_BUDGET = 60.0  # seconds (option timeBudgetSeconds): the sample-mixing probe runs only if it fits
 COLUMNS = ["module", "type", "depth", "input", "output", "params", "dtype", "device"]
 
 
@@ -225,7 +227,9 @@ def explain_forward_failure(model, inputs: tuple, kwargs: dict | None = None) ->
 
 def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -> dict:
     report(0.1, "tracing one forward")
+    started = time.monotonic()
     tr = trace(ex.model, ex.inputs, ex.call_kwargs())  # a Hugging Face **batch; nanoGPT's targets=
+    forward = time.monotonic() - started
     report(0.9, "forward done" if tr.failure is None else "forward raised")
     batch = ex.batch_size()  # positional or keyword (a Hugging Face **batch) inputs
     result["table"] = {"columns": COLUMNS, "rows": [r.cells() for r in tr.rows], "errorRow": tr.error_row}
@@ -247,7 +251,8 @@ def run(ex, options: dict, report: Callable[[float, str], None], result: dict) -
         return result
     out = tr.rows[0] if tr.rows else None
     report(0.92, "changing one sample: do the others' predictions move?")
-    warnings = batch_warnings(tr, batch) + _mixing(ex, batch, result["details"])
+    budget = float(options.get("timeBudgetSeconds", TIME_BUDGET))
+    warnings = batch_warnings(tr, batch) + _mixing(ex, batch, result["details"], (started + budget, forward))
     result["verdict"] = R.WARN if warnings else R.PASS
     result["headline"] = (
         f"The forward runs: {out.input_text() if out else '?'} -> {fmt(out.outputs) if out else '?'} through {len(calls)} module calls."
@@ -276,15 +281,18 @@ def _ours(ex, options: dict, result: dict, tr: Trace) -> bool:
     return True
 
 
-def _mixing(ex, batch: int | None, details: dict) -> list[str]:
-    """The sample-mixing probe (``sample_mixing.py``): its sentences; ``samplesMix`` True/False, or None
-    with ``samplesMixNotChecked`` saying why."""
+def _mixing(ex, batch: int | None, details: dict, clock: tuple) -> list[str]:
+    """The sample-mixing probe (``sample_mixing.py``), skipped when it would not fit before ``clock``'s
+    deadline (the time budget; the table is kept either way): its sentences; ``samplesMix`` True/False, or
+    None with ``samplesMixNotChecked`` saying why; ``samplesMixNote``: a fact beyond the plain comparison."""
     from . import sample_mixing
 
-    found = sample_mixing.probe(ex, batch)
+    found = sample_mixing.probe(ex, batch, sample_mixing.Clock(*clock))
     details["samplesMix"] = found.mixes if found.checked else None
     if not found.checked:
         details["samplesMixNotChecked"] = found.why_not
+    if found.by_design or found.note:
+        details["samplesMixNote"] = " ".join(t for t in (found.by_design, found.note) if t)
     place = found.origin or found.before
     details["samplesMixAt"] = place.name if place is not None else None
-    return sample_mixing.warnings(found, ex)
+    return sample_mixing.words.warnings(found, ex)
