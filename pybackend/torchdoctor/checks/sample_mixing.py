@@ -23,6 +23,12 @@ is where mixing starts; when there is none, the first call (in the order calls s
 already moved says it is in the forward's own code before that call. A module that reads dim 0 as the sequence (``batch_first=False``) mixes the rows
 of dim 0 by design, a bug only when those rows are the samples: the sentence says both, and an
 example Torch Doctor inferred (it chose that layout from the module) gets no warning from it.
+
+Said less, not warned (docs/checks.md): a pairwise prediction's column of the changed sample (a @ b.T)
+is left out; a batch norm without running statistics is a fact; mixing that shows only with arguments
+whose dim 0 may equal the batch by chance (a shared mask) gets no verdict; a sequence-first example
+whose dim 1 stays apart passes; a prediction that ignores the input gets no verdict. Bounded: the
+probe runs only if its forwards fit in what is left of the time budget (:class:`Clock`).
 """
 
 from __future__ import annotations
