@@ -135,32 +135,3 @@ def add_scalar_wrapper(original: Callable, current: Callable[[], Any]) -> Callab
     add_scalar.__doc__ = original.__doc__
     add_scalar.__wrapped__ = original  # type: ignore[attr-defined]
     return add_scalar
-
-
-def copy_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
-    """``Tensor.to`` / ``.cuda`` / ``.xpu``, wrapped only once a model is on an accelerator: a CPU
-    tensor copied to another device is a host→device copy, noted for the step (``cpu_batches``).
-    A tensor already off the CPU goes straight through: one attribute read."""
-
-    def copy(self, *args, **kwargs):
-        if not self.is_cpu:
-            return original(self, *args, **kwargs)
-        start = perf_counter()
-        result = original(self, *args, **kwargs)
-        if result is not self and not result.is_cpu:
-            monitor = current()
-            if monitor is not None:
-                monitor.copied(self, result, _non_blocking(args, kwargs), perf_counter() - start, sys._getframe(1))
-        return result
-
-    copy.__doc__ = original.__doc__
-    copy.__name__ = original.__name__
-    copy.__wrapped__ = original  # type: ignore[attr-defined]
-    return copy
-
-
-def _non_blocking(args: Any, kwargs: Any) -> bool:
-    """``non_blocking`` is a keyword, or the first positional bool of every ``to``/``cuda`` overload."""
-    if "non_blocking" in kwargs:
-        return bool(kwargs["non_blocking"])
-    return next((a for a in args if isinstance(a, bool)), False)

@@ -96,19 +96,13 @@ def update_ratios(torch: Any, optimizer: Any, before: List[Any]) -> List[Any]:
 
 def batch_size(torch: Any, inputs: Any) -> Optional[int]:
     """The first dimension of the first tensor in a module's inputs or a DataLoader's batch."""
-    x = first_tensor(torch, inputs)
-    return int(x.shape[0]) if x is not None and x.dim() > 0 else None
-
-
-def first_tensor(torch: Any, inputs: Any) -> Any:
-    """The first tensor in a module's inputs (breadth first, a few levels of tuples, lists, dicts)."""
     stack = [inputs]
     seen = 0
     while stack and seen < 16:
         item = stack.pop(0)
         seen += 1
         if isinstance(item, torch.Tensor):
-            return item
+            return int(item.shape[0]) if item.dim() > 0 else None
         if isinstance(item, (tuple, list)):
             stack.extend(item[:4])
         elif isinstance(item, dict):

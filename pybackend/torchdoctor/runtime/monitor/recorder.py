@@ -8,8 +8,7 @@ hooks give the optimizer time and the step boundary, ``DataLoader`` iteration gi
 time. A step's time is split into data, forward, backward, optimizer and other (the rest of the
 wall time since the previous step; forwards and data loading under ``no_grad``/``eval()`` are
 an evaluation and are left out). One series per optimizer, named ``opt0``, ``opt1``... in the
-order they first step (a GAN has two); ``backward`` when there is none. Where the step's batch
-came from (the model's device, the forward input's, a host-to-device copy) is :mod:`devices`'.
+order they first step (a GAN has two); ``backward`` when there is none.
 
 Device values (loss, gradient norms, update ratios, a validation loss) are packed into one
 tensor per step. On the CPU it is read at once; on CUDA it is copied to pinned memory without
@@ -30,12 +29,11 @@ from collections import deque
 from time import perf_counter
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from ..anomaly.frames import user_frame
 from ..anomaly.patches import Patches
 from ..anomaly.steps import OptimizerSteps, init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
-from .devices import Devices
-from .devices import site as _site
 from .output import MAX_SERIES, Outputs
 from .series import Bucketed
 from .verdicts import Verdicts
@@ -74,6 +72,11 @@ def uninstall() -> Optional["Monitor"]:
     return monitor
 
 
+def _site(frame: Any) -> Optional[Dict[str, Any]]:
+    user = user_frame(frame)
+    return {"path": os.path.abspath(user.f_code.co_filename), "line": user.f_lineno} if user is not None else None
+
+
 class _Optimizers(OptimizerSteps):
     def __init__(self) -> None:
         super().__init__()
@@ -85,7 +88,7 @@ class _Optimizers(OptimizerSteps):
             self.sites[id(optimizer)] = _site(sys._getframe(1))
 
 
-class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the others' methods
+class Monitor(Outputs, Patches):
     def __init__(self, config: MonitorConfig, torch: Any) -> None:
         self.config, self.torch = config, torch
         self.pid = os.getpid()
@@ -129,7 +132,6 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
         self.is_tensor = lambda x: isinstance(x, torch.Tensor)
         self.cuda_total: Optional[int] = None
         self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-        self._init_devices()
 
     # -- installing ------------------------------------------------------------------------------
 
@@ -176,30 +178,15 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
         self.root, self.root_t = module, perf_counter()
         torch = self.torch
         self.root_eval = not torch.is_grad_enabled()
-        # the step's first training forward gives the batch size; a later one only matters while
-        # host->device copies are waiting to be matched with a forward's input (cpu_batches)
-        if (
-            not self.root_eval
-            and (self.batch is None or (self.copies and self.step_copy is None))
-            and not isinstance(module, torch.nn.modules.loss._Loss)
-        ):
-            self._training_forward(module, inputs)
-        return None
-
-    def _training_forward(self, module: Any, inputs: Any) -> None:
-        first = self.batch is None
-        try:
-            if first and module is not self.model:
+        if not self.root_eval and self.batch is None and not isinstance(module, torch.nn.modules.loss._Loss):
+            if module is not self.model:
                 self.model = module
                 self._seen_model(module)
-            x = measure.first_tensor(self.torch, inputs)
-            if x is None:
-                return
-            if first:
-                self.batch = int(x.shape[0]) if x.dim() > 0 else None
-            self.inputs_seen(x)
-        except Exception as exc:
-            self._error(exc)
+            try:
+                self.batch = measure.batch_size(torch, inputs)
+            except Exception as exc:
+                self._error(exc)
+        return None
 
     def _post(self, module: Any, inputs: Any, output: Any) -> None:
         if self._is_compiling() or module is not self.root:
@@ -229,7 +216,6 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
             self.sites["eval"] = _site(frame)
 
     def _seen_model(self, module: Any) -> None:
-        self.model_changed(module)
         if len(self.models) < 8 and not any(ref() is module for ref in self.models):
             self.models.append(weakref.ref(module))
 
@@ -341,7 +327,6 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
             self._error(exc)
         self.acc = [0.0] * 5
         self.losses, self.batch, self.root = [], None, None
-        self.devices_reset()
         self.clips.clear()  # a clip is about the step it preceded (a skipped step leaves none behind)
         self.t_mark = perf_counter()
 
@@ -369,7 +354,6 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
             "samples_per_s": self.batch / (now - previous) if self.batch and previous and now > previous else None,
             "rss": measure.rss(),
             "cuda": measure.cuda_memory(self.torch),
-            "device": self.device_facts(),
         }
         if "backward:next" in self.sites:
             self.sites[f"backward:{name}"] = self.sites.pop("backward:next")
@@ -428,10 +412,6 @@ class Monitor(Outputs, Patches, Devices):  # Devices last: its stubs are the oth
             return
         if all(t.is_cpu for t in tensors):
             self._emit(rec, [t.item() for t in tensors], layout)  # no device to wait for: read now
-            return
-        if any(t.is_meta for t in tensors):  # a meta tensor has no value: its slot stays None
-            kept = [(t, slot) for t, slot in zip(tensors, layout) if not t.is_meta]
-            self._pack(rec, [t for t, _ in kept], [slot for _, slot in kept])
             return
         with torch.no_grad():
             device = next(t.device for t in tensors if not t.is_cpu)

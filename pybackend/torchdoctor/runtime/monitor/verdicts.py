@@ -16,18 +16,11 @@ series; the others are below, each judged on a window so that healthy noise stay
 - ``memory_growth``: over the last ``memoryWindow`` steps RSS (or CUDA allocated memory) grew by
   more than ``memoryGrowthBytes`` and rose in at least 8 of its 9 block-to-block comparisons.
 - ``cuda_memory_high``: CUDA reserved memory above ``cudaMemoryHigh`` of the device.
-- ``cpu_batches``: in at least 80% of a series' last 20 steps the model was on an accelerator
-  and a training forward took as its input a tensor copied there from host memory in the same
-  step, not both pinned and ``non_blocking`` (the Step's ``device`` facts, :mod:`devices`);
-  judged at each such step, so that the other steps cost one count.
-  Which device types are accelerators is the ``accelerator`` parameter (default
-  :func:`is_accelerator`), so the rule runs on synthetic facts on a machine without a GPU.
 
 Each finding is ``{"kind", "severity", "step", "sentence", "where": None, "series", "range":
 [first_step, last_step], "about"}``; ``about`` tells the recorder which source line to attach
-(``loss``, ``loader``, ``optimizer``, ``memory``, ``eval``, ``copy``). Only ``loss_nan`` and ``cuda_oom``
-are errors; the trends are warnings (advice). Each kind is reported once per series
-(``cpu_batches`` once per run).
+(``loss``, ``loader``, ``optimizer``, ``memory``, ``eval``). Only ``loss_nan`` and ``cuda_oom``
+are errors; the trends are warnings (advice). Each kind is reported once per series.
 """
 
 from __future__ import annotations
@@ -43,25 +36,11 @@ Finding = Dict[str, Any]
 WINDOW = 20  # steps for the input-bound rule and the training median at an evaluation
 RATIO_POINTS = 5
 MEMORY_BLOCKS = 10
-HOST_COPY_WINDOW = 20  # steps (cpu_batches)
-HOST_COPY_SHARE = 0.8  # of them whose training forward took a batch just copied from the host
-
-
-def is_accelerator(device_type: str) -> bool:
-    """``cpu_batches``' default device test: a model anywhere but on the CPU (a ``meta`` tensor
-    holds no data, so copying to it costs nothing)."""
-    return device_type not in ("cpu", "meta")
 
 
 class Verdicts:
-    def __init__(
-        self, thresholds: Optional[Dict[str, float]] = None, accelerator: Callable[[str], bool] = is_accelerator
-    ) -> None:
+    def __init__(self, thresholds: Optional[Dict[str, float]] = None) -> None:
         self.t = dict(THRESHOLDS, **(thresholds or {}))
-        self.accelerator = accelerator
-        self.host_steps: Dict[str, int] = {}  # steps seen per series
-        self.host_copies: Dict[str, Deque[Tuple[int, int, Any, Any]]] = {}  # (count, step, facts, time) of copied ones
-        self.host_reported = False
         self.losses = LossSeries(self.t["spikeFactor"])
         self.reported: Dict[Tuple[str, str], Finding] = {}
         self.primary: Optional[str] = None
@@ -89,8 +68,6 @@ class Verdicts:
         if loss is not None:
             found += self._loss(series, step, loss)
         found += self._input_bound(series, step, rec.get("time") or {})
-        if not self.host_reported:
-            found += self._cpu_batches(series, step, rec)
         for group, ratio in enumerate(rec.get("update_ratio") or []):
             if ratio is not None:
                 found += self._ratio(series, step, group, ratio, rec.get("grad_norm"))
@@ -184,38 +161,6 @@ class Verdicts:
             return []
         text = words.cuda_high(step, reserved, self.cuda_total)
         return self._new("cuda_memory_high", "warning", self.primary or "", step, [step, step], "loss", text)
-
-    def _cpu_batches(self, series: str, step: int, rec: Dict[str, Any]) -> List[Finding]:
-        count = self.host_steps[series] = self.host_steps.get(series, 0) + 1
-        facts = rec.get("device")
-        if not facts or not facts.get("copied"):
-            return []  # the usual step (a CPU model, a batch made on the device): one count
-        if not (self.accelerator(str(facts.get("model"))) and self.accelerator(str(facts.get("input")))):
-            return []
-        if facts.get("pinned") and facts.get("non_blocking"):
-            return []  # the fast way: the copy overlaps the device's work
-        hits = self.host_copies.setdefault(series, deque(maxlen=HOST_COPY_WINDOW))
-        hits.append((count, step, facts, rec.get("time")))
-        recent = [h for h in hits if h[0] > count - HOST_COPY_WINDOW]  # within the last 20 steps
-        if count < HOST_COPY_WINDOW or len(recent) < HOST_COPY_SHARE * HOST_COPY_WINDOW:
-            return []
-        self.host_reported = True  # once per run: one cause, whichever series shows it first
-        copies = [h[2] for h in recent]
-        seconds = sum(float(f.get("h2d_seconds") or 0.0) for f in copies)
-        spent = sum(float(v) for h in recent for v in (h[3] or {}).values())
-        half = len(recent) / 2
-        loader = sum(1 for h in recent if float((h[3] or {}).get("data") or 0.0) > 0) > half
-        span = [max(step - HOST_COPY_WINDOW + 1, self.first_step.get(series, 1)), step]  # numbered one by one
-        text = words.cpu_batches(
-            str(facts.get("model")),
-            (len(recent), HOST_COPY_WINDOW),
-            span,
-            _median([float(f.get("h2d_bytes") or 0) for f in copies]),
-            (seconds / len(recent), min(seconds / spent, 1.0) if spent > 0 and seconds > 0 else None),
-            (sum(1 for f in copies if f.get("pinned")) > half, sum(1 for f in copies if f.get("non_blocking")) > half),
-            self.hint("copy") if loader else "",
-        )
-        return self._new("cpu_batches", "warning", series, step, span, "copy", text)
 
     # -- evaluations -----------------------------------------------------------------------------
 

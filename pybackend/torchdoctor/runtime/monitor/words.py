@@ -96,42 +96,6 @@ def cuda_high(step: int, reserved: float, total: float) -> str:
     )
 
 
-def cpu_batches(
-    device: str,
-    counts: Tuple[int, int],
-    span: List[int],
-    nbytes: float,
-    time: Tuple[float, Optional[float]],
-    how: Tuple[bool, bool],
-    loader: str,
-) -> str:
-    """``counts``: (steps with a host copy, steps seen); ``time``: (seconds a step inside the
-    copies, their share of those steps' time or None); ``how``: (pinned, non_blocking), mostly."""
-    seconds, share = time
-    pinned, non_blocking = how
-    if pinned:
-        kind = "from pinned memory but blocking (no `non_blocking=True`)"
-    else:
-        kind = "from pageable (not pinned) memory" + (", where `non_blocking=True` cannot help" if non_blocking else "")
-    cost = f"{_bytes(nbytes)} a step copied host-to-device"
-    if seconds > 0:  # a blocking copy also waits there for the work already queued on the device
-        cost += f"; the program spent {seconds * 1e3:.2g} ms a step inside those calls"
-        cost += f", {share:.0%} of those steps' time" if share is not None else ""
-    cause = (
-        f"each batch comes from {loader} in CPU memory and is copied inside the step"
-        if loader
-        else "the batches are made on the CPU (`torch.randn(...)`, `torch.tensor(...)`, a NumPy array) and "
-        "moved every step"
-    )
-    return (
-        f"The model is on {device} but its batches start on the CPU: in {counts[0]} of the last {counts[1]} "
-        f"steps ({span[0]}-{span[1]}) the training forward's input was copied host-to-device inside the step, "
-        f"{kind} ({cost}). Likely cause: {cause}, and training waits for each copy. Next: create tensors on "
-        "the device (`torch.randn(..., device=device)`); for a DataLoader, `pin_memory=True` and "
-        "`.to(device, non_blocking=True)`; or move the preprocessing to the GPU."
-    )
-
-
 def overfitting(k: int, best: Tuple[int, float, Any], last: Tuple[int, float, Any], start: float, end: float) -> str:
     return (
         f"The validation loss rose for {k} evaluations, from {_g(best[1])} at step {best[0]} to {_g(last[1])} "
