@@ -47,6 +47,7 @@ DAP on a 2-core machine; ``bench/bench_variables.py``):
 """
 
 import gc
+import inspect
 import os
 import socket
 import sys
@@ -109,7 +110,11 @@ class _CollectorPause(object):
     def __enter__(self):
         with self.lock:
             if self.depth == 0:
-                self.paused = gc.isenabled()
+                # ``paused`` still True here means an exception injected into the thread (pydevd's
+                # evaluation interrupt) ended an earlier pause before its exit: keep owning it, so
+                # this pause's exit turns the collector back on.
+                if not self.paused:
+                    self.paused = gc.isenabled()
                 if self.paused:
                     gc.disable()
             self.depth += 1
@@ -259,6 +264,8 @@ def _set_no_delay_on_initialize():
     original = getattr(PyDevdAPI, "notify_initialize", None)
     if not callable(original) or getattr(original, "_torchdoctor_no_delay", False):
         return
+    if not inspect.isfunction(inspect.getattr_static(PyDevdAPI, "notify_initialize", None)):
+        return  # a staticmethod or classmethod in another pydevd: a plain wrapper would break initialize
 
     def notify_initialize(self, py_db, *args, **kwargs):
         _no_delay(py_db)
