@@ -26,16 +26,8 @@ STATE = "header.td-header"
 
 
 def _monitor_view(page: Page, timeout_s: float = VIEW_TIMEOUT_S) -> FrameLocator:
-    """The Training webview (VS Code nests each page in two iframes), once it draws a run."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        outer = page.locator("iframe.webview.ready")
-        for i in range(outer.count()):
-            frame = page.frame_locator("iframe.webview.ready").nth(i).frame_locator("iframe#active-frame")
-            if frame.locator(".td-state").count():
-                return frame
-        time.sleep(0.5)
-    raise AssertionError(f"the Training view did not open within {timeout_s:.0f} s")
+    """The Training webview, once it draws a run."""
+    return vscode_ui.webview_with(page, ".td-state", timeout_s)
 
 
 def _header(view: FrameLocator) -> dict:

@@ -25,16 +25,8 @@ START_S = 300  # torchrun, then two ranks that each import torch under debugpy, 
 
 
 def _training_view(page: Page, timeout_s: float = START_S) -> FrameLocator:
-    """The Training webview (two nested iframes), once it draws a run."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        outer = page.locator("iframe.webview.ready")
-        for i in range(outer.count()):
-            frame = page.frame_locator("iframe.webview.ready").nth(i).frame_locator("iframe#active-frame")
-            if frame.locator(".td-state").count():
-                return frame
-        time.sleep(0.5)
-    raise AssertionError(f"the Training view did not open within {timeout_s:.0f} s")
+    """The Training webview, once it draws a run."""
+    return vscode_ui.webview_with(page, ".td-state", timeout_s)
 
 
 def test_the_rank_picker_switches_to_rank_1_and_the_slowest_rank_is_named(page: Page) -> None:
