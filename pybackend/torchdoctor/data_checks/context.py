@@ -25,6 +25,7 @@ class Split:
 class Context:
     splits: list
     model: Optional[ModelInfo] = None
+    loss: Optional[str] = None  # the loss's class name ("CrossEntropyLoss"), from torchdoctor_data()'s "loss"
     notes: list = field(default_factory=list)
     max_samples: int = 2000
 

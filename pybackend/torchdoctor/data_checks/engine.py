@@ -6,7 +6,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from . import drift, duplicates, labels, layout, normalisation, sequences, tabular, values
+from . import drift, duplicates, label_form, labels, layout, normalisation, orientation, sequences, tabular, values
 from . import findings as F
 from . import thresholds as T
 from .context import Context, Split, classes_of, source_of
@@ -19,7 +19,9 @@ CHECKS = (
     ("values", values.check),
     ("normalisation", normalisation.check),
     ("layout", layout.check),
+    ("orientation", orientation.check),
     ("labels", labels.check),
+    ("label form", label_form.check),
     ("duplicates", duplicates.check),
     ("drift", drift.check),
     ("tabular", tabular.check),
@@ -39,12 +41,14 @@ def build_context(
     options: Optional[dict] = None,
     progress: Progress = _nothing,
     origin: Optional[dict] = None,
+    loss: Any = None,
 ) -> Context:
     options = options or {}
     max_samples = int(options.get("maxSamples", T.MAX_SAMPLES))
     max_batches = int(options.get("maxBatches", T.MAX_BATCHES))
     gallery = int(options.get("galleryImages", T.GALLERY_IMAGES))
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
+    ctx.loss = label_form.loss_name(loss)
     for n, (name, obj) in enumerate(splits.items()):
         progress(n / max(1, len(splits)) * 0.8, f"drawing {name}")
         table = from_object(obj, name)
@@ -102,10 +106,11 @@ def run(
     target: str = "",
     file: str = "",
     origin: Optional[dict] = None,
+    loss: Any = None,
 ) -> dict:
     started = time.perf_counter()
     result = F.new_result(target, file)
-    ctx = build_context(splits, model, options, progress, origin)
+    ctx = build_context(splits, model, options, progress, origin, loss)
     for n, (name, check) in enumerate(CHECKS):
         progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
         try:

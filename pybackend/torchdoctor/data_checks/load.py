@@ -3,7 +3,8 @@
 NAME may be a ``Dataset`` subclass (built with no arguments), a function (called with none)
 returning a dataset, a DataLoader, several of them (a tuple: train, val, test) or a dict, a
 module-level dataset or loader, or ``torchdoctor_data`` returning ``{"train": ..., "val": ...,
-"test": ..., "model": ...}``. Without NAME: ``torchdoctor_data`` when the file defines it, else
+"test": ..., "model": ..., "loss": ...}`` (the loss, ``"criterion"`` too, only to check the labels'
+form against it). Without NAME: ``torchdoctor_data`` when the file defines it, else
 the file's only Dataset subclass. Tables (a DataFrame, a structured array) count as splits.
 """
 
@@ -24,6 +25,7 @@ ERR_CONSTRUCT = "constructor-error"
 ERR_BAD_DATA = "bad-data"
 HOOK = "torchdoctor_data"
 SPLIT_NAMES = ("train", "val", "test")
+LOSS_KEYS = ("loss", "criterion")  # torchdoctor_data()'s key for the loss in use (label_form.py)
 
 SNIPPET = '''def torchdoctor_data():
     """What Torch Doctor checks: datasets or DataLoaders per split, and the model (optional)."""
@@ -104,6 +106,10 @@ def resolve(module: ModuleType, name: str) -> tuple[dict, Any, list]:
     else:
         value = obj
     splits, model = _splits(value, name)
+    hook = isinstance(value, dict) and not is_data(value)  # not a dict of columns, which may have a "loss" one
+    loss = next((value[k] for k in LOSS_KEYS if k in value), None) if hook else None
+    if loss is not None:
+        notes.append({"loss": loss})
     if not splits:
         raise ExampleError(
             ERR_BAD_DATA,
@@ -147,7 +153,7 @@ def _call(obj: Any, name: str) -> Any:
 def _splits(value: Any, name: str) -> tuple[dict, Optional[Any]]:
     if isinstance(value, dict) and not is_data(value):
         model = value.get("model")
-        splits = {str(k): v for k, v in value.items() if k != "model" and is_data(v)}
+        splits = {str(k): v for k, v in value.items() if k != "model" and k not in LOSS_KEYS and is_data(v)}
         return splits, model if _is_model(model) else None
     if isinstance(value, (tuple, list)) and not is_data(value):
         model = next((v for v in value if _is_model(v)), None)

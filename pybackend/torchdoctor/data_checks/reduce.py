@@ -53,6 +53,8 @@ class SplitStats:
     labels: Optional[np.ndarray] = None  # one class index (or value) per labelled sample
     label_indices: list = field(default_factory=list)
     label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "boxes" | "other"
+    label_width: int = 0  # "onehot": the rows' length
+    label_float: bool = False  # the labels' dtype is floating point
     box_labels: Optional[np.ndarray] = None  # "boxes": every box's class id, over box_images images
     box_images: int = 0
     label_nonfinite: list = field(default_factory=list)
@@ -337,6 +339,7 @@ def _labels(s: SplitStats, draws: Any) -> None:
     ys = [(i, y) for i, y in ys if y.shape == shape]
     s.label_indices = [i for i, _ in ys]
     arr = np.stack([y for _, y in ys])
+    s.label_float = arr.dtype.kind == "f"
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr.reshape(len(arr), -1)).all(1)
         s.label_nonfinite = [i for i, b in zip(s.label_indices, bad) if b]
@@ -351,6 +354,7 @@ def _labels(s: SplitStats, draws: Any) -> None:
         binary = np.isin(rows, (0.0, 1.0)).all()
         if binary and np.all(rows.sum(1) == 1):
             s.label_kind, s.labels = "onehot", rows.argmax(1).astype(np.float64)
+            s.label_width = int(shape[0])
             return
         s.label_kind = "multi" if binary else "other"
         return

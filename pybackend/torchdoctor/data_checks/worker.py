@@ -60,10 +60,11 @@ def run(args: argparse.Namespace, progress) -> dict:
         watch.note("", "build")
         splits, model, notes = load.resolve(module, args.name)
         watch.idle()
-        where = next((n["origin"] for n in notes if isinstance(n, dict)), None)
+        where = next((n["origin"] for n in notes if isinstance(n, dict) and "origin" in n), None)
+        loss = next((n["loss"] for n in notes if isinstance(n, dict) and "loss" in n), None)
         notes = [n for n in notes if not isinstance(n, dict)]
         target = args.name or load.default_name(module)
-        result = engine.run(splits, model, options, progress, target=target, file=file, origin=where)
+        result = engine.run(splits, model, options, progress, target=target, file=file, origin=where, loss=loss)
         result["notes"] = notes + result["notes"]
         return result
     except ExampleError as exc:
