@@ -217,3 +217,32 @@ def test_a_detection_loader_counts_every_sample_drawn_and_its_boxes(tmp_path: Pa
     assert split["sampled"] == split["length"] == 40 and "train (40 samples" in result["headline"]
     assert split["statsSampled"] + split["otherShapes"] == 40
     assert split["labelKind"] == "boxes" and sum(split["labels"].values()) == sum(1 + i % 3 for i in range(40))
+
+
+ONEHOT_AND_TRANSPOSED = (
+    "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+    "from torch.utils.data import DataLoader, Dataset\n\n"
+    "class Scans(Dataset):\n"
+    "    def __init__(self, transpose):\n        self.transpose = transpose\n\n"
+    "    def __len__(self):\n        return 24\n\n"
+    "    def __getitem__(self, i):\n"
+    "        x = torch.randn(1, 20, 36, generator=torch.Generator().manual_seed(i))\n"
+    "        return (x.transpose(1, 2) if self.transpose else x), F.one_hot(torch.tensor(i % 3), 3)\n\n"
+    "def torchdoctor_data():\n"
+    "    return {{'train': DataLoader(Scans(False), batch_size=8), 'val': Scans(True), {loss}}}\n"
+)
+
+
+@pytest.mark.parametrize("loss", ["'loss': nn.CrossEntropyLoss()", "'criterion': nn.NLLLoss()", ""])
+def test_onehot_labels_against_the_loss_and_swapped_height_and_width(tmp_path: Path, capsys, loss: str):
+    path = tmp_path / "scans.py"
+    path.write_text(ONEHOT_AND_TRANSPOSED.format(loss=loss))
+    code, result = run_json(str(path), capsys)
+    assert code == 1 and [s["name"] for s in result["splits"]] == ["train", "val"]
+    found = sorted((f["kind"], f["split"]) for f in result["findings"])
+    swapped = [("height-width-swapped", "val")]
+    if loss:
+        assert found == sorted([("onehot-labels-for-loss", "train"), ("onehot-labels-for-loss", "val")] + swapped)
+    else:  # without the loss, one-hot labels are a note, not a finding
+        assert found == swapped
+        assert any(n.startswith("train: labels are one-hot rows of width 3") for n in result["notes"])
