@@ -112,15 +112,40 @@ def _worker_error(name: str, loader: Any, iterator: Any, received: int, exc: Bas
             index=index,
             detail=text,
         )
-    pids = died_pids(text)
-    if not pids:
-        return None
     workers = list(getattr(iterator, "_workers", None) or [])
-    found = [(n, w) for n, w in enumerate(workers) if getattr(w, "pid", None) in pids]
+    pids = died_pids(text)
+    if pids:
+        found = [(n, w) for n, w in enumerate(workers) if getattr(w, "pid", None) in pids]
+    elif isinstance(exc, (OSError, EOFError)):
+        # A worker that died mid-batch can break its pipe before torch's SIGCHLD check speaks:
+        # the reader raises ConnectionResetError or EOFError, and the dead worker tells the rest.
+        found = _dead_workers(workers)
+        if not found:
+            return None
+        pids = [found[0][1].pid]
+    else:
+        return None
     worker, code = (found[0][0], getattr(found[0][1], "exitcode", None)) if found else (None, None)
     folder = watch.folder()
-    note = watch.read_note(folder, found[0][1].pid) if found and folder else {}
+    # No iterator (a worker that died while ``iter(loader)`` started them and fetched ahead): its
+    # note is still found by the pid torch names.
+    pid = found[0][1].pid if found else pids[0]
+    note = watch.read_note(folder, pid) if folder else {}
     return LoaderWorkerError(name, died=True, worker=worker, cause=exit_cause(code, text), detail=text, note=note)
+
+
+def _dead_workers(workers: list, wait: float = 2.0) -> list:
+    """``(number, process)`` of the workers that died, waiting up to ``wait`` seconds: the batch
+    whose pipe broke was often sent by a worker that is still going down (its fd-sharing thread
+    closed the connection first)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        found = [(n, w) for n, w in enumerate(workers) if getattr(w, "exitcode", None) not in (None, 0)]
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
 
 
 def sequential(loader: Any) -> bool:

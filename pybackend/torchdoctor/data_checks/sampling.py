@@ -217,7 +217,13 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
     pos = 0
     received = 0  # batches taken: an error from the loader is about the next one
     watch.note(name, "next-batch", number=0)  # iter() starts the workers: they know the split from here
-    iterator = iter(loader)
+    try:
+        iterator = iter(loader)
+    except Exception as exc:  # noqa: BLE001 - a worker can die while iter() starts them and fetches ahead
+        failure = _in_our_words(name, loader, None, received, exc)
+        if failure is exc:
+            raise
+        raise failure from exc
     fetcher = getattr(iterator, "_dataset_fetcher", None)
     if fetcher is not None:  # drawn in this process: each index noted, the batch kept if collate fails
         watch.watch_fetcher(fetcher, name)
@@ -226,14 +232,16 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
             watch.note(name, "next-batch", number=received)
             try:
                 batch = next(iterator)
+                # inside the try: torch's SIGCHLD handler raises a dead worker's RuntimeError
+                # wherever the main thread is, often while this batch is taken in
+                pos = _take_batch(d, received, batch, pos)
             except StopIteration:
                 break
             except Exception as exc:  # noqa: BLE001 - said in our words when we can; else as it was
-                failure = loader_error(name, loader, iterator, received, exc)
+                failure = _in_our_words(name, loader, iterator, received, exc)
                 if failure is exc:
                     raise
                 raise failure from exc
-            pos = _take_batch(d, received, batch, pos)
             received += 1
     finally:
         _shutdown(iterator)
@@ -241,6 +249,15 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
     where = "dataset indices (sequential sampler)" if sequential(loader) else "positions in the loader's stream"
     d.notes.append(f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}")
     return d
+
+
+def _in_our_words(name: str, loader: Any, iterator: Any, received: int, exc: BaseException) -> BaseException:
+    """``loader_error``, once more for torch's SIGCHLD handler: it raises a dead worker's
+    RuntimeError wherever the main thread is, so it can land while the first error is read."""
+    try:
+        return loader_error(name, loader, iterator, received, exc)
+    except RuntimeError as late:
+        return loader_error(name, loader, iterator, received, late)
 
 
 def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:

@@ -16,7 +16,8 @@ import pytest
 from torchdoctor.data_checks import findings as F
 from torchdoctor.data_checks.jobs import DataJobSpec, run_data_check
 
-HANG_LIMIT = 6.0  # seconds: the worker's start (importing torch) must fit well inside it
+HANG_LIMIT = 15.0  # seconds: the worker's start (importing torch, forking DataLoader workers) must fit well
+# inside it on a loaded CI machine too, or the hang is caught at import instead of at sample 3
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals and fork: the crash and hang paths")
 
@@ -113,7 +114,8 @@ def test_a_dataloader_worker_that_crashed_says_it_in_the_same_words_with_the_sam
     error = result["error"]
     assert error["cause"] == "worker-died" and error["index"] == 6 and error["stage"] == "__getitem__"
     headline = result["headline"]
-    assert headline.startswith("train: DataLoader worker")
+    # "DataLoader worker 1", or "a DataLoader worker" when it died while iter() started them
+    assert headline.startswith(("train: DataLoader worker", "train: a DataLoader worker"))
     assert "died while drawing sample 6 (in `__getitem__`)" in headline
     assert "SIGSEGV" in headline and "could not draw train" in headline
 
@@ -214,7 +216,9 @@ def test_a_hanging_getitem_ends_at_the_limit_naming_the_sample_and_the_stuck_lin
     stuck = line_of(tmp_path, "SERVER.acquire()  # no timeout")
     assert error["source"] == {"file": str(tmp_path / "data.py"), "line": stuck}
     headline = result["headline"]
-    assert headline.startswith("train: `__getitem__` of sample 3 did not return within the time limit of 6 s")
+    assert headline.startswith(
+        f"train: `__getitem__` of sample 3 did not return within the time limit of {HANG_LIMIT:g} s"
+    )
     assert f"stuck at {tmp_path / 'data.py'}:{stuck} in fetch" in headline and "give the wait a timeout" in headline
     detail = error["detail"].splitlines()
     assert "your code first" in detail[0] and "in fetch" in detail[1] and "in __getitem__" in detail[2]
