@@ -15,12 +15,24 @@ import vscode_ui
 
 SAMPLE = "distributed/ddp_train.py"
 CONFIGURATION = "Debug with torchrun (2 processes)"
+CURRENT_FILE = "Debug current file with torchrun (2 processes)"  # the anomaly watch in break mode
 START_MS = 180_000  # torchrun, then two ranks that each import torch under debugpy, on 2 cores
 
 
 def _both_ranks_paused(page: Page):
     """The status item while rank 0 and rank 1 are both paused and nothing runs."""
     return page.locator(".statusbar-item").filter(has_text=re.compile(r"rank [01], rank [01] paused\s*$"))
+
+
+def _paused_on_exception(page: Page, sample: str):
+    """Debug ``sample`` with the current-file torchrun configuration until a rank pauses on an
+    exception; VS Code's exception widget, shown."""
+    vscode_ui.open_file(page, sample)
+    vscode_ui.start_debugging(page, CURRENT_FILE)
+    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
+    widget = page.locator(".exception-widget")
+    expect(widget).to_be_visible(timeout=60_000)
+    return widget
 
 
 def test_both_ranks_stop_and_continue_all_ranks_resumes_them(page: Page) -> None:
@@ -58,12 +70,7 @@ def test_a_rank_pauses_on_the_forward_whose_parameters_got_no_gradient(page: Pag
     # ddp_unused_parameters.py: an auxiliary head the loss never uses. Before DDP raises its
     # "Expected to have finished reduction" at the next forward, the rank pauses on the user's
     # `model(x)` line with the parameters named in the exception widget; the other rank follows.
-    sample = "distributed/ddp_unused_parameters.py"
-    vscode_ui.open_file(page, sample)
-    vscode_ui.start_debugging(page, "Debug current file with torchrun (2 processes)")
-    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
-    widget = page.locator(".exception-widget")
-    expect(widget).to_be_visible(timeout=60_000)
+    widget = _paused_on_exception(page, "distributed/ddp_unused_parameters.py")
     expect(widget).to_contain_text("got no gradient: module.aux.weight, module.aux.bias")
     expect(_both_ranks_paused(page)).to_have_count(1, timeout=START_MS)
     vscode_ui.set_side_bar_width(page, 520)
@@ -75,12 +82,7 @@ def test_the_rank_with_the_nan_pauses_and_the_status_says_the_others_wait(page: 
     # ddp_nan_on_rank1.py under the anomaly watch in break mode: rank 1 pauses in the layer that
     # made the NaN (step 5) before its backward; the extension asks the other rank to pause too,
     # and rank 0, which waits in the all-reduce of that step, is said to wait, not to hang.
-    sample = "distributed/ddp_nan_on_rank1.py"
-    vscode_ui.open_file(page, sample)
-    vscode_ui.start_debugging(page, "Debug current file with torchrun (2 processes)")
-    vscode_ui.wait_until_paused(page, timeout_ms=START_MS)
-    widget = page.locator(".exception-widget")
-    expect(widget).to_be_visible(timeout=60_000)
+    widget = _paused_on_exception(page, "distributed/ddp_nan_on_rank1.py")
     expect(widget).to_contain_text("NaN in the output of `model.module.0` (Linear)")
     # Rank 1 paused; rank 0, inside the all-reduce of step 5, cannot be paused until it returns:
     # the status item counts it as running (its tooltip says it waits in a collective).
