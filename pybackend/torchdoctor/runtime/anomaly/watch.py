@@ -298,7 +298,8 @@ class Watch(LossChecks, GradientChecks, DeadRule, Patches):
 
     def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None, kwargs=None) -> None:
         if kind == ZERO:
-            self._dead_hit(module, inputs, t, before)
+            if not self._is_loss_module(module, t):  # a loss of exactly 0 is a perfect fit, not a dead unit
+                self._dead_hit(module, inputs, t, before)
             return
         if kind == EXPLOSION and self._is_loss_module(module, t):
             return  # a loss summed over a batch is large by construction (reduction='sum')

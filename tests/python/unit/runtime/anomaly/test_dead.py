@@ -103,6 +103,27 @@ def test_a_dead_relu_is_still_dead_from_its_zeros_alone():
     assert report["qualname"] == "model.act" and report["step"] == 2 and report["evidence"] == "no_params"
 
 
+def test_a_loss_that_reaches_exactly_zero_is_a_perfect_fit_not_a_dead_output():
+    """A confident classifier's cross-entropy underflows to exactly 0.0 (logits 200 apart): its
+    input is not zero and its output is, step after step, yet nothing is wrong with the run."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    x, y = torch.randn(8, 4), torch.zeros(8, dtype=torch.long)
+    with torch.no_grad():
+        model.weight.zero_()
+        model.bias.copy_(torch.tensor([200.0, 0.0, 0.0]))
+    with watching(deadSteps=3) as seen:
+        for _ in range(5):
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    assert loss.item() == 0.0  # the case this test is about: the loss really is 0
+    assert seen.reports == [] and seen.watch.errors == []
+
+
 def _line(marker: str) -> int:
     for number, text in enumerate(open(__file__, encoding="utf-8"), 1):
         if marker in text and "_line(" not in text:
