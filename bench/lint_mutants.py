@@ -342,6 +342,138 @@ def leakage_mutants(lines: List[str]) -> Iterator[Mutant]:
             yield "TD011", end + 1, f"{kind} ({array} split on line {first.lineno})", new
 
 
+# -- TD012: a path of a tensor-returning function made to fall off its end ----------------------
+
+# TD012 is measured on the PROJECTS and on timm's models, layers and training scripts.
+NONE_PROJECTS = PROJECTS + ["huggingface+pytorch-image-models"]
+_TORCH_NAMES = frozenset({"torch", "F", "nn"})
+# Lightning hooks and dunders whose None is meant (the rule leaves them alone by design).
+_NONE_MEANT = re.compile(r"^(training_step|validation_step|test_step|predict_step|on_\w+|\w+_epoch_end|__\w+__)$")
+_NOT_TENSOR_VALUES = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Compare, ast.BoolOp, ast.Lambda)
+
+
+def _own(func: ast.AST, kinds) -> List[ast.AST]:
+    """Nodes of ``kinds`` in ``func``'s own body (not in nested functions, classes or lambdas)."""
+    found, stack = [], list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _tensor_value(value: Optional[ast.expr]) -> bool:
+    """A returned expression that may be a tensor (not a constant, string, container display,
+    comparison or ``len(...)``-style call)."""
+    if value is None or isinstance(value, _NOT_TENSOR_VALUES):
+        return False
+    if isinstance(value, (ast.ListComp, ast.DictComp, ast.SetComp)):
+        return False
+    plain = ("len", "str", "int", "float", "bool", "repr", "isinstance", "list", "dict", "tuple", "set", "sorted")
+    return not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in plain)
+
+
+def tensor_functions(tree: ast.Module) -> Iterator[ast.FunctionDef]:
+    """Functions that return tensors: ``forward`` methods, and functions whose own code calls
+    ``torch``/``F``/``nn``, with a tensor-like ``return`` value, not a generator, no
+    ``Optional`` return annotation, not a hook whose None is meant."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or _NONE_MEANT.match(node.name):
+            continue
+        if node.returns is not None and re.search(r"Optional|None", ast.unparse(node.returns)):
+            continue
+        if _own(node, (ast.Yield, ast.YieldFrom)):
+            continue
+        torchy = node.name == "forward" or any(n.id in _TORCH_NAMES for n in _own(node, (ast.Name,)))
+        if torchy and any(_tensor_value(r.value) for r in _own(node, (ast.Return,))):
+            yield node
+
+
+def _block(lines: List[str], stmt: ast.stmt) -> Tuple[int, int]:
+    """0-based first line and end (exclusive) of ``stmt``'s lines."""
+    return stmt.lineno - 1, stmt.end_lineno or stmt.lineno
+
+
+def _first_param(func: ast.FunctionDef) -> Optional[str]:
+    params = [a.arg for a in func.args.posonlyargs + func.args.args if a.arg not in ("self", "cls")]
+    return params[0] if params else None
+
+
+def _ends(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.Return, ast.Raise))
+
+
+def none_mutants(lines: List[str]) -> Iterator[Mutant]:
+    """One TD012 mutant per (tensor-returning function, shape); the shape is the description
+    up to `` (``. Each leaves one path of the function falling off its end."""
+    tree = ast.parse("\n".join(lines))
+    for func in tensor_functions(tree):
+        last = func.body[-1]
+        where = f"({func.name}, line {func.lineno})"
+        final_value = isinstance(last, ast.Return) and _tensor_value(last.value)
+        start, end = _block(lines, last)
+        ind = _indent(lines[start])
+        body = ["    " + line for line in lines[start:end]]
+        param = _first_param(func)
+        if final_value and param is not None:  # ``if mask is not None: return x``
+            new = lines[:start] + [f"{ind}if {param} is not None:"] + body + lines[end:]
+            yield "TD012", last.lineno, f"final return under an if {where}", new
+        earlier = [r for r in _own(func, (ast.Return,)) if r is not last and _tensor_value(r.value)]
+        if final_value and earlier:  # an early ``if ...: return a``, the last line lost
+            yield "TD012", last.lineno, f"early return, final return dropped {where}", lines[:start] + lines[end:]
+        if final_value:  # the return wrapped in a try whose handler only reports
+            handler = [f"{ind}except Exception as err:", f"{ind}    print(f'failed: {{err}}')"]
+            new = lines[:start] + [f"{ind}try:"] + body + handler + lines[end:]
+            yield "TD012", last.lineno, f"try/except without a return {where}", new
+        yield from _loop_and_chain_mutants(lines, func, where)
+
+
+def _loop_and_chain_mutants(lines: List[str], func: ast.FunctionDef, where: str) -> Iterator[Mutant]:
+    """Where the function has them: a loop that returns inside, then a final return/raise
+    (dropped); an ``if``/``elif`` chain whose branches all end (final ``else`` dropped, or the
+    return/raise after the chain dropped)."""
+    last = func.body[-1]
+    before = func.body[-2] if len(func.body) > 1 else None
+    start, end = _block(lines, last)
+    if _ends(last) and isinstance(before, (ast.For, ast.While)) and _own(before, (ast.Return,)):
+        yield "TD012", last.lineno, f"loop returns inside, final statement dropped {where}", lines[:start] + lines[end:]
+    if _ends(last) and isinstance(before, ast.If) and before.orelse and isinstance(before.orelse[0], ast.If):
+        branches = _chain(before)  # no final ``else``: the statement after the chain is reached
+        if not branches[-1] and all(_ends(b[-1]) for b in branches[:-1]) and _own(before, (ast.Return,)):
+            yield "TD012", last.lineno, f"elif chain, final statement dropped {where}", lines[:start] + lines[end:]
+    if isinstance(last, ast.If) and last.orelse:
+        branches = _chain(last)
+        if branches[-1] and all(b and _ends(b[-1]) for b in branches) and _own(last, (ast.Return,)):
+            at = branches[-1][0].lineno - 1  # the ``else:`` line (0-based), maybe that of its body
+            while at > 0 and not lines[at].strip().startswith("else"):
+                at -= 1
+            kind = "elif chain" if len(branches) > 2 else "if/else"
+            yield "TD012", at + 1, f"{kind}, final else dropped {where}", lines[:at] + lines[end:]
+    loop = before if isinstance(before, ast.For) and isinstance(before.target, ast.Name) else None
+    if loop is not None and loop.body[0].lineno == loop.lineno:
+        loop = None  # ``for x in xs: f(x)`` on one line
+    param = _first_param(func)
+    if loop is not None and param is not None and isinstance(last, ast.Return) and _tensor_value(last.value):
+        # the result returned from inside the loop, once a condition holds, and nothing after it
+        inner = _indent(lines[loop.body[0].lineno - 1])
+        moved = [f"{inner}if {loop.target.id} == {param}:"] + [inner + "    " + ln.strip() for ln in lines[start:end]]
+        loop_end = loop.end_lineno or loop.lineno
+        new = lines[:loop_end] + moved + lines[loop_end:start] + lines[end:]
+        yield "TD012", last.lineno, f"loop returns inside, nothing after it {where}", new
+
+
+def _chain(node: ast.If) -> List[List[ast.stmt]]:
+    """The bodies of an ``if``/``elif``/``else`` chain, the final ``else``'s last (``[]`` when none)."""
+    bodies = [node.body]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        bodies.append(node.body)
+    bodies.append(node.orelse)
+    return bodies
+
+
 def notebook_script(text: str) -> str:
     """A notebook's code cells as one script, as jupytext writes it: ``!pip`` and ``%magic``
     lines commented out, and whole ``%%writefile``-style cells (their body is not Python)."""
@@ -356,11 +488,11 @@ def notebook_script(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def extract(mirrors: Path, work: Path) -> None:
+def extract(mirrors: Path, work: Path, projects: List[str]) -> None:
     """The Python files of each mirror's HEAD under ``work/<owner+name>``; for the leakage
     projects, their notebooks too (as ``<name>.ipynb.py``). Files whose blob the mirror does not
     hold (large ones may be absent) are skipped."""
-    for project in PROJECTS + LEAKAGE_PROJECTS:
+    for project in projects:
         git = ["git", "--git-dir", str(mirrors / project / "repo")]
         listing = subprocess.run(git + ["ls-tree", "-r", "HEAD"], capture_output=True, text=True).stdout
         wanted = (".py", ".ipynb") if project in NOTEBOOK_PROJECTS else (".py",)
@@ -438,8 +570,64 @@ def recall(work: Path, torchfix: str = "", leakage_only: bool = False) -> None:
     print("not bugs, counted apart:\n" + ("\n".join(apart) or "  none"))
 
 
-def findings(work: Path, projects: List[str], title: str) -> None:
-    """Every finding on the whole projects; TD015 (torch.load without weights_only) counted apart."""
+@contextlib.contextmanager
+def _in_place(path: Path, new: List[str]) -> Iterator[str]:
+    """The mutant written over ``path`` (its project's other files read it from disk), then the
+    original put back."""
+    old = path.read_bytes()
+    text = "\n".join(new) + "\n"
+    path.write_text(text, encoding="utf-8")
+    try:
+        yield text
+    finally:
+        path.write_bytes(old)
+
+
+def _spread(items: List[Mutant], most: int) -> List[Mutant]:
+    """At most ``most`` of ``items``, evenly spread (a big model file has hundreds of forwards)."""
+    if len(items) <= most:
+        return items
+    return [items[round(i * (len(items) - 1) / (most - 1))] for i in range(most)]
+
+
+def none_recall(work: Path, per_shape: int) -> None:
+    """TD012's recall on ``none_mutants`` of every torch file of ``NONE_PROJECTS`` (at most
+    ``per_shape`` mutants of each shape per file), per shape and per project, with the severity
+    of what was caught."""
+    total, caught, severity, missed = collections.Counter(), collections.Counter(), collections.Counter(), []
+    for project in NONE_PROJECTS:
+        for path in sorted((work / project).rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if not re.search(r"^\s*(import torch|from torch)", text, re.M):
+                continue
+            try:
+                made = list(none_mutants(text.splitlines()))
+            except SyntaxError:
+                continue
+            shapes: Dict[str, List[Mutant]] = collections.defaultdict(list)
+            for mutant in made:
+                shapes[mutant[2].split(" (")[0]].append(mutant)
+            base = collections.Counter(f.severity for f in lint_source(text, str(path)).all if f.rule_id == "TD012")
+            for shape, found in shapes.items():
+                for _, line, desc, new in _spread(found, per_shape):
+                    with _in_place(path, new) as mutated:
+                        now = lint_source(mutated, str(path)).all
+                    new_sev = collections.Counter(f.severity for f in now if f.rule_id == "TD012") - base
+                    for key in ("TD012", f"TD012 {shape}", f"TD012 in {project}"):
+                        total[key] += 1
+                        caught[key] += bool(new_sev)
+                    severity.update(new_sev.keys())
+                    if not new_sev:
+                        missed.append(f"  {path.relative_to(work)}:{line} {desc}")
+    for key in sorted(total):
+        print(f"{key}: {caught[key]}/{total[key]}")
+    print(f"caught as: {dict(severity)}")
+    print("missed:\n" + ("\n".join(missed) or "  none"))
+
+
+def findings(work: Path, projects: List[str], title: str, only: str = "") -> None:
+    """Every finding on the whole projects (of the rule ``only``, when given); TD015 (torch.load
+    without weights_only) counted apart."""
     per_rule, listed = collections.Counter(), []
     paths = sorted(p for project in projects for p in (work / project).rglob("*.py"))
     for path in paths:
@@ -448,9 +636,11 @@ def findings(work: Path, projects: List[str], title: str) -> None:
         except (OSError, UnicodeDecodeError):
             continue
         for f in lint_source(text, str(path)).all:
+            if only and f.rule_id != only:
+                continue
             per_rule[f.rule_id] += 1
             if f.rule_id != "TD015":
-                listed.append(f"  {path.relative_to(work)}:{f.line} {f.rule_id} {f.message[:110]}")
+                listed.append(f"  {path.relative_to(work)}:{f.line} {f.rule_id} {f.severity} {f.message[:110]}")
     print(f"{title}: {len(paths)} files, findings per rule {dict(sorted(per_rule.items()))}")
     print("findings outside TD015 (judge each: true, acceptable or false):\n" + ("\n".join(listed) or "  none"))
 
@@ -461,13 +651,20 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "lint_mutants")
     parser.add_argument("--torchfix", default="", help="a torchfix executable: measure it on the same mutants")
     parser.add_argument("--leakage-only", action="store_true", help="only TD011's scripts and projects")
+    parser.add_argument("--implicit-none-only", action="store_true", help="only TD012's projects and mutants")
+    parser.add_argument("--per-shape", type=int, default=3, help="TD012 mutants of each shape per file, at most")
     args = parser.parse_args(argv)
-    missing = [p for p in PROJECTS + LEAKAGE_PROJECTS if not (args.mirrors / p / "repo").is_dir()]
+    wanted = NONE_PROJECTS if args.implicit_none_only else PROJECTS + LEAKAGE_PROJECTS
+    missing = [p for p in wanted if not (args.mirrors / p / "repo").is_dir()]
     if missing:
         print(f"no mirror for {', '.join(missing)} under {args.mirrors}", file=sys.stderr)
         return 2
     shutil.rmtree(args.work, ignore_errors=True)
-    extract(args.mirrors, args.work)
+    extract(args.mirrors, args.work, wanted)
+    if args.implicit_none_only:
+        findings(args.work, NONE_PROJECTS, "TD012 projects", only="TD012")
+        none_recall(args.work, args.per_shape)
+        return 0
     if not args.leakage_only:
         findings(args.work, PROJECTS, "whole projects")
     findings(args.work, LEAKAGE_PROJECTS, "leakage projects (tabular and toy-data scripts, notebooks)")

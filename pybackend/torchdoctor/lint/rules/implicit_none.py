@@ -68,7 +68,12 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"checking for None. Return a fallback or raise.",
             )
             continue
-        if checked or not _top_level(ctx, func):
+        if checked:
+            continue
+        if _module_method(ctx, func):
+            _report_module_method(ctx, report, func, example, what)
+            continue
+        if not _top_level(ctx, func):
             continue
         elsewhere, checked = _use_in_importers(ctx, func)
         if elsewhere is not None:
@@ -87,6 +92,22 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
             )
 
 
+def _module_method(ctx: LintContext, func: Function) -> bool:
+    """A method of an ``nn.Module`` subclass: the module's output (``forward``, reached through
+    ``module(x)``, which no call site shows) or a step of it, never a "not handled"."""
+    owner = ctx.enclosing_class(func)
+    return owner is not None and ctx.is_module_class(owner)
+
+
+def _report_module_method(ctx: LintContext, report: Reporter, func: Function, example: ast.Return, what: str) -> None:
+    """Information at a module's method that falls off, with no caller in sight that uses it."""
+    if example.value is None or not _plausibly_tensor(ctx, example.value):
+        return
+    called = "`module(x)` calls it" if func.name == "forward" else "no caller in this file uses the result"
+    said = f"{what}. A module's output: {called}; return a fallback or raise (or write `return None` to say None is meant)."
+    report.report(_name_span(ctx, func), said, severity=INFORMATION)
+
+
 def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Return]:
     """The first ``return <maybe a tensor>`` of ``func`` when another path of it ends without
     a ``return`` (and nothing says None is meant); None otherwise."""
@@ -95,9 +116,20 @@ def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Re
     if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
         return None  # generators end with StopIteration, not None
     for ret in ctx.own_nodes(func, ast.Return):
-        if not _is_none(ret.value) and not _returns_none(ctx, ret.value) and _may_be_tensor(ret.value):
+        if _is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
+            continue  # a recursive call returns what the other paths return
+        if _may_be_tensor(ret.value):
             return ret if block_completes(ctx, func.body) else None
     return None
+
+
+def _recursive(func: Function, value: Optional[ast.expr]) -> bool:
+    """``return f(...)`` / ``return self.f(...)`` inside ``f`` (not ``super().f(...)``)."""
+    callee = value.func if isinstance(value, ast.Call) else None
+    on_self = (
+        isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls")
+    )
+    return getattr(callee, "attr" if on_self else "id", None) == func.name
 
 
 def _what(ctx: LintContext, func: Function, example: ast.Return, where: str = "") -> str:

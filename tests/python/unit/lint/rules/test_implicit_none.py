@@ -55,7 +55,7 @@ def test_paths_that_all_end_explicitly_or_non_tensor_returns(body):
         "if a:\n    return x",
         "for i in it:\n    if i:\n        return i",
         "while a:\n    return x",
-        "try:\n    return f(x)\nexcept KeyError:\n    pass",
+        "try:\n    return g(x)\nexcept KeyError:\n    pass",
         "if a:\n    return x\nelif y:\n    return y\nelse:\n    print(a)",
         "while True:\n    if a:\n        break\n    return x",
     ],
