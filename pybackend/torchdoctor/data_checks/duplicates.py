@@ -48,14 +48,17 @@ def _raw(split: Split) -> Optional[dict]:
     if whole is None or whole.ndim < 2:
         return {i: _digest(to_array(store[r])) for i, r in zip(idx, rows)}
     out: dict = {}
+    in_order = mapping is None and n <= MAX_RAW_ROWS  # every row in order: views of the store, not copies
     step = max(1, (1 << 22) // max(1, whole[0].size))
     for start in range(0, len(idx), step):
-        part = whole[rows[start : start + step]]
+        part = whole[start : start + step] if in_order else whole[rows[start : start + step]]
         flat = part.reshape(len(part), -1)
         constant = flat.min(1) == flat.max(1) if flat.shape[1] else np.ones(len(part), bool)
         prints = fingerprints(part) if flat.shape[1] >= T.DUP_MIN_ELEMENTS else [None] * len(part)
-        for i, fp, blank in zip(idx[start : start + step], prints, constant):
-            out[i] = None if blank else fp
+        names = idx[start : start + step]
+        out.update(zip(names, prints))
+        for k in np.flatnonzero(constant).tolist():  # blank rows repeat by chance: not compared
+            out[names[k]] = None
     return out
 
 

@@ -26,7 +26,9 @@ from .gallery import IMAGE_LAYOUTS, Gallery
 
 MAX_VECTOR = 4096
 MAX_SHAPES = 8  # shapes reduced apart (padded batches of a few sizes); the statistics are of the most common
-CHUNK_ELEMENTS = 1 << 17  # 512 KB of float32 per chunk: the draws stay in cache until reduced
+# 2 MB of float32 per chunk (170 CIFAR images): each chunk pays ~25 numpy calls, so 512 KB chunks
+# (42 images) spent more on the calls than on the sums; bigger than the cache costs no more here
+CHUNK_ELEMENTS = 1 << 19
 
 
 @dataclass
@@ -309,17 +311,33 @@ def is_blank(x: Optional[np.ndarray], layout: str = "chw") -> bool:
     return layout != "vector" and bool(max((v == lo).mean(), (v == hi).mean()) >= T.BLANK_SHARE)
 
 
-def _label_arrays(ys: list) -> list:
-    """The labels as numpy arrays (None where not numeric); plain numbers in one go."""
+def _scalar_labels(ys: list) -> Optional[np.ndarray]:
+    """Every label in one array when each is a plain number or a 0-d tensor (the common class
+    index), else None. One array, not one per label: 2,000 0-d arrays cost ~2 ms per split."""
     if ys and all(type(y) in (int, float, bool) or isinstance(y, np.generic) for y in ys):
-        return list(np.asarray(ys))
+        return np.asarray(ys)
     torch = sys.modules.get("torch")
     if torch is not None and ys and all(isinstance(y, torch.Tensor) and y.dim() == 0 for y in ys):
         try:
-            return list(torch.stack(ys).detach().cpu().numpy())
+            return torch.stack(ys).detach().cpu().numpy()
         except (RuntimeError, TypeError):
             pass
-    return [None if y is None else to_array(y) for y in ys]
+    return None
+
+
+def _label_rows(indices: list, ys: list) -> Optional[tuple]:
+    """(indices, one array of the labels of the most common shape) - the others are left out -
+    or None when no label is numeric."""
+    arr = _scalar_labels(ys)
+    if arr is not None:
+        return list(indices), arr
+    arrays = (None if y is None else to_array(y) for y in ys)
+    pairs = [(i, np.asarray(a)) for i, a in zip(indices, arrays) if a is not None]
+    if not pairs:
+        return None
+    shape = Counter(a.shape for _, a in pairs).most_common(1)[0][0]
+    pairs = [(i, a) for i, a in pairs if a.shape == shape]
+    return [i for i, _ in pairs], np.stack([a for _, a in pairs])
 
 
 def _labels(s: SplitStats, draws: Any) -> None:
@@ -330,15 +348,12 @@ def _labels(s: SplitStats, draws: Any) -> None:
         s.label_indices = [i for i, _ in boxes]
         s.box_labels = np.concatenate([y.ids for _, y in boxes]) if boxes else np.zeros(0, np.int64)
         return
-    arrays = _label_arrays([None if isinstance(y, BoxLabels) else y for y in draws.ys])
-    ys = [(i, np.asarray(y)) for i, y in zip(draws.indices, arrays) if y is not None]
-    if not ys:
+    ys = [None if isinstance(y, BoxLabels) else y for y in draws.ys] if boxes else draws.ys
+    found = _label_rows(draws.indices, ys)
+    if found is None:
         return
-    shapes = Counter(y.shape for _, y in ys)
-    shape = shapes.most_common(1)[0][0]
-    ys = [(i, y) for i, y in ys if y.shape == shape]
-    s.label_indices = [i for i, _ in ys]
-    arr = np.stack([y for _, y in ys])
+    s.label_indices, arr = found
+    shape = arr.shape[1:]
     s.label_float = arr.dtype.kind == "f"
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr.reshape(len(arr), -1)).all(1)

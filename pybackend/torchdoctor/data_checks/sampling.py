@@ -96,11 +96,28 @@ def sample_indices(length: int, max_samples: int) -> list[int]:
     return sorted(_random.Random(0).sample(range(length), max_samples))
 
 
-def _add(d: Draws, index: Any, sample: Any) -> None:
-    x, y, how = split_xy(sample)
+_PAIR = split_xy((None, None))[2]
+
+
+def _add(d: Draws, index: Any, sample: Any, tensor: Any = None) -> None:
+    """One drawn sample into ``d``: features to the reducer, the label kept. Runs once per sample
+    beside the user's ``__getitem__``, so it is kept flat (``tensor``: torch.Tensor, looked up
+    once per split by the caller; a tensor goes to the reducer as it is)."""
+    if type(sample) is tuple and len(sample) >= 2 and type(sample[0]) is tensor and tensor is not None:
+        x, y, how = sample[0], sample[1], _PAIR  # what split_xy says of an (image, label) tuple
+    else:
+        x, y, how = split_xy(sample)
     if not d.how:
         d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
-    _feed(d, index, x if type(x) is _tensor_type() else to_array(x))
+    if type(x) is not tensor or tensor is None:
+        x = to_array(x)
+    if d.reducer is None:
+        d.reducer = Reducer(d.name, d.gallery)
+    if d.probes and len(d.indices) in d.probes:
+        d.probes[len(d.indices)] = x
+    d.indices.append(index)
+    d.numeric += x is not None  # a tensor counts: only numeric tensors are passed through
+    d.reducer.add(index, x)
     boxes = box_labels(y) if isinstance(y, (dict, list, tuple)) else None
     d.ys.append(y if boxes is None else boxes)  # converted all at once in reduce._labels
 
@@ -108,16 +125,6 @@ def _add(d: Draws, index: Any, sample: Any) -> None:
 def _tensor_type() -> Any:
     torch = sys.modules.get("torch")
     return torch.Tensor if torch is not None else None
-
-
-def _feed(d: Draws, index: Any, x: Any) -> None:
-    if d.reducer is None:
-        d.reducer = Reducer(d.name, d.gallery)
-    if len(d.indices) in d.probes:
-        d.probes[len(d.indices)] = x
-    d.indices.append(index)
-    d.numeric += x is not None  # a tensor counts: only numeric tensors are passed through
-    d.reducer.add(index, x)
 
 
 def _get(split: str, ds: Any, index: Any) -> Any:
@@ -134,12 +141,15 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     idx = sample_indices(length, max_samples)
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
+    tensor = _tensor_type()
+    note = watch.note
     for i in idx:
         try:
-            sample = _get(name, ds, i)
+            note(name, "__getitem__", i)  # _get, inlined: one call less per sample
+            sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
-        _add(d, i, sample)
+        _add(d, i, sample, tensor)
     if length < max_samples:
         d.notes.append(f"{name}: all {length} samples drawn")
     else:
@@ -188,13 +198,14 @@ def seeded_draws(ds: Any, indices: list, seed: int = 0, split: str = "") -> list
 def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     d = Draws(name, "iterable", it, gallery=gallery)
     stream = iter(it)
+    tensor = _tensor_type()
     for pos in range(max_samples):
         watch.note(name, "__iter__", pos)
         try:
             sample = next(stream)
         except StopIteration:
             break
-        _add(d, pos, sample)
+        _add(d, pos, sample, tensor)
     d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
     return d
 
