@@ -26,7 +26,7 @@ import math
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import byte_stats, raw_pass
+from . import byte_stats, float_pass, raw_pass
 from .blocks import collapse_expanded, iter_blocks, memory_order
 from .guard import cpu_threads, quiet
 from .moments import combine, repeat
@@ -108,10 +108,11 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
         return _direct(torch, base, how)
     if byte_stats.applies(torch, base):
         return byte_stats.byte_rows(torch, base)  # 8-bit integers: one histogram, exact
-    raw, exact = raw_rows(torch, base, how, limit)
+    general = limit
+    raw, exact, limit = _first_pass(torch, base, how, general)
     if how["work"] != torch.float64 and base.device.type != "mps" and _overflowed(raw):
         how = dict(how, work=torch.float64)  # |x| ~ 1e18: float32 squares overflow; not in float64
-        raw, exact = raw_rows(torch, base, how, limit)
+        raw, exact, limit = _first_pass(torch, base, how, general)
     work = how["work"]
     convert = (lambda b: b) if base.dtype == work else (lambda b: b.to(work))
     clean = [i for i, row in enumerate(raw) if math.isfinite(row[3]) and math.isfinite(row[4])]
@@ -131,6 +132,18 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
         for i, row in zip(dirty, _careful_rows(torch, base, convert, limit, dirty)):
             rows[i] = row
     return rows, exact
+
+
+def _first_pass(torch, base: Any, how: Dict[str, Any], limit: int):
+    """``(rows, exact, block)``: floats on the CPU read each block fewer times, in bigger blocks
+    (:mod:`float_pass`), the rest by :func:`raw_rows`. Later passes must use the same ``block``:
+    they replace rows by index."""
+    if float_pass.applies(torch, base, how):
+        block = float_pass.block(limit, how)
+        rows, exact = float_pass.float_rows(torch, base, how, block)
+        return rows, exact, block
+    rows, exact = raw_rows(torch, base, how, limit)
+    return rows, exact, limit
 
 
 def _direct(torch, base: Any, how: Dict[str, Any]) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:

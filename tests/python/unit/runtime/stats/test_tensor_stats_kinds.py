@@ -8,14 +8,14 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from torchdoctor.runtime.stats import byte_stats, guard, raw_pass, tensor_stats
+from torchdoctor.runtime.stats import byte_stats, float_pass, guard, raw_pass, tensor_stats
 from torchdoctor.runtime.stats.cache import VALUE_STATS
 from torchdoctor.runtime.stats.tensor_stats import value_stats
 from torchdoctor.runtime.summary.api import stats
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-N = 1_000_003  # several blocks, and a ragged last one
+N = 2_500_003  # several blocks (of floats too: 2**20 of them), and a ragged last one
 
 
 class Ops(TorchDispatchMode):
@@ -55,7 +55,9 @@ def test_nothing_the_size_of_the_tensor_is_made(dtype):
     with Ops() as ops:
         got = value_stats(t)
     biggest = max(numel for _, _, numel, _ in ops.seen)
-    bound = byte_stats.BLOCK if dtype == torch.uint8 else tensor_stats.BLOCK_CPU + raw_pass.ROW
+    floats = dtype.is_floating_point
+    limit = float_pass.block(tensor_stats.BLOCK_CPU, {"work": torch.float32}) if floats else tensor_stats.BLOCK_CPU
+    bound = byte_stats.BLOCK if dtype == torch.uint8 else limit + raw_pass.ROW
     assert biggest <= bound, [s for s in ops.seen if s[2] == biggest][:3]
     if dtype == torch.uint8:  # one histogram per block of bytes, nothing converted
         assert [name for name, _, _, _ in ops.seen].count("bincount") == -(-N // byte_stats.BLOCK)
@@ -65,11 +67,11 @@ def test_nothing_the_size_of_the_tensor_is_made(dtype):
         assert {name for name, _, _, _ in ops.seen} <= {"count_nonzero", "stack", "sum", "_local_scalar_dense"}
         assert all("torch.bool" not in dtypes for name, dtypes, _, _ in ops.seen if name != "count_nonzero")
         assert got["true"] == int(t.sum()) and got["zeros"] == N - got["true"]
-    else:  # extremes in the tensor's own dtype (exact for integers), once per block; half
-        # floats from their exact float32 copy (their own aminmax kernel is much slower)
+    else:  # extremes once per block: integers in their own dtype (exact); floats (ReLU outputs
+        # here: no sign bit set) by the int32 view of their bits, half floats of their exact
+        # float32 copy (their own aminmax kernel is much slower)
         amm = [dtypes[0] for name, dtypes, _, _ in ops.seen if name == "aminmax"]
-        half = dtype in (torch.float16, torch.bfloat16)
-        assert len(amm) == -(-N // tensor_stats.BLOCK_CPU) and set(amm) == {str(torch.float32 if half else dtype)}
+        assert len(amm) == -(-N // limit) and set(amm) == {str(torch.int32 if floats else dtype)}
 
 
 @pytest.mark.parametrize("how", ["transpose", "permute"])

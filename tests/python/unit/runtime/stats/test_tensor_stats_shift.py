@@ -18,7 +18,7 @@ pytestmark = pytest.mark.filterwarnings("error")
 def passes(monkeypatch):
     """``{"raw": n, "shifted": n}``: how many passes of each kind ``value_stats`` made."""
     calls = {"raw": 0, "shifted": 0}
-    raw, shifted = tensor_stats.raw_rows, tensor_stats._fast_rows
+    raw, shifted = tensor_stats._first_pass, tensor_stats._fast_rows
 
     def counted_raw(*args, **kwargs):
         calls["raw"] += 1
@@ -28,7 +28,7 @@ def passes(monkeypatch):
         calls["shifted"] += 1
         return shifted(*args, **kwargs)
 
-    monkeypatch.setattr(tensor_stats, "raw_rows", counted_raw)
+    monkeypatch.setattr(tensor_stats, "_first_pass", counted_raw)
     monkeypatch.setattr(tensor_stats, "_fast_rows", counted_shifted)
     monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 4096)  # many blocks
     monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)  # the float32 path, as at real sizes

@@ -1,0 +1,96 @@
+"""The CPU float pass: extremes from the integer view of the bits where no sign bit is set, the
+float extremes otherwise; zeros (+0 and -0) exact either way; NaN/Inf found in any block."""
+
+import math
+
+import pytest
+import torch
+
+from support.stats_reference import assert_matches, reference
+from torchdoctor.runtime.stats import float_pass, raw_pass, tensor_stats
+from torchdoctor.runtime.summary.api import stats
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 1000 values (float32), at the float32 sums of real sizes."""
+    monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 250)
+    monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
+    return float_pass.block(250, {"work": torch.float32})
+
+
+def blocks_of(pieces, dtype):
+    """One tensor whose consecutive 1000-value blocks are ``pieces`` (float64 lists or tensors)."""
+    return torch.cat([torch.as_tensor(p, dtype=torch.float64) for p in pieces]).to(dtype)
+
+
+def values(seed, n=1000, low=0.5, high=2.0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(n, generator=g, dtype=torch.float64) * (high - low) + low
+
+
+def zeros_of(t):
+    return int((t == 0).sum())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_blocks_of_every_sign_pattern_stay_exact(small_blocks, dtype):
+    positive = values(1)
+    relu = values(2).clone()
+    relu[::3] = 0.0  # min exactly +0: zeros counted on the integer view
+    mixed = values(3) - 1.25
+    mixed[10] = 0.0
+    negative = -values(4)
+    negative_with_zero = -values(5)
+    negative_with_zero[7] = -0.0  # max is -0.0: counted by the bool cast
+    pieces = [positive, relu, mixed, negative, relu, negative_with_zero, positive, mixed]
+    t = blocks_of(pieces, dtype)
+    assert small_blocks == 1000 and t.numel() == 8 * small_blocks
+    got = stats(t)
+    assert_matches(got, reference(t), 2e-5 if dtype != torch.float64 else 1e-9)
+    assert got["zeros"] == zeros_of(t)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_negative_zero_among_non_negative_values_is_a_zero(small_blocks, dtype):
+    relu = values(6)
+    relu[3], relu[4], relu[5] = -0.0, 0.0, -0.0  # sign bits set: the integer view proves nothing
+    t = blocks_of([values(7), relu, values(8)], dtype)
+    got = stats(t)
+    assert got["zeros"] == 3 and got["min"] == 0.0 and got["count"] == t.numel()
+    assert_matches(got, reference(t), 2e-5 if dtype != torch.float64 else 1e-9)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("special", [math.nan, math.inf, -math.inf, -math.nan])
+def test_non_finite_values_in_a_non_negative_block_are_counted(small_blocks, dtype, special):
+    relu = values(9)
+    relu[0] = 0.0
+    relu[500] = special  # +NaN and +Inf lie above +Inf's bits; -NaN and -Inf set the sign bit
+    t = blocks_of([values(10), relu, values(11)], dtype)
+    got = stats(t)
+    assert_matches(got, reference(t), 2e-5 if dtype != torch.float64 else 1e-9)
+    assert got["zeros"] == 1 and got["count"] == t.numel() - 1  # the count is of finite values
+
+
+def test_the_integer_view_reads_the_extremes_of_non_negative_blocks(small_blocks, monkeypatch):
+    seen = []
+    aminmax = torch.aminmax
+
+    def spy(x, *args, **kwargs):
+        seen.append(x.dtype)
+        return aminmax(x, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "aminmax", spy)
+    relu = values(12)
+    relu[::2] = 0.0
+    t = blocks_of([relu, relu, values(13) - 1.25, values(14) - 1.25, relu, relu], torch.float32)
+    got = stats(t)
+    # two non-negative blocks by their bits; the mixed block tried them, then its float
+    # extremes; the next mixed one starts with floats; back on bits after a non-negative block
+    assert seen == [torch.int32, torch.int32, torch.int32, torch.float32, torch.float32, torch.float32, torch.int32]
+    assert got["zeros"] == zeros_of(t) and got["min"] == float(t.min()) and got["max"] == float(t.max())
