@@ -300,6 +300,32 @@ def _leaks_after(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
     }
 
 
+def _rewritten_splits(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
+    """The split rewritten into the same part names as an index-array split, or as a split of
+    windows that a loop appends (the shapes TD011 first missed); a leak goes before each, and
+    each is also linted without it (a healthy rewrite, which must stay silent)."""
+    p, q = parts if len(parts) == 2 and a not in parts else (f"{a}_tr", f"{a}_te")
+    perm = f"torch.randperm(len({a}))" if lib == "torch" else f"np.random.permutation(len({a}))"
+    stack = "torch.stack(wins)" if lib == "torch" else "np.array(wins)"
+    return {
+        "index-array split": [
+            f"perm = {perm}",
+            f"cut = int(0.8 * len({a}))",
+            "tr_idx, te_idx = perm[:cut], perm[cut:]",
+            f"{p}, {q} = {a}[tr_idx], {a}[te_idx]",
+        ],
+        "inline index-array split": [f"perm = {perm}", f"{p} = {a}[perm[:100]]", f"{q} = {a}[perm[100:]]"],
+        "windows appended in a loop": [
+            "wins = []",
+            f"for i in range(len({a}) - 8):",
+            f"    wins.append({a}[i : i + 8])",
+            f"wins = {stack}",
+            "cut = int(0.8 * len(wins))",
+            f"{p}, {q} = wins[:cut], wins[cut:]",
+        ],
+    }
+
+
 def _renamed(lines: List[str], first: int, last: int, a: str, new: str) -> List[str]:
     """The split statement's lines reading ``new`` where they read the array ``a``."""
     pattern = re.compile(rf"(?<![\w.]){re.escape(a)}(?=\s*[\[,)])")
@@ -340,6 +366,13 @@ def leakage_mutants(lines: List[str]) -> Iterator[Mutant]:
         for kind, inserted in _leaks_after(array, parts, lib).items():
             new = lines[:end] + [ind + s for s in inserted] + lines[end:]
             yield "TD011", end + 1, f"{kind} ({array} split on line {first.lineno})", new
+        leak = f"{array} = ({array} - {array}.mean(axis=0)) / {array}.std(axis=0)"
+        for kind, split in _rewritten_splits(array, parts, lib).items():
+            for healthy in (False, True):
+                written = split if healthy else [leak] + split
+                new = lines[: first.lineno - 1] + [ind + s for s in written] + lines[end:]
+                said = f"healthy {kind}" if healthy else f"mean/std, then {kind}"
+                yield "TD011", first.lineno, f"{said} ({array} split on line {first.lineno})", new
 
 
 # -- TD012: a path of a tensor-returning function made to fall off its end ----------------------
@@ -550,6 +583,10 @@ def recall(work: Path, torchfix: str = "", leakage_only: bool = False) -> None:
             with _mutated(work, script, new) as path:
                 hit = rule_counts(path)[rule] > base[rule]
                 peer_hit = bool(torchfix) and torchfix_count(torchfix, path) > peer_base
+            if desc.startswith("healthy"):  # a rewrite without a bug: a finding is a false alarm
+                total["TD011 false alarms on healthy rewrites"] += 1
+                caught["TD011 false alarms on healthy rewrites"] += hit
+                continue
             why = NOT_BUGS.get((script, rule, line))
             if why is not None:
                 apart.append(f"  {rule} {script}:{line} {desc} ({why}): {'caught' if hit else 'quiet'}")

@@ -28,9 +28,10 @@ SPLITTERS = frozenset(
 # -- which expressions hold the same data ------------------------------------------------------
 
 # Calls and methods that convert an array without changing its rows (``torch.tensor(X)``,
-# ``X.astype(np.float32)``): the result is the same data.
+# ``X.astype(np.float32)``, ``torch.stack(windows)`` of a list of rows): the result is the same data.
 CONVERTERS = frozenset(
-    "tensor from_numpy as_tensor Tensor FloatTensor DoubleTensor array asarray ascontiguousarray DataFrame".split()
+    "tensor from_numpy as_tensor Tensor FloatTensor DoubleTensor array asarray ascontiguousarray DataFrame "
+    "stack vstack".split()
 )
 CONVERTING_METHODS = frozenset(
     "astype float double half to type cpu cuda numpy to_numpy reshape view unsqueeze squeeze copy clone "
@@ -115,7 +116,50 @@ def last_name(func: Union[ast.Name, ast.Attribute]) -> str:
 def follow_derived(ctx: LintContext, data: Data, scope: ast.AST, after: Tuple[int, int]) -> Data:
     """``data`` grown by the names later made from it in ``scope``, in source order:
     ``X_t = torch.tensor(X_scaled)``, ``X, y = make_windows(prices_scaled, 30)`` (a function of
-    this file given the data: its windows hold the scaled rows)."""
+    this file given the data: its windows hold the scaled rows), and lists that a loop fills
+    with its rows (``xs.append(prices_scaled[i : i + 30])``, then ``xs = np.array(xs)``)."""
+    _follow_assignments(ctx, data, scope, after)
+    if _follow_appends(ctx, data, scope, after):
+        _follow_assignments(ctx, data, scope, after)  # ``X_t = torch.tensor(xs)`` after the loop
+    return data
+
+
+def _follow_appends(ctx: LintContext, data: Data, scope: ast.AST, after: Tuple[int, int]) -> bool:
+    """Adds each list that ``.append``/``.extend`` fills with rows of ``data`` (a subscript of
+    it: ``series[i : i + w]``, ``df.Close[i : i + w]``) after ``after``; whether any was."""
+    grown = False
+    for expr in ctx.own_nodes(scope, ast.Expr):
+        call = expr.value
+        if (expr.lineno, expr.col_offset) <= after or not isinstance(call, ast.Call) or len(call.args) != 1:
+            continue
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and isinstance(func.value, ast.Name)
+        ):
+            continue
+        bound = ctx.binding(func.value)  # the list's ``xs = []``, which its later conversions lead back to
+        if bound is not None and bound.stmt not in data.sources and _holds_rows_of(call.args[0], data):
+            data.names.add(func.value.id)
+            data.sources.add(bound.stmt)
+            grown = True
+    return grown
+
+
+def _holds_rows_of(expr: ast.expr, data: Data) -> bool:
+    """Whether ``expr`` takes rows of ``data``: a subscript of it, or of a column of it."""
+    for node in walk(expr):
+        if isinstance(node, ast.Subscript):
+            base: ast.expr = node.value
+            while True:
+                if data(base):
+                    return True
+                if not isinstance(base, ast.Attribute):
+                    break
+                base = base.value  # ``df.Close[i:j]``, ``df.iloc[i:j]``: rows of ``df``
+    return False
+
+
+def _follow_assignments(ctx: LintContext, data: Data, scope: ast.AST, after: Tuple[int, int]) -> None:
     for stmt in ctx.own_nodes(scope, ast.Assign):
         if (stmt.lineno, stmt.col_offset) <= after or not isinstance(stmt.value, ast.Call):
             continue
@@ -125,20 +169,21 @@ def follow_derived(ctx: LintContext, data: Data, scope: ast.AST, after: Tuple[in
                     if isinstance(name, ast.Name):
                         data.names.add(name.id)
                         data.sources.add(stmt)
-    return data
 
 
 def _derives(ctx: LintContext, call: ast.Call, data: Data) -> bool:
     func = call.func
     if ctx.local_function_called(call) is not None:
         return any(data(arg) for arg in call.args)
-    if isinstance(func, (ast.Name, ast.Attribute)) and last_name(func) in CONVERTERS and call.args:
-        return data(call.args[0])
     node: ast.expr = call
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr not in CONVERTING_METHODS:
+    while isinstance(node, ast.Call):  # ``torch.tensor(seqs).float()``: conversions in a chain
+        func = node.func
+        if isinstance(func, (ast.Name, ast.Attribute)) and last_name(func) in CONVERTERS and node.args:
+            node = node.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr in CONVERTING_METHODS:
+            node = func.value
+        else:
             return False
-        node = node.func.value
     return node is not call and data(node)
 
 
@@ -162,10 +207,59 @@ def split_of(
     inside = [s for s in slices if after < (s[3].lineno, s[3].col_offset) < before and is_data(s[0])]
     lowers = {lower: piece for _, lower, _, piece in inside if lower is not None}
     for _, lower, upper, piece in inside:
-        if lower is None and upper in lowers:
-            other = lowers[upper]
-            return piece if (piece.lineno, piece.col_offset) > (other.lineno, other.col_offset) else other
+        if lower is None and upper in lowers and upper not in _ONE_ROW:
+            return _later(piece, lowers[upper])
+    return _index_split(ctx, scope, is_data, after, before)
+
+
+# Cuts that hold out one row (``X[:-1]`` with ``X[-1:]``: inputs and the last step's target of a
+# series), not a test set.
+_ONE_ROW = frozenset({"1", "-1"})
+
+
+def _later(one: ast.expr, other: ast.expr) -> ast.expr:
+    return one if (one.lineno, one.col_offset) > (other.lineno, other.col_offset) else other
+
+
+def _index_split(
+    ctx: LintContext, scope: ast.AST, is_data: Data, after: Tuple[int, int], before: Tuple[int, int]
+) -> Optional[ast.expr]:
+    """The data indexed by two sides of one split of an index array: ``X[train_idx]`` with
+    ``X[test_idx]`` where ``train_idx, test_idx = perm[:n], perm[n:]`` (or the outputs of
+    ``train_test_split(np.arange(len(X)))``), or ``X[perm[:n]]`` with ``X[perm[n:]]``."""
+    seen: Dict[Tuple[str, str, Optional[str]], Tuple[object, ast.expr]] = {}
+    for node in walk(scope):
+        if not (isinstance(node, ast.Subscript) and after < (node.lineno, node.col_offset) < before):
+            continue
+        origin = index_origin(ctx, node)
+        if origin is None or ctx.scope_of(node) is not scope or not is_data(node.value):
+            continue
+        key, side = (ctx.text(node.value), origin[0], origin[2]), origin[1]
+        if key in seen and seen[key][0] != side:
+            return _later(node, seen[key][1])
+        seen.setdefault(key, (side, node))
     return None
+
+
+def index_origin(ctx: LintContext, node: ast.Subscript) -> Optional[Tuple[str, object, Optional[str]]]:
+    """``(which split, which side, where it is cut)`` of the index array ``node`` takes rows
+    with: a name holding a part of a split (``X[train_idx]``), or a row slice written inline
+    (``X[perm[:n]]``). A slice's cut is its upper bound for the head, its lower bound for the
+    rest: ``perm[:n]`` and ``perm[n:]`` are the two sides of one split, ``perm[i : i + b]`` a
+    batch."""
+    index = node.slice
+    if isinstance(index, ast.Name):
+        origin = split_origin(ctx, index)
+        if origin is None:
+            return None
+        piece = row_slice(origin[2]) if isinstance(origin[2], ast.Subscript) else None
+        return origin[0], origin[1], _cut(piece) if piece is not None else None
+    piece = row_slice(index) if isinstance(index, ast.Subscript) else None
+    return (ctx.text(piece[0]), piece[1] is None, _cut(piece)) if piece is not None else None
+
+
+def _cut(piece: RowSlice) -> Optional[str]:
+    return piece[2] if piece[1] is None else piece[1]
 
 
 def given(ctx: LintContext, arg: ast.expr, is_data: Data) -> bool:
@@ -247,5 +341,7 @@ def part_of_split(ctx: LintContext, part: ast.Name, whole: Data) -> bool:
                 piece = row_slice(node)
                 if piece is not None and whole(piece[0]):
                     return True
+                if whole(node.value) and index_origin(ctx, node) is not None:
+                    return True  # ``X[train_idx]``
         bound = carried_from(ctx, part, bound)
     return False

@@ -98,7 +98,7 @@ def _fitted_or_made(ctx: LintContext, fit: ast.Call, data: ast.expr, result: Opt
     """What must not be split after ``fit``: its ``fit_transform`` result, or (for ``fit``) the
     fitted data itself; and whatever the preprocessor transforms later."""
     stmt = ctx.statement_of(fit)
-    in_place = isinstance(stmt, ast.Assign) and [ctx.text(t) for t in stmt.targets] == [ctx.text(data)]
+    in_place = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _same_table(ctx, stmt.targets[0], data)
     made = Data(ctx, {result}, {stmt}) if result else _whole_data(ctx, data, table=in_place)
     part = _training_part(ctx, data)
     for name, stmt, given_data in _transforms(ctx, fit):
@@ -108,6 +108,18 @@ def _fitted_or_made(ctx: LintContext, fit: ast.Call, data: ast.expr, result: Opt
             made.names.add(name)
             made.sources.add(stmt)
     return made
+
+
+def _same_table(ctx: LintContext, target: ast.expr, data: ast.expr) -> bool:
+    """``X = prep.fit_transform(X)``, or the columns of a table written back into it:
+    ``df["Close"] = scaler.fit_transform(df[["Close"]])``."""
+    if ctx.text(target) == ctx.text(data):
+        return True
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(data, ast.Subscript)
+        and ctx.text(target.value) == ctx.text(data.value)
+    )
 
 
 def _training_part(ctx: LintContext, data: ast.expr) -> bool:
