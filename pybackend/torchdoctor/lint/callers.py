@@ -8,7 +8,7 @@ context module stays about the tree and names, and this one about calls.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from .bindings import FUNCTIONS, Binding, Function
 
@@ -29,6 +29,7 @@ class CallerResolution:
     _resolving: Set[Tuple[ast.AST, str]]
     _arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]]
     _calls_by_name: Optional[Dict[str, List[ast.Call]]]
+    _call_rank: Dict[ast.Call, int]  # each call's position in ``calls``, with ``_calls_by_name``
     _local_called: Dict[ast.Call, Optional[Function]]
     calls: List[ast.Call]
 
@@ -151,16 +152,32 @@ class CallerResolution:
         so looking up the callers of every function stays linear in the file)."""
         index = self._calls_by_name
         if index is None:
-            index = self._calls_by_name = {}
-            for call in self.calls:
-                target = call.func
-                key = (
-                    target.id
-                    if isinstance(target, ast.Name)
-                    else target.attr
-                    if isinstance(target, ast.Attribute)
-                    else None
-                )
-                if key is not None:
-                    index.setdefault(key, []).append(call)
+            index = self._index_calls_by_name()
         return index.get(name, [])
+
+    def calls_named_any(self, names: Iterable[str]) -> List[ast.Call]:
+        """The calls named any of ``names`` (as ``calls_named`` reads names), in the order of
+        ``calls``: what a loop over every call of the file that skips the other names sees,
+        without that loop (a 32k-line script has 51k calls; a rule wants a few hundred)."""
+        found = [call for name in dict.fromkeys(names) for call in self.calls_named(name)]
+        if found:  # (then the index, and its ranks, exist)
+            found.sort(key=self._call_rank.__getitem__)
+        return found
+
+    def _index_calls_by_name(self) -> Dict[str, List[ast.Call]]:
+        index: Dict[str, List[ast.Call]] = {}
+        rank: Dict[ast.Call, int] = {}
+        for position, call in enumerate(self.calls):
+            rank[call] = position
+            target = call.func
+            key = (
+                target.id
+                if isinstance(target, ast.Name)
+                else target.attr
+                if isinstance(target, ast.Attribute)
+                else None
+            )
+            if key is not None:
+                index.setdefault(key, []).append(call)
+        self._calls_by_name, self._call_rank = index, rank
+        return index

@@ -87,7 +87,10 @@ class SourceText:
             return ""
         first, last = lineno - 1, end_lineno - 1
         if first == last:
-            raw = self.line(first).encode("utf-8")[col:end_byte]
+            line = self.line(first)
+            if line.isascii():  # bytes are characters: no encoding round trip (most lines)
+                return line[col:end_byte]
+            raw = line.encode("utf-8")[col:end_byte]
             return raw.decode("utf-8", errors="replace")
         parts = [self.line(first).encode("utf-8")[col:].decode("utf-8", errors="replace")]
         parts.extend(self.line(i) for i in range(first + 1, last))

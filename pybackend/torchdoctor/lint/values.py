@@ -50,6 +50,7 @@ _WRAPPERS = frozenset(
     }
 )
 _MAX_DEPTH = 12
+_UNKNOWN = object()  # a cache's "not asked yet" (None is a valid answer)
 # Qualified names of libraries: never looked up in the user's project.
 LIBRARIES = (
     "torch.",
@@ -114,11 +115,12 @@ class ValueResolution:
         parents: Dict[ast.AST, ast.AST]
 
     def binding(self, name: ast.Name) -> Optional[Binding]:
-        cache = self._bound
-        if name in cache:
-            return cache[name]
-        found = cache[name] = self.bindings.lookup(name.id, self.scope_chain(name), (name.lineno, name.col_offset))
-        return found
+        found = self._bound.get(name, _UNKNOWN)  # one lookup: the most asked question of all
+        if found is _UNKNOWN:
+            found = self._bound[name] = self.bindings.lookup(
+                name.id, self.scope_chain(name), (name.lineno, name.col_offset)
+            )
+        return found  # type: ignore[return-value]  # never the marker: it was replaced above
 
     def alternatives(self, name: ast.Name) -> List[Binding]:
         """The bindings of ``name`` that may hold where it is read, ``binding(name)`` first:

@@ -96,28 +96,31 @@ def _calls_by_callee_text(ctx: LintContext, keys: List[str]) -> Dict[str, List[a
     linear in the file's length). Only callees whose last name matches a key's are spelled out."""
     last_names = {key.rsplit(".", 1)[-1] for key in keys}
     found: Dict[str, List[ast.Call]] = {}
-    for call in ctx.calls:
-        func = call.func
-        if isinstance(func, ast.Name):
-            last = func.id
-        elif isinstance(func, ast.Attribute):
-            last = func.attr
-        else:
-            continue
-        if last in last_names:
-            found.setdefault(ctx.text(func), []).append(call)
+    for call in ctx.calls_named_any(last_names):  # from the callee index, in file order
+        found.setdefault(ctx.text(call.func), []).append(call)
     return found
 
 
 def _calls_through_parameters(ctx: LintContext) -> List[ast.Call]:
     """Calls of a function parameter (``net(x)`` inside ``train(net, loader)``)."""
     found = []
-    for call in ctx.calls:
+    # Only callees spelled like some parameter of the file can be one (a script has none).
+    for call in ctx.calls_named_any(_parameter_names(ctx)):
         if isinstance(call.func, ast.Name):
             bound = ctx.binding(call.func)
             if bound is not None and bound.kind == "param":
                 found.append(call)
     return found
+
+
+def _parameter_names(ctx: LintContext) -> List[str]:
+    """Every name some function or lambda of the file takes as a parameter."""
+    names: Dict[str, None] = {}
+    for scope in ctx.bindings.scopes.values():
+        for name, bindings in scope.names.items():
+            if any(b.kind == "param" for b in bindings):
+                names[name] = None
+    return list(names)
 
 
 def _calls_by_binding(ctx: LintContext, calls: List[ast.Call]) -> Dict[int, List[ast.Call]]:
@@ -185,7 +188,7 @@ def _binding_of(ctx: LintContext, expr: ast.AST, depth: int = 0) -> Optional[Bin
 
 def _moves(ctx: LintContext) -> List[Move]:
     moves = []
-    for call in ctx.calls:
+    for call in ctx.calls_named_any(("to", "cuda")):
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
             continue

@@ -118,3 +118,25 @@ def test_activation_through_model_forward_and_shape_ops():
     assert acts.output_of(expr_at(ctx, "out")).kind == "log_softmax"
     assert acts.output_of(expr_at(ctx, "raw")).kind == "logits"
     assert acts.output_of(expr_at(ctx, "probs")).kind == "log_softmax"
+
+
+def test_calls_named_any_lists_what_a_filtered_loop_over_every_call_lists():
+    # Calls sharing a start position (``x.to(d).cuda()``: both start at ``x``) keep the order
+    # of ``ctx.calls``; a name asked twice, or a callee that is neither a name nor an attribute,
+    # changes nothing.
+    ctx = context(
+        """
+        import torch
+        x = torch.zeros(2).to("cuda").cuda()
+        y = cuda(to(x))
+        def f(to):
+            return to(x), x.cuda(), (lambda: x)()
+        z = [x.to(d) for d in "ab"]
+        """
+    )
+    names = ("cuda", "to", "cuda")
+    expected = [c for c in ctx.calls if getattr(c.func, "attr", getattr(c.func, "id", None)) in names]
+    assert len(expected) == 7
+    assert ctx.calls_named_any(names) == expected
+    assert ctx.calls_named_any(()) == []
+    assert ctx.calls_named_any(["nothing"]) == []
