@@ -6,7 +6,19 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from . import drift, duplicates, label_form, labels, layout, normalisation, orientation, sequences, tabular, values
+from . import (
+    budget,
+    drift,
+    duplicates,
+    label_form,
+    labels,
+    layout,
+    normalisation,
+    orientation,
+    sequences,
+    tabular,
+    values,
+)
 from . import findings as F
 from . import thresholds as T
 from .context import Context, Split, classes_of, source_of
@@ -110,18 +122,34 @@ def run(
 ) -> dict:
     started = time.perf_counter()
     result = F.new_result(target, file)
-    ctx = build_context(splits, model, options, progress, origin, loss)
-    for n, (name, check) in enumerate(CHECKS):
-        progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
-        try:
-            result["findings"] += check(ctx)
-        except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others' findings
-            result["notes"].append(f"the {name} check could not run: {type(exc).__name__}: {exc}")
-            result["notes"].append(traceback.format_exc(limit=3))
-    result["notes"] = ctx.notes + result["notes"]
+    with budget.limited((options or {}).get("budgetSeconds")):
+        ctx = build_context(splits, model, options, progress, origin, loss)
+        for n, (name, check) in enumerate(CHECKS):
+            progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
+            try:
+                result["findings"] += check(ctx)
+            except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others' findings
+                result["notes"].append(f"the {name} check could not run: {type(exc).__name__}: {exc}")
+                result["notes"].append(traceback.format_exc(limit=3))
+        result["notes"] = _budget_notes(ctx) + ctx.notes + result["notes"]
+        if budget.active():
+            result["budget"] = {"seconds": budget.seconds(), "reached": bool(budget.reached())}
     result["splits"] = [summary(s) for s in ctx.splits]
     result["durationSeconds"] = round(time.perf_counter() - started, 3)
     return F.conclude(result)
+
+
+def _budget_notes(ctx: Context) -> list:
+    """What the time budget cut short (a check inside a paused program), and how to check more."""
+    cut = budget.reached()
+    if not cut:
+        return []
+    looked = ", ".join(f"{s.name} {len(s.draws.indices)} of {s.draws.length or '?'}" for s in ctx.splits)
+    return [
+        f"time budget of {budget.seconds():g} s reached: samples looked at: {looked} ({'; '.join(cut)}). "
+        "The findings are about those samples only. To check more, run the check from a terminal, where "
+        "it has no budget (a worker process with a time limit, --timeout): torchdoctor check data FILE:NAME"
+    ]
 
 
 def _floats(values: Any) -> Optional[list]:

@@ -64,6 +64,8 @@ def _imbalance(split: Split, y: np.ndarray) -> list:
     if len(values) < 2:
         return []
     total = counts.sum()
+    if split.draws.cut and total < T.IMBALANCE_MIN_CUT:  # a few samples, when the time budget ran out
+        return []
     top = int(np.argmax(counts))
     share = counts[top] / total
     ratio = counts.max() / counts.min()

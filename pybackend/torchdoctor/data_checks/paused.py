@@ -15,6 +15,9 @@ program. What a value becomes:
   ``(features, labels, ...)`` tuple pairs the features' samples with the labels';
 - ``mode="images"``: an image tensor or array as images: N x C x H x W and N x H x W x C are N
   images, C x H x W, H x W x C and H x W one (float or uint8).
+
+A slow ``__getitem__`` or a huge dataset must not hold the program for long: the check has a time
+budget (``PAUSED_SECONDS``); when it runs out, the result says how many samples were looked at.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from .errors import SampleError, user_frames
 from .loader_errors import LoaderWorkerError
 
 MODES = ("data", "images")
+# The program cannot be killed at a time limit as the CLI's worker is: the draws stop after this
+# many seconds instead (budget.py), between two samples; options={"budgetSeconds": S} changes it
+PAUSED_SECONDS = 20.0
 
 
 def _samples(value: Any, mode: str) -> Any:
@@ -66,7 +72,8 @@ def check(value: Any, name: str = "value", mode: str = "data", options: dict | N
 
     try:
         data = _samples(value, mode if mode in MODES else "data")
-        result = engine.run({name: data}, None, dict(options or {}), target=name, file="")
+        opts = {"budgetSeconds": PAUSED_SECONDS, **(options or {})}
+        result = engine.run({name: data}, None, opts, target=name, file="")
     except (LoaderWorkerError, CollateError) as exc:  # a loader's worker or collate failed: as the CLI says it
         result = F.error_result(name, "", "dataset-error", str(exc), exc.traceback_text())
         result["error"].update(exc.to_error())

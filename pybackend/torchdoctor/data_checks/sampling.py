@@ -21,8 +21,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from . import budget, watch
 from . import thresholds as T
-from . import watch
 from .arrays import box_labels, dtype_name, split_xy, to_array
 from .errors import SampleError
 from .loader_failures import loader_error, sequential
@@ -51,6 +51,7 @@ class Draws:
     notes: list = field(default_factory=list)
     dataset: Any = None  # the map-style dataset behind it (for redraws), or None
     gallery: int = T.GALLERY_IMAGES  # images kept for the editor's grid (gallery.py)
+    cut: bool = False  # the time budget (budget.py) left samples out that would have been drawn
 
 
 def is_loader(obj: Any) -> bool:
@@ -139,23 +140,55 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     d.reducer = Reducer(name, gallery)
     d.reducer.s.hashed = not has_raw_rows(ds)  # duplicates hash the stored rows: drawn digests are not needed
     idx = sample_indices(length, max_samples)
+    if budget.active() and idx:
+        planned = len(idx)
+        idx = _fit_budget(name, ds, length, idx)
+        d.cut = len(idx) < planned
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     tensor = _tensor_type()
-    note = watch.note
+    note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
     for i in idx:
+        if clock() > deadline:  # inf without a budget
+            budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
+            d.cut = True
+            break
         try:
             note(name, "__getitem__", i)  # _get, inlined: one call less per sample
             sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
         _add(d, i, sample, tensor)
-    if length < max_samples:
+    if length < max_samples and len(d.indices) == length:
         d.notes.append(f"{name}: all {length} samples drawn")
     else:
-        d.notes.append(f"{name}: {len(idx)} of {length} samples drawn (a random subset, seed 0)")
-    d.random = _is_random(ds, idx, d.probes, name)
+        d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
+    d.random = _is_random(ds, idx, d.probes, name) if not budget.spent() else None
     return d
+
+
+def _fit_budget(name: str, ds: Any, length: int, idx: list) -> list:
+    """The indices to draw within the time budget: a few samples are timed, and when the budget
+    has no room for every planned one, a smaller even random subset (never the first indices: a
+    dataset sorted by class or date would look imbalanced or drifted). When the budget may still
+    run out, the subset is drawn in a shuffled order, so what was drawn is a random subset too."""
+    timed = idx[:: max(1, len(idx) // budget.TIMED)][: budget.TIMED]
+    started = time.perf_counter()
+    for i in timed:
+        try:
+            _get(name, ds, i)
+        except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
+            raise SampleError(name, i, exc) from exc
+    per = (time.perf_counter() - started) / len(timed)
+    planned = len(idx)
+    room = budget.fit(planned, per)
+    if room < planned:
+        idx = sample_indices(length, room)
+        budget.cut(f"{name}: about {per * 1e3:.0f} ms a sample, so {room} samples were planned instead of {planned}")
+    if budget.may_run_out(len(idx), per):
+        idx = list(idx)
+        _random.Random(1).shuffle(idx)
+    return idx
 
 
 def _is_random(ds: Any, idx: list, probes: dict, split: str = "", times: int = T.RANDOM_AGAIN) -> bool:
@@ -186,9 +219,12 @@ def redraw(ds: Any, index: int, times: int, split: str = "") -> list:
 def seeded_draws(ds: Any, indices: list, seed: int = 0, split: str = "") -> list:
     """Each index drawn with every generator seeded alike: a random transform takes the same
     parameters for every sample, so identical stored samples give identical features."""
-    out = []
+    out: list = []
     with preserved_rng():
         for i in indices:
+            if budget.spent():
+                budget.cut(f"{split}: {len(out)} of {len(indices)} samples were drawn again for duplicates")
+                break
             seed_all(seed)
             out.append(to_array(split_xy(_get(split, ds, i))[0]))
     watch.idle()
@@ -200,6 +236,10 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
     stream = iter(it)
     tensor = _tensor_type()
     for pos in range(max_samples):
+        if budget.spent():
+            budget.cut(f"{name}: the first {pos} samples of the iterable were drawn")
+            d.cut = True
+            break
         watch.note(name, "__iter__", pos)
         try:
             sample = next(stream)
@@ -240,6 +280,10 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
         watch.watch_fetcher(fetcher, name)
     try:
         while received < max_batches and pos < max_samples:
+            if budget.spent():  # a loader's batches are a prefix of its stream anyway
+                budget.cut(f"{name}: the first {received} batches of the DataLoader were drawn")
+                d.cut = True
+                break
             watch.note(name, "next-batch", number=received)
             try:
                 batch = next(iterator)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import budget
 from . import findings as F
 from . import thresholds as T
 from .context import Context, Split
@@ -90,6 +91,9 @@ def _blank(split: Split) -> list:
     per_index: dict = {}
     if d.random and d.dataset is not None and d.kind != "loader":
         for i in s.blank[: T.MAX_REDRAWN]:
+            if budget.spent():  # the samples not drawn again are judged as a DataLoader's are
+                budget.cut(f"{split.name}: {len(per_index)} blank samples were drawn again")
+                break
             again = redraw(d.dataset, i, T.REDRAWS, split.name)
             hits = sum(1 for x in again if is_blank(x, s.layout))
             per_index[i] = (hits + 1, T.REDRAWS + 1)

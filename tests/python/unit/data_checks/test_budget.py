@@ -1,0 +1,85 @@
+"""The time budget of a check inside a paused program: a slow dataset is checked on fewer samples,
+an even random subset, and the result says how many and how to check more; fast data is checked
+in full, as the CLI would."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from support.data_checks import Images, kinds
+from torchdoctor.data_checks.paused import check
+
+
+class Slow(Dataset):
+    """Three balanced classes stored sorted by class (the first third is all class 0), each
+    sample taking ``delay`` seconds - after ``fast`` quick ones."""
+
+    def __init__(self, n=600, delay=0.02, fast=0):
+        g = torch.Generator().manual_seed(0)
+        self._images = torch.rand(n, 3, 8, 8, generator=g)  # not a stored-rows attribute name
+        self.delay, self.fast, self.calls = delay, fast, 0
+
+    def __len__(self):
+        return len(self._images)
+
+    def __getitem__(self, i):
+        self.calls += 1
+        if self.calls > self.fast:
+            time.sleep(self.delay)
+        return self._images[i], i * 3 // len(self)
+
+
+def test_a_slow_dataset_stops_at_the_budget_on_an_even_random_subset():
+    ds = Slow()
+    started = time.perf_counter()
+    r = check(ds, "train_ds", options={"budgetSeconds": 1.0})
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5 * len(ds) * ds.delay  # far from the time every sample takes
+    assert r["budget"] == {"seconds": 1.0, "reached": True}
+    split = r["splits"][0]
+    assert 0 < split["sampled"] < len(ds)
+    note = r["notes"][0]
+    assert note.startswith("time budget of 1 s reached: samples looked at: train_ds ")
+    assert f"train_ds {split['sampled']} of {len(ds)}" in note and "torchdoctor check data" in note
+    # every class drawn: a random subset, not the first (sorted) samples - and no imbalance alarm
+    assert len(split["labels"]) == 3, split["labels"]
+    assert "label-imbalance" not in kinds(r)
+
+
+def test_a_dataset_that_slows_down_after_the_timed_samples_stops_at_the_deadline():
+    ds = Slow(n=400, delay=0.05, fast=8)  # the timed samples are quick: every one is planned
+    started = time.perf_counter()
+    r = check(ds, "train_ds", options={"budgetSeconds": 1.0})
+    assert time.perf_counter() - started < 0.5 * len(ds) * ds.delay
+    assert r["budget"]["reached"] and 0 < r["splits"][0]["sampled"] < len(ds)
+    assert "samples planned were drawn" in r["notes"][0]
+    assert "label-imbalance" not in kinds(r)
+
+
+def test_a_slow_loader_stops_between_batches():
+    loader = DataLoader(Slow(n=400, delay=0.01), batch_size=16)
+    r = check(loader, "train_loader", options={"budgetSeconds": 0.5})
+    assert r["budget"]["reached"] and "batches of the DataLoader were drawn" in r["notes"][0]
+    assert 0 < r["splits"][0]["sampled"] < 320  # fewer than the 20 batches a loader gets
+
+
+def test_fast_data_is_checked_in_full_and_the_budget_is_not_mentioned():
+    r = check(Images(n=200), "train_ds")  # the paused default budget
+    assert r["budget"]["reached"] is False and r["budget"]["seconds"] > 0
+    assert r["splits"][0]["sampled"] == 200 and r["verdict"] == "PASS"
+    assert not any("time budget" in n for n in r["notes"])
+
+
+def test_few_labels_are_not_called_imbalanced_only_when_the_budget_left_samples_out():
+    from torchdoctor.data_checks import labels
+    from torchdoctor.data_checks.engine import build_context
+
+    ds = Images(n=10)
+    ds.y = torch.tensor([0] * 9 + [1])  # 90% one class, in 10 samples
+    ctx = build_context({"train": ds})
+    assert [f["kind"] for f in labels.check(ctx)] == ["label-imbalance"]  # all drawn: as before
+    ctx.splits[0].draws.cut = True
+    assert labels.check(ctx) == []
