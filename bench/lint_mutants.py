@@ -15,11 +15,23 @@ scripts, some of them notebooks whose code cells are extracted as scripts): at e
 splits a data array into train and test (``split_sites``), one leak at a time is written in
 (``leakage_mutants``): the array normalised with its own statistics or a scaler fitted on it
 before the split, the whole array's statistics or a scaler fitted on it (or on the parts put back
-together) after. Recall is printed per kind of leak; the findings of the leakage projects are
-listed apart.
+together) after; and the split itself rewritten, into the same part names, as an index-array
+split (``X[tr_idx]`` / ``X[te_idx]``, ``X[perm[:100]]`` / ``X[perm[100:]]``) or a split of windows a
+loop appends (``wins.append(X[i : i + 8])``), with a leak before it, and once without the leak (a
+healthy rewrite: any finding is a false alarm). Recall is printed per kind of leak; the findings
+of the leakage projects are listed apart.
+
+TD012 (implicit None) has its own run (``--implicit-none-only``): in every file of
+``NONE_PROJECTS`` that imports torch, each function that returns a tensor (``tensor_functions``)
+gets one mutant per shape that applies (``none_mutants``): its final ``return`` put under an
+``if <first parameter> is not None:``, dropped after an early return, wrapped in a ``try`` whose
+``except`` only prints, moved into its last loop under a condition; an ``if``/``else`` or
+``elif`` chain that returns in every branch losing its ``else``. At most ``--per-shape`` mutants
+of each shape per file (evenly spread); the mutant is written over the file and put back after
+(the project's other files read it from disk). Caught: more TD012 findings than the original.
 
     .venv/bin/python bench/lint_mutants.py [--mirrors /work/.mirror] [--work /tmp/lint_mutants]
-        [--torchfix PATH/TO/torchfix] [--leakage-only]
+        [--torchfix PATH/TO/torchfix] [--leakage-only | --implicit-none-only [--per-shape 3]]
 
 With ``--torchfix``, the recall is measured for TorchFix too (``torchfix --select ALL``, any one
 more finding on the mutant than on the original counts as caught), on the same mutants.
