@@ -75,7 +75,7 @@ def float_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[
     for block in iter_blocks(base, limit):
         n = block.numel()
         rows = scratch.rows(block)
-        values = rows.view(-1)[:n]
+        values = block if rows.data_ptr() == block.data_ptr() and block.dim() == 1 else rows.view(-1)[:n]
         found = bits.extremes(values) if by_bits else None
         if found is None:  # a sign bit is set somewhere: float extremes, bool count of zeros
             low, high = (v.item() for v in torch.aminmax(values))
@@ -127,11 +127,17 @@ def _bool_zeros(torch, values: Any, marks: Any, low: float, high: float) -> Any:
 
 
 def _table(torch, counts: List[int], extremes, sums, norms, zeros) -> List[Tuple[Any, ...]]:
-    """The host rows; sums, squares and zeros cross to the host in one transfer."""
+    """The host rows; sums, squares and counted zeros cross to the host in one transfer."""
     wide = torch.float64
-    lengths = torch.tensor([len(r) for r in norms], dtype=torch.long)
+    lengths = torch.tensor([r.shape[0] for r in norms], dtype=torch.long)
     owner = torch.repeat_interleave(torch.arange(len(norms)), lengths)
     squares = torch.zeros(len(norms), dtype=wide).index_add_(0, owner, torch.cat(norms).to(wide).square())
-    zero_counts = torch.stack([torch.as_tensor(z).to(wide) for z in zeros])
-    table = torch.stack([torch.stack(sums).to(wide), squares, zero_counts], dim=1).tolist()
-    return [(n, s, q, low, high, z) for n, (low, high), (s, q, z) in zip(counts, extremes, table)]
+    counted = [i for i, z in enumerate(zeros) if not isinstance(z, int)]
+    columns = [torch.stack(sums).to(wide), squares] + [zeros[i].to(wide).reshape(1) for i in counted]
+    flat = torch.cat([c.reshape(-1) for c in columns]).tolist()
+    blocks = len(counts)
+    found = dict(zip(counted, flat[2 * blocks :]))
+    return [
+        (n, flat[i], flat[blocks + i], low, high, found.get(i, 0.0))
+        for i, (n, (low, high)) in enumerate(zip(counts, extremes))
+    ]

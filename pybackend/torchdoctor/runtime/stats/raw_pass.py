@@ -1,4 +1,6 @@
-"""The first, and almost always the only, pass over a tensor's values.
+"""The first, and almost always the only, pass over a tensor's values (floats on the CPU take
+:mod:`float_pass` instead, which reads each block fewer times; this module's scratch buffer and
+word count serve it too).
 
 Per block, while it is in cache: one ``aminmax`` (in the tensor's own dtype for integers, exact;
 float16/bfloat16 on their exact float32 copy, their own kernel being the slow part), the sum

@@ -3,7 +3,10 @@
 The tensor is read in memory order (a transposed or permuted view is permuted back to its
 storage order: min, max, mean and std do not depend on order), in bounded blocks.
 
-First pass (:mod:`raw_pass`, every dtype with kernels of its own: floats, integers): per block
+First pass: floats on the CPU (:mod:`float_pass`): per block of 4 MiB, the extremes (of the
+integer view of the bits where no sign bit is set: ReLU outputs), the sum, row norms for the
+squares and, where the range holds 0, the exact zeros; four reads of a block in all.
+Other dtypes with kernels of their own, and floats on devices (:mod:`raw_pass`): per block
 one ``aminmax`` in the tensor's own dtype, then the sum and the squares of the block while it is
 in cache, and the zeros where the block's range holds 0. Integers keep exact extremes and, up to
 2**53, exact sums. uint8/int8 on the CPU are read by their histogram instead (:mod:`byte_stats`:
@@ -36,6 +39,7 @@ from .raw_pass import direct_rows, plan, raw_rows
 # enough that a block and its float scratch stay in the per-core cache between the first read and
 # the next ones (2**18 f32 = 1 MiB; on a loaded 2-core EPYC 2**18 beat 2**16..2**21, the shared
 # L3 being other processes' too). Below 2**24 so that counts carried in float32 stay exact.
+# The CPU float pass scales it to 4 MiB (``float_pass.block``): fewer ops per block there.
 BLOCK_CPU = 1 << 18
 BLOCK_DEVICE = 1 << 22
 
