@@ -16,8 +16,9 @@ splits a data array into train and test (``split_sites``), one leak at a time is
 (``leakage_mutants``): the array normalised with its own statistics or a scaler fitted on it
 before the split, the whole array's statistics or a scaler fitted on it (or on the parts put back
 together) after; and the split itself rewritten, into the same part names, as an index-array
-split (``X[tr_idx]`` / ``X[te_idx]``, ``X[perm[:100]]`` / ``X[perm[100:]]``) or a split of windows a
-loop appends (``wins.append(X[i : i + 8])``), with a leak before it, and once without the leak (a
+split (``X[tr_idx]`` / ``X[te_idx]``, ``X[perm[:100]]`` / ``X[perm[100:]]``), a split of windows a
+loop appends (``wins.append(X[i : i + 8])``) or a call of a helper that slices what it is given
+(``_holdout(X)``, defined at the top of the file), with a leak before it, and once without the leak (a
 healthy rewrite: any finding is a false alarm). Recall is printed per kind of leak; the findings
 of the leakage projects are listed apart.
 
@@ -312,6 +313,9 @@ def _leaks_after(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
     }
 
 
+_HOLDOUT = ["def _holdout(rows, frac=0.8):", "    n = int(frac * len(rows))", "    return rows[:n], rows[n:]", ""]
+
+
 def _rewritten_splits(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
     """The split rewritten into the same part names as an index-array split, or as a split of
     windows that a loop appends (the shapes TD011 first missed); a leak goes before each, and
@@ -327,6 +331,7 @@ def _rewritten_splits(a: str, parts: List[str], lib: str) -> Dict[str, List[str]
             f"{p}, {q} = {a}[tr_idx], {a}[te_idx]",
         ],
         "inline index-array split": [f"perm = {perm}", f"{p} = {a}[perm[:100]]", f"{q} = {a}[perm[100:]]"],
+        "split in a helper function": [f"{p}, {q} = _holdout({a})"],
         "windows appended in a loop": [
             "wins = []",
             f"for i in range(len({a}) - 8):",
@@ -380,9 +385,11 @@ def leakage_mutants(lines: List[str]) -> Iterator[Mutant]:
             yield "TD011", end + 1, f"{kind} ({array} split on line {first.lineno})", new
         leak = f"{array} = ({array} - {array}.mean(axis=0)) / {array}.std(axis=0)"
         for kind, split in _rewritten_splits(array, parts, lib).items():
+            # a helper at the top of the file does the split (it takes no indentation of the site's)
+            helper = _HOLDOUT if kind == "split in a helper function" else []
             for healthy in (False, True):
                 written = split if healthy else [leak] + split
-                new = lines[: first.lineno - 1] + [ind + s for s in written] + lines[end:]
+                new = helper + lines[: first.lineno - 1] + [ind + s for s in written] + lines[end:]
                 said = f"healthy {kind}" if healthy else f"mean/std, then {kind}"
                 yield "TD011", first.lineno, f"{said} ({array} split on line {first.lineno})", new
 

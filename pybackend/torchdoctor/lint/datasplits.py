@@ -194,7 +194,12 @@ RowSlice = Tuple[ast.expr, Optional[str], Optional[str], ast.Subscript]
 
 
 def split_of(
-    ctx: LintContext, scope: ast.AST, is_data: Data, after: Tuple[int, int], before: Tuple[int, int]
+    ctx: LintContext,
+    scope: ast.AST,
+    is_data: Data,
+    after: Tuple[int, int],
+    before: Tuple[int, int],
+    depth: int = 0,
 ) -> Optional[ast.expr]:
     """The first split of the data in ``scope`` between the two positions: a splitter call given
     the data (or a dataset built from it: ``random_split(TensorDataset(x, y), ...)``), or
@@ -209,7 +214,27 @@ def split_of(
     for _, lower, upper, piece in inside:
         if lower is None and upper in lowers and upper not in _ONE_ROW:
             return _later(piece, lowers[upper])
-    return _index_split(ctx, scope, is_data, after, before)
+    found = _index_split(ctx, scope, is_data, after, before)
+    return found if found is not None or depth >= 2 else _split_in_helper(ctx, scope, is_data, after, before, depth)
+
+
+def _split_in_helper(
+    ctx: LintContext, scope: ast.AST, is_data: Data, after: Tuple[int, int], before: Tuple[int, int], depth: int
+) -> Optional[ast.expr]:
+    """A call, in ``scope``, of a function of this file that splits the data it is given:
+    ``X_tr, X_te = holdout(X_scaled)`` with ``def holdout(rows): ... return rows[:n], rows[n:]``
+    (reported at the call; up to two calls deep)."""
+    for call in ctx.own_nodes(scope, ast.Call):
+        callee = ctx.local_function_called(call)
+        if callee is None or callee is scope or not after < (call.lineno, call.col_offset) < before:
+            continue
+        params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+        if isinstance(call.func, ast.Attribute) and params[:1] == ["self"]:
+            params = params[1:]  # ``self.holdout(X)``
+        for param, arg in zip(params, call.args):
+            if is_data(arg) and split_of(ctx, callee, Data(ctx, {param}, {callee}), (0, 0), END, depth + 1):
+                return call
+    return None
 
 
 # Cuts that hold out one row (``X[:-1]`` with ``X[-1:]``: inputs and the last step's target of a

@@ -137,3 +137,52 @@ def test_a_column_scaled_and_written_back_then_the_table_split():
 )
 def test_healthy_neighbours_are_silent(text):
     assert hits(HEAD + text, "TD011") == []
+
+
+HOLDOUT = "def holdout(rows, frac=0.8):\n    cut = int(frac * len(rows))\n    return rows[:cut], rows[cut:]\n\n"
+PARTS = "def parts(feats, labels):\n    return train_test_split(feats, labels, test_size=0.25)\n\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # scaled at module level, split by a helper that slices what it is given
+        (
+            HOLDOUT
+            + "feats = np.load('f.npy')\nfeats = MinMaxScaler().fit_transform(feats)\nfit_x, held_x = holdout(feats)\n",
+            11,
+        ),
+        # normalised by hand, split by a helper around train_test_split
+        (
+            PARTS
+            + "feats, labels = np.load('f.npy'), np.load('y.npy')\nfeats -= feats.mean(axis=0)\nsplit = parts(feats, labels)\n",
+            10,
+        ),
+        # inside a function, through a method of the same class
+        (
+            "class Prep:\n    def holdout(self, rows):\n        return rows[:800], rows[800:]\n\n"
+            "    def run(self, feats):\n        feats = MinMaxScaler().fit_transform(feats)\n        return self.holdout(feats)\n",
+            11,
+        ),
+    ],
+)
+def test_split_in_a_helper_the_fitted_data_is_passed_to(text, line):
+    assert hits(HEAD + text, "TD011") == [("TD011", line)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # split by the helper first, scaler fitted on the training part
+        HOLDOUT + "feats = np.load('f.npy')\nfit_x, held_x = holdout(feats)\nscaler = MinMaxScaler().fit(fit_x)\n"
+        "fit_x, held_x = scaler.transform(fit_x), scaler.transform(held_x)\n",
+        # a helper that cuts what it is given into batches, not into train and test
+        "def batches(rows):\n    return [rows[i : i + 32] for i in range(0, len(rows), 32)]\n\n"
+        "feats = MinMaxScaler().fit_transform(np.load('f.npy'))\nchunks = batches(feats)\n",
+        # the scaled data goes to the helper's other parameter, which it does not split
+        HOLDOUT.replace("(rows, frac=0.8)", "(rows, extra)")
+        + "feats = MinMaxScaler().fit_transform(np.load('f.npy'))\nother = np.load('o.npy')\na, b = holdout(other, feats)\n",
+    ],
+)
+def test_helpers_that_do_not_split_the_fitted_data_are_silent(text):
+    assert hits(HEAD + text, "TD011") == []
