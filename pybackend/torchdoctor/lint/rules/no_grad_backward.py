@@ -118,6 +118,8 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
     stepped = _stepped_owners(ctx, call)
     if not stepped or not _may_match(ctx, call, stepped):
         return
+    if not _may_reach(ctx, subject):
+        return
     for model_call, block in _no_grad_model_calls(ctx, subject):
         model = ctx.text(model_call.func)
         owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
@@ -181,11 +183,23 @@ def _no_grad_model_prefixes(ctx: LintContext) -> Set[str]:
     (``self.model.encoder`` -> ``self``, ``self.model``, ``self.model.encoder``): an owner
     matches a model call when it is one of them, as ``_forward_inside`` requires."""
     found: Set[str] = set()
-    for call in _calls_in_no_grad_withs(ctx):
-        if isinstance(call, ast.Call) and _no_grad_with(ctx, call) is not None and torchapi.is_model(ctx, call.func):
-            parts = ctx.text(call.func).split(".")
-            found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    for call in _no_grad_model_calls_of_file(ctx):
+        parts = ctx.text(call.func).split(".")
+        found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
     return found
+
+
+def _no_grad_model_calls_of_file(ctx: LintContext) -> List[ast.Call]:
+    """Every model call under a no-grad ``with`` (what ``_sources`` can find), found once."""
+
+    def build() -> List[ast.Call]:
+        return [
+            call
+            for call in _calls_in_no_grad_withs(ctx)
+            if isinstance(call, ast.Call) and _no_grad_with(ctx, call) is not None and torchapi.is_model(ctx, call.func)
+        ]
+
+    return ctx.shared("no_grad_model_calls", build)
 
 
 def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[ast.Call, WithBlock]]:
@@ -194,6 +208,61 @@ def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[
     that rebind ``loss`` from the same few names in every block stay linear)."""
     memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]] = ctx.shared("no_grad_sources", dict)
     yield from _sources(ctx, subject, memo, _FOLLOW)
+
+
+def _may_reach(ctx: LintContext, subject: ast.expr) -> bool:
+    """Whether ``_sources`` can find anything from ``subject``: it holds a no-grad model call,
+    or a name some value built from one flows into (``_tainted_names``). When not, the search
+    through the loss's assignments is skipped (a long script backpropagates a loss in every
+    block and runs a model under ``no_grad`` in every block, never feeding one to the other)."""
+    calls = ctx.shared("no_grad_model_call_set", lambda: set(_no_grad_model_calls_of_file(ctx)))
+    tainted = ctx.shared("no_grad_tainted_names", lambda: _tainted_names(ctx))
+    return any(sub in calls or (isinstance(sub, ast.Name) and sub.id in tainted) for sub in walk(subject))
+
+
+def _tainted_names(ctx: LintContext) -> Set[str]:
+    """Names bound, anywhere in the file, to a value that holds a no-grad model call or reads a
+    name in this set (a closure by spelling, so it errs towards more names). ``_sources`` only
+    follows a name to the ``assign``/``unpack`` bindings of that name, and a binding's value lies
+    in the header of its statement (or in a walrus, which is there too): a search that finds a
+    model call passes through names of this set only, starting from the subject."""
+    tainted: Set[str] = set()
+    pending: List[str] = []
+
+    def taint(node: ast.AST) -> None:
+        for name in _names_bound_in_header(ctx.statement_of(node)):
+            if name not in tainted:
+                tainted.add(name)
+                pending.append(name)
+
+    for call in _no_grad_model_calls_of_file(ctx):
+        taint(call)
+    loads: Dict[str, List[ast.Name]] = {}
+    if pending:  # every name read in the file, by spelling (only when some model call is under no_grad)
+        for node in ctx.parents:
+            if node.__class__ is ast.Name and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+    while pending:
+        for load in loads.get(pending.pop(), ()):
+            taint(load)
+    return tainted
+
+
+_BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _names_bound_in_header(stmt: ast.AST) -> Iterator[str]:
+    """The names a statement stores to outside its nested statements (targets, walruses,
+    comprehension variables)."""
+    for field in stmt._fields:
+        value = getattr(stmt, field, None)
+        if field in _BODY_FIELDS or value is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                for node in walk(item):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        yield node.id
 
 
 def _sources(
