@@ -25,14 +25,17 @@ summarize alike: on a shared machine loaded past its cores, wall time mostly mea
 ran, while CPU time measures the work.
 
 Measured (issue 15, 2-core shared EPYC, torch 2.13 CPU, lovely-tensors 0.1.22, ``--size 1e8
---repeats 3``), summarize / aminmax, before -> after the 8-bit histogram (``stats/byte_stats.py``)
-and one-op block sums; load 1.6 -> 6.3 before, 5.8 -> 6.3 after, so only large moves are real:
-f32 4.22 -> 4.14x, bf16 6.07 -> 7.44x, f16 8.28 -> 8.59x, i64 3.82 -> 3.98x, u8 9.37 -> 6.83x,
-bool 1.27 -> 1.18x, transposed 4.55 -> 5.02x; lovely-tensors / summarize after: 15.7x, 17.7x,
-21.9x, 1.71x, 3.47x, 9.44x, 44.7x (never slower). Met: i64, bool, not-slower-than-lovely; missed:
-f32 (3x), bf16/f16/u8/transposed (4x). With torch ops alone a block is read about five times
-(extremes, sum, squares, zeros as a bool copy and its word sum; half floats add their float32
-copy) against one ``aminmax``; under load each op also pays its own overhead.
+--repeats 3``), summarize / aminmax. Before the CPU float pass (``stats/float_pass.py``), load
+1.6 -> 6.3: f32 4.14x, bf16 7.44x, f16 8.59x, i64 3.98x, u8 6.83x, bool 1.18x, transposed 5.02x.
+After it, wall clock, load 5.1 -> 5.0: f32 3.01x, bf16 5.88x, f16 4.93x, i64 3.36x, u8 9.29x,
+bool 0.98x, transposed 2.76x; lovely-tensors / summarize 22.5x, 19.9x, 20.6x, 1.94x, 3.93x,
+6.98x, 52.3x (never slower). ``--cpu-time`` (both on one thread), load 5.6 -> 5.5: f32 3.47x,
+bf16 4.71x, f16 4.64x, i64 3.20x, u8 9.25x, bool 1.04x, transposed 3.28x. Met: i64, bool,
+transposed, not-slower-than-lovely; missed: f32 (3x, by a hair in wall time), bf16/f16/u8 (4x).
+Ratios at this load move by ~0.5x between runs. A float block is read four times (extremes,
+sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
+brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy, and
+u8 is counted by ``bincount`` (~1 ns a byte) against an aminmax that reads 32 bytes an instruction.
 
     .venv/bin/python bench/bench_summarize.py [--size 1e8] [--kinds f32,u8] [--repeats N] [--threads] [--no-lovely]
         [--cpu-time]
