@@ -17,6 +17,7 @@ from . import (
     orientation,
     sequences,
     tabular,
+    temporal,
     values,
 )
 from . import findings as F
@@ -37,6 +38,7 @@ CHECKS = (
     ("duplicates", duplicates.check),
     ("drift", drift.check),
     ("tabular", tabular.check),
+    ("temporal", temporal.check),
     ("sequences", sequences.check),
 )
 

@@ -59,6 +59,13 @@ MAX_DRIFT_FEATURES = 256  # vector features compared (the first ones)
 NUMERIC_SHARE = 0.95  # a text column whose non-missing values parse as numbers at least this often
 MISSING_MARKERS = ("", "na", "n/a", "nan", "null", "none", "?", "-", "--", "missing")
 
+# --- temporal leakage (temporal.py: a time column in the training split and another one)
+TEMPORAL_MIN_SPLIT = 20  # times each side needs
+TEMPORAL_ORDERED = 0.95  # this share of the other split's times past the training median: time-ordered splits
+TEMPORAL_START = 0.05  # the other split starts at this quantile of its times (a stray row does not move it)
+TEMPORAL_MIN_ROWS = 5  # training rows later than that start, at least this many ...
+TEMPORAL_SHARE = 0.01  # ... and this share of the training split
+
 # --- sequences
 PADDING_SHARE = 0.5  # padding is at least this share of all tokens
 
