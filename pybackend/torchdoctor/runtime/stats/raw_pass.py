@@ -116,23 +116,23 @@ def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tu
 class _Scratch:
     """One work-dtype buffer, allocated on first use, that blocks are copied into as rows."""
 
-    def __init__(self, torch, size: int, work: Any, device: Any) -> None:
-        self.torch, self.size, self.work, self.device = torch, size, work, device
+    def __init__(self, torch, size: int, work: Any, device: Any, row: int = ROW) -> None:
+        self.torch, self.size, self.work, self.device, self.row = torch, size, work, device, row
         self.buffer: Optional[Any] = None
 
     def rows(self, block: Any) -> Any:
-        """A ``[k, ROW]`` contiguous work-dtype view holding the block (zero-padded)."""
-        n = block.numel()
-        if block.dtype == self.work and n % ROW == 0 and block.is_contiguous():
-            return block.reshape(-1, ROW)
+        """A ``[k, row]`` contiguous work-dtype view holding the block (zero-padded)."""
+        n, row = block.numel(), self.row
+        if block.dtype == self.work and n % row == 0 and block.is_contiguous():
+            return block.reshape(-1, row)
         if self.buffer is None:
             self.buffer = self.torch.empty(self.size, dtype=self.work, device=self.device)
-        padded = -(-n // ROW) * ROW
+        padded = -(-n // row) * row
         buffer = self.buffer[:padded]
         buffer[:n].view(block.shape).copy_(block)  # casts on the way; strided blocks gathered here
         if padded > n:
             buffer[n:].zero_()
-        return buffer.view(-1, ROW)
+        return buffer.view(-1, row)
 
 
 def direct_rows(torch, base: Any, how: Dict[str, Any]) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:
