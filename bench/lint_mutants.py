@@ -314,6 +314,23 @@ def _leaks_after(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
 
 
 _HOLDOUT = ["def _holdout(rows, frac=0.8):", "    n = int(frac * len(rows))", "    return rows[:n], rows[n:]", ""]
+# Helpers that normalise what they are given (the leak inside them; the caller then splits).
+_NORMALISERS = {
+    "scaler fitted in a helper, split by the caller": (
+        "_scaled",
+        "from sklearn.preprocessing import StandardScaler",
+        "def _scaled(rows):",
+        "    return StandardScaler().fit_transform(rows)",
+        "",
+    ),
+    "mean/std in a helper, split by the caller": (
+        "_standardised",
+        "def _standardised(rows):",
+        "    rows = (rows - rows.mean(axis=0)) / rows.std(axis=0)",
+        "    return rows",
+        "",
+    ),
+}
 
 
 def _rewritten_splits(a: str, parts: List[str], lib: str) -> Dict[str, List[str]]:
@@ -391,6 +408,12 @@ def leakage_mutants(lines: List[str]) -> Iterator[Mutant]:
                 written = split if healthy else [leak] + split
                 new = helper + lines[: first.lineno - 1] + [ind + s for s in written] + lines[end:]
                 said = f"healthy {kind}" if healthy else f"mean/std, then {kind}"
+                yield "TD011", first.lineno, f"{said} ({array} split on line {first.lineno})", new
+        for kind, (name, *helper) in _NORMALISERS.items():  # healthy: the helper defined, never called
+            for healthy in (False, True):
+                call = [] if healthy else [ind + f"{array} = {name}({array})"]
+                new = helper + lines[: first.lineno - 1] + call + lines[first.lineno - 1 :]
+                said = f"healthy {kind}" if healthy else kind
                 yield "TD011", first.lineno, f"{said} ({array} split on line {first.lineno})", new
 
 

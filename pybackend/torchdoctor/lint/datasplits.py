@@ -11,7 +11,7 @@ not through a rebinding to other data.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from .bindings import Binding
 from .context import LintContext, walk
@@ -185,6 +185,38 @@ def _derives(ctx: LintContext, call: ast.Call, data: Data) -> bool:
         else:
             return False
     return node is not call and data(node)
+
+
+def split_by_callers(
+    ctx: LintContext, scope: ast.AST, made: Data, producers: FrozenSet[ast.AST] = frozenset()
+) -> Optional[ast.expr]:
+    """When ``scope`` is a function of this file that returns ``made`` (alone, in a tuple, or
+    straight from one of the ``producers`` calls: ``return scaler.fit_transform(rows)``), the
+    first split of what a caller stores it in: ``X = normalise(X)`` (the scaler fitted inside),
+    then ``X[:n]`` / ``X[n:]`` in the caller; None otherwise."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returned = [r.value for r in ctx.own_nodes(scope, ast.Return) if r.value is not None]
+    if not any(_returns_made(v, made, producers) for v in returned):
+        return None
+    for call in ctx.call_sites(scope):
+        stmt = ctx.statement_of(call)
+        if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        names = {n.id for n in (target.elts if isinstance(target, ast.Tuple) else [target]) if isinstance(n, ast.Name)}
+        outer = ctx.scope_of(stmt)
+        stored = follow_derived(ctx, Data(ctx, names, {stmt}), outer, end_position(stmt))
+        split = split_of(ctx, outer, stored, end_position(stmt), END)
+        if split is not None:
+            return split
+    return None
+
+
+def _returns_made(value: ast.expr, made: Data, producers: FrozenSet[ast.AST]) -> bool:
+    if made(value) or any(made(e) for e in getattr(value, "elts", ())):
+        return True
+    return bool(producers) and any(node in producers for node in walk(value))
 
 
 # -- splits --------------------------------------------------------------------------------

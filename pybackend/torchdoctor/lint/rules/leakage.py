@@ -12,7 +12,7 @@ and used to transform the parts.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from ..context import LintContext, walk
 from ..datasplits import (
@@ -24,6 +24,7 @@ from ..datasplits import (
     last_name,
     part_of_split,
     row_slice,
+    split_by_callers,
     split_of,
     split_origin,
 )
@@ -74,6 +75,8 @@ def _check_fit(ctx: LintContext, report: Reporter, call: ast.Call, fitted: Tuple
         return
     made = follow_derived(ctx, _fitted_or_made(ctx, call, data, result), scope, end_position(call))
     split = split_of(ctx, scope, made, end_position(call), END)
+    if split is None and not _training_part(ctx, data):  # ``return scaler.fit_transform(rows)``
+        split = split_by_callers(ctx, scope, made, _producers(ctx, call))
     if split is not None:
         report.report(
             call,
@@ -108,6 +111,18 @@ def _fitted_or_made(ctx: LintContext, fit: ast.Call, data: ast.expr, result: Opt
             made.names.add(name)
             made.sources.add(stmt)
     return made
+
+
+def _producers(ctx: LintContext, fit: ast.Call) -> FrozenSet[ast.AST]:
+    """The fit call and its preprocessor's later ``transform`` calls in the same scope: what a
+    helper returning one of them hands its caller is the data the fit saw, made over."""
+    prep, scope = _prep_of(ctx, fit), ctx.scope_of(fit)
+    later = [
+        c
+        for c in ctx.calls_named("transform")
+        if isinstance(c.func, ast.Attribute) and ctx.text(c.func.value) in prep and ctx.scope_of(c) is scope
+    ]
+    return frozenset([fit, *later])
 
 
 def _same_table(ctx: LintContext, target: ast.expr, data: ast.expr) -> bool:
@@ -333,7 +348,8 @@ def _report_normalised_then_split(
     else:
         return
     scope = ctx.scope_of(stmt)
-    split = split_of(ctx, scope, follow_derived(ctx, normalised, scope, end_position(stmt)), end_position(stmt), END)
+    made = follow_derived(ctx, normalised, scope, end_position(stmt))
+    split = split_of(ctx, scope, made, end_position(stmt), END) or split_by_callers(ctx, scope, made)
     if split is not None:
         report.report(
             stat,

@@ -186,3 +186,48 @@ def test_split_in_a_helper_the_fitted_data_is_passed_to(text, line):
 )
 def test_helpers_that_do_not_split_the_fitted_data_are_silent(text):
     assert hits(HEAD + text, "TD011") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # the scaler fitted inside a helper; the caller splits what it returns
+        (
+            "def scaled(rows):\n    return MinMaxScaler().fit_transform(rows)\n\n"
+            "feats = scaled(np.load('f.npy'))\nfit_x, held_x = feats[:800], feats[800:]\n",
+            7,
+        ),
+        # fitted, then the rows transformed and returned
+        (
+            "def scaled(rows):\n    prep = MinMaxScaler()\n    prep.fit(rows)\n    return prep.transform(rows)\n\n"
+            "feats = scaled(np.load('f.npy'))\nparts = train_test_split(feats)\n",
+            8,
+        ),
+        # a loader that normalises by hand and returns the features with the labels
+        (
+            "def load():\n    feats = np.load('f.npy')\n    feats = (feats - feats.mean(axis=0)) / feats.std(axis=0)\n"
+            "    return feats, np.load('y.npy')\n\nx, y = load()\nx_fit, x_held = x[:800], x[800:]\n",
+            8,
+        ),
+    ],
+)
+def test_normalised_inside_a_helper_then_split_by_the_caller(text, line):
+    assert hits(HEAD + text, "TD011") == [("TD011", line)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the helper scales the training part the caller already split off
+        "def scaled(rows):\n    return MinMaxScaler().fit_transform(rows)\n\n"
+        "feats = np.load('f.npy')\nfit_x, held_x = feats[:800], feats[800:]\nfit_x = scaled(fit_x)\n",
+        # the helper fits on what it is given but returns something else
+        "def summary(rows):\n    prep = MinMaxScaler().fit(rows)\n    return prep.data_max_\n\n"
+        "top = summary(np.load('f.npy'))\nfirst, rest = top[:3], top[3:]\n",
+        # scaled, and only printed: no split
+        "def scaled(rows):\n    return MinMaxScaler().fit_transform(rows)\n\n"
+        "feats = scaled(np.load('f.npy'))\nprint(feats[:5], feats[-5:])\n",
+    ],
+)
+def test_helpers_whose_scaled_result_is_not_split_are_silent(text):
+    assert hits(HEAD + text, "TD011") == []
