@@ -239,9 +239,14 @@ def _tainted_names(ctx: LintContext) -> Set[str]:
         taint(call)
     loads: Dict[str, List[ast.Name]] = {}
     if pending:  # every name read in the file, by spelling (only when some model call is under no_grad)
-        for node in ctx.parents:
-            if node.__class__ is ast.Name and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+        name_kind, load_kind = ast.Name, ast.Load
+        for node in [n for n in ctx.parents if n.__class__ is name_kind]:  # the index's nodes, no walk
+            if node.ctx.__class__ is load_kind:  # type: ignore[attr-defined]
+                found = loads.get(node.id)  # type: ignore[attr-defined]
+                if found is None:
+                    loads[node.id] = [node]  # type: ignore[attr-defined]
+                else:
+                    found.append(node)
     while pending:
         for load in loads.get(pending.pop(), ()):
             taint(load)
