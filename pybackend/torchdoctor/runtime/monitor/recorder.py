@@ -1,8 +1,8 @@
 """The recorder: one Step per ``optimizer.step()`` (per ``backward()`` without an optimizer).
 
 Installed with no change to the user's code, through torch's global hooks and a few wrappers
-(:mod:`hooks`): a global forward pre-hook and hook time the outermost module calls (forward)
-and give the batch size (the first input's first dimension), ``Tensor.backward`` /
+(:mod:`hooks`): global forward hooks time the outermost module calls (forward; off while such
+a call runs, :mod:`outermost`) and give the batch size (the first input's first dimension), ``Tensor.backward`` /
 ``torch.autograd.backward`` give the loss and the backward time, the global optimizer step
 hooks give the optimizer time and the step boundary, ``DataLoader`` iteration gives the data
 time. A step's time is split into data, forward, backward, optimizer and other (the rest of the
@@ -34,6 +34,7 @@ from ..anomaly.patches import Patches
 from ..anomaly.steps import OptimizerSteps, init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
+from .outermost import Outermost
 from .output import MAX_SERIES, Outputs
 from .series import Bucketed
 from .verdicts import Verdicts
@@ -137,11 +138,11 @@ class Monitor(Outputs, Patches):
 
     def attach(self) -> None:
         torch = self.torch
-        modules = torch.nn.modules.module
         # torch.compile(model) warns that global hooks fire once more for its wrapper: we know.
         warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-        self._handles.append(modules.register_module_forward_pre_hook(self._pre))
-        self._handles.append(modules.register_module_forward_hook(self._post))
+        outermost = Outermost(torch, self._pre, self._post)
+        self._handles.append(outermost)
+        outermost.attach()
         optimizer = importlib.import_module("torch.optim.optimizer")
         self._patch(optimizer.Optimizer, "__init__", lambda o: init_wrapper(o, current))
         self._handles.append(optimizer.register_optimizer_step_pre_hook(self._step_pre))
@@ -172,9 +173,10 @@ class Monitor(Outputs, Patches):
 
     # -- forward ---------------------------------------------------------------------------------
 
-    def _pre(self, module: Any, inputs: Any) -> None:
+    def _pre(self, module: Any, inputs: Any) -> bool:
+        """An outermost module call starts (True); :class:`Outermost` calls ``_post`` at its end."""
         if self._is_compiling() or self.root is not None:  # torch.compile tracing: not ours to record
-            return None
+            return False
         self.root, self.root_t = module, perf_counter()
         torch = self.torch
         self.root_eval = not torch.is_grad_enabled()
@@ -186,16 +188,15 @@ class Monitor(Outputs, Patches):
                 self.batch = measure.batch_size(torch, inputs)
             except Exception as exc:
                 self._error(exc)
-        return None
+        return True
 
-    def _post(self, module: Any, inputs: Any, output: Any) -> None:
+    def _post(self, module: Any, output: Any) -> None:
         if self._is_compiling() or module is not self.root:
-            return None
+            return
         self.root = None
         self.acc[4 if self.root_eval else 1] += perf_counter() - self.root_t
         if isinstance(module, self.torch.nn.modules.loss._Loss):
-            self.maybe_eval_loss(output, sys._getframe(1))
-        return None
+            self.maybe_eval_loss(output, sys._getframe(2))
 
     def maybe_eval_loss(self, loss: Any, frame: Any) -> None:
         torch = self.torch
