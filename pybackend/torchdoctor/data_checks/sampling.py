@@ -149,7 +149,7 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     tensor = _tensor_type()
     note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
     for i in idx:
-        if clock() > deadline:  # inf without a budget
+        if clock() > deadline and d.indices:  # inf without a budget; one sample at least
             budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
             d.cut = True
             break
@@ -163,7 +163,7 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
         d.notes.append(f"{name}: all {length} samples drawn")
     else:
         d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
-    d.random = _is_random(ds, idx, d.probes, name) if not budget.spent() else None
+    d.random = _is_random(ds, idx, d.probes, name)
     return d
 
 
@@ -191,12 +191,15 @@ def _fit_budget(name: str, ds: Any, length: int, idx: list) -> list:
     return idx
 
 
-def _is_random(ds: Any, idx: list, probes: dict, split: str = "", times: int = T.RANDOM_AGAIN) -> bool:
+def _is_random(ds: Any, idx: list, probes: dict, split: str = "", times: int = T.RANDOM_AGAIN) -> Optional[bool]:
     """Draw a few indices again (each up to ``times`` times: a random flip gives the same image half
-    the time): any difference means a random transform."""
+    the time): any difference means a random transform. None: the time budget ran out first."""
     for k, kept in probes.items():
         first = to_array(kept)
         for _ in range(times):
+            if budget.spent():
+                budget.cut(f"{split}: the randomness of its transforms was not decided")
+                return None
             again = to_array(split_xy(_get(split, ds, idx[k]))[0])
             if first is None or again is None:
                 break
@@ -236,7 +239,7 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
     stream = iter(it)
     tensor = _tensor_type()
     for pos in range(max_samples):
-        if budget.spent():
+        if pos and budget.spent():  # one sample at least: none would read as an empty split
             budget.cut(f"{name}: the first {pos} samples of the iterable were drawn")
             d.cut = True
             break
@@ -280,7 +283,7 @@ def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gal
         watch.watch_fetcher(fetcher, name)
     try:
         while received < max_batches and pos < max_samples:
-            if budget.spent():  # a loader's batches are a prefix of its stream anyway
+            if received and budget.spent():  # one batch at least; a loader's batches are a prefix anyway
                 budget.cut(f"{name}: the first {received} batches of the DataLoader were drawn")
                 d.cut = True
                 break

@@ -83,3 +83,12 @@ def test_few_labels_are_not_called_imbalanced_only_when_the_budget_left_samples_
     assert [f["kind"] for f in labels.check(ctx)] == ["label-imbalance"]  # all drawn: as before
     ctx.splits[0].draws.cut = True
     assert labels.check(ctx) == []
+
+
+def test_a_budget_spent_before_the_first_batch_still_draws_one_and_leaves_randomness_undecided():
+    loader = DataLoader(Slow(n=64, delay=0.1), batch_size=4)
+    r = check(loader, "train_loader", options={"budgetSeconds": 0.3})
+    split = r["splits"][0]
+    assert split["sampled"] == 4 and split["random"] is None  # one batch; sample 0's redraws cut short
+    assert "empty-split" not in kinds(r) and r["budget"]["reached"]
+    assert "randomness of its transforms was not decided" in r["notes"][0]
