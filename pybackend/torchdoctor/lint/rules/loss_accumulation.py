@@ -41,7 +41,7 @@ graph-free tensor, `loss.detach()`.
 def check(ctx: LintContext, report: Reporter) -> None:
     for loop in ctx.loops:
         for node in ctx.own_nodes(loop, ast.AugAssign, ast.Assign, ast.Expr):
-            if not _directly_in(ctx, node, loop):
+            if not _may_accumulate(node) or not _directly_in(ctx, node, loop):
                 continue
             found = _accumulation(ctx, node)
             if found is None:
@@ -59,6 +59,18 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"every batch's autograd graph alive. Accumulate `{_release_text(ctx, loss, 'item')}` instead.",
                 fix=_fix(ctx, acc, loss, loop),
             )
+
+
+def _may_accumulate(node: ast.AST) -> bool:
+    """The shapes ``_accumulation`` can accept (``+=``, ``acc = ... + ...``, ``.append(x)``),
+    told from the node alone: most statements of a loop are none of them, and need no look at
+    the loops around them."""
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.op, ast.Add)
+    if isinstance(node, ast.Assign):
+        return isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
+    value = getattr(node, "value", None)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "append"
 
 
 def _directly_in(ctx: LintContext, node: ast.AST, loop: Loop) -> bool:
