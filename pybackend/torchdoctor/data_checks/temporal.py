@@ -103,7 +103,7 @@ def _judge(train: Split, split: Split, column: str, rows_times: tuple, b: np.nda
         return None  # not time-ordered (a random split): nothing to say
     if len(late) < max(T.TEMPORAL_MIN_ROWS, T.TEMPORAL_SHARE * len(a)):
         return None
-    when = _dt.datetime.fromtimestamp(edge, _dt.timezone.utc).isoformat(sep=" ").replace("+00:00", "")
+    when = _dt.datetime.fromtimestamp(round(edge), _dt.timezone.utc).isoformat(sep=" ").replace("+00:00", "")
     return F.finding(
         F.TEMPORAL,
         F.WARNING,

@@ -21,6 +21,7 @@ EXPECTED = {
     "leaky_split.py": ["duplicates-across-splits", "duplicates-within-split"],
     "drifted_val.py": ["drift"],
     "tabular_strings.py::Customers": ["constant-column", "missing-values", "numbers-as-text"],
+    "temporal_leak.py": ["temporal-leakage"],
 }
 
 
