@@ -8,11 +8,13 @@ program. ``weights_only=True`` restricts loading to tensors and plain containers
 from __future__ import annotations
 
 import ast
+from typing import List
 
 from .. import torchapi
 from ..context import LintContext
 from ..fixes import add_keyword, replace_node
 from ..model import INFORMATION, WARNING
+from ..names import canonical
 from ..registry import Reporter, rule
 
 
@@ -31,7 +33,7 @@ safe; being explicit keeps it safe everywhere.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for call in ctx.calls:
+    for call in ctx.calls_named_any(_load_names(ctx)):
         if ctx.qualname(call.func) != "torch.load":
             continue
         flag = torchapi.keyword(call, "weights_only")
@@ -53,3 +55,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"load state dicts with `weights_only=True`.",
                 fix=replace_node(ctx.source, flag.value, "True", "Use `weights_only=True`"),
             )
+
+
+def _load_names(ctx: LintContext) -> List[str]:
+    """The callee names a ``torch.load`` call can have: ``load`` (``torch.load``,
+    ``serialization.load``: a qualified name keeps the last name it is spelled with), and any
+    local name imported as it (``from torch import load as tload``)."""
+    return ["load"] + [local for local, imported in ctx.imports.aliases.items() if canonical(imported) == "torch.load"]

@@ -36,3 +36,22 @@ def test_missing_weights_only_is_information_with_fix():
 )
 def test_safe_or_undecidable_loads_are_fine(call):
     assert hits(T + "import pickle\nimport numpy as np\n" + call + "\n") == []
+
+
+@pytest.mark.parametrize(
+    "imports, call",
+    [
+        ("import torch as T", "T.load(p)"),
+        ("from torch import load", "load(p)"),
+        ("from torch import load as restore", "restore(p)"),
+        ("from torch import load as restore", "model = build(restore(p))"),
+    ],
+)
+def test_torch_load_is_found_under_any_import_spelling(imports, call):
+    # The rule reads the calls named ``load`` and the names imported as it, not every call.
+    assert hits(f"{imports}\nimport torch\n{call}\n", "TD015") == [("TD015", 3)]
+
+
+def test_a_load_that_is_not_torch_load_is_not_taken_for_it():
+    text = "import torch\nfrom pickle import load as restore\nrestore(p)\nstate.load(p)\nload(p)\n"
+    assert hits(text, "TD015") == []
