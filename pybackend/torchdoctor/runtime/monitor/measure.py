@@ -7,7 +7,7 @@ one tensor and reads them once (:class:`recorder.Monitor`), so none of these fun
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _STATM: List[Optional[int]] = []
@@ -48,27 +48,36 @@ def cuda_memory(torch: Any) -> Optional[dict]:
         return None
 
 
-def grads_of(optimizer: Any) -> List[Any]:
-    return [
-        p.grad
-        for group in optimizer.param_groups
-        for p in group["params"]
-        if p.grad is not None and not p.grad.is_sparse
-    ]
+def params_of(optimizer: Any, cache: Dict[int, Any]) -> List[Any]:
+    """The optimizer's parameters, listed again only when its param groups change."""
+    groups = optimizer.param_groups
+    key = tuple((id(g["params"]), len(g["params"])) for g in groups)
+    kept = cache.get(id(optimizer))
+    if kept is None or kept[0] != key:
+        kept = cache[id(optimizer)] = (key, [p for g in groups for p in g["params"]])
+    return kept[1]
+
+
+def grads_of(params: List[Any]) -> List[Any]:
+    return [g for p in params if (g := p.grad) is not None and not g.is_sparse]
 
 
 def total_norm(torch: Any, tensors: List[Any]) -> Any:
-    """The global 2-norm of ``tensors`` as a 0-d tensor on the first one's device."""
+    """The global 2-norm of ``tensors`` as a 0-d tensor on the first one's device.
+
+    One ``_foreach_norm`` and one norm of the stacked norms; tensors on several devices (the
+    stack refuses them) are taken one by one instead."""
     if not tensors:
         return None
-    device = tensors[0].device
-    if all(t.device == device for t in tensors):
+    try:
         norms = torch._foreach_norm(tensors)
-    else:
+        if len(norms) == 1:
+            return norms[0]
+        return torch.linalg.vector_norm(torch.stack(norms), dtype=torch.float32)
+    except RuntimeError:
+        device = tensors[0].device
         norms = [torch.linalg.vector_norm(t).to(device) for t in tensors]
-    if len(norms) == 1:
-        return norms[0]
-    return torch.linalg.vector_norm(torch.stack(norms), dtype=torch.float32)
+        return torch.linalg.vector_norm(torch.stack(norms), dtype=torch.float32)
 
 
 def snapshot(torch: Any, optimizer: Any) -> List[Any]:

@@ -34,6 +34,7 @@ from ..anomaly.patches import Patches
 from ..anomaly.steps import OptimizerSteps, init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
+from .norm_schedule import NormSchedule
 from .outermost import Outermost
 from .output import MAX_SERIES, Outputs
 from .series import Bucketed
@@ -112,6 +113,8 @@ class Monitor(Outputs, Patches):
         self.sites: Dict[str, Any] = {}
         self.clips: List[Any] = []
         self.norms: Dict[int, Any] = {}
+        self.norm_schedule = NormSchedule(config.every)
+        self.params: Dict[int, Any] = {}  # measure.params_of's cache
         self.before: Dict[int, Any] = {}
         self.ratios: Dict[int, Any] = {}
         self.root: Any = None
@@ -249,23 +252,35 @@ class Monitor(Outputs, Patches):
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         try:
-            torch = self.torch
+            torch, key = self.torch, id(optimizer)
+            ratio_step = (self.optimizers.counts.get(key, 0) + 1) % self.config.every == 0
             with torch.no_grad():
-                ids = {id(p) for g in optimizer.param_groups for p in g["params"]}
-                clip = next((c for c in self.clips if c[0] & ids), None)
+                clip = self._clip_of(optimizer) if self.clips else None
                 if clip is not None:
-                    self.clips.remove(clip)
                     total = clip[1].float()
                     after = total * (clip[2] / (total + 1e-6)).clamp(max=1.0)
-                    self.norms[id(optimizer)] = (total, after)
+                    self.norms[key] = (total, after)
+                elif self.norm_schedule.due(key, ratio_step):
+                    start = perf_counter()
+                    grads = measure.grads_of(measure.params_of(optimizer, self.params))
+                    self.norms[key] = (measure.total_norm(torch, grads), None)
+                    self.norm_schedule.computed(key, perf_counter() - start)
                 else:
-                    self.norms[id(optimizer)] = (measure.total_norm(torch, measure.grads_of(optimizer)), None)
-                if (self.optimizers.counts.get(id(optimizer), 0) + 1) % self.config.every == 0:
-                    self.before[id(optimizer)] = measure.snapshot(torch, optimizer)
+                    self.norm_schedule.skipped(key)
+                if ratio_step:
+                    self.before[key] = measure.snapshot(torch, optimizer)
         except Exception as exc:
             self._error(exc)
         self.opt_t = perf_counter()
         return None
+
+    def _clip_of(self, optimizer: Any) -> Any:
+        """The ``clip_grad_norm_`` call made on this optimizer's parameters since the last step."""
+        ids = {id(p) for p in measure.params_of(optimizer, self.params)}
+        clip = next((c for c in self.clips if c[0] & ids), None)
+        if clip is not None:
+            self.clips.remove(clip)
+        return clip
 
     def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.acc[3] += perf_counter() - self.opt_t
@@ -341,6 +356,8 @@ class Monitor(Outputs, Patches):
         parts["other"] = 0.0 if first else max(0.0, wall - data - forward - backward - optim - evaluation)
         previous = self.series_t.get(name)
         self.series_t[name] = now
+        if optimizer is not None and previous is not None:
+            self.norm_schedule.step_time(id(optimizer), now - previous)
         step = self.optimizers.counts.get(id(optimizer), 0) if optimizer is not None else self.backward_calls
         rec: Dict[str, Any] = {
             "step": step,
