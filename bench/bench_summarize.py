@@ -27,11 +27,11 @@ ran, while CPU time measures the work.
 Measured (issue 15, 2-core shared EPYC, torch 2.13 CPU, lovely-tensors 0.1.22, ``--size 1e8
 --repeats 3``), summarize / aminmax. Before the CPU float pass (``stats/float_pass.py``), load
 1.6 -> 6.3: f32 4.14x, bf16 7.44x, f16 8.59x, i64 3.98x, u8 6.83x, bool 1.18x, transposed 5.02x.
-After it, wall clock, load 5.1 -> 5.0: f32 3.01x, bf16 5.88x, f16 4.93x, i64 3.36x, u8 9.29x,
-bool 0.98x, transposed 2.76x; lovely-tensors / summarize 22.5x, 19.9x, 20.6x, 1.94x, 3.93x,
-6.98x, 52.3x (never slower). ``--cpu-time`` (both on one thread), load 5.6 -> 5.5: f32 3.47x,
-bf16 4.71x, f16 4.64x, i64 3.20x, u8 9.25x, bool 1.04x, transposed 3.28x. Met: i64, bool,
-transposed, not-slower-than-lovely; missed: f32 (3x, by a hair in wall time), bf16/f16/u8 (4x).
+After it (and 4096-value row norms), wall clock, load 8.2 -> 7.9: f32 2.57x, bf16 4.64x, f16
+4.04x, i64 3.47x, u8 6.09x, bool 1.29x, transposed 2.89x; lovely-tensors / summarize 14.5x,
+18.9x, 20.1x, 2.13x, 3.09x, 6.36x, 64.5x (never slower). ``--cpu-time`` (both on one thread),
+load 7.6 -> 8.1: f32 2.64x, bf16 4.33x, f16 4.09x, i64 3.36x, u8 9.19x, bool 1.02x, transposed
+2.76x. Met: f32, i64, bool, transposed, not-slower-than-lovely; missed: bf16, f16, u8 (4x).
 Ratios at this load move by ~0.5x between runs. A float block is read four times (extremes,
 sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
 brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy, and
