@@ -8,7 +8,7 @@ correctly; every later epoch trains with dropout off and batch-norm statistics f
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..bindings import Function
@@ -131,7 +131,16 @@ def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
 
 
 def _trains(ctx: LintContext, loop: Loop) -> bool:
-    """The loop computes gradients and steps an optimizer, itself or through local helpers."""
+    """The loop computes gradients and steps an optimizer, itself or through local helpers.
+    Answered once per loop (both checks of the rule ask it of every loop)."""
+    cache: Dict[ast.AST, bool] = ctx.shared("train_mode.trains", dict)
+    found = cache.get(loop)
+    if found is None:
+        found = cache[loop] = _steps_and_backpropagates(ctx, loop)
+    return found
+
+
+def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
     training = analysis(ctx)
 
     def step_and_backward(node: ast.AST) -> Tuple[bool, bool]:
