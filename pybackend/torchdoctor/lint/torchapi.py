@@ -132,8 +132,12 @@ def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr]
 
     def find() -> List[Tuple[ast.Call, str, Optional[ast.expr], Optional[ast.expr]]]:
         found = []
+        cache = ctx.shared("torchapi.loss_call", dict)  # ``loss_call``'s, filled inline: every call of the file
         for call in ctx.calls:
-            loss = loss_call(ctx, call)
+            if call in cache:
+                loss = cache[call]
+            else:
+                loss = cache[call] = _loss_call(ctx, call)
             if loss is not None:
                 found.append((call, *loss))
         return found
