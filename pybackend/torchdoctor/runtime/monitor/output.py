@@ -13,6 +13,9 @@ from typing import Any, Callable, Dict, List, Optional
 from .series import Bucketed
 
 MAX_SERIES = 256
+_FIELDS = ("loss", "grad_norm", "grad_norm_clipped", "samples_per_s")
+_PARTS = ("data", "forward", "backward", "optimizer", "other")
+_KEYS: Dict[str, Dict[str, str]] = {}  # series name -> {field or time part: series key}, built once
 
 
 class Outputs:
@@ -61,9 +64,13 @@ class Outputs:
 
     def _store(self, name: str, step: int, rec: Dict[str, Any]) -> None:
         add = self._add
-        for key in ("loss", "grad_norm", "grad_norm_clipped", "samples_per_s"):
+        keys = _KEYS.get(name)
+        if keys is None:
+            keys = _KEYS[name] = {key: f"{name}/{key}" for key in _FIELDS}
+            keys.update((part, f"{name}/time/{part}") for part in _PARTS)
+        for key in _FIELDS:
             if rec[key] is not None:
-                add(f"{name}/{key}", step, rec[key])
+                add(keys[key], step, rec[key])
         for i, lr in enumerate(rec["lr"]):
             if lr is not None:
                 add(f"{name}/lr/{i}", step, lr)
@@ -71,7 +78,7 @@ class Outputs:
             if ratio is not None:
                 add(f"{name}/update_ratio/{i}", step, ratio)
         for part, seconds in rec["time"].items():
-            add(f"{name}/time/{part}", step, seconds)
+            add(keys.get(part) or f"{name}/time/{part}", step, seconds)
         if name == self._primary_name():
             if rec["rss"] is not None:
                 add("rss", step, rec["rss"])

@@ -74,9 +74,20 @@ def uninstall() -> Optional["Monitor"]:
     return monitor
 
 
+_SITES: Dict[Any, Dict[str, Any]] = {}  # (code, line) -> site: backward() is on the same line every step
+
+
 def _site(frame: Any) -> Optional[Dict[str, Any]]:
     user = user_frame(frame)
-    return {"path": os.path.abspath(user.f_code.co_filename), "line": user.f_lineno} if user is not None else None
+    if user is None:
+        return None
+    key = (user.f_code, user.f_lineno)
+    site = _SITES.get(key)
+    if site is None:
+        if len(_SITES) > 4096:
+            _SITES.clear()
+        site = _SITES[key] = {"path": os.path.abspath(user.f_code.co_filename), "line": user.f_lineno}
+    return dict(site)
 
 
 class _Optimizers(OptimizerSteps):
