@@ -20,6 +20,7 @@ from ..model import INFORMATION, WARNING, Span
 from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
+from .implicit_none_guards import guarded_dispatch
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
@@ -119,7 +120,7 @@ def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Re
         if _is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
             continue  # a recursive call returns what the other paths return
         if _may_be_tensor(ret.value):
-            return ret if block_completes(ctx, func.body) else None
+            return ret if block_completes(ctx, func.body) and not guarded_dispatch(ctx, func) else None
     return None
 
 

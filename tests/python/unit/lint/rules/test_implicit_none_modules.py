@@ -105,3 +105,56 @@ def test_super_forward_is_not_a_recursive_call():
     """)
     (finding,) = findings(text, "TD012")
     assert finding.line == 4 and "`super().forward(x)`" in finding.message
+
+
+GUARDED_FORWARD = """
+    import torch
+    from torch import nn
+    class ChannelNorm(nn.Module):
+        def __init__(self, layout="nhwc"):
+            super().__init__()
+            self.layout = layout
+            if layout not in ("nhwc", "nchw"):
+                raise ValueError(f"unknown layout {layout}")
+        def forward(self, x):
+            if self.layout == "nhwc":
+                return torch.nn.functional.layer_norm(x, x.shape[-1:])
+            elif self.layout == "nchw":
+                return (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)
+"""
+
+
+def test_a_dispatch_made_exhaustive_by_a_guard_in_init_is_quiet():
+    assert hits(GUARDED_FORWARD, "TD012") == []
+
+
+def test_a_dispatch_made_exhaustive_by_an_assert_is_quiet():
+    text = code("""
+        import torch
+        def moment(power, t):
+            assert power in (1, 2), "power must be 1 or 2"
+            if power == 1:
+                return t.mean()
+            elif power == 2:
+                return (t * t).mean()
+        print(moment(2, torch.ones(3)).item())
+    """)
+    assert hits(text, "TD012") == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the guard allows a value the chain has no branch for
+        ('("nhwc", "nchw")', '("nhwc", "nchw", "nc")'),
+        # the guard does not raise
+        ('raise ValueError(f"unknown layout {layout}")', 'print("unknown layout")'),
+        # the guard checks another value
+        ("if layout not in", "if mode not in"),
+    ],
+)
+def test_a_guard_that_does_not_cover_the_chain_leaves_the_finding(change):
+    text = GUARDED_FORWARD.replace(*change)
+    assert text != GUARDED_FORWARD
+    (finding,) = findings(text, "TD012")
+    assert finding.line == 9
