@@ -1,6 +1,8 @@
 // DataCheckResult → the data-check page (extension/src/data/dataView.ts), from real results
 // (tests/ts/unit/fixtures/data-*.json, written by data_fixtures.py).
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import type { DataCheckResult } from '../../../../extension/src/data/dataProtocol';
 import {
@@ -72,6 +74,18 @@ test('messageParts and indicesText on their edges', () => {
   assert.equal(indicesText([1, 2, 3, 4], 4, 2), '1, 2 … (4 in all)');
   assert.equal(findingTitle('something-new'), 'something-new');
   assert.equal(findingTitle('empty-split'), 'Empty split'); // the backend's kind for a split with no sample
+});
+
+test('every finding kind the backend can report has a title of its own', () => {
+  // The kinds are the string constants of the backend's findings module: a new check whose kind
+  // is missing here would show its raw kind as the card's title.
+  const source = readFileSync(resolve(__dirname, '../../../pybackend/torchdoctor/data_checks/findings.py'), 'utf8');
+  const section = source.slice(source.indexOf('# kinds'), source.indexOf('\n\n\n', source.indexOf('# kinds')));
+  const kinds = [...section.matchAll(/^[A-Z0-9_]+ = "([a-z0-9-]+)"/gm)].map((m) => m[1]);
+  assert.ok(kinds.length >= 25, `kinds read from findings.py: ${kinds.join(', ')}`);
+  for (const kind of kinds) {
+    assert.notEqual(findingTitle(kind), kind, `no title for the backend's kind ${kind}`);
+  }
 });
 
 test('errors come first; the CSV lists every flagged sample; only the result\'s files open', () => {
