@@ -20,7 +20,7 @@ from ..model import INFORMATION, WARNING, Span
 from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
-from .implicit_none_guards import guarded_dispatch
+from .implicit_none_guards import guarded_dispatch, module_method
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
@@ -71,7 +71,7 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
             continue
         if checked:
             continue
-        if _module_method(ctx, func):
+        if module_method(ctx, func):
             _report_module_method(ctx, report, func, example, what)
             continue
         if not _top_level(ctx, func):
@@ -91,13 +91,6 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"fallback or raise (or write `return None` to say None is meant).",
                 severity=INFORMATION,
             )
-
-
-def _module_method(ctx: LintContext, func: Function) -> bool:
-    """A method of an ``nn.Module`` subclass: the module's output (``forward``, reached through
-    ``module(x)``, which no call site shows) or a step of it, never a "not handled"."""
-    owner = ctx.enclosing_class(func)
-    return owner is not None and ctx.is_module_class(owner)
 
 
 def _report_module_method(ctx: LintContext, report: Reporter, func: Function, example: ast.Return, what: str) -> None:

@@ -1,5 +1,6 @@
-"""For TD012 (implicit_none.py only): an ``if``/``elif`` dispatch on one value that cannot fall
-through, because a guard raises on every value it has no branch for.
+"""For TD012 (implicit_none.py only): which methods speak without a caller in sight (those of
+an ``nn.Module``), and an ``if``/``elif`` dispatch on one value that cannot fall through,
+because a guard raises on every value it has no branch for.
 
 ``assert order in (0, 1)`` before ``if order == 0: return a`` / ``elif order == 1: return b``,
 or ``if data_format not in ("last", "first"): raise ...`` in ``__init__`` before a ``forward``
@@ -19,6 +20,17 @@ from ..flow import block_completes
 
 # (last name of the value tested, the constants tested or allowed)
 Values = Tuple[str, FrozenSet[object]]
+
+
+def module_method(ctx: LintContext, func: Function) -> bool:
+    """A method of an ``nn.Module`` subclass: the module's output (``forward``, reached through
+    ``module(x)``, which no call site shows) or a step of it, never a "not handled"."""
+    owner = ctx.enclosing_class(func)  # an autograd Function's backward gives None for "no gradient"
+    return (
+        owner is not None
+        and ctx.is_module_class(owner)
+        and not any(b.endswith("Function") for b in ctx.base_names(owner))
+    )
 
 
 def guarded_dispatch(ctx: LintContext, func: Function) -> bool:

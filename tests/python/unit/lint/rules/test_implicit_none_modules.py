@@ -158,3 +158,22 @@ def test_a_guard_that_does_not_cover_the_chain_leaves_the_finding(change):
     assert text != GUARDED_FORWARD
     (finding,) = findings(text, "TD012")
     assert finding.line == 9
+
+
+def test_an_autograd_function_backward_may_give_none_for_no_gradient():
+    # ``is_module_class`` counts any class with a ``forward``; an autograd Function's backward
+    # returning None means "no gradient for this input", which autograd accepts.
+    text = code("""
+        import torch
+        class ClampGrad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+            @staticmethod
+            def backward(ctx, grad):
+                if ctx.needs_input_grad[0]:
+                    return grad.clamp(-1, 1)
+    """)
+    assert hits(text, "TD012") == []
+    as_module = text.replace("torch.autograd.Function", "torch.nn.Module")
+    assert hits(as_module, "TD012") == [("TD012", 7)]
