@@ -93,6 +93,7 @@ class LintContext(ValueResolution, CallerResolution):
         self._resolving: Set[Tuple[ast.AST, str]] = set()
         self._arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
+        self._call_rank: Optional[Dict[ast.Call, int]] = None
         self._local_called: Dict[ast.Call, Optional[Function]] = {}
         self.parents: Dict[ast.AST, ast.AST] = {}
         self.calls: List[ast.Call] = []

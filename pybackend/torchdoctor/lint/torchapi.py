@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .context import LintContext, terminal_name
 
@@ -132,7 +132,10 @@ def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr]
 
     def find() -> List[Tuple[ast.Call, str, Optional[ast.expr], Optional[ast.expr]]]:
         found = []
-        cache = ctx.shared("torchapi.loss_call", dict)  # ``loss_call``'s, filled inline: every call of the file
+        # ``loss_call``'s cache, filled inline: every call of the file is asked
+        cache: Dict[ast.Call, Optional[Tuple[str, Optional[ast.expr], Optional[ast.expr]]]] = ctx.shared(
+            "torchapi.loss_call", dict
+        )
         for call in ctx.calls:
             if call in cache:
                 loss = cache[call]
