@@ -162,7 +162,15 @@ class LintContext(ValueResolution, CallerResolution):
             if flags:  # the few node kinds anything is done with; most nodes take the fast path
                 if flags & _F_OWNED:
                     entry = ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), node)
-                    owned.setdefault(owner, {}).setdefault(kind, []).append(entry)
+                    # get-or-create, not setdefault: that builds an empty dict and list per node
+                    by_kind = owned.get(owner)
+                    if by_kind is None:
+                        by_kind = owned[owner] = {}
+                    entries = by_kind.get(kind)
+                    if entries is None:
+                        by_kind[kind] = [entry]
+                    else:
+                        entries.append(entry)
                 if flags & _F_LIST:
                     lists[kind].append(node)
                 if flags & _F_BINDS:
