@@ -14,6 +14,8 @@ the global hooks simply stay: the same results, at the old cost.
 
 from __future__ import annotations
 
+import importlib
+from collections import OrderedDict
 from typing import Any, Callable, List, Optional
 
 
@@ -26,7 +28,8 @@ class Outermost:
         self.attached = False
         self.handles: List[Any] = []
         self.slots: List[Any] = []  # (torch's dict, our id, our hook) for each global hook
-        self.call: Optional[Any] = None  # the one-call hook of the outermost call in progress
+        self.call: Optional[Any] = None  # the module dicts holding the one-call hook, while a call runs
+        self.call_id = -1
         # One bound method each, so that what is put back is what torch was given.
         self._pre_hook, self._post_hook, self._done_hook = self._pre, self._post, self._done
 
@@ -37,6 +40,8 @@ class Outermost:
             modules.register_module_forward_hook(self._post_hook),
         ]
         self.attached = True
+        handle = importlib.import_module("torch.utils.hooks").RemovableHandle(OrderedDict())
+        self.call_id = handle.id  # a hook id no one else holds
         slots = []
         for handle, hook in zip(self.handles, (self._pre_hook, self._post_hook)):
             ref = getattr(handle, "hooks_dict_ref", None)
@@ -56,18 +61,24 @@ class Outermost:
     def _pre(self, module: Any, inputs: Any) -> None:
         if not self.enter(module, inputs) or not self.slots:
             return None
-        try:
-            self.call = module.register_forward_hook(self._done_hook, prepend=True, always_call=True)
-        except Exception:
-            return None  # e.g. a module type that takes no hooks: the global post-hook ends the call
-        for hooks, hook_id, _ in self.slots:
-            hooks.pop(hook_id, None)
+        # What register_forward_hook(prepend=True, always_call=True) does, without a handle per call.
+        hooks = getattr(module, "_forward_hooks", None)
+        always = getattr(module, "_forward_hooks_always_called", None)
+        if not isinstance(hooks, OrderedDict) or not isinstance(always, dict):
+            return None  # not an nn.Module as torch makes them: the global post-hook ends the call
+        hooks[self.call_id] = self._done_hook
+        hooks.move_to_end(self.call_id, last=False)
+        always[self.call_id] = True
+        self.call = (hooks, always)
+        for slot, hook_id, _ in self.slots:
+            slot.pop(hook_id, None)
         return None
 
     def _done(self, module: Any, inputs: Any, output: Any) -> None:
         call, self.call = self.call, None
         if call is not None:
-            call.remove()
+            for hooks in call:
+                hooks.pop(self.call_id, None)
         if self.attached:
             for hooks, hook_id, hook in self.slots:
                 hooks[hook_id] = hook
