@@ -21,6 +21,7 @@ from ..datasplits import (
     Data,
     end_position,
     follow_derived,
+    index_origin,
     last_name,
     part_of_split,
     row_slice,
@@ -140,8 +141,10 @@ def _same_table(ctx: LintContext, target: ast.expr, data: ast.expr) -> bool:
 def _training_part(ctx: LintContext, data: ast.expr) -> bool:
     """Whether ``data`` is a part of the rows, not the whole: a row slice (``X[:n]``,
     ``prices[:split]``), a name holding one or a part of a split (``train = data[:n]``,
-    ``X_train`` of ``train_test_split``), or a name that says so (``train_df``)."""
-    if isinstance(data, ast.Subscript) and row_slice(data) is not None:
+    ``X_train`` of ``train_test_split``), the rows an index from a split picks (``X[train_idx]``
+    with ``train_idx`` a side of ``train_test_split(np.arange(n))`` or of ``perm[:n]``, and
+    ``X[perm[:n]]``), or a name that says so (``train_df``)."""
+    if isinstance(data, ast.Subscript) and (row_slice(data) is not None or index_origin(ctx, data) is not None):
         return True
     if isinstance(data, ast.Name) and split_origin(ctx, data) is not None:
         return True

@@ -82,3 +82,33 @@ def test_training_frame_passed_to_a_function_then_the_other_frame_cut():
 )
 def test_fitted_on_what_is_cut_later_is_still_the_leak(body, line):
     assert hits(HEAD + body, "TD011") == [("TD011", line)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the training side of a split of row numbers picks the rows the scaler sees
+        "feats = np.load('feats.npy')\nfit_i, hold_i = train_test_split(np.arange(len(feats)), test_size=0.25)\n"
+        "sc = StandardScaler().fit(feats[fit_i])\nscaled = sc.transform(feats)\n"
+        "a, b = scaled[fit_i], scaled[hold_i]\n",
+        # a shuffled order cut in two, the scaler fitted through the first side's name
+        "feats = np.load('feats.npy')\norder = np.random.permutation(len(feats))\n"
+        "fit_i, hold_i = order[:700], order[700:]\nsc = MinMaxScaler()\nsc.fit(feats[fit_i])\n"
+        "scaled = sc.transform(feats)\na, b = scaled[fit_i], scaled[hold_i]\n",
+        # the same cut written inside the index
+        "feats = np.load('feats.npy')\norder = torch.randperm(len(feats))\n"
+        "sc = StandardScaler().fit(feats[order[:700]])\nscaled = sc.transform(feats)\n"
+        "a, b = scaled[order[:700]], scaled[order[700:]]\n",
+    ],
+)
+def test_fitted_on_the_rows_an_index_split_picks_then_applied_to_all(body):
+    assert hits(HEAD + body, "TD011") == []
+
+
+def test_fitted_on_all_rows_then_the_index_split_is_still_the_leak():
+    body = (
+        "feats = np.load('feats.npy')\norder = np.random.permutation(len(feats))\n"
+        "fit_i, hold_i = order[:700], order[700:]\nsc = StandardScaler().fit(feats)\n"
+        "scaled = sc.transform(feats)\na, b = scaled[fit_i], scaled[hold_i]\n"
+    )
+    assert hits(HEAD + body, "TD011") == [("TD011", 8)]
