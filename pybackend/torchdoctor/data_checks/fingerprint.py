@@ -1,11 +1,21 @@
-"""64-bit fingerprints of array rows in one vectorised pass (duplicates).
+"""128-bit fingerprints of array rows in one vectorised pass (duplicates).
 
-Each row's bytes, read as 64-bit words, are multiplied by a fixed vector of random odd words and
-summed modulo 2**64: a linear hash. A difference in one word always changes it (an odd multiplier
-is invertible modulo 2**64); a difference in several collides with probability about 2**-64 for
-data that was not built to collide (among 200,000 rows, about 1e-9 for any pair). The shape and
-dtype are mixed in, so rows of different layouts never match. One multiply-add per 8 bytes:
-hashing each row with hashlib or ``hash(bytes)`` cost more than a dataset's own ``__getitem__``.
+Each row's bytes are read as 64-bit words. Every word is first XORed with a random constant for
+its position and scrambled by murmur3's finaliser (``fmix64``, a bijection on 64-bit words whose
+every output bit depends on every input bit); the scrambled words are then summed with two
+independent vectors of random odd weights modulo 2**64, giving two 64-bit halves.
+
+Why the scramble: a plain weighted sum of the raw words is linear, and structured rows break it -
+whole-number or 0/1 float64 values differ only in their top bits, so ``x`` and ``-x``, rows of
++-1, ``x`` and ``2x`` summed to the same value (false duplicates). After ``fmix64`` the words fed
+to the sum are pseudo-random whatever the data's structure.
+
+Collisions: rows that differ in one word never collide (``fmix64`` is a bijection and an odd
+weight is invertible modulo 2**64). Rows that differ in several collide only if both halves do,
+about 2**-128 per pair for data not built against these fixed constants (this is not a
+cryptographic hash). The shape and dtype are mixed in, so rows of different layouts never match.
+A few vectorised operations per 8 bytes: hashing each row with hashlib or ``hash(bytes)`` cost
+more than a dataset's own ``__getitem__``.
 """
 
 from __future__ import annotations
@@ -14,25 +24,43 @@ import hashlib
 
 import numpy as np
 
-_WEIGHTS: dict = {}
+_CONSTANTS: dict = {}
+_M1 = np.uint64(0xFF51AFD7ED558CCD)
+_M2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
 
 
-def _weights(words: int) -> np.ndarray:
-    w = _WEIGHTS.get(words)
-    if w is None:
-        w = np.random.default_rng(0x7D0C).integers(0, 2**63, size=words, dtype=np.uint64)
-        w = w * np.uint64(2) + np.uint64(1)  # odd
-        _WEIGHTS[words] = w
-    return w
+def _constants(words: int) -> tuple:
+    """(per-position XOR constants, a (words, 2) matrix of odd weights), fixed for a row length."""
+    found = _CONSTANTS.get(words)
+    if found is None:
+        rng = np.random.default_rng(0x7D0C)
+        salt = rng.integers(0, 2**63, size=words, dtype=np.uint64) * np.uint64(2)
+        w = rng.integers(0, 2**63, size=(words, 2), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        found = _CONSTANTS[words] = (salt, w)
+    return found
 
 
-def _tag(x: np.ndarray) -> np.uint64:
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """murmur3's 64-bit finaliser, in place on a uint64 array (returned). One scratch array for
+    the shifts instead of a new one per step: the hash is memory-bound."""
+    shifted = np.empty_like(x)
+    with np.errstate(over="ignore"):
+        for m in (_M1, _M2, None):
+            np.right_shift(x, _S33, out=shifted)
+            x ^= shifted
+            if m is not None:
+                np.multiply(x, m, out=x)
+    return x
+
+
+def _tag(x: np.ndarray) -> int:
     text = repr((x.shape[1:], x.dtype.str)).encode()
-    return np.frombuffer(hashlib.blake2b(text, digest_size=8).digest(), np.uint64)[0]
+    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
 
 
 def fingerprints(x: np.ndarray) -> list:
-    """One 64-bit fingerprint per row of ``x`` (rows along the first axis)."""
+    """One 128-bit fingerprint (a Python int) per row of ``x`` (rows along the first axis)."""
     k = x.shape[0]
     if not k:
         return []
@@ -40,9 +68,10 @@ def fingerprints(x: np.ndarray) -> list:
     pad = (-raw.shape[1]) % 8
     if pad:
         raw = np.concatenate([raw, np.zeros((k, pad), np.uint8)], 1)
-    words = raw.view(np.uint64)
-    # the same sum of products as (words * weights).sum(1), without the product array: numpy's
-    # integer matmul wraps modulo 2**64 like the sum does, and reads the rows once (half the time)
+    salt, weights = _constants(raw.shape[1] // 8)
+    mixed = fmix64(raw.view(np.uint64) ^ salt)  # a new array: the caller's rows are not touched
+    # numpy's integer matmul wraps modulo 2**64 like a sum does and reads the rows once
     with np.errstate(over="ignore"):
-        out = (words @ _weights(words.shape[1])) ^ _tag(x)
-    return out.tolist()
+        halves = (mixed @ weights).tolist()
+    tag = _tag(x)
+    return [(hi << 64 | lo) ^ tag for hi, lo in halves]
