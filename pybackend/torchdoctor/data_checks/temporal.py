@@ -16,6 +16,11 @@ gives about half, and is never reported: for i.i.d. rows it is a sound split). T
 - the same kind when the splits are ordered the other way round: at least ``TEMPORAL_ORDERED`` of
   the other split's times are earlier than the training median, and training rows are later than
   its end - the model is evaluated on the past of what it learned from.
+
+Every time column is judged, and nothing is said when any one of them separates the splits
+cleanly (ordered, no training row past the boundary): the split was then made on that column, and
+another time derived from it (a loan's maturity = its application date + a term) overlaps the
+boundary without any leak. Missing times (``None``, NaN, ``NaT``) are left out.
 """
 
 from __future__ import annotations
@@ -30,8 +35,15 @@ from . import thresholds as T
 from .context import Context, Split
 
 
+def _missing(v: Any) -> bool:
+    """None, NaN, pandas' ``NaT`` (a datetime subclass) or numpy's ``NaT``: not equal to itself."""
+    return v is None or (isinstance(v, (float, _dt.datetime, np.generic)) and bool(v != v))
+
+
 def _seconds(v: Any) -> Optional[float]:
     """A datetime, date, datetime64 or ISO-8601 text as seconds (naive times read as UTC), or None."""
+    if _missing(v):
+        return None
     if isinstance(v, str):
         text = v.strip()
         if len(text) < 8 or text.count("-") < 2:  # "2024-03-01" at least: not a bare number
@@ -45,7 +57,10 @@ def _seconds(v: Any) -> Optional[float]:
     if isinstance(v, _dt.datetime):
         if v.tzinfo is None:
             v = v.replace(tzinfo=_dt.timezone.utc)
-        return v.timestamp()
+        try:
+            return v.timestamp()
+        except (ValueError, OverflowError, OSError):  # out of the platform's range
+            return None
     if isinstance(v, _dt.date):
         return float(v.toordinal() - _dt.date(1970, 1, 1).toordinal()) * 86400.0
     return None
@@ -54,7 +69,7 @@ def _seconds(v: Any) -> Optional[float]:
 def _times(values: list) -> Optional[tuple]:
     """(row positions, their times in seconds) when nearly all the column's present values are
     times, else None."""
-    present = [(i, v) for i, v in enumerate(values) if v is not None and not (isinstance(v, float) and v != v)]
+    present = [(i, v) for i, v in enumerate(values) if not _missing(v)]
     if len(present) < T.TEMPORAL_MIN_SPLIT:
         return None
     kinds = {type(v) for _, v in present}
@@ -75,20 +90,32 @@ def check(ctx: Context) -> list:
     for split in ctx.others():
         if split.table is None:
             continue
-        for name in train.table.columns:
-            if name not in split.table.columns:
-                continue
-            a, b = _times(train.table.columns[name]), _times(split.table.columns[name])
-            if a is None or b is None:
-                continue
-            found = _judge(train, split, name, a, b[1])
-            if found is not None:
-                out.append(found)
-                break  # one time column is enough to say it
+        found = _pair(train, split)
+        if found is not None:
+            out.append(found)
     return out
 
 
-def _judge(train: Split, split: Split, column: str, rows_times: tuple, b: np.ndarray) -> Optional[dict]:
+def _pair(train: Split, split: Split) -> Optional[dict]:
+    """The first leaking time column's finding, or None when none leaks or any one of them
+    separates the two splits cleanly (the split was made on it)."""
+    first = None
+    for name in train.table.columns:
+        if name not in split.table.columns:
+            continue
+        a, b = _times(train.table.columns[name]), _times(split.table.columns[name])
+        if a is None or b is None:
+            continue
+        ordered, found = _judge(train, split, name, a, b[1])
+        if ordered and found is None:
+            return None  # a clean split on this column: a later, derived time is no leak
+        first = first or found
+    return first
+
+
+def _judge(train: Split, split: Split, column: str, rows_times: tuple, b: np.ndarray) -> tuple:
+    """(whether the splits are ordered in time by this column, the finding when training rows
+    reach past the boundary, else None)."""
     rows, a = rows_times
     middle = float(np.median(a))
     if np.mean(b > middle) >= T.TEMPORAL_ORDERED:  # the other split comes after training
@@ -100,11 +127,11 @@ def _judge(train: Split, split: Split, column: str, rows_times: tuple, b: np.nda
         late = np.flatnonzero(a > end)
         after, edge = "after the end of", end
     else:
-        return None  # not time-ordered (a random split): nothing to say
+        return False, None  # not time-ordered (a random split): nothing to say
     if len(late) < max(T.TEMPORAL_MIN_ROWS, T.TEMPORAL_SHARE * len(a)):
-        return None
+        return True, None
     when = _dt.datetime.fromtimestamp(round(edge), _dt.timezone.utc).isoformat(sep=" ").replace("+00:00", "")
-    return F.finding(
+    return True, F.finding(
         F.TEMPORAL,
         F.WARNING,
         train.name,

@@ -8,6 +8,7 @@ import datetime as dt
 import random
 
 import numpy as np
+import pytest
 
 from support.data_checks import check, kinds
 
@@ -86,3 +87,60 @@ def test_numbers_are_not_read_as_times_and_datetime64_is():
 def test_too_few_rows_say_nothing():
     r = check({"train": rows([float(d) for d in range(15)] + [40.0] * 3), "test": rows([30.0 + d for d in range(10)])})
     assert r["findings"] == []
+
+
+def leaky_days(n=1000, moved=60):
+    """Days of a year in order, with ``moved`` rows from near the end placed before the cut at
+    80 %: a time split made by position in a table not sorted by time."""
+    days = [d * 360 / n for d in range(n)]
+    cut = int(0.8 * n)
+    late = days[cut + 50 : cut + 50 + moved]
+    rest = days[: cut + 50] + days[cut + 50 + moved :]
+    ordered = late + rest
+    return ordered[:cut], ordered[cut:]
+
+
+def test_pandas_missing_times_are_skipped_and_the_leak_still_found():
+    pd = pytest.importorskip("pandas")
+    train_days, test_days = leaky_days()
+    train = pd.DataFrame(
+        {"when": [START + dt.timedelta(days=d) for d in train_days], "x": np.arange(len(train_days)) % 7.0}
+    )
+    test = pd.DataFrame(
+        {"when": [START + dt.timedelta(days=d) for d in test_days], "x": np.arange(len(test_days)) % 5.0}
+    )
+    train.loc[3, "when"] = pd.NaT
+    train.loc[500, "when"] = None
+    test.loc[10, "when"] = pd.NaT
+    r = check({"train": train, "test": test})
+    leaks = [f for f in r["findings"] if f["kind"] == "temporal-leakage"]
+    assert len(leaks) == 1 and leaks[0]["details"]["column"] == "when"
+    assert not any("could not run" in n for n in r["notes"])
+
+
+def test_none_among_times_is_skipped_and_the_leak_still_found():
+    train_days, test_days = leaky_days()
+    train, test = rows(train_days), rows(test_days)
+    train["timestamp"][3] = None
+    test["timestamp"][7] = None
+    assert "temporal-leakage" in kinds(check({"train": train, "test": test}))
+
+
+def test_a_clean_split_on_one_time_column_is_silent_despite_a_time_derived_from_it():
+    rng = random.Random(4)
+    applied = [START + dt.timedelta(days=d * 360 / 1200) for d in range(1200)]
+    maturity = [t + dt.timedelta(days=rng.randint(30, 365)) for t in applied]  # overlaps the cut
+    amount = [rng.random() for _ in applied]
+
+    def table(lo, hi, first):
+        cols = {"application": applied[lo:hi], "maturity": maturity[lo:hi], "amount": amount[lo:hi]}
+        return cols if first else {k: cols[k] for k in ("maturity", "application", "amount")}
+
+    for first in (True, False):  # whichever column comes first
+        assert check({"train": table(0, 1000, first), "test": table(1000, 1200, first)})["findings"] == []
+    # split by position of a table unsorted by application: both columns leak, and it is said
+    order = list(range(1100, 1160)) + list(range(1100)) + list(range(1160, 1200))
+    shuffled = {"application": [applied[i] for i in order], "maturity": [maturity[i] for i in order]}
+    train = {k: v[:1000] for k, v in shuffled.items()}
+    test = {k: v[1000:] for k, v in shuffled.items()}
+    assert kinds(check({"train": train, "test": test})) == ["temporal-leakage"]
