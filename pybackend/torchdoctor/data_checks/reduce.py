@@ -313,8 +313,10 @@ def is_blank(x: Optional[np.ndarray], layout: str = "chw") -> bool:
 
 def _scalar_labels(ys: list) -> Optional[np.ndarray]:
     """Every label in one array when each is a plain number or a 0-d tensor (the common class
-    index), else None. One array, not one per label: 2,000 0-d arrays cost ~2 ms per split."""
-    if ys and all(type(y) in (int, float, bool) or isinstance(y, np.generic) for y in ys):
+    index), else None. One array, not one per label: 2,000 0-d arrays cost ~2 ms per split.
+    numpy scalars count only when numbers or bools: a numpy string (a name read from an array)
+    would make a text array that the float conversion later fails on."""
+    if ys and all(type(y) in (int, float, bool) or isinstance(y, (np.number, np.bool_)) for y in ys):
         return np.asarray(ys)
     torch = sys.modules.get("torch")
     if torch is not None and ys and all(isinstance(y, torch.Tensor) and y.dim() == 0 for y in ys):

@@ -1,10 +1,11 @@
 """Label histogram, imbalance with the majority baseline, out-of-range labels, one output for many
-classes, labels unseen in training."""
+classes, labels unseen in training; labels that are numpy strings are read like Python strings."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
-from torch.utils.data import DataLoader, TensorDataset, WeightedRandomSampler
+from torch.utils.data import DataLoader, Dataset, TensorDataset, WeightedRandomSampler
 
 from support.data_checks import check, kinds
 
@@ -82,3 +83,29 @@ def test_labels_unseen_in_a_training_loader_drawn_with_replacement_are_not_judge
 def test_one_hot_labels_are_read_as_classes():
     y = torch.nn.functional.one_hot(torch.tensor([0] * 190 + [1] * 10), 2).float()
     assert kinds(check(labelled(y))) == ["label-imbalance"]
+
+
+class NamedLabels(Dataset):
+    """Feature rows labelled by class name, as numpy strings (read from an array of names) or as
+    Python strings."""
+
+    def __init__(self, numpy_names: bool):
+        names = np.array(["cat", "dog", "eel"])
+        self.x = torch.randn(300, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+        self.names = names[np.arange(300) % 3]
+        self.numpy_names = numpy_names
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        name = self.names[i]
+        return self.x[i], name if self.numpy_names else str(name)
+
+
+def test_numpy_string_labels_are_read_like_python_strings():
+    numpy_names = check({"train": NamedLabels(numpy_names=True)}, galleryImages=0)
+    python_names = check({"train": NamedLabels(numpy_names=False)}, galleryImages=0)
+    assert not any("could not" in n or "raised" in n for n in numpy_names["notes"])
+    assert kinds(numpy_names) == kinds(python_names)
+    assert numpy_names["notes"] == python_names["notes"]
