@@ -69,27 +69,55 @@ def quick_bound(t: Any) -> Optional[float]:
     ``|x| <= sqrt(it) <= threshold``: the tensor passes without reading its extremes. NaN, Inf,
     an overflow of the squares, a large norm or all zeros (or an underflow) go to the exact check.
     """
+    if not t.is_cpu or t.numel() < QUICK_FROM:
+        return None
+    return quick_squares(t)
+
+
+def quick_squares(t: Any) -> Optional[float]:
+    """:func:`quick_bound` of a CPU tensor already known to hold ``QUICK_FROM`` values or more."""
     global _QUICK
     if not _QUICK:
         _QUICK = _quick_dtypes()
-    if t.dtype not in _QUICK or not t.is_cpu or t.numel() < QUICK_FROM or not t.is_contiguous():
+    if t.dtype not in _QUICK or not t.is_contiguous():
         return None
     flat = t.detach().view(-1)
     return sys.modules["torch"].dot(flat, flat).item()
 
 
-def grad_bounds(grads: List[Any]) -> List[Tuple[float, float]]:
-    """``(-n, n)`` with ``n`` each gradient's 2-norm (>= its largest |g|), all in one pass each and
-    one conversion: a bound the usual case needs, read exactly only when it is not enough."""
+# Up to this many gradients, one ``.item()`` per norm costs less than a stack and one ``tolist()``.
+ITEMS_UP_TO = 12
+
+
+def grad_norms(grads: List[Any]) -> List[float]:
+    """Each gradient's 2-norm (>= its largest |g|; NaN or Inf when it holds one), all in one call
+    and one conversion: a bound the usual case needs, read exactly only when it is not enough."""
     torch = sys.modules["torch"]
     norms = torch._foreach_norm(grads, 2)  # gradients record no history: no detach needed
+    if len(norms) <= ITEMS_UP_TO:
+        return [n.item() for n in norms]
     # stack promotes mixed dtypes (float16 and float32 norms stack as float32): one host transfer
-    return [(-n, n) for n in torch.stack(norms).tolist()]
+    return torch.stack(norms).tolist()
+
+
+def grad_bounds(grads: List[Any]) -> List[Tuple[float, float]]:
+    """``(-n, n)`` with ``n`` each gradient's 2-norm (:func:`grad_norms`)."""
+    return [(-n, n) for n in grad_norms(grads)]
 
 
 def extremes_device(t: Any) -> Any:
     """``[min, max]`` of ``t`` as a 2-element tensor on ``t``'s device (no host sync)."""
     return sys.modules["torch"].stack(_reduce(t))
+
+
+def cpu_extremes(t: Any, n: int) -> Tuple[float, float]:
+    """:func:`extremes` of a real floating CPU tensor of ``n`` values (n > 1), known to be all that."""
+    torch = sys.modules["torch"]
+    data = t.detach()  # reductions of a detached view record no autograd history
+    if n >= SPLIT_AT:
+        return torch.amin(data).item(), torch.amax(data).item()
+    low, high = torch.aminmax(data)
+    return low.item(), high.item()
 
 
 def extremes(t: Any) -> Tuple[float, float]:

@@ -43,6 +43,14 @@ class GradientChecks(WatchHost):
 
         def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
 
+    def _grad_norms_hit(self, grads, norms: List[float], frame, loss: Any = None) -> None:
+        """The CPU's usual case: each gradient's 2-norm (:func:`detect.grad_norms`) bounds its values."""
+        # every norm finite (a NaN or Inf makes the sum so), within the threshold, none zero
+        if sum(norms) < math.inf and max(norms) <= self.config.threshold and min(norms) > 0.0:
+            self._last_grads = ([e[0] for e in grads], norms)  # norms: loss_checks makes them bounds
+            return
+        self._grads_hit(grads, [(-n, n) for n in norms], frame, loss)
+
     def _grads_hit(self, grads, table, frame, loss: Any = None) -> None:
         # Names and extremes only: keeping the gradients would hold them past zero_grad().
         threshold = self.config.threshold

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import report as R
 from .amp import ScalerTracker
 from .dead import DeadEvidence
-from .detect import NONFINITE, ZERO, checkable, extremes_device, grad_bounds, verdict
+from .detect import NONFINITE, ZERO, checkable, extremes_device, grad_norms, verdict
 from .device import DeviceBatch
 from .frames import user_frame
 from .grads import zero_grads
@@ -25,6 +25,9 @@ from .host import WatchHost
 from .loss_forensics import describe, find_origin
 from .loss_health import TREND_RULES, LossSeries
 from .stale import StaleGradTracker
+
+_ref = weakref.ref
+MAX_SITES = 256  # backward() call sites whose line numbers are cached
 
 _LOSS_KINDS = {
     "nan": "loss_nan",
@@ -54,9 +57,12 @@ class LossChecks(WatchHost):
     _tensor_type: Any
     _strided: Any
     _grad_dtypes: Any
-    _last_out: Optional["weakref.ref[Any]"]
+    _last_out: Callable[[], Any]  # forward.ForwardChecks: the last output checked (weakly)
     _last_version: int
     _last_extremes: Tuple[float, float]
+    _last_id: int
+    _last_one: bool
+    _sites: Dict[Tuple[int, int, int, int], Tuple[Any, Any, Tuple[Any, int, Any, int], Any]]
 
     if TYPE_CHECKING:
 
@@ -68,27 +74,35 @@ class LossChecks(WatchHost):
 
         def _grads_hit(self, grads: Any, table: Any, frame: Any, loss: Any = None) -> None: ...
 
+        def _grad_norms_hit(self, grads: Any, norms: Any, frame: Any, loss: Any = None) -> None: ...
+
     def before_backward(self, loss: Any, frame) -> None:
         try:
             # A GradScaler's scale(loss): judge the unscaled loss, and the gradients unscaled.
             self._amp_step = self.amp.lookup(loss) if self.amp._scaled else None
             if self.check_backward:
                 self.stale.before_backward()
-            if self.check_loss and is_scalar(loss) and not self._deferred(loss):
-                self._loss_hit(self._loss_value(loss), loss, frame)
+            if self.check_loss:
+                value = self._checked_loss(loss)
+                if value is None and is_scalar(loss) and not self._deferred(loss):
+                    value = self._loss_value(loss)
+                if value is not None:
+                    self._loss_hit(value, loss, frame)
         except Exception as exc:
             self._error(exc)
 
+    def _checked_loss(self, loss: Any) -> Optional[float]:
+        """The forward check's own read of the loss, when the loss is the one value it read last
+        (a loss module's output, on the CPU), unchanged since; None otherwise (or under a GradScaler)."""
+        if self._last_one and id(loss) == self._last_id and not self._amp_step:
+            if self._last_out() is loss and loss._version == self._last_version:
+                return self._last_extremes[0]
+        return None
+
     def _loss_value(self, loss: Any) -> float:
-        """The loss as a float: the unscaled one under a GradScaler; the forward check's own read
-        when the loss is the output just checked (a loss module's), unchanged since."""
+        """The loss as a float: the unscaled one under a GradScaler."""
         if self._amp_step:
             return float(self._amp_step[1].item())
-        last = self._last_out() if self._last_out is not None else None
-        if last is not None and last is loss and last._version == self._last_version:
-            low, high = self._last_extremes
-            if low == high:  # one value: its exact extremes are the value (NaN is read again)
-                return low
         return float(loss.detach().item())
 
     def after_backward(self, loss: Any, frame) -> None:
@@ -106,13 +120,7 @@ class LossChecks(WatchHost):
         self._last_loss = value
         # One series per backward() call site (the caller's line and the line that called it):
         # a GAN's discriminator and generator losses are different curves.
-        site = (
-            frame.f_code,
-            frame.f_lineno,
-            frame.f_back.f_code if frame.f_back else None,
-            frame.f_back.f_lineno if frame.f_back else 0,
-        )
-        health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
+        site, health = self._loss_series(frame)
         for finding in health.observe(value, self.updates):
             rule = str(finding["rule"])
             advice = rule in TREND_RULES  # trends are advice: never a stop, never the exit status
@@ -131,9 +139,30 @@ class LossChecks(WatchHost):
                 self._explain_nan(report, loss)
             if rule == "notDecreasing" and self._last_grads:
                 paths, table = self._last_grads
+                if table and not isinstance(table[0], tuple):  # norms (grad_checks): (-n, n) bounds
+                    table = [(-n, n) for n in table]
                 report["zero_grad_params"] = zero_grads(paths, table)
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
+
+    def _loss_series(self, frame) -> Tuple[Tuple[Any, int, Any, int], Any]:
+        """The call site ``(code, line, calling code, its line)`` of a ``backward()`` call, and its
+        loss series. A line number is computed from the frame's instruction offset by a scan of
+        the code's line table, and a code object's hash hashes its constants (both long for a
+        script's module-level loop): the pair is cached per pair of offsets, keyed by the code
+        objects' ids (the entry holds the code objects, so the ids stay theirs)."""
+        back = frame.f_back
+        code = frame.f_code
+        back_code = back.f_code if back is not None else None
+        key = (id(code), frame.f_lasti, id(back_code), back.f_lasti if back is not None else -1)
+        entry = self._sites.get(key)
+        if entry is None or entry[0] is not code or entry[1] is not back_code:
+            site = (code, frame.f_lineno, back_code, back.f_lineno if back is not None else 0)
+            health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
+            entry = (code, back_code, site, health)
+            if len(self._sites) < MAX_SITES:
+                self._sites[key] = entry
+        return entry[2], entry[3]
 
     def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
         from ...spelling import fmt_num
@@ -147,11 +176,11 @@ class LossChecks(WatchHost):
 
     def _flush_deferred(self, loss: Any, frame) -> None:
         """The step's device checks (accelerators) and its gradients, read in one transfer."""
-        grads = self._fresh_grads() if (self.check_backward and loss is not None) else []
-        deferred_loss = loss is not None and self.check_loss and is_scalar(loss) and self._deferred(loss)
-        if not len(self.pending) and not deferred_loss and not self.force_deferred and all(e[3].is_cpu for e in grads):
-            if grads:  # the CPU: read each gradient's extremes directly, nothing to batch
-                self._grads_hit(grads, grad_bounds([e[3] for e in grads]), frame, loss)
+        grads, on_cpu = self._fresh_grads() if (self.check_backward and loss is not None) else ([], True)
+        deferred_loss = self._deferred_loss(loss)
+        if not len(self.pending) and not deferred_loss and not self.force_deferred and on_cpu:
+            if grads:  # the CPU: read each gradient's norm directly, nothing to batch
+                self._grad_norms_hit(grads, grad_norms([e[3] for e in grads]), frame, loss)
             return
         batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
@@ -169,13 +198,23 @@ class LossChecks(WatchHost):
             table = [(v[0], v[1]) for tag, v in rows if tag[0] == "grad"]
             self._grads_hit(grads, table, frame, loss)
 
-    def _fresh_grads(self):
-        """Gradients this backward wrote: another model's old ``.grad`` is not this step's news.
+    def _deferred_loss(self, loss: Any) -> bool:
+        """Is the loss judged after backward, with the step's device checks (not on the CPU)?"""
+        if loss is None or not self.check_loss:
+            return False
+        if not self.force_deferred and type(loss) is self._tensor_type and loss.is_cpu:
+            return False  # the usual case, without is_scalar's reads
+        return is_scalar(loss) and self._deferred(loss)
+
+    def _fresh_grads(self) -> Tuple[List[Tuple[str, Any, Any, Any]], bool]:
+        """Gradients this backward wrote, and whether they are all on the CPU: another model's old
+        ``.grad`` is not this step's news.
 
         A gradient is the same if it is the same tensor (weak reference) at the same version;
         backward either accumulates in place (new version) or creates a new tensor.
         """
         fresh = []
+        on_cpu = True
         seen = self._grad_seen
         tensor, strided, floats = self._tensor_type, self._strided, self._grad_dtypes
         for path, p, module in self.names.parameters():
@@ -186,17 +225,20 @@ class LossChecks(WatchHost):
             version = grad._version
             if known is not None and known[0]() is grad and known[1] == version:
                 continue
-            # checkable(grad), inlined: a dense floating gradient with values (sparse ones are not read)
+            # checkable(grad), inlined: a dense floating gradient with values (sparse ones are not
+            # read); a CPU tensor is not a meta one
+            cpu = grad.is_cpu
             if (
-                grad.dtype in floats
-                and type(grad) is tensor
+                type(grad) is tensor
+                and grad.dtype in floats
                 and grad.layout is strided
                 and grad.numel()
-                and not grad.is_meta
-            ) or (grad.dtype not in floats and checkable(grad)):
-                seen[id(p)] = (weakref.ref(grad), version)
+                and (cpu or not grad.is_meta)
+            ) or ((type(grad) is not tensor or grad.dtype not in floats) and checkable(grad)):
+                seen[id(p)] = (_ref(grad), version)
                 fresh.append((path, p, module, grad))
-        return fresh
+                on_cpu = on_cpu and cpu
+        return fresh, on_cpu
 
     def _deferred_forward(self, forward, frame) -> None:
         for module_ref, (low, high) in forward:

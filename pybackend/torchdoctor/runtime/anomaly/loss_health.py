@@ -68,6 +68,7 @@ class LossHealth:
         self.first: List[float] = []  # the first TREND_WINDOW finite losses
         self.recent: "deque[float]" = deque(maxlen=max(TREND_MIN, SPIKE_WINDOW))
         self._latched: Set[Any] = set()  # trend rules already reported
+        self._floor: Optional[float] = None  # SPIKE_FLOOR x the median of the first SPIKE_MIN_HISTORY losses
 
     @property
     def history(self) -> List[float]:
@@ -91,23 +92,26 @@ class LossHealth:
             self.first.append(value)
         self.recent.append(value)
         if self.count >= TREND_MIN and (self.count - TREND_MIN) % TREND_EVERY == 0:
-            for rule in (self._not_decreasing, self._oscillating):
+            for name, rule in (("notDecreasing", self._not_decreasing), ("oscillating", self._oscillating)):
+                if name in self._latched:
+                    continue  # reported once already: not judged again
                 finding = rule()
-                if finding and finding["rule"] not in self._latched:
-                    self._latched.add(finding["rule"])
+                if finding:
+                    self._latched.add(name)
                     findings.append(finding)
         return findings
 
     def _spike(self, value: float) -> Optional[Finding]:
         if len(self.recent) < SPIKE_MIN_HISTORY:
             return None
+        floor = self._floor
+        if floor is None:  # the first losses are kept for good: their median is read once
+            floor = self._floor = SPIKE_FLOOR * _median(self.first[:SPIKE_MIN_HISTORY])
+        if not value > floor:
+            return None  # the usual case (below where the series started): no median to sort
         recent = list(self.recent)[-SPIKE_WINDOW:]
         median = _median(recent)
-        if (
-            median > 0
-            and value > self.spike_factor * median
-            and value > SPIKE_FLOOR * _median(self.first[:SPIKE_MIN_HISTORY])
-        ):
+        if median > 0 and value > self.spike_factor * median:
             return {
                 "rule": "spike",
                 "value": value,

@@ -42,10 +42,21 @@ def _monotone(f: Callable[[float, Any], float]) -> Bounds:
     """Exact extremes of an f monotone on each side of 0 (a LeakyReLU with a negative slope too)."""
 
     def bounds(low: float, high: float, module: Any) -> Tuple[float, float]:
-        values = [f(low, module), f(high, module)] + ([f(0.0, module)] if low < 0.0 < high else [])
-        return min(values), max(values)
+        a, b = f(low, module), f(high, module)
+        if low < 0.0 < high:
+            c = f(0.0, module)
+            return min(a, b, c), max(a, b, c)
+        return min(a, b), max(a, b)
 
     return bounds
+
+
+def _relu(low: float, high: float, module: Any) -> Tuple[float, float]:
+    """``_monotone(max(x, 0))``, written out: the activation of most networks, on the hot path."""
+    a, b = max(low, 0.0), max(high, 0.0)
+    if low < 0.0 < high:
+        return min(a, b, 0.0), max(a, b, 0.0)
+    return min(a, b), max(a, b)
 
 
 def _within(low: float, high: float, module: Any) -> Tuple[float, float]:
@@ -59,11 +70,12 @@ def _sigmoid(x: float, module: Any) -> float:
 def _gelu(low: float, high: float, module: Any) -> Tuple[float, float]:
     """GELU falls to its minimum at x = -0.7518, then rises: its extremes on [low, high]."""
 
-    def g(x: float) -> float:
-        return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
-
-    values = [g(low), g(high)] + ([GELU_MIN] if low < GELU_ARGMIN < high else [])
+    values = [_gelu_at(low), _gelu_at(high)] + ([GELU_MIN] if low < GELU_ARGMIN < high else [])
     return min(values), max(values)
+
+
+def _gelu_at(x: float) -> float:
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
 GELU_ARGMIN, GELU_MIN = -0.7517916, -0.1699712
@@ -94,7 +106,7 @@ def _build() -> Dict[type, Bounds]:
     table: Dict[type, Bounds] = {
         nn.GELU: _gelu,
         nn.Dropout: _dropout,
-        nn.ReLU: _monotone(lambda x, m: max(x, 0.0)),
+        nn.ReLU: _relu,
         nn.ReLU6: _monotone(lambda x, m: min(max(x, 0.0), 6.0)),
         nn.LeakyReLU: _monotone(lambda x, m: x if x >= 0 else x * m.negative_slope),
         nn.Hardtanh: _monotone(lambda x, m: min(max(x, m.min_val), m.max_val)),

@@ -26,10 +26,8 @@ origin, the latest the state now); every anomaly is counted.
 from __future__ import annotations
 
 import importlib
-import math
 import sys
 import warnings
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..summary.jsonable import jsonable
@@ -41,18 +39,9 @@ from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
 from .dead import DeadEvidence, DeadRule
-from .detect import (
-    EXPLOSION,
-    NONFINITE,
-    QUICK_FROM,
-    ZERO,
-    extremes,
-    extremes_device,
-    iter_tensors,
-    quick_bound,
-    verdict,
-)
-from .device import MAX_PENDING, DeviceBatch
+from .detect import EXPLOSION, NONFINITE, ZERO
+from .device import DeviceBatch
+from .forward import ForwardChecks
 from .frames import outermost_module, user_frame
 from .grad_checks import GradientChecks
 from .loss_checks import LossChecks
@@ -60,7 +49,6 @@ from .loss_health import LossSeries
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
 from .origins import bad_inputs, made_inside
-from .passthrough import bounds_function, needs_exact
 from .patches import Patches
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
@@ -137,7 +125,7 @@ def clear_reports() -> None:
     _COUNT["anomalies"] = 0
 
 
-class Watch(LossChecks, GradientChecks, DeadRule, Patches):
+class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
     def __init__(self, config: AnomalyConfig, on_break, deferred: Optional[bool]) -> None:
         self.config = config
         self.on_break = on_break
@@ -164,12 +152,10 @@ class Watch(LossChecks, GradientChecks, DeadRule, Patches):
         self._reported_step = -1
         self._bad_output_step = -1  # last step in which a module output was non-finite
         self._dead: Dict[int, List[int]] = {}  # id(module) -> [first step, last step] all-zero
-        self._last_out: Optional["weakref.ref[Any]"] = None
-        self._last_version = -1
-        self._last_extremes = (0.0, 0.0)
-        self._last_exact = True  # False: _last_extremes is only a bound on |x| (detect.quick_bound)
+        self._forget_last()  # the last output checked: none yet (forward.ForwardChecks)
+        self._sites: Dict[Any, Any] = {}  # backward() call sites and their loss series (loss_checks)
         self._last_loss: Optional[float] = None
-        self._last_grads: Any = None  # ([param paths], [(min, max)]) of the last gradient check
+        self._last_grads: Any = None  # ([param paths], [(min, max)] or [2-norms]) of the last gradient check
         self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
         self._handles: List[Any] = []
         self._patched: List[Any] = []
@@ -219,82 +205,7 @@ class Watch(LossChecks, GradientChecks, DeadRule, Patches):
         self.check_backward = live and self.config.watches("backward")
         self.check_loss = live and self.config.watches("loss")
 
-    # -- forward ---------------------------------------------------------------------------------
-
-    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
-        """A torch whose global hooks take no keyword arguments."""
-        return self._forward_hook_kwargs(module, inputs, None, output)
-
-    def _forward_hook_kwargs(self, module: Any, inputs: Any, kwargs: Any, output: Any) -> None:
-        # Hot path (every module call): plain attribute reads and C methods until something is off.
-        if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
-            return None
-        ref = self._known.get(id(module))
-        if ref is None or ref() is not module:
-            self.names.see(module)
-        if not self.check_forward:
-            return None
-        if kwargs:
-            inputs = inputs + tuple(kwargs.values())
-        try:
-            if type(output) is self._tensor_type:
-                if output.is_floating_point() and output.layout is self._strided and output.numel():
-                    self._check_output(module, inputs, output, kwargs)
-                return None
-            for t in iter_tensors(output):
-                self._check_output(module, inputs, t, kwargs)
-        except Exception as exc:
-            self._error(exc)
-        return None
-
-    def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None) -> None:
-        # Containers return their last child's output: the same tensor, already checked.
-        last = self._last_out() if self._last_out is not None else None
-        version = t._version
-        if last is t and version == self._last_version:
-            return
-        if self.force_deferred or not t.is_cpu:
-            self._last_out, self._last_version = weakref.ref(t), version
-            self.pending.add(("forward", weakref.ref(module)), extremes_device(t).float())
-            if len(self.pending) >= MAX_PENDING:
-                self._flush_deferred(None, frame=sys._getframe())
-            return
-        threshold = self.config.threshold
-        cls = type(module)
-        passing = self._passing.get(cls)
-        if passing is None:  # once per module type: its passthrough bounds (or None), exact input needed?
-            passing = self._passing[cls] = (bounds_function(cls), needs_exact(cls))
-        derived = None
-        if passing[0] is not None and last is not None and inputs and inputs[0] is last:
-            derived = self._derived(module, last, passing)
-        if derived is None and t.numel() >= QUICK_FROM:
-            squares = quick_bound(t)
-            if squares is not None and 0.0 < squares <= threshold * threshold:
-                # finite, within the threshold, not all zero: the usual case, in one pass
-                bound = math.sqrt(squares)
-                self._last_out, self._last_version = weakref.ref(t), version
-                self._last_extremes, self._last_exact = (-bound, bound), False
-                return
-        low, high = derived or extremes(t)
-        # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
-        before = self._last_extremes if last is t else None  # a bound on |x| when not exact: not zero either way
-        self._last_out, self._last_version, self._last_extremes = weakref.ref(t), version, (low, high)
-        self._last_exact = derived is None or self._last_exact
-        if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
-            return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
-        self._output_hit(module, inputs, t, low, high, verdict(low, high, threshold) or NONFINITE, before, kwargs)
-
-    def _derived(self, module: Any, last: Any, passing: Tuple[Any, bool]):
-        """The output's bounds from its input's extremes (ReLU, pooling...), when the input is
-        the finite tensor just checked; None when the output must be read (anomaly_passthrough)."""
-        if last._version != self._last_version:
-            return None
-        if not self._last_exact and passing[1]:
-            return None  # a dead ReLU needs its input's exact extremes: read its output
-        low, high = self._last_extremes
-        if not (math.isfinite(low) and math.isfinite(high)):
-            return None
-        return passing[0](low, high, module)
+    # -- forward (the checks: :mod:`forward`) ----------------------------------------------------
 
     def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None, kwargs=None) -> None:
         if kind == ZERO:

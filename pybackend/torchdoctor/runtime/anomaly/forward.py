@@ -1,0 +1,180 @@
+"""The watch's forward check: every module output, tested as the module returns it.
+
+A mixin of :class:`watch.Watch` (it uses the watch's state: ``config``, ``names``, ``step``,
+``pending``...), kept apart so that each file stays readable. The hook runs on every module
+call, so its usual path is written for speed: plain attribute reads and C methods, each tensor
+property read once, until something is off (then :meth:`watch.Watch._output_hit` reports).
+
+The watch remembers the last tensor it checked (a weak reference, its ``id``, its version and
+its extremes), which saves reads three ways:
+
+- a container (``nn.Sequential``, a model's ``forward``) returns its last child's output: the
+  same tensor at the same version is not read again, and its ``id`` is compared before
+  anything else is read;
+- an activation or pooling layer whose input is that tensor takes its bounds from the input's
+  extremes (:mod:`passthrough`);
+- a loss module's one value is the loss that ``backward()`` judges next (:mod:`loss_checks`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
+
+from .detect import (
+    NONFINITE,
+    QUICK_FROM,
+    cpu_extremes,
+    extremes,
+    extremes_device,
+    iter_tensors,
+    quick_squares,
+    verdict,
+)
+from .device import MAX_PENDING, DeviceBatch
+from .host import WatchHost
+from .passthrough import bounds_function, needs_exact
+
+_INF = math.inf
+_NAN = math.nan
+_ref = weakref.ref
+
+
+def _no_tensor() -> None:
+    """What the last-output reference holds before the first check: nothing."""
+    return None
+
+
+class ForwardChecks(WatchHost):
+    # The watch's state this mixin uses (declared for the type checker; the values are :class:`watch.Watch`'s).
+    check_forward: bool
+    force_deferred: bool
+    pending: DeviceBatch
+    _is_compiling: Callable[[], bool]
+    _known: Dict[int, Any]
+    _tensor_type: Any
+    _strided: Any
+    _passing: Dict[type, Tuple[Any, bool]]
+    _last_out: Callable[[], Any]  # weak reference to the last tensor checked (or _no_tensor)
+    _last_id: int  # its id: compared first, the reference is followed only when they agree
+    _last_version: int
+    _last_extremes: Tuple[float, float]
+    _last_exact: bool  # False: _last_extremes is only a bound on |x| (detect.quick_bound)
+    _last_one: bool  # the last check read one value (a loss module's): _last_extremes is it
+
+    if TYPE_CHECKING:
+
+        def _output_hit(self, module, inputs, t, low: float, high: float, kind: str, before=None, kwargs=None): ...
+
+        def _flush_deferred(self, loss: Any, frame: Any) -> None: ...
+
+        def _error(self, exc: BaseException) -> None: ...
+
+    def _forget_last(self) -> None:
+        self._last_out, self._last_id, self._last_version = _no_tensor, -1, -1
+        self._last_extremes, self._last_exact, self._last_one = (0.0, 0.0), True, False
+
+    def _forward_hook(self, module: Any, inputs: Any, output: Any) -> None:
+        """A torch whose global hooks take no keyword arguments."""
+        return self._forward_hook_kwargs(module, inputs, None, output)
+
+    def _forward_hook_kwargs(self, module: Any, inputs: Any, kwargs: Any, output: Any) -> None:
+        # Hot path (every module call): plain attribute reads and C methods until something is off.
+        if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
+            return None
+        ref = self._known.get(id(module))
+        if ref is None or ref() is not module:
+            self.names.see(module)
+        if not self.check_forward:
+            return None
+        if kwargs:
+            inputs = inputs + tuple(kwargs.values())
+        try:
+            if type(output) is self._tensor_type:
+                self._check_output(module, inputs, output, kwargs, True)
+                return None
+            for t in iter_tensors(output):
+                self._check_output(module, inputs, t, kwargs)
+        except Exception as exc:
+            self._error(exc)
+        return None
+
+    def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None, plain: bool = False) -> None:
+        """Check one output tensor. ``plain``: a module's whole output, a ``torch.Tensor`` not yet
+        tested (only dense floating tensors with values are read); otherwise ``t`` is checkable."""
+        version = t._version
+        last_id = self._last_id
+        same = id(t) == last_id and self._last_out() is t
+        if same and version == self._last_version:
+            return  # a container returns its last child's output: the same tensor, already checked
+        if plain and not (t.is_floating_point() and t.layout is self._strided):
+            return
+        n = t.numel()
+        if not n:
+            return
+        if self.force_deferred or not t.is_cpu:
+            self._defer_output(module, t, version)
+            return
+        cls = type(module)
+        passing = self._passing.get(cls)
+        if passing is None:  # once per module type: its passthrough bounds (or None), exact input needed?
+            passing = self._passing[cls] = (bounds_function(cls), needs_exact(cls))
+        threshold = self.config.threshold
+        derived = None
+        if passing[0] is not None and inputs and id(inputs[0]) == last_id:
+            derived = self._derived(module, inputs[0], passing)
+        one = False
+        if derived is not None:
+            low, high = derived
+        elif n >= QUICK_FROM and self._quick_pass(t, version, threshold):
+            return  # finite, within the threshold, not all zero: the usual case, in one pass
+        elif n == 1 and (plain or not t.dtype.is_complex):
+            low = high = t.item()  # one value (a loss): its own extremes, one read and no reduction
+            one = True
+        else:
+            low, high = cpu_extremes(t, n) if plain else extremes(t)
+        # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
+        before = self._last_extremes if same else None  # a bound on |x| when not exact: not zero either way
+        self._last_out, self._last_id, self._last_version = _ref(t), id(t), version
+        self._last_extremes, self._last_one = (low, high), one
+        self._last_exact = derived is None or self._last_exact
+        if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
+            return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
+        self._output_hit(module, inputs, t, low, high, _verdict(low, high, threshold), before, kwargs)
+
+    def _quick_pass(self, t: Any, version: int, threshold: float) -> bool:
+        """The one-pass bound (:func:`detect.quick_squares`) proves the output fine: remember it."""
+        squares = quick_squares(t)
+        if squares is None or not (0.0 < squares <= threshold * threshold):
+            return False  # NaN, Inf, past the threshold or all zero: the exact read decides
+        bound = math.sqrt(squares)
+        self._last_out, self._last_id, self._last_version = _ref(t), id(t), version
+        self._last_extremes, self._last_exact, self._last_one = (-bound, bound), False, False
+        return True
+
+    def _defer_output(self, module: Any, t: Any, version: int) -> None:
+        """Not on the CPU: the check waits on the device, read once per step (:mod:`device`)."""
+        self._last_out, self._last_id, self._last_version = _ref(t), id(t), version
+        self._last_extremes, self._last_one = (_NAN, _NAN), False  # unknown here: nothing derived from it
+        self.pending.add(("forward", _ref(module)), extremes_device(t).float())
+        if len(self.pending) >= MAX_PENDING:
+            self._flush_deferred(None, frame=sys._getframe())
+
+    def _derived(self, module: Any, x: Any, passing: Tuple[Any, bool]) -> Optional[Tuple[float, float]]:
+        """The output's bounds from its input's extremes (ReLU, pooling...), when the input ``x`` is
+        the finite tensor just checked; None when the output must be read (:mod:`passthrough`)."""
+        if self._last_out() is not x or x._version != self._last_version:
+            return None
+        if not self._last_exact and passing[1]:
+            return None  # a dead ReLU needs its input's exact extremes: read its output
+        low, high = self._last_extremes
+        if not (-_INF < low and high < _INF):  # NaN fails both comparisons (and low <= high)
+            return None
+        return passing[0](low, high, module)
+
+
+def _verdict(low: float, high: float, threshold: float) -> str:
+    """What is off with extremes that failed the usual-case test (NONFINITE for NaN/Inf)."""
+    return verdict(low, high, threshold) or NONFINITE

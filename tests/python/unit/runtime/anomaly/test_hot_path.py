@@ -1,0 +1,79 @@
+"""The watch's fast paths give the answers of the plain computations they replace."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from support.anomaly import watching
+from torchdoctor.runtime.anomaly.detect import ITEMS_UP_TO, grad_norms
+from torchdoctor.runtime.anomaly.passthrough import _relu
+
+VALUES = [-3.5, -1.0, -0.0, 0.0, 0.25, 2.0, 7.0]
+
+
+def _relu_by_list(low, high):
+    """The bounds as the generic monotone rule computed them: min and max of f at low, high (and 0)."""
+    values = [max(low, 0.0), max(high, 0.0)] + ([0.0] if low < 0.0 < high else [])
+    return min(values), max(values)
+
+
+@pytest.mark.parametrize("low", VALUES)
+@pytest.mark.parametrize("high", VALUES)
+def test_relu_bounds_written_out_are_the_generic_ones_to_the_sign_of_zero(low, high):
+    if low > high:
+        return
+    got, want = _relu(low, high, None), _relu_by_list(low, high)
+    assert got == want and [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in want]
+
+
+@pytest.mark.parametrize("count", [1, ITEMS_UP_TO, ITEMS_UP_TO + 1, 40])
+def test_gradient_norms_read_one_by_one_or_stacked_agree(count):
+    g = torch.Generator().manual_seed(count)
+    grads = [torch.randn(3 + i, generator=g) * (i + 1) for i in range(count)]
+    grads[0][0] = float("nan") if count > 1 else grads[0][0]
+    norms = grad_norms(grads)
+    want = [torch.linalg.vector_norm(t).item() for t in grads]
+    assert len(norms) == count
+    for got, expected in zip(norms, want):
+        assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, rel=1e-6)
+
+
+def _train(model, steps=3, lr=0.1):
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 6), torch.randint(0, 3, (32,))
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    criterion = nn.CrossEntropyLoss()
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_the_loss_judged_is_the_value_the_loss_module_returned():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    with watching() as seen:
+        losses = _train(model, steps=6)
+        series = list(seen.watch.losses.by_site.values())
+    assert seen.kinds == []
+    assert len(series) == 1 and series[0].history == losses
+
+
+def test_two_backward_call_sites_keep_two_series_and_each_site_one():
+    torch.manual_seed(0)
+    a, b = nn.Linear(4, 1), nn.Linear(4, 1)
+    x = torch.randn(16, 4)
+    with watching() as seen:
+        for _ in range(4):
+            a(x).pow(2).mean().backward()
+            b(x).pow(2).mean().backward()
+        sites = list(seen.watch.losses.labels.values())
+    assert len(sites) == 2 and sites[0] != sites[1]
