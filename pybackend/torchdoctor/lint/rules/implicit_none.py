@@ -20,7 +20,7 @@ from ..model import INFORMATION, WARNING, Span
 from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
-from .implicit_none_guards import guarded_dispatch, module_method
+from .implicit_none_guards import guarded_dispatch, lookup, module_method, registered_callback
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
@@ -69,8 +69,8 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"checking for None. Return a fallback or raise.",
             )
             continue
-        if checked:
-            continue
+        if checked or registered_callback(ctx, func) or lookup(func, example):  # None is meant: a hook's "as is",
+            continue  # a search's "not found"; reported above when a caller uses it as a tensor
         if module_method(ctx, func):
             _report_module_method(ctx, report, func, example, what)
             continue

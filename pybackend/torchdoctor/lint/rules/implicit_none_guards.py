@@ -1,5 +1,6 @@
 """For TD012 (implicit_none.py only): which methods speak without a caller in sight (those of
-an ``nn.Module``), and an ``if``/``elif`` dispatch on one value that cannot fall through,
+an ``nn.Module``), which functions torch calls back and whose None is part of the contract
+(hooks, ``module.apply`` initialisers), and an ``if``/``elif`` dispatch on one value that cannot fall through,
 because a guard raises on every value it has no branch for.
 
 ``assert order in (0, 1)`` before ``if order == 0: return a`` / ``elif order == 1: return b``,
@@ -31,6 +32,69 @@ def module_method(ctx: LintContext, func: Function) -> bool:
         and ctx.is_module_class(owner)
         and not any(b.endswith("Function") for b in ctx.base_names(owner))
     )
+
+
+# Calls that take a callback whose None means "leave it as it is": a forward hook's None keeps
+# the output, a pre-hook's the input, a gradient hook's the gradient; ``module.apply(fn)``
+# ignores what ``fn`` returns. Spelled out (not matched on ``register_*hook``) to use the
+# callee-name index rather than a walk over every call of the file.
+_TAKES_CALLBACK = (
+    "register_forward_hook register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook "
+    "register_backward_hook register_hook register_post_accumulate_grad_hook register_multi_grad_hook "
+    "register_module_forward_hook register_module_forward_pre_hook register_module_full_backward_hook "
+    "register_module_full_backward_pre_hook register_state_dict_pre_hook register_state_dict_post_hook "
+    "register_load_state_dict_pre_hook register_load_state_dict_post_hook register_step_pre_hook "
+    "register_step_post_hook apply"
+).split()
+
+
+def registered_callback(ctx: LintContext, func: Function) -> bool:
+    """Whether ``func`` is handed, anywhere in the file, to a hook registration or to
+    ``.apply``: ``m.register_forward_hook(self._hook)``, ``p.register_hook(grad_hook)``,
+    ``model.apply(init_weights)``, also through ``functools.partial(self._hook, name)`` or
+    ``lambda m, i, o: self._hook(m, i, o, name)``. A method is matched by its attribute name, a
+    function by its name."""
+    method = ctx.enclosing_class(func) is not None
+    for call in ctx.calls_named_any(_TAKES_CALLBACK):
+        if _is_apply(call) and (len(call.args) != 1 or call.keywords):
+            continue  # ``Module.apply(fn)`` takes one function; ``df.apply(f, axis=1)`` uses the result
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            ref = _callback_reference(arg)
+            if method and isinstance(ref, ast.Attribute) and ref.attr == func.name:
+                return True
+            if not method and isinstance(ref, ast.Name) and ref.id == func.name:
+                return True
+    return False
+
+
+def _is_apply(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "apply"
+
+
+def _callback_reference(arg: ast.expr) -> ast.expr:
+    """The function ``arg`` hands over: itself, the function a ``partial(...)`` wraps, or the one
+    a lambda calls and returns the result of."""
+    if isinstance(arg, ast.Lambda) and isinstance(arg.body, ast.Call):
+        return arg.body.func
+    if isinstance(arg, ast.Call) and arg.args and isinstance(arg.func, (ast.Name, ast.Attribute)):
+        callee = arg.func.id if isinstance(arg.func, ast.Name) else arg.func.attr
+        if callee == "partial":
+            return arg.args[0]
+    return arg
+
+
+# Names of searches: ``find(name)`` returning the match from inside its loop means "not found"
+# by falling off after it.
+_LOOKUP_PREFIXES = ("find", "get", "lookup", "search")
+
+
+def lookup(func: Function, example: ast.Return) -> bool:
+    """A search: its name says so, it ends with a ``for`` loop, and the value is returned from
+    inside that loop (the end is reached only when nothing matched)."""
+    last = func.body[-1]
+    if not (func.name.lstrip("_").lower().startswith(_LOOKUP_PREFIXES) and isinstance(last, (ast.For, ast.AsyncFor))):
+        return False
+    return last.lineno <= example.lineno <= (last.end_lineno or last.lineno)
 
 
 def guarded_dispatch(ctx: LintContext, func: Function) -> bool:
