@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import time
 from typing import Iterator, Optional
 
@@ -36,12 +37,32 @@ class _State:
 _state = _State()
 
 
+def option_error(value: object) -> Optional[str]:
+    """Why ``value`` cannot be the ``budgetSeconds`` option, or None: it must be None or a finite
+    number of seconds >= 0 (0: no budget). Text such as ``"5"`` is refused, not read: a wrong
+    option must be named as one, not end as an error blaming the dataset."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        seconds = float(value)
+        if math.isfinite(seconds) and seconds >= 0:
+            return None
+    return (
+        f"the option budgetSeconds must be a number of seconds (0 for no time budget), not {value!r}: "
+        'pass e.g. {"budgetSeconds": 20}'
+    )
+
+
 @contextlib.contextmanager
 def limited(seconds: Optional[float]) -> Iterator[None]:
-    """Within: the draws stop ``seconds`` after entry (None or <= 0: no budget)."""
+    """Within: the draws stop ``seconds`` after entry (None or 0: no budget). ValueError for what
+    ``option_error`` refuses."""
+    problem = option_error(seconds)
+    if problem is not None:
+        raise ValueError(problem)
     previous = (_state.seconds, _state.deadline, _state.started, _state.reached)
     _state.started = time.perf_counter()
-    _state.seconds = seconds if seconds is not None and seconds > 0 else None
+    _state.seconds = float(seconds) if seconds else None
     _state.deadline = _state.started + _state.seconds if _state.seconds is not None else math.inf
     _state.reached = []
     try:

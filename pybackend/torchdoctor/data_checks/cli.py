@@ -15,8 +15,8 @@ import json
 import os
 import sys
 
+from . import budget, report
 from . import findings as F
-from . import report
 from .jobs import DataJobSpec, run_data_check
 
 
@@ -32,6 +32,9 @@ def spec_from_args(args: argparse.Namespace):
         value = options.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             return f"--options {key} must be a positive whole number, not {value!r}"
+    problem = budget.option_error(options.get("budgetSeconds"))
+    if problem is not None:
+        return f"--options: {problem}"
     if getattr(args, "csv", None):
         return "--csv applies to lr-find only"
     file, _, name = args.target.partition("::")

@@ -68,8 +68,11 @@ def _is_array(value: Any) -> bool:
 def check(value: Any, name: str = "value", mode: str = "data", options: dict | None = None) -> dict:
     """The data-check result for ``value`` (see the module docstring); an ERROR result for what
     cannot be checked."""
-    from . import engine
+    from . import budget, engine
 
+    problem = budget.option_error((options or {}).get("budgetSeconds"))
+    if problem is not None:  # the caller's option, not the data: said before anything is drawn
+        return F.error_result(name, "", "bad-options", problem)
     try:
         data = _samples(value, mode if mode in MODES else "data")
         opts = {"budgetSeconds": PAUSED_SECONDS, **(options or {})}

@@ -62,6 +62,8 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys):
     assert "no such file" in capsys.readouterr().err
     assert main(["check", "data", str(DATA / "healthy.py"), "--options", '{"maxSamples": 0}']) == 2
     assert "maxSamples" in capsys.readouterr().err
+    assert main(["check", "data", str(DATA / "healthy.py"), "--options", '{"budgetSeconds": "5"}']) == 2
+    assert "budgetSeconds" in capsys.readouterr().err
 
 
 def test_a_dataset_that_needs_arguments_gets_the_snippet(tmp_path: Path, capsys):

@@ -92,3 +92,19 @@ def test_a_budget_spent_before_the_first_batch_still_draws_one_and_leaves_random
     assert split["sampled"] == 4 and split["random"] is None  # one batch; sample 0's redraws cut short
     assert "empty-split" not in kinds(r) and r["budget"]["reached"]
     assert "randomness of its transforms was not decided" in r["notes"][0]
+
+
+def test_a_budget_that_is_not_a_number_of_seconds_is_named_as_the_options_fault():
+    for wrong in ("5", -1, float("nan"), float("inf"), True, [5]):
+        r = check(Images(n=40), "train_ds", options={"budgetSeconds": wrong})
+        assert r["error"]["kind"] == "bad-options"
+        message = r["error"]["message"]
+        assert "budgetSeconds" in message and repr(wrong) in message and "pass e.g." in message
+
+
+def test_a_budget_of_zero_means_none_and_whole_numbers_are_seconds():
+    unlimited = check(Images(n=40), "train_ds", options={"budgetSeconds": 0})
+    assert "error" not in unlimited or not unlimited["error"]
+    assert "budget" not in unlimited
+    whole = check(Images(n=40), "train_ds", options={"budgetSeconds": 30})
+    assert whole["budget"] == {"seconds": 30.0, "reached": False}
