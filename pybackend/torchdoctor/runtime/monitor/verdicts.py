@@ -10,7 +10,8 @@ series; the others are below, each judged on a window so that healthy noise stay
   fell over the same evaluations. The best evaluation is named as the early-stopping point.
 - ``underfitting``: after >= 3 evaluations and 50 training steps, the training loss is not
   decreasing (seed 002's rule) and the validation loss is not below 99% of its first value.
-- ``input_bound``: data loading took more than ``inputBoundFraction`` of the last 20 steps' time.
+- ``input_bound``: data loading took more than ``inputBoundFraction`` of the last 20 steps' time,
+  and of each of at least a quarter of those steps (one preempted step is not a slow loader).
 - ``update_ratio_high`` / ``update_ratio_low``: the median of a param group's last 5 update ratios
   (||delta w|| / ||w||) above ``updateRatioHigh`` or below ``updateRatioLow``.
 - ``memory_growth``: over the last ``memoryWindow`` steps RSS (or CUDA allocated memory) grew by
@@ -114,7 +115,14 @@ class Verdicts:
         if len(window) < WINDOW // 2 or step % 5:
             return []
         data, spent = sum(w[1] for w in window), sum(w[2] for w in window)
-        if spent <= 0 or data / spent <= self.t["inputBoundFraction"]:
+        fraction = self.t["inputBoundFraction"]
+        if spent <= 0 or data / spent <= fraction:
+            return []
+        # One step the OS preempted inside the loader (a few ms on a sub-ms step) can carry the
+        # window's sum on its own: the loader must be the larger part of a quarter of the steps
+        # too. A loader that stalls in bursts (workers refilling) passes that; a hiccup does not.
+        slow = sum(1 for w in window if w[2] > 0 and w[1] / w[2] > fraction)
+        if slow < max(2, len(window) // 4):
             return []
         a, b = window[0][0], window[-1][0]
         text = words.input_bound(a, b, data / spent, data / len(window), spent / len(window), self.hint("loader"))

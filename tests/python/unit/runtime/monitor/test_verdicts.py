@@ -125,6 +125,22 @@ def test_input_bound_and_not_when_compute_dominates():
     assert "input_bound" not in found
 
 
+def test_one_preempted_loader_step_is_not_input_bound():
+    """A healthy 1 ms step (data 25% of it) where the OS preempted the process once inside the
+    loader: that one step's 20 ms carries the window's sum past half, yet the loader is not slow."""
+    records = [step(i + 1, loss=1.0 - i * 0.01, data=0.00025, compute=0.00075) for i in range(40)]
+    records[12] = step(13, loss=0.88, data=0.02, compute=0.00075)
+    _, found = run(records)
+    assert "input_bound" not in found
+
+
+def test_a_loader_that_stalls_in_bursts_is_input_bound():
+    """Workers that refill in bursts: every fourth step waits 60 ms for data, the others none."""
+    records = [step(i + 1, loss=1.0 - i * 0.01, data=0.06 if i % 4 == 3 else 0.0, compute=0.01) for i in range(40)]
+    _, found = run(records)
+    assert "input_bound" in found
+
+
 def test_update_ratio_high_and_low():
     _, found = run([step(i + 1, loss=1.0, ratio=0.3 if i % 10 == 9 else None, lr=3.0) for i in range(50)])
     assert found["update_ratio_high"]["range"] == [10, 50]
