@@ -25,6 +25,8 @@ import hashlib
 import numpy as np
 
 _CONSTANTS: dict = {}
+_TAGS: dict = {}
+CHUNK_WORDS = 16_384  # 128 KB of words scrambled at a time: fits a core's L2 cache
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
 _M2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
@@ -41,22 +43,24 @@ def _constants(words: int) -> tuple:
     return found
 
 
-def fmix64(x: np.ndarray) -> np.ndarray:
-    """murmur3's 64-bit finaliser, in place on a uint64 array (returned). One scratch array for
-    the shifts instead of a new one per step: the hash is memory-bound."""
-    shifted = np.empty_like(x)
-    with np.errstate(over="ignore"):
-        for m in (_M1, _M2, None):
-            np.right_shift(x, _S33, out=shifted)
-            x ^= shifted
-            if m is not None:
-                np.multiply(x, m, out=x)
+def fmix64(x: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """murmur3's 64-bit finaliser, in place on a uint64 array (returned); ``scratch``, as large,
+    holds the shifts (no new array per step). Array integer products wrap modulo 2**64 without a
+    warning (only numpy scalar arithmetic warns), so no errstate: it cost as much as a small row."""
+    for m in (_M1, _M2, None):
+        np.right_shift(x, _S33, out=scratch)
+        x ^= scratch
+        if m is not None:
+            np.multiply(x, m, out=x)
     return x
 
 
 def _tag(x: np.ndarray) -> int:
-    text = repr((x.shape[1:], x.dtype.str)).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
+    key = (x.shape[1:], x.dtype.str)
+    tag = _TAGS.get(key)
+    if tag is None:  # cached: one sample at a time is hashed thousands of times with one layout
+        tag = _TAGS[key] = int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=16).digest(), "little")
+    return tag
 
 
 def fingerprints(x: np.ndarray) -> list:
@@ -68,10 +72,28 @@ def fingerprints(x: np.ndarray) -> list:
     pad = (-raw.shape[1]) % 8
     if pad:
         raw = np.concatenate([raw, np.zeros((k, pad), np.uint8)], 1)
-    salt, weights = _constants(raw.shape[1] // 8)
-    mixed = fmix64(raw.view(np.uint64) ^ salt)  # a new array: the caller's rows are not touched
-    # numpy's integer matmul wraps modulo 2**64 like a sum does and reads the rows once
-    with np.errstate(over="ignore"):
-        halves = (mixed @ weights).tolist()
+    words = raw.view(np.uint64)
+    salt, weights = _constants(words.shape[1])
+    if k * words.shape[1] <= CHUNK_WORDS:  # one block (one sample drawn): no loop to set up
+        sums = fmix64(words ^ salt, np.empty_like(words)) @ weights  # words ^ salt: a new array
+    else:
+        sums = _blocks(words, salt, weights)
     tag = _tag(x)
-    return [(hi << 64 | lo) ^ tag for hi, lo in halves]
+    return [(hi << 64 | lo) ^ tag for hi, lo in sums.tolist()]
+
+
+def _blocks(words: np.ndarray, salt: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The (rows, 2) sums, scrambling a cache-sized block of rows at a time: the eight passes of
+    ``fmix64`` then stay in cache (2-3x faster than passing over a whole 4 MB part each time)."""
+    k, n = words.shape
+    step = max(1, CHUNK_WORDS // n)
+    block = np.empty((min(step, k), n), np.uint64)
+    scratch = np.empty_like(block)
+    sums = np.empty((k, 2), np.uint64)
+    for start in range(0, k, step):
+        part = words[start : start + step]
+        mixed = np.bitwise_xor(part, salt, out=block[: len(part)])  # the caller's rows untouched
+        fmix64(mixed, scratch[: len(part)])
+        # numpy's integer matmul wraps modulo 2**64 like a sum does
+        np.matmul(mixed, weights, out=sums[start : start + len(part)])
+    return sums
