@@ -64,6 +64,7 @@ const DATA_ERROR_KINDS: Record<string, string> = {
   'no-numpy': 'numpy is not installed',
   'no-data': 'Nothing to check',
   'bad-data': 'Not a dataset',
+  'bad-options': 'Options not understood',
   'dataset-error': 'The dataset raised',
   cancelled: 'Cancelled',
 };

@@ -8,6 +8,7 @@ import type { DataCheckResult } from '../../../../extension/src/data/dataProtoco
 import {
   buildDataView,
   dataAllowedFiles,
+  dataErrorLabel,
   dataMessageView,
   dataRunningView,
   dataVerdict,
@@ -86,6 +87,8 @@ test('every finding kind the backend can report has a title of its own', () => {
   for (const kind of kinds) {
     assert.notEqual(findingTitle(kind), kind, `no title for the backend's kind ${kind}`);
   }
+  // A wrong option of a paused-program check (budgetSeconds: "5") is an error of its own.
+  assert.equal(dataErrorLabel('bad-options'), 'Options not understood');
 });
 
 test('errors come first; the CSV lists every flagged sample; only the result\'s files open', () => {
