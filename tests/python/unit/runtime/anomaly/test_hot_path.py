@@ -77,3 +77,17 @@ def test_two_backward_call_sites_keep_two_series_and_each_site_one():
             b(x).pow(2).mean().backward()
         sites = list(seen.watch.losses.labels.values())
     assert len(sites) == 2 and sites[0] != sites[1]
+
+
+def test_a_gradient_stored_as_a_parameter_is_checked_like_any_other():
+    """``p.grad = nn.Parameter(...)`` (a script may assign one by hand) is a dense float
+    gradient: the fast filter of fresh gradients agrees with ``checkable`` (it once skipped it)."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    model.weight.grad = nn.Parameter(torch.zeros_like(model.weight))
+    model.bias.grad = nn.Parameter(torch.zeros_like(model.bias))
+    with watching(mode="log", firstOnly=False) as seen:
+        for step in range(3):
+            model(torch.randn(8, 4) * (1e9 if step == 1 else 1.0)).mean().backward()
+    assert "exploding_grad" in [r["kind"] for r in seen.reports]
+    assert seen.watch.errors == []
