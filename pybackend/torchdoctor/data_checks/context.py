@@ -38,6 +38,13 @@ class Context:
         train = self.train
         return [s for s in self.splits if s is not train]
 
+    def table_pairs(self) -> list:
+        """``(train, other)`` for each other split, when both are tables (the column checks)."""
+        train = self.train
+        if train is None or train.table is None:
+            return []
+        return [(train, split) for split in self.others() if split.table is not None]
+
 
 def unwrap(obj: Any) -> Any:
     """The dataset behind a DataLoader and Subsets: where __getitem__ and classes live."""

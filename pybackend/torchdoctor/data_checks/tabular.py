@@ -139,13 +139,8 @@ def _id_column(name: str) -> bool:
 
 
 def _id_overlap(ctx: Context) -> list:
-    train = ctx.train
-    if train is None or train.table is None:
-        return []
     out = []
-    for split in ctx.others():
-        if split.table is None:
-            continue
+    for train, split in ctx.table_pairs():
         for name in train.table.columns:
             if not _id_column(name) or name not in split.table.columns:
                 continue

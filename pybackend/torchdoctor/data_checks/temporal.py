@@ -83,13 +83,8 @@ def _times(values: list) -> Optional[tuple]:
 
 
 def check(ctx: Context) -> list:
-    train = ctx.train
-    if train is None or train.table is None:
-        return []
     out = []
-    for split in ctx.others():
-        if split.table is None:
-            continue
+    for train, split in ctx.table_pairs():
         found = _pair(train, split)
         if found is not None:
             out.append(found)
