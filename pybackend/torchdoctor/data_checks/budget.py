@@ -92,16 +92,20 @@ def fit(planned: int, per_sample: float) -> int:
     """How many of ``planned`` samples the draw's share of the budget left has room for (>= 1)."""
     if _state.seconds is None or per_sample <= 0:
         return planned
-    left = _state.started + _state.seconds * DRAW_SHARE - time.perf_counter()
-    return max(1, min(planned, int(SAFETY * left / per_sample)))
+    return max(1, min(planned, int(SAFETY * _draw_left() / per_sample)))
 
 
 def may_run_out(planned: int, per_sample: float) -> bool:
     """The planned draw would take more than half the draw's share of the budget left."""
     if _state.seconds is None:
         return False
-    left = _state.started + _state.seconds * DRAW_SHARE - time.perf_counter()
-    return planned * per_sample > 0.5 * left
+    return planned * per_sample > 0.5 * _draw_left()
+
+
+def _draw_left() -> float:
+    """Seconds left of the first draw's share of the budget (a budget is set)."""
+    assert _state.seconds is not None
+    return _state.started + _state.seconds * DRAW_SHARE - time.perf_counter()
 
 
 def cut(what: str) -> None:
