@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import thresholds as T
+from .histograms import Histograms
 
 IMAGE_LAYOUTS = ("chw", "hwc", "hw")
 
@@ -64,11 +65,13 @@ class Gallery:
         self.max_blank = max(1, self.limit // 4) if self.limit else 0
         self.items: list = []  # [order, index, H x W x C float32, blank]
         self.seen = 0
+        self.histograms = Histograms(layout)  # per-channel value histograms (histograms.py)
 
     def offer(self, idx: list, x: np.ndarray, blank_positions: list) -> None:
         """One stacked chunk (samples first) and the positions in it that the reducer found blank."""
         if not self.limit:
             return
+        self.histograms.offer(x)
         blank = set(blank_positions)
         room = self.limit - len(self.items)
         for p in range(min(room, len(idx))):
@@ -115,6 +118,7 @@ class Gallery:
             "scale": {"kind": kind, "low": [float(v) for v in low], "high": [float(v) for v in high]},
             "images": images,
             "drawn": self.seen,
+            "histograms": self.histograms.to_json(),
         }
 
     def _scale(self, stack: np.ndarray, finite: np.ndarray) -> tuple:

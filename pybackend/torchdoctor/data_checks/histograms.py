@@ -1,0 +1,86 @@
+"""Per-channel histograms of one split's image values for the editor's view (worker side, numpy).
+
+The gallery (``gallery.py``) is offered every stacked chunk of image-like samples the reducer
+sees; it hands them here too. The histograms are of the raw values as the model gets them (after
+the dataset's transforms, before the gallery's block means and display scaling, which would hide
+saturation and the 0..255 vs 0..1 range the eye is looking for).
+
+The cost is bounded whatever the split's size: only the first ``SAMPLES`` samples are read, each
+at most ``PER_SAMPLE`` values per channel (an even stride through the pixels), so at most
+``SAMPLES * PER_SAMPLE`` values per channel are held (1 MB of float32 for a 3-channel split).
+At the end each channel gets ``BINS`` equal bins over its observed range (the min..max of the
+kept finite values) and only the counts travel; NaN/Inf values are counted apart.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+BINS = 32
+SAMPLES = 256  # samples read (the first ones of the main shape, in drawing order)
+PER_SAMPLE = 1024  # values per channel of each sample (32 x 32: every pixel)
+MAX_CHANNELS = 4  # the image layouts have at most 4 channels (reduce.layout_of)
+
+
+def channel_values(x: np.ndarray, layout: str) -> np.ndarray:
+    """(samples, channels, values) of a stacked chunk in an image layout (``chw``, ``hwc``, ``hw``)."""
+    k = x.shape[0]
+    if layout == "chw":
+        return x.reshape(k, x.shape[1], -1)
+    if layout == "hwc":
+        return x.reshape(k, -1, x.shape[-1]).transpose(0, 2, 1)
+    return x.reshape(k, 1, -1)
+
+
+def histogram(values: np.ndarray, bins: int = BINS) -> dict:
+    """``bins`` equal bins over min..max of the finite ``values`` (one value: one bin of width 0
+    is not drawable, so the range becomes [v, v + 1]); counts, and the values left out as NaN/Inf."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    finite = np.isfinite(values)
+    kept = values[finite]
+    nonfinite = int(values.size - kept.size)
+    if not kept.size:
+        return {"low": None, "high": None, "counts": [], "values": 0, "nonfinite": nonfinite}
+    low, high = float(kept.min()), float(kept.max())
+    top = high if high > low else low + 1.0
+    counts, _ = np.histogram(kept, bins=bins, range=(low, top))
+    return {
+        "low": low,
+        "high": high,
+        "counts": [int(c) for c in counts],
+        "values": int(kept.size),
+        "nonfinite": nonfinite,
+    }
+
+
+class Histograms:
+    """The kept values of one split, per channel (see the module docstring)."""
+
+    def __init__(self, layout: str, samples: int = SAMPLES, per_sample: int = PER_SAMPLE) -> None:
+        self.layout = layout
+        self.samples = max(0, int(samples))
+        self.per_sample = max(1, int(per_sample))
+        self.parts: list = []  # (samples, channels, values) float32 arrays
+        self.seen = 0
+
+    def offer(self, x: np.ndarray) -> None:
+        """One stacked chunk (samples first, in ``self.layout``); read until SAMPLES are kept."""
+        room = self.samples - self.seen
+        if room <= 0 or not len(x):
+            return
+        c = channel_values(np.asarray(x[:room]), self.layout)
+        stride = max(1, -(-c.shape[2] // self.per_sample))  # ceil: at most per_sample values
+        self.parts.append(np.array(c[:, :MAX_CHANNELS, ::stride], dtype=np.float32))
+        self.seen += c.shape[0]
+
+    def to_json(self, bins: int = BINS) -> Optional[dict]:
+        """{"bins", "samples", "channels": [histogram per channel]}, or None when nothing was kept."""
+        if not self.parts:
+            return None
+        channels = self.parts[0].shape[1]
+        out = []
+        for ch in range(channels):
+            out.append(histogram(np.concatenate([p[:, ch].ravel() for p in self.parts]), bins))
+        return {"bins": int(bins), "samples": self.seen, "channels": out}
