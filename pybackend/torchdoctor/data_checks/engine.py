@@ -22,7 +22,9 @@ from . import (
 )
 from . import findings as F
 from . import thresholds as T
+from .arrays import BoxLabels
 from .context import Context, Split, classes_of, source_of
+from .gallery import box_caption
 from .model_info import inspect_model
 from .reduce import SplitStats, reduce
 from .sampling import Draws, draw
@@ -196,8 +198,12 @@ def _gallery(split: Split) -> Optional[dict]:
         return None
     s = split.stats
     found = dict(zip(s.label_indices, s.labels)) if s.labels is not None and s.label_kind != "multi" else {}
+    d = split.draws
+    boxes = {i: y.ids for i, y in zip(d.indices, d.ys) if isinstance(y, BoxLabels)} if s.label_kind == "boxes" else {}
 
     def label_of(index: Any) -> Optional[str]:
+        if index in boxes:  # detection targets: the box count and class ids
+            return box_caption(boxes[index])
         if index not in found:
             return None
         value = float(found[index])

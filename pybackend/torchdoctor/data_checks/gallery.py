@@ -55,6 +55,14 @@ def downsample(x: np.ndarray, side: int = T.GALLERY_SIDE) -> np.ndarray:
     return blocks.mean(axis=(1, 3))
 
 
+def box_caption(ids: Any, shown: int = 6) -> str:
+    """The label under a detection image: its box count and class ids, as the label histogram
+    counts them (the ids as they are: a detection dataset's ids need not index its classes)."""
+    values = sorted(int(v) for v in np.asarray(ids).ravel())
+    head = ", ".join(str(v) for v in values[:shown]) + (", ..." if len(values) > shown else "")
+    return f"{len(values)} {'box' if len(values) == 1 else 'boxes'}" + (f": {head}" if values else "")
+
+
 class Gallery:
     """The kept samples of one split (see the module docstring)."""
 
