@@ -26,8 +26,9 @@ from .arrays import BoxLabels
 from .context import Context, Split, classes_of, source_of
 from .gallery import box_caption
 from .model_info import inspect_model
+from .raw_rows import has_raw_rows
 from .reduce import SplitStats, reduce
-from .sampling import Draws, draw
+from .sampling import Draws, draw, is_loader
 from .tables import find_table, from_object
 
 CHECKS = (
@@ -65,14 +66,17 @@ def build_context(
     gallery = int(options.get("galleryImages", T.GALLERY_IMAGES))
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
     ctx.loss = label_form.loss_name(loss)
+    tables = {name: from_object(obj, name) for name, obj in splits.items()}
+    # duplicates compare the stored rows when every drawn split keeps them: no digests of the draws then
+    raw = all(has_raw_rows(o.dataset if is_loader(o) else o) for n, o in splits.items() if tables[n] is None)
     for n, (name, obj) in enumerate(splits.items()):
         progress(n / max(1, len(splits)) * 0.8, f"drawing {name}")
-        table = from_object(obj, name)
+        table = tables[name]
         if table is not None:
             d = Draws(name, "table", obj, length=table.rows)
             ctx.splits.append(Split(name, d, SplitStats(name), source_of(obj) or origin, None, table))
             continue
-        d = draw(name, obj, max_samples, max_batches, gallery)
+        d = draw(name, obj, max_samples, max_batches, gallery, raw)
         ctx.notes += d.notes
         split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
         ctx.notes += _coverage_notes(split)

@@ -74,12 +74,16 @@ def draw(
     max_samples: int = T.MAX_SAMPLES,
     max_batches: int = T.MAX_BATCHES,
     gallery: int = T.GALLERY_IMAGES,
+    raw_everywhere: bool = False,
 ) -> Draws:
-    """Every draw of one split; the global RNG state is the same before and after."""
+    """Every draw of one split; the global RNG state is the same before and after.
+    ``raw_everywhere``: every split compared for duplicates keeps its stored rows, which are hashed
+    instead (``duplicates.py``): a DataLoader's batches then need no fingerprints (a fifth of its
+    check's time)."""
     started = time.perf_counter()
     with preserved_rng():
         if is_loader(obj):
-            d = _draw_loader(name, obj, max_batches, max_samples, gallery)
+            d = _draw_loader(name, obj, max_batches, max_samples, gallery, raw_everywhere)
         elif is_map_style(obj):
             d = _draw_dataset(name, obj, max_samples, gallery)
         elif hasattr(obj, "__iter__"):
@@ -253,9 +257,15 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
     return d
 
 
-def _draw_loader(name: str, loader: Any, max_batches: int, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
+def _draw_loader(
+    name: str, loader: Any, max_batches: int, max_samples: int, gallery: int = T.GALLERY_IMAGES, raw: bool = False
+) -> Draws:
     ds = loader.dataset
     d = Draws(name, "loader", loader, dataset=ds if is_map_style(ds) else None, gallery=gallery)
+    d.reducer = Reducer(name, gallery)
+    # the stored rows are hashed for every split: the batches' digests would not be read (duplicates._drawn
+    # cannot draw a loader's samples again, so without ``raw`` for every split they are needed)
+    d.reducer.s.hashed = not (raw and d.dataset is not None and has_raw_rows(d.dataset))
     try:
         d.length = len(ds)
     except TypeError:

@@ -4,7 +4,7 @@ dataset, and silence for distinct samples and low-cardinality rows."""
 from __future__ import annotations
 
 import torch
-from torch.utils.data import Dataset, Subset, TensorDataset, random_split
+from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset, random_split
 
 from support.data_checks import Images, check, kinds
 
@@ -95,3 +95,27 @@ def test_a_split_with_stored_rows_next_to_one_without():
     found = [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
     assert len(found) == 1 and found[0]["count"] == 5 and found[0]["details"]["method"] == "drawn"
     assert found[0]["details"]["pairs"][0] == [0, 95]
+
+
+def test_loader_batches_are_not_fingerprinted_when_every_split_keeps_its_rows():
+    """The stored rows are hashed for every split, so the batches' digests would never be read (they
+    were a fifth of a DataLoader check's time); the leak is still found on the stored rows."""
+    from torchdoctor.data_checks.engine import build_context
+
+    x, y = images(300)
+    full = TensorDataset(x, y)
+    splits = {
+        "train": DataLoader(Subset(full, range(0, 200)), 32),
+        "test": DataLoader(Subset(full, range(180, 300)), 32),
+    }
+    ctx = build_context(splits)
+    assert [s.stats.digests for s in ctx.splits] == [[], []]
+    found = [f for f in check(splits)["findings"] if f["kind"] == "duplicates-across-splits"]
+    assert len(found) == 1 and found[0]["count"] == 20 and found[0]["details"]["method"] == "raw"
+
+
+def test_a_loader_with_stored_rows_next_to_a_split_without_still_compares_its_batches():
+    x, y = images(150)
+    r = check({"train": DataLoader(TensorDataset(x[:100], y[:100]), 25), "val": Listed(x[95:150])})
+    found = [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
+    assert len(found) == 1 and found[0]["count"] == 5 and found[0]["details"]["method"] == "drawn"
