@@ -2,8 +2,8 @@
 // Torch Doctor: the data-check page. Plain JS, no framework, nothing remote.
 // It draws the DataPageView that extension/src/data/dataView.ts builds and the panel posts
 // ({type: 'render', view}): verdict cards, a grid of the batch's images drawn on canvases from the
-// view's uint8 arrays (blank samples outlined, the label under each), label bar charts and the
-// per-split table. Every string goes in with textContent or setAttribute, never as HTML; the DOM
+// view's uint8 arrays (blank samples outlined, the label under each; a page of them at a time,
+// Previous/Next), per-channel value histograms as bars, label bar charts and the per-split table. Every string goes in with textContent or setAttribute, never as HTML; the DOM
 // helpers are media/dom.js (loaded first). The view is kept with setState.
 (function () {
   'use strict';
@@ -100,6 +100,9 @@
       app.appendChild(section('findings', 'Findings', h('div', { class: 'cards' }, view.cards.map(renderCard))));
     }
     view.galleries.forEach((g, i) => app.appendChild(renderGallery(g, i)));
+    if (view.histograms && view.histograms.length) {
+      app.appendChild(section('histograms', 'Values per channel', view.histograms.map(renderHistograms)));
+    }
     if (view.labels.length) {
       app.appendChild(section('labels', 'Labels', view.labels.map(renderLabels)));
     }
@@ -164,25 +167,67 @@
     ctx.putImageData(data, 0, 0);
   }
 
+  function renderTile(g, scale, im) {
+    const canvas = /** @type {HTMLCanvasElement} */ (h('canvas', { width: String(g.width), height: String(g.height), class: 'px', 'aria-hidden': 'true' }));
+    canvas.style.width = g.width * scale + 'px';
+    canvas.style.height = g.height * scale + 'px';
+    drawImage(canvas, g, im.pixels);
+    const marks = [im.blank ? 'blank' : '', im.nonfinite ? 'NaN/Inf' : ''].filter(Boolean);
+    const cls = ['tile', im.blank ? 'blank' : '', im.nonfinite ? 'nonfinite' : '', im.flagged ? 'flagged' : ''].join(' ').replace(/\s+/g, ' ').trim();
+    return h('figure', { class: cls, role: 'listitem', 'data-index': String(im.index), 'aria-label': 'Sample ' + im.caption + (marks.length ? ', ' + marks.join(', ') : '') }, [
+      canvas,
+      h('figcaption', {}, [h('span', { class: 'caption', text: im.caption }), marks.length ? h('span', { class: 'tile-mark', text: marks.join(' · ') }) : null]),
+    ]);
+  }
+
+  /** The page of each grid shown (split → page index), while the page lives; clamped to the pages. */
+  const pageOf = {};
+
   function renderGallery(g, i) {
     const scale = Math.max(1, Math.floor(TILE / Math.max(g.width, g.height)));
-    const tiles = g.images.map((im) => {
-      const canvas = /** @type {HTMLCanvasElement} */ (h('canvas', { width: String(g.width), height: String(g.height), class: 'px', 'aria-hidden': 'true' }));
-      canvas.style.width = g.width * scale + 'px';
-      canvas.style.height = g.height * scale + 'px';
-      drawImage(canvas, g, im.pixels);
-      const marks = [im.blank ? 'blank' : '', im.nonfinite ? 'NaN/Inf' : ''].filter(Boolean);
-      const cls = ['tile', im.blank ? 'blank' : '', im.nonfinite ? 'nonfinite' : '', im.flagged ? 'flagged' : ''].join(' ').replace(/\s+/g, ' ').trim();
-      return h('figure', { class: cls, role: 'listitem', 'data-index': String(im.index), 'aria-label': 'Sample ' + im.caption + (marks.length ? ', ' + marks.join(', ') : '') }, [
-        canvas,
-        h('figcaption', {}, [h('span', { class: 'caption', text: im.caption }), marks.length ? h('span', { class: 'tile-mark', text: marks.join(' · ') }) : null]),
-      ]);
-    });
+    const pages = g.pages && g.pages.length ? g.pages : [{ start: 0, end: g.images.length, label: '' }];
+    const grid = h('div', { class: 'grid', role: 'list', 'data-split': g.split });
+    const label = h('span', { class: 'page-label', 'aria-live': 'polite' });
+    const prev = /** @type {HTMLButtonElement} */ (button('‹ Previous', () => show(pageOf[g.split] - 1), { class: 'btn page-prev', title: 'Previous images' }));
+    const next = /** @type {HTMLButtonElement} */ (button('Next ›', () => show(pageOf[g.split] + 1), { class: 'btn page-next', title: 'Next images' }));
+    function show(p) {
+      const k = Math.max(0, Math.min(pages.length - 1, p || 0));
+      pageOf[g.split] = k;
+      grid.replaceChildren(...g.images.slice(pages[k].start, pages[k].end).map((im) => renderTile(g, scale, im)));
+      label.textContent = 'Images ' + pages[k].label;
+      prev.disabled = k === 0;
+      next.disabled = k === pages.length - 1;
+      grid.dataset.page = String(k);
+    }
+    show(pageOf[g.split]);
+    const pager = pages.length > 1 ? h('div', { class: 'pager', role: 'group', 'aria-label': 'Pages of ' + g.split, 'data-pages': String(pages.length) }, [prev, label, next]) : null;
     return section('gallery-' + i, 'Images of ' + g.split, [
       h('p', { class: 'muted gallery-caption', text: g.caption }),
-      h('div', { class: 'grid', role: 'list', 'data-split': g.split }, tiles),
+      pager,
+      grid,
       h('p', { class: 'muted note', text: g.scaleNote + (g.dropped ? ' ' + g.dropped + ' images with malformed pixels were left out.' : '') }),
     ], 'gallery');
+  }
+
+  function renderHistogram(c) {
+    const bars = c.heights.map((v, k) => {
+      const bar = h('div', { class: 'hist-bar' + (c.counts[k] > 0 ? ' nonzero' : ''), title: c.titles[k] });
+      bar.style.height = (v * 100).toFixed(1) + '%';
+      return bar;
+    });
+    return h('figure', { class: 'histogram' + (c.tint ? ' tint-' + c.tint : ''), 'data-channel': c.channel, 'aria-label': 'Histogram of ' + c.channel + ': ' + c.summary }, [
+      h('div', { class: 'hist-bars', 'aria-hidden': 'true' }, bars),
+      h('div', { class: 'hist-axis muted', 'aria-hidden': 'true' }, [h('span', { text: c.lowText }), h('span', { text: c.highText })]),
+      h('figcaption', {}, [h('span', { class: 'hist-channel', text: c.channel }), h('span', { class: 'muted', text: ' · ' + c.summary })]),
+    ]);
+  }
+
+  function renderHistograms(s) {
+    return h('div', { class: 'split-histograms', 'data-split': s.split }, [
+      h('h3', { text: s.split }),
+      h('p', { class: 'muted', text: s.caption }),
+      h('div', { class: 'histograms' }, s.channels.map(renderHistogram)),
+    ]);
   }
 
   function renderLabels(chart) {

@@ -3,7 +3,7 @@
  * arguments from the backend's lens) and "Torch Doctor: Check Data" in the palette and the editor
  * context menu (torchDoctor.checkData: the target around the cursor, else torchdoctor_data(), else
  * the file's only target, else a pick). The backend runs the check in a worker within
- * torchDoctor.dataChecks.timeoutSeconds; the progress notification and its Cancel are the model
+ * torchDoctor.dataChecks.timeoutSeconds, with the grid's images and time budget of dataOptions.ts; the progress notification and its Cancel are the model
  * checks' (checks/workDone.ts). The result goes to the data panel (dataPanel.ts).
  */
 import * as vscode from 'vscode';
@@ -13,6 +13,7 @@ import { ensureTrusted } from '../backend/trust';
 import { clientOrSay, isCancellation, sendWithProgress } from '../checks/workDone';
 import { FIND_DATA, RUN_DATA_CHECK, RUN_DATA_CHECK_COMMAND } from '../protocol';
 import type { DataCheckResult, DataTarget, FindDataResult, RunDataCheckArgs, RunDataCheckParams } from './dataProtocol';
+import { BUDGET_SETTING, dataCheckOptions } from './dataOptions';
 import { DataPanel } from './dataPanel';
 import { targetAtCursor } from './dataTargets';
 
@@ -95,7 +96,8 @@ class DataCheckRunner {
     panel.showRunning();
     this.log.info(`Data check of ${args.name} (${args.uri})`);
     try {
-      const params: RunDataCheckParams = { ...args };
+      const budget = vscode.workspace.getConfiguration('torchDoctor', vscode.Uri.parse(args.uri)).get(BUDGET_SETTING);
+      const params: RunDataCheckParams = { ...args, options: dataCheckOptions(budget) };
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Torch Doctor: checking the data of ${args.name}`, cancellable: true },
         (progress, cancel) => sendWithProgress<DataCheckResult>(client, RUN_DATA_CHECK, params, progress, cancel),

@@ -12,8 +12,17 @@ export interface RunDataCheckArgs {
 }
 
 export interface RunDataCheckParams extends RunDataCheckArgs {
-  options?: { maxSamples?: number; maxBatches?: number; galleryImages?: number; timeoutSeconds?: number };
+  options?: DataCheckOptions;
   workDoneToken?: string | number;
+}
+
+/** Options of a data check (data_checks/engine.py; budgetSeconds: data_checks/budget.py, 0 = none). */
+export interface DataCheckOptions {
+  maxSamples?: number;
+  maxBatches?: number;
+  galleryImages?: number;
+  timeoutSeconds?: number;
+  budgetSeconds?: number;
 }
 
 export interface DataTarget {
@@ -56,6 +65,26 @@ export interface DataGallery {
   scale: { kind: 'uint8' | 'unit' | 'range'; low: number[]; high: number[] };
   images: { index: number | string; label: string | null; blank: boolean; nonfinite: boolean; pixels: number[] }[];
   drawn: number;
+  /** Per-channel value histograms of the raw samples (data_checks/histograms.py). */
+  histograms?: DataHistograms | null;
+}
+
+/** One channel: `counts` of `bins` equal bins over low..high (the kept finite values' range). */
+export interface DataChannelHistogram {
+  low: number | null;
+  high: number | null;
+  counts: number[];
+  /** Finite values counted (the counts' sum). */
+  values: number;
+  /** NaN/Inf values left out. */
+  nonfinite: number;
+}
+
+export interface DataHistograms {
+  bins: number;
+  /** Samples read (the first ones drawn, at most 256). */
+  samples: number;
+  channels: DataChannelHistogram[];
 }
 
 export interface DataSplitSummary {

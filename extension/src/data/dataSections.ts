@@ -5,7 +5,7 @@
  */
 import { baseName, formatNumber, shapeText } from '../webview/format';
 import type { DataFinding, DataGallery, DataSplitSummary } from './dataProtocol';
-import type { DataSourceLink, GalleryImageView, GalleryView, LabelChartView, SplitTableView } from './dataViewTypes';
+import type { DataSourceLink, GalleryImageView, GalleryPage, GalleryView, LabelChartView, SplitTableView } from './dataViewTypes';
 
 /** A link to a 1-based line ("blank_augmentation.py:51"), or null when the source is not one. */
 export function sourceLink(source: { file: string; line: number } | null | undefined): DataSourceLink | null {
@@ -19,6 +19,18 @@ export function sourceLink(source: { file: string; line: number } | null | undef
 const MAX_SIDE = 256;
 const MAX_IMAGES = 256;
 export const MAX_BARS = 30;
+/** Images a page of the grid draws (the check sends up to GALLERY_IMAGES, dataOptions.ts). */
+export const PAGE_SIZE = 32;
+
+/** The grid's pages of `count` images, `size` a page: at least one ("1–32 of 128"). */
+export function galleryPages(count: number, size = PAGE_SIZE): GalleryPage[] {
+  const pages: GalleryPage[] = [];
+  for (let start = 0; start < count || !pages.length; start += size) {
+    const end = Math.min(count, start + size);
+    pages.push({ start, end, label: count ? `${start + 1}–${end} of ${count}` : '0 of 0' });
+  }
+  return pages;
+}
 
 function isPixels(p: unknown, size: number): p is number[] {
   return Array.isArray(p) && p.length === size && p.every((v) => Number.isInteger(v) && v >= 0 && v <= 255);
@@ -100,6 +112,7 @@ export function galleryView(split: DataSplitSummary, findings: readonly DataFind
     scaleNote: scaleNote(g.scale),
     blank,
     dropped,
+    pages: galleryPages(images.length),
   };
 }
 

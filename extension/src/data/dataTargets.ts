@@ -4,7 +4,7 @@
  * Pure logic, no `vscode` import (tests/ts/unit/data/dataTargets.test.ts).
  */
 import { isSimpleReference } from '../debug/debugSnapshot';
-import type { FindDataResult } from './dataProtocol';
+import type { DataCheckOptions, FindDataResult } from './dataProtocol';
 
 /**
  * What the palette command checks: the target containing the cursor, else torchdoctor_data(),
@@ -43,12 +43,15 @@ export function variableArg(arg: unknown): { sessionId?: string; evaluateName?: 
 
 /**
  * The expression evaluated in the paused frame: data_checks/paused.py's dump(value, file, mode,
- * name). `ref` must be a plain variable reference (a variable's evaluateName); `file` is
- * JSON-quoted, a valid Python string literal, and so is the name.
+ * name, options). `ref` must be a plain variable reference (a variable's evaluateName); `file` is
+ * JSON-quoted, a valid Python string literal, and so is the name; `options` holds finite numbers
+ * only, so its JSON is a Python dict literal (a non-finite one is left out: JSON would write null).
  */
-export function pausedDumpExpression(ref: string, file: string, mode: PausedMode): string {
+export function pausedDumpExpression(ref: string, file: string, mode: PausedMode, options?: DataCheckOptions): string {
   if (!isSimpleReference(ref)) {
     throw new Error(`not a plain variable reference: ${ref}`);
   }
-  return `__import__('${PAUSED_MODULE}', fromlist=['_']).dump(${ref}, ${JSON.stringify(file)}, '${mode}', ${JSON.stringify(ref)})`;
+  const numbers = Object.entries(options ?? {}).filter(([, v]) => typeof v === 'number' && Number.isFinite(v));
+  const opts = numbers.length ? `, ${JSON.stringify(Object.fromEntries(numbers))}` : '';
+  return `__import__('${PAUSED_MODULE}', fromlist=['_']).dump(${ref}, ${JSON.stringify(file)}, '${mode}', ${JSON.stringify(ref)}${opts})`;
 }

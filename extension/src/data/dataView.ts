@@ -8,6 +8,7 @@ import { errorKindLabel } from '../checks/checkResultModel';
 import { baseName, splitInlineCode } from '../webview/format';
 import type { TextPart } from '../webview/format';
 import type { DataCheckResult, DataFinding } from './dataProtocol';
+import { splitHistogramsAll } from './dataHistograms';
 import { galleryViews, labelCharts, sourceLink, splitTable } from './dataSections';
 import type {
   DataHeaderView,
@@ -158,6 +159,7 @@ export function buildDataView(r: DataCheckResult): DataResultView {
     headline: splitInlineCode(r.headline ?? ''),
     cards,
     galleries: galleryViews(splits, findings),
+    histograms: splitHistogramsAll(splits),
     labels: labelCharts(splits),
     splits: splitTable(splits, findings),
     notes: notes.map((n) => splitInlineCode(n)),

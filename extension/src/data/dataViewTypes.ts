@@ -72,6 +72,39 @@ export interface GalleryView {
   blank: number;
   /** Images left out because their pixels did not match the size (a note says so). */
   dropped: number;
+  /** The grid's pages (at least one): the page draws images[start, end) of one at a time. */
+  pages: GalleryPage[];
+}
+
+export interface GalleryPage {
+  start: number;
+  end: number;
+  /** "1–32 of 128" */
+  label: string;
+}
+
+/** One channel's histogram, drawn as bars. */
+export interface ChannelHistogramView {
+  /** "channel 0" */
+  channel: string;
+  /** 'red' | 'green' | 'blue' for 3-channel images (drawn in that colour in the grid), else ''. */
+  tint: string;
+  /** Each bin's height, 0..1 of the tallest. */
+  heights: number[];
+  counts: number[];
+  /** Each bin's range as text, for its tooltip: "[0.25, 0.5): 120". */
+  titles: string[];
+  lowText: string;
+  highText: string;
+  /** "12,288 values; 3 NaN/Inf left out" */
+  summary: string;
+}
+
+export interface SplitHistogramsView {
+  split: string;
+  /** "Values of each channel in the first 128 samples drawn, 32 bins over each channel's range." */
+  caption: string;
+  channels: ChannelHistogramView[];
 }
 
 export interface LabelBar {
@@ -110,6 +143,7 @@ export interface DataResultView {
   headline: TextPart[];
   cards: FindingCard[];
   galleries: GalleryView[];
+  histograms: SplitHistogramsView[];
   labels: LabelChartView[];
   splits: SplitTableView | null;
   notes: TextPart[][];

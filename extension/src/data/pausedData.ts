@@ -3,13 +3,15 @@
  * Dataset, a DataLoader, a batch tensor or a dict batch. The paused program itself runs the check
  * (data_checks/paused.py: the RNG states are restored, the program goes on as it would have) and
  * writes the result to a file in a private temp directory (debug/debugSnapshot.ts's SnapshotTaker);
- * the result is drawn in the data panel (dataPanel.ts), like a Check data from the editor.
+ * the result is drawn in the data panel (dataPanel.ts), like a Check data from the editor. The
+ * options (the grid's images, torchDoctor.dataChecks.budgetSeconds) are dataOptions.ts's.
  */
 import { randomUUID } from 'crypto';
 import { promises as fsp } from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { SnapshotTaker, unquotePythonStr } from '../debug/debugSnapshot';
+import { BUDGET_SETTING, dataCheckOptions } from './dataOptions';
 import type { DataCheckResult } from './dataProtocol';
 import { DataPanel, DataTargetRef } from './dataPanel';
 import { PausedMode, pausedDumpExpression, variableArg } from './dataTargets';
@@ -49,7 +51,8 @@ async function checkVariable(
   let expression: string;
   const file = path.join(await taker.directory(), `data-${randomUUID()}.json`);
   try {
-    expression = pausedDumpExpression(evaluateName, file, mode);
+    const budget = vscode.workspace.getConfiguration('torchDoctor', session.workspaceFolder?.uri).get(BUDGET_SETTING);
+    expression = pausedDumpExpression(evaluateName, file, mode, dataCheckOptions(budget));
   } catch {
     void vscode.window.showWarningMessage(`Torch Doctor: ${evaluateName} is not a plain variable; assign it to one and try again.`);
     return;

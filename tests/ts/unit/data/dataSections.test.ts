@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import type { DataCheckResult, DataSplitSummary } from '../../../../extension/src/data/dataProtocol';
-import { galleryView, galleryViews, labelChart, MAX_BARS, scaleNote, splitTable } from '../../../../extension/src/data/dataSections';
+import { galleryPages, galleryView, galleryViews, labelChart, MAX_BARS, PAGE_SIZE, scaleNote, splitTable } from '../../../../extension/src/data/dataSections';
 import { readFixture } from '../support/fixtures';
 
 function fixture(name: string): DataCheckResult {
@@ -74,4 +74,23 @@ test('the split table: a row per split, findings counted, the source linked', ()
   assert.equal(splitTable([], []), null);
   const tab = splitTable(fixture('tabular-strings').splits, [])!;
   assert.match(tab.rows[0].cells[t.columns.indexOf('Sample')], /columns$/);
+});
+
+test('the grid pages through its images, PAGE_SIZE at a time', () => {
+  assert.equal(PAGE_SIZE, 32);
+  assert.deepEqual(galleryPages(70), [
+    { start: 0, end: 32, label: '1–32 of 70' },
+    { start: 32, end: 64, label: '33–64 of 70' },
+    { start: 64, end: 70, label: '65–70 of 70' },
+  ]);
+  assert.deepEqual(galleryPages(32), [{ start: 0, end: 32, label: '1–32 of 32' }]);
+  assert.deepEqual(galleryPages(0), [{ start: 0, end: 0, label: '0 of 0' }]);
+  const r = fixture('healthy');
+  const split = r.splits[0];
+  const g0 = split.gallery!;
+  const many = Array.from({ length: 100 }, (_, i) => ({ ...g0.images[i % g0.images.length], index: i }));
+  const g = galleryView({ ...split, gallery: { ...g0, images: many } }, [])!;
+  assert.equal(g.images.length, 100);
+  assert.deepEqual(g.pages.map((p) => p.label), ['1–32 of 100', '33–64 of 100', '65–96 of 100', '97–100 of 100']);
+  assert.equal(galleryView(split, [])!.pages.length, 1);
 });

@@ -24,6 +24,13 @@ test('while paused: the expression names the variable, the JSON-quoted file and 
     `__import__('torchdoctor.data_checks.paused', fromlist=['_']).dump(batch, "/tmp/td-x/data-1.json", 'images', "batch")`,
   );
   assert.match(pausedDumpExpression("self.loaders['train']", '/tmp/a b.json', 'data'), /\.dump\(self\.loaders\['train'\], "\/tmp\/a b\.json", 'data', "self\.loaders\['train'\]"\)$/);
+  // the options as a Python dict literal: finite numbers only
+  assert.equal(
+    pausedDumpExpression('ds', '/tmp/f.json', 'data', { galleryImages: 128, budgetSeconds: 0 }),
+    `__import__('torchdoctor.data_checks.paused', fromlist=['_']).dump(ds, "/tmp/f.json", 'data', "ds", {"galleryImages":128,"budgetSeconds":0})`,
+  );
+  assert.match(pausedDumpExpression('ds', '/tmp/f.json', 'data', { budgetSeconds: Number.NaN, galleryImages: 4 }), /, "ds", \{"galleryImages":4\}\)$/);
+  assert.match(pausedDumpExpression('ds', '/tmp/f.json', 'data', {}), /, "ds"\)$/);
   assert.throws(() => pausedDumpExpression('os.system("x")', '/tmp/f.json', 'data'));
   assert.throws(() => pausedDumpExpression('a + b', '/tmp/f.json', 'data'));
   assert.deepEqual(variableArg({ sessionId: 's1', variable: { name: 'x', evaluateName: 'x' } }), { sessionId: 's1', evaluateName: 'x' });
