@@ -99,11 +99,10 @@ def _within(split: Split, hashes: dict, method: str) -> list:
     for i, h in hashes.items():
         if h is None:
             continue
-        if h in first:
-            dups.append((i, first[h]))
-        else:
-            first[h] = i
-    n = sum(1 for h in hashes.values() if h is not None)
+        j = first.setdefault(h, i)
+        if j != i:
+            dups.append((i, j))
+    n = len(first) + len(dups)  # the samples hashed
     if len(dups) < max(T.DUP_WITHIN_MIN, T.DUP_WITHIN_SHARE * n):
         return []
     pairs = ", ".join(f"{i} = {j}" for i, j in dups[:5])
