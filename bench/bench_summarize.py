@@ -60,9 +60,18 @@ import torch  # noqa: E402
 from torchdoctor.runtime.stats.cache import VALUE_STATS  # noqa: E402
 from torchdoctor.runtime.summary.api import summarize  # noqa: E402
 
-KINDS = ("f32", "bf16", "f16", "i64", "u8", "bool", "transposed")
+KINDS = ("f32", "bf16", "f16", "i64", "u8", "bool", "transposed", "i8", "i16", "i32")
+DEFAULT_KINDS = KINDS[:7]  # the kinds; i8, i16, i32 on request (``--kinds``)
 TARGET = {"f32": 3.0}  # summarize / aminmax at the size measured; every other kind: DEFAULT_TARGET
 DEFAULT_TARGET = 4.0
+# Integer kinds: dtype and the range of the values drawn.
+INTS = {
+    "i64": (torch.int64, 0, 50_000),
+    "u8": (torch.uint8, 0, 256),
+    "i8": (torch.int8, -128, 128),
+    "i16": (torch.int16, -30_000, 30_000),
+    "i32": (torch.int32, -(10**9), 10**9),
+}
 BIG = 10**8
 # What the timings read: wall time, or with ``--cpu-time`` this thread's CPU time with torch on
 # one thread (on a machine loaded beyond its cores, wall time mostly measures the scheduler).
@@ -75,10 +84,9 @@ def make(kind: str, numel: int, seed: int = 0) -> torch.Tensor:
     if kind == "transposed":
         side = max(int(numel**0.5), 1)
         return torch.randn(side, side, generator=g).t()
-    if kind in ("i64", "u8"):
-        dtype = torch.int64 if kind == "i64" else torch.uint8
-        high = 50_000 if kind == "i64" else 256
-        return torch.randint(0, high, (numel,), generator=g, dtype=dtype)
+    if kind in INTS:
+        dtype, low, high = INTS[kind]
+        return torch.randint(low, high, (numel,), generator=g, dtype=dtype)
     if kind == "bool":
         return torch.rand(numel, generator=g) > 0.3
     x = torch.randn(numel, generator=g).relu_()  # a ReLU output: the zeros count has work to do
@@ -255,7 +263,7 @@ def _kinds(text: str) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--size", type=lambda s: int(float(s)), default=BIG, help="elements per tensor (1e8)")
-    parser.add_argument("--kinds", type=_kinds, default=list(KINDS), help="comma-separated: " + ",".join(KINDS))
+    parser.add_argument("--kinds", type=_kinds, default=list(DEFAULT_KINDS), help="comma-separated: " + ",".join(KINDS))
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions (default 5, 3 at 1e8)")
     parser.add_argument("--threads", action="store_true", help="also time summarize with 1 and with all threads")
     parser.add_argument(

@@ -1,4 +1,5 @@
-"""8-bit integers read by their histogram: exact against Python integer arithmetic, every layout."""
+"""8-bit integers read by int8 Gram matrices (where int8 products are fast and exact) or by their
+histogram: both exact against Python integer arithmetic, every layout, every edge."""
 
 import math
 import warnings
@@ -12,7 +13,17 @@ from torchdoctor.runtime.stats.tensor_stats import value_stats
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-BIG = raw_pass.PRECISE_BELOW + 4_321  # past the small-tensor path: the histogram is used
+BIG = raw_pass.PRECISE_BELOW + 4_321  # past the small-tensor path: the byte pass is used
+GRAM = byte_stats.gram_applies(torch)  # this machine multiplies int8 fast and exactly
+
+
+@pytest.fixture(params=["gram", "histogram"], autouse=True)
+def path(request, monkeypatch):
+    """Every test runs on both paths (the Gram one only where this CPU has VNNI/AMX)."""
+    if request.param == "gram" and not GRAM:
+        pytest.skip("no fast exact int8 products on this CPU")
+    monkeypatch.setattr(byte_stats, "_exact_products", request.param == "gram")
+    return request.param
 
 
 def exact(t):
@@ -59,6 +70,7 @@ def test_strided_views_are_exact(dtype, how):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
     monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of blocks on a small tensor
+    monkeypatch.setattr(byte_stats, "K", 256)  # Gram blocks of 15 * 256 bytes, a ragged last one
     t = make(dtype, BIG, seed=2)
     info = torch.iinfo(dtype)
     t[0], t[-1], t[BIG // 2] = info.min, info.max, 0
@@ -69,6 +81,55 @@ def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
 def test_a_constant_tensor_has_std_exactly_zero(dtype):
     got = value_stats(torch.full((BIG,), -7 if dtype == torch.int8 else 200, dtype=dtype))
     assert got["std"] == 0.0 and got["min"] == got["max"] == got["mean"]
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_the_extremes_everywhere_stay_exact(dtype):
+    """All -128 or all 255: the largest squares; int32 Gram entries reach K * 128**2 = 2**30."""
+    info = torch.iinfo(dtype)
+    for value in (info.min, info.max):
+        check(torch.full((2 * byte_stats.K * byte_stats.ROWS + 7,), value, dtype=dtype))
+    half = torch.full((BIG,), info.min, dtype=dtype)
+    half[1::2] = info.max
+    check(half)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+@pytest.mark.parametrize("n", [1, 2, 7, 15 * 256 - 1, 15 * 256, 15 * 256 + 1])
+def test_the_byte_pass_itself_on_small_and_ragged_tensors(dtype, n, monkeypatch):
+    """Straight to ``byte_rows`` (``value_stats`` reads small tensors another way)."""
+    monkeypatch.setattr(byte_stats, "K", 256)
+    t = make(dtype, n, seed=n)
+    rows, extremes = byte_stats.byte_rows(torch, t)
+    values = [int(v) for v in t.tolist()]
+    count, low, high = len(values), min(values), max(values)
+    m2 = Fraction(count * sum(v * v for v in values) - sum(values) ** 2, count)
+    assert extremes == (low, high) and rows[0][0] == count and rows[0][1] == sum(values)
+    assert rows[0][2] == float(m2) and rows[0][3:5] == (low, high)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_zero_d_empty_and_non_contiguous_views(dtype):
+    t = make(dtype, 3 * BIG, seed=5).view(3, BIG)
+    check(t[:, 1::2])  # rows of a strided view
+    check(t.t()[7:])  # transposed, then a slice
+    assert value_stats(torch.tensor(200 if dtype == torch.uint8 else -5, dtype=dtype))["count"] == 1
+    empty = value_stats(torch.empty(0, BIG, dtype=dtype))
+    assert empty["count"] == 0 and empty["mean"] is None
+
+
+def test_a_product_that_saturates_is_caught_by_the_probe(monkeypatch, path):
+    """A kernel that saturates (pre-VNNI ``vpmaddubsw`` pairs do) must send us to the histogram:
+    the probe multiplies the extreme values and compares with int64."""
+    real = torch._int_mm
+
+    def saturating(a, b):
+        return real(a, b).clamp(-(2**15), 2**15 - 1)
+
+    monkeypatch.setattr(torch, "_int_mm", saturating)
+    assert not byte_stats._products_exact(torch)
+    monkeypatch.setattr(torch, "_int_mm", real)
+    assert byte_stats._products_exact(torch) is GRAM or not byte_stats._fast_int8(torch)
 
 
 def test_only_cpu_8_bit_dense_tensors_take_the_histogram():

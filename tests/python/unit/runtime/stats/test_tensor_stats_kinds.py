@@ -52,16 +52,20 @@ def make(dtype):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int64, torch.bfloat16, torch.float16, torch.float32, torch.bool])
 def test_nothing_the_size_of_the_tensor_is_made(dtype):
     t = make(dtype)
+    gram = byte_stats.gram_applies(torch)  # its one-time probe is not counted below
     with Ops() as ops:
         got = value_stats(t)
     biggest = max(numel for _, _, numel, _ in ops.seen)
     floats = dtype.is_floating_point
     limit = float_pass.block(tensor_stats.BLOCK_CPU, {"work": torch.float32}) if floats else tensor_stats.BLOCK_CPU
-    bound = byte_stats.BLOCK if dtype == torch.uint8 else limit + (float_pass.ROW if floats else raw_pass.ROW)
+    byte_block = byte_stats.ROWS * byte_stats.K if gram else byte_stats.BLOCK
+    bound = byte_block if dtype == torch.uint8 else limit + (float_pass.ROW if floats else raw_pass.ROW)
     assert biggest <= bound, [s for s in ops.seen if s[2] == biggest][:3]
-    if dtype == torch.uint8:  # one histogram per block of bytes, nothing converted
-        assert [name for name, _, _, _ in ops.seen].count("bincount") == -(-N // byte_stats.BLOCK)
-        assert {name for name, _, _, _ in ops.seen} <= {"zeros", "view", "bincount", "add_", "_local_scalar_dense"}
+    if dtype == torch.uint8:  # per block of bytes one int8 Gram matrix (or one histogram), no float
+        names = [name for name, _, _, _ in ops.seen]
+        blocks = -(-N // ((byte_stats.ROWS - 1) * byte_stats.K if gram else byte_stats.BLOCK))
+        assert names.count("_int_mm" if gram else "bincount") == blocks
+        assert not any("float" in d for _, dtypes, _, _ in ops.seen for d in dtypes)
         assert got["min"] == int(t.min()) and got["max"] == int(t.max()) and got["mean"] == float(t.double().mean())
     elif dtype == torch.bool:  # one count_nonzero per block: no sum, no conversion
         assert {name for name, _, _, _ in ops.seen} <= {"count_nonzero", "stack", "sum", "_local_scalar_dense"}
