@@ -40,7 +40,9 @@ export function channelHistogram(h: DataChannelHistogram, channel: number, chann
   return {
     channel: `channel ${channel}`,
     tint: channels === 3 ? TINTS[channel] : '',
-    heights: counts.map((c) => c / top),
+    // square root: an image's background bin holds most of its pixels, and on a linear scale the
+    // strokes' bins next to it would be a pixel tall; the tooltips give the counts
+    heights: counts.map((c) => Math.sqrt(c / top)),
     counts,
     titles: counts.map((c, k) => `${binRange(low, high, k, counts.length)}: ${formatNumber(c)}`),
     lowText: formatNumber(low),
@@ -64,7 +66,7 @@ export function splitHistograms(split: DataSplitSummary): SplitHistogramsView | 
   const bins = channels[0].counts.length;
   return {
     split: split.name,
-    caption: `Values of each channel in ${samples}, as the model gets them; ${bins} equal bins over each channel's range.`,
+    caption: `Values of each channel in ${samples}, as the model gets them; ${bins} equal bins over each channel's range, bar heights by the square root of the counts.`,
     channels,
   };
 }

@@ -89,7 +89,7 @@ export interface ChannelHistogramView {
   channel: string;
   /** 'red' | 'green' | 'blue' for 3-channel images (drawn in that colour in the grid), else ''. */
   tint: string;
-  /** Each bin's height, 0..1 of the tallest. */
+  /** Each bin's height, 0..1: the square root of its count over the tallest's. */
   heights: number[];
   counts: number[];
   /** Each bin's range as text, for its tooltip: "[0.25, 0.5): 120". */

@@ -10,7 +10,7 @@ function fixture(name: string): DataCheckResult {
   return readFixture<DataCheckResult>(`data-${name}.json`);
 }
 
-test('a real result: one histogram a channel of every image split, bars relative to the tallest', () => {
+test('a real result: one histogram a channel of every image split, bars relative to the tallest (square root)', () => {
   const r = fixture('healthy');
   const all = splitHistogramsAll(r.splits);
   assert.deepEqual(all.map((h) => h.split), r.splits.map((s) => s.name));
@@ -22,6 +22,8 @@ test('a real result: one histogram a channel of every image split, bars relative
       assert.equal(c.channel, `channel ${ch}`);
       assert.deepEqual(c.counts, raw.channels[ch].counts);
       assert.equal(Math.max(...c.heights), 1);
+      const top = Math.max(...c.counts);
+      c.heights.forEach((v, k) => assert.ok(Math.abs(v - Math.sqrt(c.counts[k] / top)) < 1e-12));
       assert.ok(c.heights.every((v) => v >= 0 && v <= 1));
       assert.equal(c.titles.length, raw.bins);
       assert.match(c.summary, /values$/);
@@ -42,7 +44,7 @@ test('one-channel images are not tinted; tabular data has no histograms', () => 
 test('malformed counts are not drawn; NaN/Inf are said', () => {
   const good = { low: 0, high: 1, counts: [1, 3], values: 4, nonfinite: 2 };
   const c = channelHistogram(good, 0, 1)!;
-  assert.deepEqual(c.heights, [1 / 3, 1]);
+  assert.deepEqual(c.heights, [Math.sqrt(1 / 3), 1]); // square root: small bins next to a full one show
   assert.deepEqual(c.titles, ['[0, 0.5): 1', '[0.5, 1]: 3']);
   assert.equal(c.summary, '4 values; 2 NaN/Inf left out');
   assert.equal(channelHistogram({ ...good, counts: [1, -3] }, 0, 1), null);
