@@ -7,16 +7,27 @@ FakeTensor's ``data_ptr``, ``inf - inf`` in a block); the user's Debug Console m
 Threads: each op of a pass is one parallel region. On a machine busier than its cores, a region
 waits for its slowest thread, and one that was descheduled costs a whole time slice: measured
 on 2 cores under load 9, the passes ran 2× slower with two threads than with one. So the pass
-uses only the cores that the load average leaves idle (at least one), and restores the count.
+uses only the cores that OTHER processes leave idle (at least one), and restores the count.
 Small tensors (:data:`PARALLEL_FROM`) leave the count alone: torch runs them on one thread.
+
+The 1-minute load average counts this process too: a debuggee that trained until the breakpoint,
+or a bench that just ran, shows load ~1-2 while it is paused and the cores are ours. Its own
+share is estimated by :class:`OwnLoad` from its CPU time and taken off the load first
+(:func:`threads_for`), so an idle machine gives every core and a machine loaded by others
+still gives fewer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import time
 import warnings
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Optional
+
+# The load average's time constant: the kernel decays the 1-minute figure by exp(-5/60) every 5 s.
+LOAD_WINDOW = 60.0
 
 
 @contextlib.contextmanager
@@ -26,14 +37,58 @@ def quiet() -> Iterator[None]:
         yield
 
 
-def idle_threads(current: int) -> int:
-    """How many of ``current`` threads to use: the cores the 1-minute load leaves idle, >= 1."""
+def threads_for(current: int, cores: int, load: float, own: float) -> int:
+    """Threads out of ``current``: the cores left idle by the load that is not ours, >= 1."""
+    foreign = max(0.0, load - max(0.0, own))
+    return max(1, min(current, int(cores - foreign + 0.5)))
+
+
+def _process_cpu() -> float:
+    """CPU seconds of this process, every thread (user + system)."""
+    times = os.times()
+    return times.user + times.system
+
+
+class OwnLoad:
+    """This process's share of the 1-minute load average, from its CPU time.
+
+    Each :meth:`sample` folds in the CPU time used since the last one as the kernel folds
+    runnable threads into the load (exponential, :data:`LOAD_WINDOW`). How that time was spread
+    over the interval is unknown, so it is taken as spent at its start, on ``cores`` threads:
+    the smallest share it can have left in the load now. Underestimating our share only costs
+    threads (the behaviour before the discount), never oversubscribes a machine others load.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, cpu: Callable[[], float] = _process_cpu) -> None:
+        self.clock, self.cpu = clock, cpu
+        self.wall, self.used = clock(), cpu()
+        self.level = 0.0
+
+    def sample(self, cores: int) -> float:
+        wall, used = self.clock(), self.cpu()
+        elapsed, spent = wall - self.wall, max(0.0, used - self.used)
+        if elapsed <= 0:
+            return self.level
+        rate = max(float(cores), spent / elapsed)  # busy threads during the burst
+        burst = spent / rate
+        gone = math.exp(-elapsed / LOAD_WINDOW)
+        self.level = self.level * gone + rate * (math.exp(-(elapsed - burst) / LOAD_WINDOW) - gone)
+        self.wall, self.used = wall, used
+        return self.level
+
+
+OWN = OwnLoad()  # started at import: the debuggee's CPU from then on is counted as ours
+
+
+def idle_threads(current: int, own: Optional[OwnLoad] = None) -> int:
+    """How many of ``current`` threads to use: the cores the 1-minute load leaves idle once this
+    process's own share is taken off, >= 1."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         return current
     cores = os.cpu_count() or current
-    return max(1, min(current, int(cores - load + 0.5)))
+    return threads_for(current, cores, load, (own or OWN).sample(cores))
 
 
 # Below this many elements torch runs an op on one thread anyway (its grain size is 32768):

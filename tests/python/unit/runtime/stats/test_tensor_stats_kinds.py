@@ -142,16 +142,6 @@ def test_only_small_tables_reach_the_host(monkeypatch):
     assert moved and max(numel for _, numel in moved) <= 1024, sorted(moved, key=lambda m: -m[1])[:3]
 
 
-def test_threads_follow_the_load(monkeypatch):
-    monkeypatch.setattr(guard.os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(guard.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
-    assert guard.idle_threads(4) == 1
-    monkeypatch.setattr(guard.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
-    assert guard.idle_threads(4) == 4 and guard.idle_threads(2) == 2
-    monkeypatch.setattr(guard.os, "getloadavg", lambda: (2.0, 2.0, 2.0))
-    assert guard.idle_threads(4) == 2
-
-
 def test_the_thread_count_is_restored(monkeypatch):
     monkeypatch.setattr(guard, "idle_threads", lambda current: 1)
     before = torch.get_num_threads()

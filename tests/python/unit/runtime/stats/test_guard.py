@@ -1,0 +1,95 @@
+"""Threads for a statistics pass: the cores that OTHER processes leave idle. This process's own
+share of the load average (a debuggee that just trained, a bench that just ran) is taken off
+first; load from others still counts. Load figures are injected: no timing digits."""
+
+import time
+
+import pytest
+
+from torchdoctor.runtime.stats import guard
+from torchdoctor.runtime.stats.guard import OwnLoad, threads_for
+
+
+class Clock:
+    """A wall clock and a CPU clock the test moves by hand."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+
+    def run(self, seconds, busy):
+        """``seconds`` of wall time with ``busy`` threads of this process on a CPU."""
+        self.wall += seconds
+        self.cpu += seconds * busy
+
+
+def tracker(clock):
+    return OwnLoad(clock=lambda: clock.wall, cpu=lambda: clock.cpu)
+
+
+def test_our_own_load_is_not_taken_for_a_busy_machine():
+    # 2 cores, the load is all ours: every core; the same load from others: one thread
+    assert threads_for(2, 2, load=1.9, own=1.9) == 2
+    assert threads_for(2, 2, load=1.9, own=0.0) == 1
+    # ours on top of others': only the others' part counts
+    assert threads_for(4, 4, load=5.0, own=2.0) == 1
+    assert threads_for(4, 4, load=3.0, own=2.0) == 3
+
+
+@pytest.mark.parametrize("load", [0.0, 0.7, 1.5, 2.5, 9.0])
+def test_more_of_the_load_ours_never_means_fewer_threads(load):
+    counts = [threads_for(8, 8, load, own) for own in (0.0, 0.5, 1.0, 4.0, 9.0, 20.0)]
+    assert counts == sorted(counts) and all(1 <= c <= 8 for c in counts)
+    assert threads_for(3, 8, load, own=load) == 3  # never more than asked for
+
+
+def test_a_process_busy_on_one_core_for_minutes_owns_about_one_unit_of_load():
+    clock = Clock()
+    own = tracker(clock)
+    for _ in range(60):  # 5 minutes, sampled every 5 s, one thread busy
+        clock.run(5.0, busy=1.0)
+        level = own.sample(cores=2)
+    assert 0.9 < level <= 1.0
+    clock.run(300.0, busy=0.0)  # then paused 5 minutes: its share fades as the load does
+    assert own.sample(cores=2) < 0.01
+
+
+def test_a_share_is_never_overestimated_when_the_spread_is_unknown():
+    """One sample after a long interval: the CPU time counts as if spent at its start, the
+    smallest share it could have left in the load (fewer threads, the safe side)."""
+    steady, sparse = Clock(), Clock()
+    often, once = tracker(steady), tracker(sparse)
+    for _ in range(24):
+        steady.run(5.0, busy=1.0)
+        often.sample(cores=2)
+    sparse.run(120.0, busy=1.0)
+    assert 0 < once.sample(cores=2) <= often.level
+
+
+def test_idle_threads_discounts_this_process_and_counts_others(monkeypatch):
+    clock = Clock()
+    own = tracker(clock)
+    for _ in range(60):
+        clock.run(5.0, busy=2.0)  # both cores ours for five minutes (training, a bench)
+        own.sample(cores=2)
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(guard.os, "getloadavg", lambda: (own.level, own.level, own.level))
+    assert guard.idle_threads(2, own) == 2  # load ~2, all of it ours: the cores are idle now
+    monkeypatch.setattr(guard.os, "getloadavg", lambda: (own.level + 1.8, 0.0, 0.0))
+    assert guard.idle_threads(2, own) == 1  # another process keeps a core busy
+
+
+def test_idle_threads_follows_foreign_load(monkeypatch):
+    idle = tracker(Clock())  # nothing of ours
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 4)
+    for load, expected in ((9.0, 1), (0.2, 4), (2.0, 2)):
+        monkeypatch.setattr(guard.os, "getloadavg", lambda load=load: (load, load, load))
+        assert guard.idle_threads(4, idle) == expected
+    assert guard.idle_threads(2, idle) == 2
+
+
+def test_the_real_tracker_sees_this_process_work():
+    own = OwnLoad()
+    end = time.process_time() + 0.3
+    while time.process_time() < end:  # CPU time of our own
+        pass
+    assert own.sample(cores=1) > 0
