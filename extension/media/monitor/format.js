@@ -71,8 +71,17 @@ export function baseName(p) {
   return parts[parts.length - 1] || p;
 }
 
+/** Titles the generic rule below would spell wrong (acronyms). */
+const KIND_TITLES = /** @type {Record<string, string>} */ ({
+  cpu_batches: 'Batches copied from the CPU',
+  model_on_cpu: 'Model left on the CPU',
+});
+
 /** @param {string} kind not_decreasing -> Not decreasing */
 export function kindTitle(kind) {
+  if (Object.prototype.hasOwnProperty.call(KIND_TITLES, kind)) {
+    return KIND_TITLES[kind];
+  }
   const t = kind.replace(/_/g, ' ');
   return t.charAt(0).toUpperCase() + t.slice(1);
 }

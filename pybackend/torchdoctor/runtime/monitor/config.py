@@ -25,6 +25,8 @@ THRESHOLDS: Dict[str, float] = {
     "memoryWindow": 100,  # steps
     "cudaMemoryHigh": 0.9,  # reserved / device total
     "spikeFactor": 10.0,  # seed 002 (shared with the anomaly watch)
+    "cpuBatchFraction": 0.2,  # cpu_batches: loader's yield -> model's forward >= 20% of the step
+    "cpuBatchCopyShare": 0.05,  # ... and the batch's bytes at 25 GB/s >= 5% of the step
 }
 
 

@@ -97,10 +97,12 @@ def next_wrapper(original: Callable, current: Callable[[], Any]) -> Callable:
         if monitor is None:
             return original(self)
         start = perf_counter()
+        batch = None
         try:
-            return original(self)
+            batch = original(self)
+            return batch
         finally:
-            monitor.data_time(self, perf_counter() - start)
+            monitor.data_time(self, perf_counter() - start, batch)
 
     __next__.__wrapped__ = original  # type: ignore[attr-defined]
     return __next__

@@ -109,14 +109,18 @@ class Outputs:
             if about == "loader":
                 finding["where"] = (self.loader or {}).get("where")
             else:
-                key = {"optimizer": f"optimizer:{series}", "eval": "eval"}.get(str(about), f"backward:{series}")
+                key = {"optimizer": f"optimizer:{series}", "eval": "eval", "model": "model"}.get(
+                    str(about), f"backward:{series}"
+                )
                 finding["where"] = self.sites.get(key) or self.sites.get(f"backward:{series}")
             self._tell("finding", finding)
 
     def _hint(self, kind: str) -> str:
-        if kind == "loader" and self.loader is not None:
+        if kind in ("loader", "loader_at") and self.loader is not None:
             where = self.loader.get("where") or {}
             at = f" at {os.path.basename(str(where.get('path')))}:{where.get('line')}" if where else ""
+            if kind == "loader_at":
+                return at
             return (
                 f"Set `num_workers` > 0 (now {self.loader['num_workers']}) and `pin_memory=True` "
                 f"(now {self.loader['pin_memory']}) on the DataLoader{at}"

@@ -34,6 +34,7 @@ from ..anomaly.patches import Patches
 from ..anomaly.steps import OptimizerSteps, init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
+from .devices import DeviceWatch
 from .norm_schedule import NormSchedule
 from .outermost import Outermost
 from .output import MAX_SERIES, Outputs
@@ -133,6 +134,7 @@ class Monitor(Outputs, Patches):
         self.root_eval = False
         self.batch: Optional[int] = None
         self.model: Any = None
+        self.devices = DeviceWatch(torch)  # where the model and its batches live (cpu_batches)
         self.models: List[Any] = []  # weak references to the training models seen (parameter names)
         self.eval_sum: Any = None
         self.eval_n = 0
@@ -198,7 +200,9 @@ class Monitor(Outputs, Patches):
             if module is not self.model:
                 self.model = module
                 self._seen_model(module)
+                self.sites.setdefault("model", _site(sys._getframe(1)))  # model_on_cpu's line
             try:
+                self.devices.forward(module, inputs, self.root_t)
                 self.batch = measure.batch_size(torch, inputs)
             except Exception as exc:
                 self._error(exc)
@@ -324,11 +328,12 @@ class Monitor(Outputs, Patches):
         except TypeError:
             pass
 
-    def data_time(self, iterator: Any, seconds: float) -> None:
+    def data_time(self, iterator: Any, seconds: float, batch: Any = None) -> None:
         if not self.torch.is_grad_enabled():
             self.acc[4] += seconds
             return
         self.acc[0] += seconds
+        self.devices.yielded(batch)
         try:
             info = self.iters.get(iterator)
         except TypeError:
@@ -383,6 +388,7 @@ class Monitor(Outputs, Patches):
             "samples_per_s": self.batch / (now - previous) if self.batch and previous and now > previous else None,
             "rss": measure.rss(),
             "cuda": measure.cuda_memory(self.torch),
+            "_devices": self.devices.step_facts(self.models),  # popped by _emit
         }
         if "backward:next" in self.sites:
             self.sites[f"backward:{name}"] = self.sites.pop("backward:next")
@@ -439,8 +445,8 @@ class Monitor(Outputs, Patches):
         if not tensors:
             self._emit(rec, [], layout)
             return
-        if all(t.is_cpu for t in tensors):
-            self._emit(rec, [t.item() for t in tensors], layout)  # no device to wait for: read now
+        if all(t.is_cpu or t.is_meta for t in tensors):  # no device to wait for: read now (meta has no value)
+            self._emit(rec, [t.item() if t.is_cpu else None for t in tensors], layout)
             return
         with torch.no_grad():
             device = next(t.device for t in tensors if not t.is_cpu)
@@ -462,7 +468,7 @@ class Monitor(Outputs, Patches):
             self.pending.popleft()
             self._emit(rec, host.tolist(), layout)
 
-    def _emit(self, rec: Dict[str, Any], values: List[float], layout: List[Any]) -> None:
+    def _emit(self, rec: Dict[str, Any], values: List[Optional[float]], layout: List[Any]) -> None:
         evaluation = None
         for slot, value in zip(layout, values):
             if slot[0] == "eval":
@@ -472,12 +478,12 @@ class Monitor(Outputs, Patches):
             else:
                 rec[slot[0]] = value
         self.steps += 1
-        name, step = rec["series"], rec["step"]
+        name, step, devices = rec["series"], rec["step"], rec.pop("_devices", None)
         if len(self.series) < MAX_SERIES:
             self._store(name, step, rec)
         self._tell("step", rec)
-        self._judge(self.verdicts.step(rec))
-        if evaluation is not None:
+        self._judge(self.verdicts.step(rec, devices))
+        if evaluation is not None and evaluation[1] is not None:  # None: a meta tensor
             self._add("eval/loss", evaluation[0], evaluation[1])
             self._tell("eval", {"step": evaluation[0], "loss": evaluation[1]})
             self._judge(self.verdicts.evaluation(*evaluation))

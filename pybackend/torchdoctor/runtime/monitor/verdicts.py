@@ -17,11 +17,15 @@ series; the others are below, each judged on a window so that healthy noise stay
 - ``memory_growth``: over the last ``memoryWindow`` steps RSS (or CUDA allocated memory) grew by
   more than ``memoryGrowthBytes`` and rose in at least 8 of its 9 block-to-block comparisons.
 - ``cuda_memory_high``: CUDA reserved memory above ``cudaMemoryHigh`` of the device.
+- ``model_on_cpu`` / ``cpu_batches`` (advice, severity ``info``): the model never moved to an
+  available accelerator; batches copied from pageable CPU memory taking a large share of the
+  step (rules in :mod:`transfers`, facts from :mod:`devices`).
 
 Each finding is ``{"kind", "severity", "step", "sentence", "where": None, "series", "range":
 [first_step, last_step], "about"}``; ``about`` tells the recorder which source line to attach
-(``loss``, ``loader``, ``optimizer``, ``memory``, ``eval``). Only ``loss_nan`` and ``cuda_oom``
-are errors; the trends are warnings (advice). Each kind is reported once per series.
+(``loss``, ``loader``, ``optimizer``, ``memory``, ``eval``, ``model``). Only ``loss_nan`` and
+``cuda_oom`` are errors; the trends are warnings (advice), the device kinds ``info``. Each kind is
+reported once per series.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from ..anomaly.loss_health import TREND_WINDOW, LossSeries, _median
-from . import words
+from . import transfers, words
 from .config import THRESHOLDS
 
 Finding = Dict[str, Any]
@@ -55,10 +59,12 @@ class Verdicts:
         self.evals: Deque[Tuple[int, float, Optional[float]]] = deque(maxlen=10000)
         self.cuda_total: Optional[float] = None
         self.hint: Callable[[str], str] = lambda kind: ""
+        self.copies = transfers.CpuBatches(self.t["cpuBatchFraction"], self.t["cpuBatchCopyShare"])
 
     # -- training steps ---------------------------------------------------------------------------
 
-    def step(self, rec: Dict[str, Any]) -> List[Finding]:
+    def step(self, rec: Dict[str, Any], devices: Optional[Dict[str, Any]] = None) -> List[Finding]:
+        """``devices``: the step's facts from :class:`devices.DeviceWatch` (None: none seen)."""
         series, step = rec["series"], rec["step"]
         if self.primary is None:
             self.primary = series
@@ -69,6 +75,8 @@ class Verdicts:
         if loss is not None:
             found += self._loss(series, step, loss)
         found += self._input_bound(series, step, rec.get("time") or {})
+        if devices:
+            found += self._devices(series, step, devices, rec.get("time") or {})
         for group, ratio in enumerate(rec.get("update_ratio") or []):
             if ratio is not None:
                 found += self._ratio(series, step, group, ratio, rec.get("grad_norm"))
@@ -127,6 +135,21 @@ class Verdicts:
         a, b = window[0][0], window[-1][0]
         text = words.input_bound(a, b, data / spent, data / len(window), spent / len(window), self.hint("loader"))
         return self._new("input_bound", "warning", series, step, [a, b], "loader", text)
+
+    def _devices(self, series: str, step: int, facts: Dict[str, Any], time: Dict[str, float]) -> List[Finding]:
+        out: List[Finding] = []
+        model = facts.get("model")
+        if model and transfers.model_on_cpu(model):
+            text = words.model_on_cpu(model, step)
+            out += self._new("model_on_cpu", "info", series, step, [step, step], "model", text)
+        copy = facts.get("copy")
+        if copy and step != self.first_step.get(series):  # the first step's time has no "other" part
+            total = sum(float(v) for v in time.values())
+            found = self.copies.observe(series, step, copy, total)
+            if found is not None:
+                text = words.cpu_batches(found, self.hint("loader_at"))
+                out += self._new("cpu_batches", "info", series, step, found["range"], "loader", text)
+        return out
 
     def _ratio(self, series: str, step: int, group: int, ratio: float, grad_norm: Any) -> List[Finding]:
         kept = self.ratios.setdefault((series, group), deque(maxlen=RATIO_POINTS))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...spelling import fmt_bytes
+from .transfers import FAST_COPY
 
 
 def _g(x: Optional[float]) -> str:
@@ -116,3 +117,49 @@ def underfitting(span: List[int], t0: float, t1: float, v0: float, v1: float, lr
 
 def _bytes(n: float) -> str:
     return fmt_bytes(int(n))
+
+
+def model_on_cpu(facts: Dict[str, Any], step: int) -> str:
+    acc = facts["accelerator"]
+    pick = (
+        'torch.device("cuda" if torch.cuda.is_available() else "cpu")'
+        if acc == "cuda"
+        else "torch.accelerator.current_accelerator()"
+    )
+    return (
+        f"All {facts['params']} parameter tensors of the model ({facts['values']:,} values) are on the CPU at "
+        f"step {step}, while an accelerator ({acc}) is available and nothing has been allocated on it: the "
+        "model was never moved, so training runs on the CPU, slowly. Likely cause: a missing `model.to(device)`. "
+        f"Next: `device = {pick}`, `model.to(device)` "
+        "before creating the optimizer, and `.to(device)` on each batch. If training on the CPU is what you "
+        "want, ignore this."
+    )
+
+
+def cpu_batches(e: Dict[str, Any], loader: str) -> str:
+    a, b = e["range"]
+    floor = e["bytes"] / FAST_COPY
+    seen = (
+        f"In {e['shown']} of the {e['steps']} steps {a}-{b} the batch the DataLoader yielded was on the CPU in pageable (not "
+        f"pinned) memory and reached the model on the {e['device']} device: the time from the DataLoader's "
+        f"batch to the model's forward, where it is copied, was {e['share']:.0%} of the step ("
+        f"{e['gap_s'] * 1e3:.1f} ms of {e['step_s'] * 1e3:.1f} ms); the batch is {_bytes(e['bytes'])}, at "
+        f"least {floor * 1e3:.1f} ms to copy."
+    )
+    if e["busy"] == 0:
+        sure = (
+            " The device had no queued work when those batches arrived, so this time is the copy (and any "
+            "CPU work your loop does on the batch before the model)."
+        )
+    else:
+        some = f"in {e['busy']} of those steps " if e["busy"] else ""
+        sure = (
+            f" The device may still have had queued work {some}when the batch arrived; a blocking copy waits "
+            f"for it, so part of this time may be that wait: the copy itself is at least {floor * 1e3:.1f} ms."
+        )
+    where = f" on the DataLoader{loader}" if loader else " on the DataLoader"
+    return (
+        f"{seen}{sure} Likely cause: each batch is built on the CPU and copied with a blocking `.to(device)`. "
+        f"Next: `pin_memory=True`{where} and `.to(device, non_blocking=True)`, or build the batch on the "
+        "device (a dataset kept on the GPU, GPU-side transforms)."
+    )
