@@ -4,8 +4,12 @@ The CLI's check runs in a worker process with a time limit that kills it. A chec
 paused program (``paused.py``) cannot be killed without killing the program, so it gets a budget
 instead: the draws stop once it is spent, and the result says how many samples were looked at.
 
-The budget is checked between samples, never inside one: a ``__getitem__`` that never returns
-still hangs the program (the CLI, with its time limit, is the way to find such a sample).
+The budget is checked between samples. A ``__getitem__`` (or a DataLoader's next batch) that never
+returns is caught by ``stuck.py``: under a budget each split is drawn in a daemon thread, and the
+check stops waiting for it at the split's stop plus ``GRACE`` seconds.
+
+Several splits share the draws' part of the budget fairly (``split``): each gets the time left
+divided by the splits left to draw, so what one split does not use flows to the next.
 
 A map-style dataset is drawn as an even random subset whatever the budget: before the draw, a few
 samples are timed and the subset is made as small as the budget needs (``fit``). Stopping a
@@ -24,6 +28,7 @@ from typing import Iterator, Optional
 DRAW_SHARE = 0.5  # of the budget, for the first draw: duplicates may draw every sample again
 TIMED = 4  # samples timed before a map-style draw, to size its subset
 SAFETY = 0.8  # of the draw's share planned for: sample times vary
+GRACE = 1.0  # seconds past a split's stop before its draw is given up as stuck (stuck.py)
 
 
 class _State:
@@ -32,6 +37,9 @@ class _State:
         self.deadline = math.inf
         self.started = 0.0
         self.reached: list = []  # what was cut short, in the notes' words
+        self.stop = math.inf  # the current split's stop (its fair share), else the deadline
+        self.draw_end = math.inf  # the current split's end of planning (its share of DRAW_SHARE)
+        self.stuck = False  # a draw did not return (stuck.py): no more of the user's code is called
 
 
 _state = _State()
@@ -60,15 +68,35 @@ def limited(seconds: Optional[float]) -> Iterator[None]:
     problem = option_error(seconds)
     if problem is not None:
         raise ValueError(problem)
-    previous = (_state.seconds, _state.deadline, _state.started, _state.reached)
+    previous = dict(vars(_state))
     _state.started = time.perf_counter()
     _state.seconds = float(seconds) if seconds else None
     _state.deadline = _state.started + _state.seconds if _state.seconds is not None else math.inf
-    _state.reached = []
+    _state.stop = _state.deadline
+    _state.draw_end = _state.started + _state.seconds * DRAW_SHARE if _state.seconds is not None else math.inf
+    _state.reached, _state.stuck = [], False
     try:
         yield
     finally:
-        _state.seconds, _state.deadline, _state.started, _state.reached = previous
+        vars(_state).update(previous)
+
+
+@contextlib.contextmanager
+def split(left: int) -> Iterator[None]:
+    """Within: one split's draw, with ``left`` splits (this one included) still to draw. It gets
+    the time left divided by ``left``, for its planning (of the draws' share) and for its stop; a
+    split that finishes early leaves the rest to the next. Without a budget: nothing changes."""
+    if _state.seconds is None:
+        yield
+        return
+    now, left = time.perf_counter(), max(1, left)
+    _state.stop = now + max(0.0, _state.deadline - now) / left
+    _state.draw_end = now + max(0.0, _state.started + _state.seconds * DRAW_SHARE - now) / left
+    try:
+        yield
+    finally:
+        _state.stop = _state.deadline
+        _state.draw_end = _state.started + _state.seconds * DRAW_SHARE
 
 
 def active() -> bool:
@@ -80,12 +108,23 @@ def seconds() -> Optional[float]:
 
 
 def deadline() -> float:
-    """``time.perf_counter()`` past which no more samples are drawn (inf: no budget)."""
-    return _state.deadline
+    """``time.perf_counter()`` past which no more samples are drawn (inf: no budget): the current
+    split's stop while one is drawn (``split``), else the budget's end."""
+    return _state.stop
 
 
 def spent() -> bool:
-    return time.perf_counter() > _state.deadline
+    return _state.stuck or time.perf_counter() > _state.stop
+
+
+def mark_stuck() -> None:
+    """A draw did not return (``stuck.py``): from now on the budget counts as spent, so no more of
+    the user's code is called (it may wait on what the stuck call holds)."""
+    _state.stuck = True
+
+
+def stuck() -> bool:
+    return _state.stuck
 
 
 def fit(planned: int, per_sample: float) -> int:
@@ -103,9 +142,9 @@ def may_run_out(planned: int, per_sample: float) -> bool:
 
 
 def _draw_left() -> float:
-    """Seconds left of the first draw's share of the budget (a budget is set)."""
+    """Seconds left of the current split's share of the draws' part of the budget (a budget is set)."""
     assert _state.seconds is not None
-    return _state.started + _state.seconds * DRAW_SHARE - time.perf_counter()
+    return _state.draw_end - time.perf_counter()
 
 
 def cut(what: str) -> None:

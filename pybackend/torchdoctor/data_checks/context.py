@@ -28,6 +28,7 @@ class Context:
     loss: Optional[str] = None  # the loss's class name ("CrossEntropyLoss"), from torchdoctor_data()'s "loss"
     notes: list = field(default_factory=list)
     max_samples: int = 2000
+    not_drawn: list = field(default_factory=list)  # splits left undrawn after a draw that never returned (stuck.py)
 
     @property
     def train(self) -> Optional[Split]:

@@ -16,6 +16,7 @@ from . import (
     normalisation,
     orientation,
     sequences,
+    stuck,
     tabular,
     temporal,
     values,
@@ -28,7 +29,7 @@ from .gallery import box_caption
 from .model_info import inspect_model
 from .raw_rows import has_raw_rows
 from .reduce import SplitStats, reduce
-from .sampling import Draws, draw, is_loader
+from .sampling import Draws, is_loader
 from .tables import find_table, from_object
 
 CHECKS = (
@@ -69,6 +70,7 @@ def build_context(
     tables = {name: from_object(obj, name) for name, obj in splits.items()}
     # duplicates compare the stored rows when every drawn split keeps them: no digests of the draws then
     raw = all(has_raw_rows(o.dataset if is_loader(o) else o) for n, o in splits.items() if tables[n] is None)
+    left = sum(t is None for t in tables.values())  # splits to draw, for the budget's fair shares
     for n, (name, obj) in enumerate(splits.items()):
         progress(n / max(1, len(splits)) * 0.8, f"drawing {name}")
         table = tables[name]
@@ -76,7 +78,12 @@ def build_context(
             d = Draws(name, "table", obj, length=table.rows)
             ctx.splits.append(Split(name, d, SplitStats(name), source_of(obj) or origin, None, table))
             continue
-        d = draw(name, obj, max_samples, max_batches, gallery, raw)
+        if budget.stuck():  # a draw that never returned: no more of the user's code is called
+            ctx.not_drawn.append(name)
+            continue
+        with budget.split(left):
+            d = stuck.draw_bounded(name, obj, max_samples, max_batches, gallery, raw)
+        left -= 1
         ctx.notes += d.notes
         split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
         ctx.notes += _coverage_notes(split)
@@ -130,8 +137,10 @@ def run(
 ) -> dict:
     started = time.perf_counter()
     result = F.new_result(target, file)
+    stuck.reset()
     with budget.limited((options or {}).get("budgetSeconds")):
         ctx = build_context(splits, model, options, progress, origin, loss)
+        result["findings"] += stuck.findings(ctx.splits, ctx.not_drawn)
         for n, (name, check) in enumerate(CHECKS):
             progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
             try:

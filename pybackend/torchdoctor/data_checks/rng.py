@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import random
 import sys
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 
 def _states() -> dict[str, Any]:
@@ -40,12 +40,24 @@ def _restore(states: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def preserved_rng() -> Iterator[None]:
+def preserved_rng(restore: Optional[Callable[[], bool]] = None) -> Iterator[None]:
+    """Within: the global generators are put back on the way out, unless ``restore()`` says no (a
+    draw the check gave up on, ``stuck.py``, which put them back itself when it did)."""
     states = _states()
     try:
         yield
     finally:
-        _restore(states)
+        if restore is None or restore():
+            _restore(states)
+
+
+def states() -> dict[str, Any]:
+    """Every global generator's state, for ``restore``."""
+    return _states()
+
+
+def restore(saved: dict[str, Any]) -> None:
+    _restore(saved)
 
 
 def seed_all(seed: int) -> None:

@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random as _random
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -52,6 +54,48 @@ class Draws:
     dataset: Any = None  # the map-style dataset behind it (for redraws), or None
     gallery: int = T.GALLERY_IMAGES  # images kept for the editor's grid (gallery.py)
     cut: bool = False  # the time budget (budget.py) left samples out that would have been drawn
+    guard: Any = None  # Guard of a draw in a thread of its own (stuck.py), else None
+
+    def __post_init__(self) -> None:
+        guard = getattr(_local, "guard", None)  # set by draw() in stuck.py's thread: this is its Draws
+        if guard is not None and self.kind != "table":
+            self.guard, guard.draws = guard, self
+
+
+class Abandoned(BaseException):  # not Exception: the loader's error handling must let it through
+    """Raised in a draw's thread once the check gave up waiting for it (stuck.py): stop quietly."""
+
+
+class Guard:
+    """Shared by a draw's thread and the thread waiting for it. The draw changes its ``Draws`` only
+    inside ``with guard:``; once ``abandon()`` returned, it never does again (``Abandoned``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.draws: Optional[Draws] = None
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        if self.abandoned:
+            self.lock.release()
+            raise Abandoned()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.release()
+
+    def abandon(self) -> None:
+        with self.lock:
+            self.abandoned = True
+
+
+_local = threading.local()
+_FREE = contextlib.nullcontext()
+
+
+def _owned(d: Draws) -> Any:
+    """``with _owned(d):`` around every change of ``d``: its guard in a thread of stuck.py, else nothing."""
+    return d.guard if d.guard is not None else _FREE
 
 
 def is_loader(obj: Any) -> bool:
@@ -75,13 +119,16 @@ def draw(
     max_batches: int = T.MAX_BATCHES,
     gallery: int = T.GALLERY_IMAGES,
     raw_everywhere: bool = False,
+    guard: Optional[Guard] = None,
 ) -> Draws:
     """Every draw of one split; the global RNG state is the same before and after.
     ``raw_everywhere``: every split compared for duplicates keeps its stored rows, which are hashed
     instead (``duplicates.py``): a DataLoader's batches then need no fingerprints (a fifth of its
-    check's time)."""
+    check's time). ``guard``: drawn in a thread of ``stuck.py`` (the RNG states are then left to it
+    once it gives up: a late restore here would change a program that has gone on)."""
     started = time.perf_counter()
-    with preserved_rng():
+    _local.guard = guard
+    with preserved_rng(lambda: guard is None or not guard.abandoned):
         if is_loader(obj):
             d = _draw_loader(name, obj, max_batches, max_samples, gallery, raw_everywhere)
         elif is_map_style(obj):
@@ -90,6 +137,7 @@ def draw(
             d = _draw_iterable(name, obj, max_samples, gallery)
         else:
             raise TypeError(f"split {name!r} is a {type(obj).__name__}: not a Dataset, DataLoader or iterable")
+    _local.guard = None
     watch.idle()  # not on the way out of a failure: sys.exit() in the data is said with its sample
     d.seconds = time.perf_counter() - started
     return d
@@ -147,27 +195,36 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     if budget.active() and idx:
         planned = len(idx)
         idx = _fit_budget(name, ds, length, idx)
-        d.cut = len(idx) < planned
+        with _owned(d):
+            d.cut = len(idx) < planned
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     tensor = _tensor_type()
     note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
     for i in idx:
         if clock() > deadline and d.indices:  # inf without a budget; one sample at least
-            budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
-            d.cut = True
+            with _owned(d):
+                budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
+                d.cut = True
             break
         try:
             note(name, "__getitem__", i)  # _get, inlined: one call less per sample
             sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
-        _add(d, i, sample, tensor)
-    if length < max_samples and len(d.indices) == length:
-        d.notes.append(f"{name}: all {length} samples drawn")
-    else:
-        d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
-    d.random = _is_random(ds, idx, d.probes, name)
+        if d.guard is None:
+            _add(d, i, sample, tensor)
+        else:
+            with d.guard:
+                _add(d, i, sample, tensor)
+    with _owned(d):
+        if length < max_samples and len(d.indices) == length:
+            d.notes.append(f"{name}: all {length} samples drawn")
+        else:
+            d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
+    random = _is_random(ds, idx, d.probes, name)
+    with _owned(d):
+        d.random = random
     return d
 
 
@@ -244,16 +301,19 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
     tensor = _tensor_type()
     for pos in range(max_samples):
         if pos and budget.spent():  # one sample at least: none would read as an empty split
-            budget.cut(f"{name}: the first {pos} samples of the iterable were drawn")
-            d.cut = True
+            with _owned(d):
+                budget.cut(f"{name}: the first {pos} samples of the iterable were drawn")
+                d.cut = True
             break
         watch.note(name, "__iter__", pos)
         try:
             sample = next(stream)
         except StopIteration:
             break
-        _add(d, pos, sample, tensor)
-    d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
+        with _owned(d):
+            _add(d, pos, sample, tensor)
+    with _owned(d):
+        d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
     return d
 
 
@@ -277,7 +337,9 @@ def _draw_loader(
             raise SampleError(name, 0, exc) from exc
         # the loader's transforms are the dataset's; only sample 0 is drawn here (the others may fail or
         # crash in a worker, where the check says so), so it is drawn again more times
-        d.random = _is_random(ds, [0], {0: split_xy(first)[0]}, name, T.RANDOM_AGAIN_ONE)
+        random = _is_random(ds, [0], {0: split_xy(first)[0]}, name, T.RANDOM_AGAIN_ONE)
+        with _owned(d):
+            d.random = random
     pos = 0
     received = 0  # batches taken: an error from the loader is about the next one
     watch.note(name, "next-batch", number=0)  # iter() starts the workers: they know the split from here
@@ -294,15 +356,17 @@ def _draw_loader(
     try:
         while received < max_batches and pos < max_samples:
             if received and budget.spent():  # one batch at least; a loader's batches are a prefix anyway
-                budget.cut(f"{name}: the first {received} batches of the DataLoader were drawn")
-                d.cut = True
+                with _owned(d):
+                    budget.cut(f"{name}: the first {received} batches of the DataLoader were drawn")
+                    d.cut = True
                 break
             watch.note(name, "next-batch", number=received)
             try:
                 batch = next(iterator)
                 # inside the try: torch's SIGCHLD handler raises a dead worker's RuntimeError
                 # wherever the main thread is, often while this batch is taken in
-                pos = _take_batch(d, received, batch, pos)
+                with _owned(d):
+                    pos = _take_batch(d, received, batch, pos)
             except StopIteration:
                 break
             except Exception as exc:  # noqa: BLE001 - said in our words when we can; else as it was
@@ -315,7 +379,10 @@ def _draw_loader(
         _shutdown(iterator)
         watch.forget_failure()
     where = "dataset indices (sequential sampler)" if sequential(loader) else "positions in the loader's stream"
-    d.notes.append(f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}")
+    with _owned(d):
+        d.notes.append(
+            f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}"
+        )
     return d
 
 

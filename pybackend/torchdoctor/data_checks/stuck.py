@@ -1,0 +1,168 @@
+"""A split's draw that never returns, under a time budget (worker side).
+
+The budget (``budget.py``) is checked between samples, so a ``__getitem__`` or a DataLoader's next
+batch that never returns would hold the check, and with it a program paused in the debugger,
+forever. Under a budget each split is therefore drawn in a daemon thread (``draw``); the calling
+thread waits until the split's stop plus ``budget.GRACE`` seconds. When the draw is still running
+then, the check gives up on it: what that split drew so far is kept and checked like a split the
+budget cut short, the draw is named (split, sample or batch, the line it is stuck on), no more of
+the user's code is called (the other splits are not drawn: they may wait on what the stuck call
+holds), and the global RNG states are put back as they were before the split.
+
+Python cannot stop a thread. In a paused program the stuck call keeps running in the background
+(it stops touching the check's data once it returns: ``sampling.Guard``); the data-check worker
+(CLI, CodeLens) ends its own process after it has sent the result (``left_running``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from . import budget, rng, watch
+from . import findings as F
+from .loader_errors import drawing_words, is_user_file, short_path
+from .sampling import Abandoned, Draws, Guard, draw
+
+KIND = F.STUCK
+
+
+@dataclass
+class Stuck:
+    split: str
+    note: dict  # the drawing thread's last note (watch.py): stage, index, batch
+    waited: float  # seconds from the split's start to giving up
+    frames: list  # the stuck thread's stack, outermost first (traceback.FrameSummary)
+    drawn: int  # samples of the split drawn before it
+
+
+_found: list = []  # Stuck of the current check (reset by ``reset``)
+_running: list = []  # threads given up on, in this process, that may still run
+
+
+def reset() -> None:
+    _found.clear()
+
+
+def found() -> list:
+    return list(_found)
+
+
+def left_running() -> bool:
+    """A draw given up on may still be running in this process (the worker then ends itself)."""
+    return any(t.is_alive() for t in _running)
+
+
+def draw_bounded(name: str, obj: Any, max_samples: int, max_batches: int, gallery: int, raw: bool) -> Draws:
+    """``sampling.draw`` of one split; under a budget in a daemon thread, given up on at the
+    split's stop plus ``budget.GRACE`` (then the samples drawn so far; see the module docstring)."""
+    args = (max_samples, max_batches, gallery, raw)
+    if not budget.active():
+        return draw(name, obj, *args)
+    guard, box = Guard(), dict[str, Any]()
+    states = rng.states()  # put back if the draw is given up on (it then leaves them alone)
+
+    def run() -> None:
+        try:
+            box["draws"] = draw(name, obj, *args, guard=guard)
+        except Abandoned:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            box["error"] = exc
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {name}", daemon=True)
+    thread.start()
+    thread.join(max(0.0, budget.deadline() + budget.GRACE - started))
+    if thread.is_alive():
+        return _give_up(name, obj, thread, guard, states, started)
+    if "error" in box:
+        raise box["error"]
+    return box["draws"]
+
+
+def _give_up(name: str, obj: Any, thread: threading.Thread, guard: Guard, states: dict, started: float) -> Draws:
+    guard.abandon()  # from here on the thread never changes the draws (it stops at its next change)
+    frame = sys._current_frames().get(thread.ident or -1)
+    frames = list(traceback.extract_stack(frame)) if frame is not None else []
+    note = watch.current()
+    rng.restore(states)
+    budget.mark_stuck()
+    _running.append(thread)
+    d = guard.draws if guard.draws is not None else Draws(name, "dataset", obj)
+    d.cut = True
+    _found.append(Stuck(name, note, time.perf_counter() - started, frames, len(d.indices)))
+    budget.cut(f"{name}: its draw did not return after {len(d.indices)} samples")
+    watch.idle()
+    return d
+
+
+def _stuck_at(frames: list) -> tuple:
+    """(words for the innermost frame of the user's code, its {"file", "line"}) or ("", None)."""
+    mine = [f for f in frames if is_user_file(f.filename)]
+    if not mine:
+        return "", None
+    f = mine[-1]
+    inside = next((g for g in frames[frames.index(f) + 1 :] if not is_user_file(g.filename)), None)
+    words = f"stuck at {os.path.basename(f.filename)}:{f.lineno} in {f.name}" + (f" (`{f.line}`)" if f.line else "")
+    if inside is not None:
+        words += f", inside {short_path(inside.filename)}:{inside.lineno} in {inside.name}"
+    return words, {"file": f.filename, "line": f.lineno}
+
+
+def _what(note: dict) -> str:
+    if note.get("stage") == "next-batch":
+        return (
+            f"waiting for batch {note.get('number', '?')} of the DataLoader (drawn by its worker processes, "
+            "whose samples are not seen from here)"
+        )
+    return drawing_words(note)
+
+
+def findings(drawn_splits: list, not_drawn: list) -> list:
+    """One ERROR finding per draw given up on: the split, what it was drawing, the line it is stuck
+    on, what was kept, and what to do."""
+    out = []
+    for s in _found:
+        words, source = _stuck_at(s.frames)
+        index = s.note.get("index") if s.note.get("split") in (s.split, "") else None
+        others = (
+            f" The other splits ({', '.join(not_drawn)}) were not drawn: they could wait on the same thing."
+            if not_drawn
+            else ""
+        )
+        where = f": {words}" if words else ""
+        if watch.folder() is not None:
+            after = "The check's worker process is ended after this report (a thread cannot be stopped)."
+        else:
+            after = (
+                "The stuck call keeps running in a background thread of your program (Python cannot stop a "
+                "thread); it no longer changes the check's results when it returns."
+            )
+        out.append(
+            F.finding(
+                KIND,
+                F.ERRORS,
+                s.split,
+                f"{s.split}: the draw did not return {_what(s.note)}{where}. The check gave up on it after "
+                f"{s.waited:.1f} s ({s.split}'s share of the {budget.seconds():g} s time budget, plus {budget.GRACE:g} s "
+                f"of grace): the findings are about the {s.drawn} {s.split} samples drawn before it.{others} "
+                f"{after} Next step: look at what that line waits for (a lock, a queue, a network or disk read, a "
+                "subprocess): give the wait a timeout or make what it waits for available; then draw that sample "
+                "in your own process (`dataset[i]`, or `next(iter(loader))`) to see it return.",
+                [index] if index is not None else [],
+                source=source,
+                stage=s.note.get("stage"),
+                index=index,
+                batch=s.note.get("number") if s.note.get("stage") == "next-batch" else None,
+                drawn=s.drawn,
+                waitedSeconds=round(s.waited, 3),
+                stack="".join(traceback.format_list(s.frames[-12:])),
+            )
+        )
+    return out
