@@ -7,7 +7,7 @@ saturation and the 0..255 vs 0..1 range the eye is looking for).
 
 The cost is bounded whatever the split's size: only the first ``SAMPLES`` samples are read, each
 at most ``PER_SAMPLE`` values per channel (an even stride through the pixels), so at most
-``SAMPLES * PER_SAMPLE`` values per channel are held (1 MB of float32 for a 3-channel split).
+``SAMPLES * PER_SAMPLE`` values per channel are held (1 MB of float32 a channel, 3 MB for RGB).
 At the end each channel gets ``BINS`` equal bins over its observed range (the min..max of the
 kept finite values) and only the counts travel; NaN/Inf values are counted apart.
 """
