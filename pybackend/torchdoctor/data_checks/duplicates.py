@@ -111,8 +111,8 @@ def _within(split: Split, hashes: dict, method: str) -> list:
             F.DUP_WITHIN,
             F.WARNING,
             split.name,
-            f"{len(dups)} of {n} {split.name} samples repeat another sample of {split.name} byte for byte "
-            f"({pairs}; {_how(method)}). Likely cause: files copied twice, rows appended twice, oversampling "
+            f"{len(dups)} of {n} {split.name} samples repeat another sample of {split.name} byte for byte"
+            f"{_among([(split, hashes)], method)} ({pairs}; {_how(method)}). Likely cause: files copied twice, rows appended twice, oversampling "
             "before the split. Next step: deduplicate before splitting, or they weigh double in the loss and "
             "leak if the split separates copies.",
             [i for i, _ in dups],
@@ -138,7 +138,8 @@ def _across(a: Split, b: Split, ha: dict, hb: dict, method: str) -> list:
             F.DUP_ACROSS,
             F.ERRORS,
             b.name,
-            f"{len(shared)} of {n} {b.name} samples are also in {a.name} ({pairs}; {_how(method)}): the "
+            f"{len(shared)} of {n} {b.name} samples are also in {a.name}{_among([(b, hb), (a, ha)], method)} "
+            f"({pairs}; {_how(method)}): the "
             f"{b.name} score measures memory, not generalisation. Likely cause: duplicates in the source data "
             "split apart, overlapping index lists, or augmented copies made before the split. Next step: "
             "deduplicate first, then split (by group or id when rows share one).",
@@ -149,6 +150,20 @@ def _across(a: Split, b: Split, ha: dict, hb: dict, method: str) -> list:
             other=a.name,
         )
     ]
+
+
+def _among(compared: list, method: str) -> str:
+    """``, among the 400 samples drawn of 50,000`` for each (split, hashes) compared on fewer samples
+    than it has (a budget, maxSamples, MAX_RAW_ROWS): the counts are of those, not of the split."""
+    seen = "stored rows hashed" if method == "raw" else "samples drawn"
+    parts = [
+        f"the {len(h):,} {s.name} {seen} of {s.draws.length:,}"
+        for s, h in compared
+        if s.draws.length and len(h) < s.draws.length
+    ]
+    if not parts:
+        return ""
+    return f", among {' and '.join(parts)} (copies among the others are not seen)"
 
 
 def _how(method: str) -> str:

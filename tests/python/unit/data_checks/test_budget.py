@@ -108,3 +108,43 @@ def test_a_budget_of_zero_means_none_and_whole_numbers_are_seconds():
     assert "budget" not in unlimited
     whole = check(Images(n=40), "train_ds", options={"budgetSeconds": 30})
     assert whole["budget"] == {"seconds": 30.0, "reached": False}
+
+
+def test_splits_share_the_budget_fairly():
+    """The first split used to take the whole draws' share: val got a handful of samples."""
+    from torchdoctor.data_checks import engine
+
+    r = engine.run({"train": Slow(n=400, delay=0.01), "val": Slow(n=400, delay=0.01)}, options={"budgetSeconds": 2.0})
+    drawn = {s["name"]: s["sampled"] for s in r["splits"]}
+    assert drawn["val"] >= 0.5 * drawn["train"] and drawn["train"] < 400, drawn
+
+
+def test_unused_share_flows_to_the_next_split():
+    from torchdoctor.data_checks import engine
+
+    r = engine.run({"train": Slow(n=10, delay=0.0), "val": Slow(n=400, delay=0.01)}, options={"budgetSeconds": 2.0})
+    drawn = {s["name"]: s["sampled"] for s in r["splits"]}
+    # train (quick) leaves nearly all its half: val plans on about the whole draws' share, not half of it
+    assert drawn["train"] == 10 and drawn["val"] > 0.6 * 2.0 * 0.5 * 0.8 / 0.01, drawn
+
+
+class Copies(Slow):
+    """Every sample is one of 20 images: duplicates everywhere, and no stored rows to hash."""
+
+    def __getitem__(self, i):
+        self.calls += 1
+        time.sleep(self.delay)
+        return self._images[i % 20], i % 3
+
+
+def test_duplicates_under_a_budget_are_said_to_be_among_the_samples_drawn():
+    r = check(Copies(n=600, delay=0.01), "train_ds", options={"budgetSeconds": 1.0})
+    f = next(f for f in r["findings"] if f["kind"] == "duplicates-within-split")
+    drawn = r["splits"][0]["sampled"]
+    assert drawn < 600 and f"among the {drawn:,} train_ds samples drawn of 600" in f["message"], f["message"]
+
+
+def test_duplicates_of_every_sample_say_nothing_about_a_subset():
+    r = check(Copies(n=100, delay=0.0), "train_ds")
+    f = next(f for f in r["findings"] if f["kind"] == "duplicates-within-split")
+    assert "among" not in f["message"]
