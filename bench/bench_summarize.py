@@ -32,13 +32,19 @@ After it (and 4096-value row norms), wall clock, load 8.2 -> 7.9: f32 2.57x, bf1
 18.9x, 20.1x, 2.13x, 3.09x, 6.36x, 64.5x (never slower). ``--cpu-time`` (both on one thread),
 load 7.6 -> 8.1: f32 2.64x, bf16 4.33x, f16 4.09x, i64 3.36x, u8 9.19x, bool 1.02x, transposed
 2.76x. Met: f32, i64, bool, transposed, not-slower-than-lovely; missed: bf16, f16, u8 (4x).
-Ratios at this load move by ~0.5x between runs. A float block is read four times (extremes,
-sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
-brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy, and
-u8 is counted by ``bincount`` (~1 ns a byte) against an aminmax that reads 32 bytes an instruction.
+Ratios at this load move by ~0.5x between runs.
+uint8/int8 by int8 Gram matrices (``stats/byte_stats.py``, CPUs with VNNI/AMX; a 2-core Xeon
+with AMX, load 7-8): ``--cpu-time`` u8 4.79x, i8 4.42x (i16 8.70x, still float64; bf16 7.19x
+and f16 6.41x at this load, against 3.6x/3.5x idle); wall clock u8 4.71x, i8 4.56x, with the
+runtime on 1 thread against a 2-thread aminmax (the load is other processes': each kind's line
+prints the load, our own share and the threads the runtime picks, ``stats/guard.py``).
+
+A float block is read four times (extremes, sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
+brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy. u8
+was counted by ``bincount`` (~1 ns a byte) against an aminmax that reads 32 bytes an instruction.
 
     .venv/bin/python bench/bench_summarize.py [--size 1e8] [--kinds f32,u8] [--repeats N] [--threads] [--no-lovely]
-        [--cpu-time]
+        [--cpu-time]   (kinds: f32 bf16 f16 i64 u8 bool transposed, and on request i8 i16 i32)
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ sys.path.insert(0, str(REPO / "pybackend"))
 import torch  # noqa: E402
 
 from torchdoctor.runtime.stats.cache import VALUE_STATS  # noqa: E402
+from torchdoctor.runtime.stats.guard import OWN, idle_threads  # noqa: E402
 from torchdoctor.runtime.summary.api import summarize  # noqa: E402
 
 KINDS = ("f32", "bf16", "f16", "i64", "u8", "bool", "transposed", "i8", "i16", "i32")
@@ -295,7 +302,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     for kind in args.kinds:
         result = measure(kind, args.size, repeats, threads=args.threads, lovely_too=not args.no_lovely)
         results.append(result)
-        print(f"  {kind:>10}: {result['summary']}   (load {loadavg()})", flush=True)
+        picked = idle_threads(torch.get_num_threads())
+        print(
+            f"  {kind:>10}: {result['summary']}   (load {loadavg()}, ours ~{OWN.level:.2f};"
+            f" the runtime picks {picked} of {torch.get_num_threads()} threads)",
+            flush=True,
+        )
         if result["lovely_line"]:
             print(f"  {'lovely':>10}: {result['lovely_line']}", flush=True)
     print()

@@ -9,8 +9,9 @@ squares and, where the range holds 0, the exact zeros; four reads of a block in 
 Other dtypes with kernels of their own, and floats on devices (:mod:`raw_pass`): per block
 one ``aminmax`` in the tensor's own dtype, then the sum and the squares of the block while it is
 in cache, and the zeros where the block's range holds 0. Integers keep exact extremes and, up to
-2**53, exact sums. uint8/int8 on the CPU are read by their histogram instead (:mod:`byte_stats`:
-one ``bincount`` per block, every figure exact). NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
+2**53, exact sums. uint8/int8 on the CPU take :mod:`byte_stats` instead (int8 Gram matrices by
+``torch._int_mm`` where the CPU has VNNI/AMX, else one ``bincount`` per block; every figure exact).
+NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
 clean; only the blocks whose extremes are not finite are read again carefully (NaN/+Inf/-Inf
 counted, statistics of the finite values).
 
@@ -111,7 +112,7 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
     if base.numel() <= limit and base.numel() < raw_pass.PRECISE_BELOW:
         return _direct(torch, base, how)
     if byte_stats.applies(torch, base):
-        return byte_stats.byte_rows(torch, base)  # 8-bit integers: one histogram, exact
+        return byte_stats.byte_rows(torch, base)  # 8-bit integers: exact integer sums
     general = limit
     raw, exact, limit = _first_pass(torch, base, how, general)
     if how["work"] != torch.float64 and base.device.type != "mps" and _overflowed(raw):
