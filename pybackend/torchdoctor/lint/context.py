@@ -27,6 +27,7 @@ Loop = Union[ast.For, ast.AsyncFor, ast.While]
 _Owned = Tuple[Tuple[int, int], Tuple[int, int], ast.AST]
 
 _OWNER_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_OWNER_SET = frozenset(_OWNER_KINDS)
 _FUNCTION_KINDS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _IMPORT_KINDS = (ast.Import, ast.ImportFrom)
@@ -73,6 +74,23 @@ _UNKNOWN = object()  # a cache's "not asked yet" (None is a valid answer)
 _LEAF_KINDS = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue})
 
 
+def _child_fields(kind: Any) -> Tuple[str, ...]:
+    """The fields of ``kind`` that can hold nodes (``_CHILD_FIELDS``' entry, made once)."""
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, set())
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves)
+    return fields
+
+
+def _kind_info(kind: type) -> Tuple[int, Tuple[str, ...]]:
+    return _FLAGS.get(kind, 0), _child_fields(kind)
+
+
+# kind -> (flags, child fields): what the index walk needs of a node's kind, in one lookup.
+_KIND_INFO: Dict[type, Tuple[int, Tuple[str, ...]]] = {}
+
+
 class LintContext(ValueResolution, CallerResolution):
     """Shared, read-only facts about one module, for the rules."""
 
@@ -103,7 +121,8 @@ class LintContext(ValueResolution, CallerResolution):
         self.classes: Dict[str, ast.ClassDef] = {}
         # owner (function, lambda, class or module) -> node type -> [(start, end, node)] by start
         self._owned: Dict[ast.AST, Dict[type, List[_Owned]]] = {}
-        # node -> the innermost function, lambda or class strictly around it (module: the tree)
+        # node -> the innermost function, lambda or class strictly around it (module: the tree);
+        # leaves (``Name``, ``Constant``) are not stored: ``owner_of`` reads them via their parent
         self._owner: Dict[ast.AST, ast.AST] = {}
         self._chains: Dict[ast.AST, List[ast.AST]] = {}
         import_nodes: List[Union[ast.Import, ast.ImportFrom]] = []
@@ -139,8 +158,6 @@ class LintContext(ValueResolution, CallerResolution):
         owned = self._owned
         owner_map = self._owner
         record = self.bindings.record
-        child_fields = _CHILD_FIELDS
-        flags_of = _FLAGS
         node_type = ast.AST
         leaf_kinds = _LEAF_KINDS
         class_nodes: List[ast.ClassDef] = []
@@ -153,11 +170,16 @@ class LintContext(ValueResolution, CallerResolution):
         # Nodes are handled generically (``Any``): the flags of a node's kind say which
         # attributes it has (owned kinds have positions, scope kinds have ``args``).
         stack: List[Tuple[Any, ast.AST]] = [(tree, tree)]
+        kind_info = _KIND_INFO
         while stack:
             node, owner = stack.pop()
             owner_map[node] = owner
-            kind = type(node)
-            flags = flags_of.get(kind, 0)
+            kind = node.__class__
+            # One lookup per node for what the index does with its kind and which fields to visit.
+            info = kind_info.get(kind)
+            if info is None:
+                info = kind_info[kind] = _kind_info(kind)
+            flags, fields = info
             child_owner = owner
             if flags:  # the few node kinds anything is done with; most nodes take the fast path
                 if flags & _F_OWNED:
@@ -179,25 +201,19 @@ class LintContext(ValueResolution, CallerResolution):
                     self.bindings.begin_scope(node)
                 if flags & _F_OWNER:
                     child_owner = node
-            fields = child_fields.get(kind)
-            if fields is None:
-                leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, set())
-                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in leaves)
             for field in fields:
                 value = getattr(node, field, None)
                 if value.__class__ is list:
                     for item in value:
                         if isinstance(item, node_type):
                             parents[item] = node
-                            if item.__class__ in leaf_kinds:  # ``Name``, ``Constant``: nothing inside
-                                owner_map[item] = child_owner
-                            else:
+                            # ``Name``, ``Constant``: nothing inside, and their owner is read
+                            # through their parent (``owner_of``): not pushed, not stored.
+                            if item.__class__ not in leaf_kinds:
                                 stack.append((item, child_owner))
                 elif isinstance(value, node_type):
                     parents[value] = node
-                    if value.__class__ in leaf_kinds:
-                        owner_map[value] = child_owner
-                    else:
+                    if value.__class__ not in leaf_kinds:
                         stack.append((value, child_owner))
         for node in class_nodes:  # in walk order, as before: the first seen of a name is kept
             self.classes.setdefault(node.name, node)
@@ -246,7 +262,15 @@ class LintContext(ValueResolution, CallerResolution):
 
     def owner_of(self, node: ast.AST) -> ast.AST:
         """The innermost function, lambda or class around ``node`` (the module at top level)."""
-        return self._owner.get(node, self.tree)
+        owner = self._owner.get(node)
+        if owner is None:
+            # A leaf (``Name``, ``Constant``, ``pass``: half the nodes, not in ``_owner``): its
+            # parent, when that is a def, lambda or class, else its parent's owner.
+            parent = self.parents.get(node)
+            if parent is None:
+                return self.tree
+            return parent if parent.__class__ in _OWNER_SET else self._owner.get(parent, self.tree)
+        return owner
 
     # -- tree navigation ------------------------------------------------------------
 
@@ -263,7 +287,7 @@ class LintContext(ValueResolution, CallerResolution):
     def scope_chain(self, node: ast.AST) -> List[ast.AST]:
         """The namespaces searched for a name used at ``node``: functions and lambdas around
         it, innermost first, then the module (class bodies are skipped, as Python does)."""
-        owner = self._owner.get(node, self.tree)
+        owner = self.owner_of(node)
         chain = self._chains.get(owner)
         if chain is None:
             chain = []
@@ -278,7 +302,7 @@ class LintContext(ValueResolution, CallerResolution):
 
     def enclosing_function(self, node: ast.AST) -> Optional[Function]:
         """The ``def`` around ``node`` (through classes, not through lambdas), or None."""
-        current = self._owner.get(node)
+        current: Optional[ast.AST] = self.owner_of(node)
         while current is not None and current is not self.tree:
             if isinstance(current, FUNCTIONS):
                 return current
@@ -352,8 +376,7 @@ def walk(node: ast.AST) -> List[ast.AST]:
         kind = type(current)
         fields = child_fields.get(kind)
         if fields is None:
-            leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, set())
-            fields = child_fields[kind] = tuple(f for f in kind._fields if f not in leaves)
+            fields = _child_fields(kind)
         for name in fields:
             value = getattr(current, name, None)
             if value.__class__ is list:
