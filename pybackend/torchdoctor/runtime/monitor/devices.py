@@ -79,6 +79,7 @@ class DeviceWatch:
     def __init__(self, torch: Any, accel: Optional[str] = None) -> None:
         self.torch, self.accel = torch, accel
         self.model_type: Optional[str] = None  # device type of the model at the last forward
+        self.model_device: Any = None
         self.first_param: Dict[int, Any] = {}  # id(model) -> its first parameter (.to() keeps it)
         self.yield_t: Optional[float] = None
         self.batch: Optional[Dict[str, Any]] = None
@@ -113,7 +114,7 @@ class DeviceWatch:
         if self.model_type != "cuda":
             return None  # no cheap question to ask this device
         try:
-            return not self.torch.cuda.current_stream().query()
+            return not self.torch.cuda.current_stream(self.model_device).query()
         except Exception:
             return None
 
@@ -127,7 +128,8 @@ class DeviceWatch:
             if len(self.first_param) > 64:
                 self.first_param.clear()
             self.first_param[id(model)] = param
-        self.model_type = param.device.type
+        self.model_device = param.device
+        self.model_type = self.model_device.type
         batch, yield_t = self.batch, self.yield_t
         self.batch = self.yield_t = None
         if batch is None or yield_t is None or not self.is_accel(self.model_type):
