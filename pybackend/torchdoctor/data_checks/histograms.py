@@ -7,7 +7,7 @@ saturation and the 0..255 vs 0..1 range the eye is looking for).
 
 The cost is bounded whatever the split's size: only the first ``SAMPLES`` samples are read, each
 at most ``PER_SAMPLE`` values per channel (an even stride through the pixels), so at most
-``SAMPLES * PER_SAMPLE`` values per channel are held (1 MB of float32 a channel, 3 MB for RGB).
+``SAMPLES * PER_SAMPLE`` values per channel are held (512 KB of float32 a channel).
 At the end each channel gets ``BINS`` equal bins over its observed range (the min..max of the
 kept finite values) and only the counts travel; NaN/Inf values are counted apart.
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 BINS = 32
 SAMPLES = 256  # samples read (the first ones of the main shape, in drawing order)
-PER_SAMPLE = 1024  # values per channel of each sample (32 x 32: every pixel)
+PER_SAMPLE = 512  # values per channel of each sample (32 x 32: every other pixel; 131,072 a channel in all)
 MAX_CHANNELS = 4  # the image layouts have at most 4 channels (reduce.layout_of)
 
 
@@ -36,16 +36,21 @@ def channel_values(x: np.ndarray, layout: str) -> np.ndarray:
 
 def histogram(values: np.ndarray, bins: int = BINS) -> dict:
     """``bins`` equal bins over min..max of the finite ``values`` (one value: one bin of width 0
-    is not drawable, so the range becomes [v, v + 1]); counts, and the values left out as NaN/Inf."""
-    values = np.asarray(values, dtype=np.float64).ravel()
+    is not drawable, so the range becomes [v, v + 1]); counts, and the values left out as NaN/Inf.
+    The bin of each value by arithmetic and one ``bincount``, in the values' own float type:
+    ``np.histogram`` on float64 copies took 20 ms for 256 RGB 32 x 32 images, this takes ~4."""
+    values = np.asarray(values).ravel()
+    if values.dtype.kind != "f":
+        values = values.astype(np.float32)
     finite = np.isfinite(values)
-    kept = values[finite]
+    kept = values if finite.all() else values[finite]
     nonfinite = int(values.size - kept.size)
     if not kept.size:
         return {"low": None, "high": None, "counts": [], "values": 0, "nonfinite": nonfinite}
     low, high = float(kept.min()), float(kept.max())
-    top = high if high > low else low + 1.0
-    counts, _ = np.histogram(kept, bins=bins, range=(low, top))
+    span = high - low if high > low else 1.0
+    index = ((kept - kept.dtype.type(low)) * kept.dtype.type(bins / span)).astype(np.intp)
+    counts = np.bincount(np.clip(index, 0, bins - 1, out=index), minlength=bins)  # the top edge: the last bin
     return {
         "low": low,
         "high": high,
