@@ -59,9 +59,19 @@ class OwnLoad:
     threads (the behaviour before the discount), never oversubscribes a machine others load.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, cpu: Callable[[], float] = _process_cpu) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        cpu: Callable[[], float] = _process_cpu,
+        age: Optional[float] = None,
+    ) -> None:
+        """``age``: seconds since this process started, when known. Then the CPU time it used
+        before we were imported (the stats are imported at the first summary, maybe after an hour
+        of training) counts from that start; else only the CPU time from now on."""
         self.clock, self.cpu = clock, cpu
         self.wall, self.used = clock(), cpu()
+        if age is not None and age > 0:
+            self.wall, self.used = self.wall - age, 0.0
         self.level = 0.0
 
     def sample(self, cores: int) -> float:
@@ -77,7 +87,19 @@ class OwnLoad:
         return self.level
 
 
-OWN = OwnLoad()  # started at import: the debuggee's CPU from then on is counted as ours
+def process_age() -> Optional[float]:
+    """Seconds since this process started (Linux ``/proc``), or None where unknown."""
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as uptime:
+            up = float(uptime.read().split()[0])
+        return up - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start, in clock ticks after boot
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+OWN = OwnLoad(age=process_age())  # the debuggee's CPU since it started counts as ours
 
 
 def idle_threads(current: int, own: Optional[OwnLoad] = None) -> int:

@@ -93,3 +93,18 @@ def test_the_real_tracker_sees_this_process_work():
     while time.process_time() < end:  # CPU time of our own
         pass
     assert own.sample(cores=1) > 0
+
+
+def test_cpu_used_before_the_stats_were_imported_counts_from_the_process_start():
+    """The stats are imported at the first summary, maybe after minutes of training: with the
+    process's age, that CPU time is ours; without it, only what follows is."""
+    clock = Clock()
+    clock.run(600.0, busy=2.0)  # ten minutes of training before the import
+    knows, forgets = OwnLoad(lambda: clock.wall, lambda: clock.cpu, age=600.0), tracker(clock)
+    clock.run(1.0, busy=0.0)  # the breakpoint, then a hover
+    assert knows.sample(cores=2) > 1.0 > forgets.sample(cores=2) == 0.0
+
+
+def test_the_process_age_is_read_where_the_system_tells_it():
+    age = guard.process_age()
+    assert age is None or 0 < age < time.monotonic() + 1
