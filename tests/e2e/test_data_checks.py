@@ -3,7 +3,9 @@
 sample_workspace/data/blank_augmentation.py crops a random 5-100 % of each digit image, so a few
 percent of the draws are all background. The lens above ``ZoomedDigits`` runs the data check in a
 worker; the panel beside the editor shows the verdict card about blank draws and the grid of the
-first images, drawn on canvases from the result's pixels, the blank ones outlined.
+first images, drawn on canvases from the result's pixels, 32 a page, the blank ones outlined
+(later blank draws are kept at the end: the test pages until it sees one), and the histogram of
+the images' one channel.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ LENS_TIMEOUT_MS = 120_000  # the backend starts with the window; a loaded 2-core
 CHECK_TIMEOUT_MS = 240_000  # importing torch in the worker and drawing 600 samples, 9 times for the blank ones
 
 CAPTION = re.compile(r"^#\d+ · \d$")  # "#<index> · <label>", labels are digit classes 0-9
+PAGE_LABEL = re.compile(r"^Images (\d+)–(\d+) of (\d+)$")
 
 # Every pixel of the canvas equal (a blank tile) or not: read back from what the page drew.
 CANVAS_IS_FLAT = """canvas => {
@@ -69,19 +72,60 @@ def test_check_data_lens_outlines_the_blank_augmented_samples(page: Page) -> Non
     grid = view.locator(".grid[data-split='ZoomedDigits']")
     expect(grid.locator(".tile canvas").first).to_be_visible()
     expect(grid.locator(".tile")).to_have_count(32)
-    blank = grid.locator(".tile.blank")
-    expect(blank.first).to_be_visible()
-    assert 0 < blank.count() < 32
+    # The label under each image: "#index · label".
+    expect(grid.locator(".tile figcaption .caption").first).to_have_text(CAPTION)
+    gallery = view.locator("section.gallery", has=grid)
+    blank = _page_to_a_blank_tile(gallery, grid)
     expect(blank.first.locator("figcaption")).to_contain_text("blank")
+    assert 0 < blank.count() < grid.locator(".tile").count()
     # What was drawn: a blank tile is one flat colour, a digit is not.
     assert blank.first.locator("canvas").evaluate(CANVAS_IS_FLAT) is True
     assert grid.locator(".tile:not(.blank) canvas").first.evaluate(CANVAS_IS_FLAT) is False
-    # The label under each image: "#index · label".
-    expect(grid.locator(".tile figcaption .caption").first).to_have_text(CAPTION)
+    blank.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_tiles.png"))  # the outlined tiles, paged
     expect(view.locator(".label-chart .bar-row").first).to_be_visible()
     expect(view.locator("#split-table")).to_contain_text("ZoomedDigits")
 
+    # The histogram of the one (grey) channel: 32 bars drawn from the counts.
+    hist = view.locator("#histograms .split-histograms[data-split='ZoomedDigits'] .histogram")
+    expect(hist).to_have_count(1)
+    expect(hist.locator(".hist-bar")).to_have_count(32)
+    expect(hist.locator("figcaption")).to_contain_text("channel 0")
+    assert hist.locator(".hist-bar.nonzero").count() >= 2  # background and strokes
+    tallest = max(hist.locator(".hist-bar").evaluate_all("bars => bars.map(b => b.getBoundingClientRect().height)"))
+    assert tallest > 40  # the tallest bin fills the chart (80 px tall)
+
     view.locator("#headline").scroll_into_view_if_needed()
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_augmentation.png"))  # the verdict card
-    blank.last.scroll_into_view_if_needed()
-    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_tiles.png"))  # the outlined tiles
+    hist.scroll_into_view_if_needed()
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_histograms.png"))  # the histogram
+
+
+def _page_to_a_blank_tile(gallery: Locator, grid: Locator) -> Locator:
+    """Page through the grid with Next to its last page (each page's label and new tiles checked),
+    then back with Previous to the first page that shows a blank tile; its blank tiles."""
+    label = gallery.locator(".pager .page-label")
+    expect(label).to_have_text(PAGE_LABEL)
+    first, last, total = map(int, PAGE_LABEL.match(label.inner_text()).groups())  # type: ignore[union-attr]
+    assert (first, last) == (1, 32) and 32 < total <= 256
+    pages = -(-total // 32)
+    assert gallery.locator(".pager").get_attribute("data-pages") == str(pages)
+    expect(gallery.locator(".pager .page-prev")).to_be_disabled()
+    seen: set = set()
+    with_blank = []
+    for k in range(pages):
+        if k:
+            gallery.locator(".pager .page-next").click()
+        expect(grid).to_have_attribute("data-page", str(k))
+        expect(label).to_have_text(f"Images {32 * k + 1}–{min(total, 32 * k + 32)} of {total}")
+        indices = grid.locator(".tile").evaluate_all("tiles => tiles.map(t => t.dataset.index)")
+        assert len(indices) == min(32, total - 32 * k) and not seen & set(indices)  # new images each page
+        seen |= set(indices)
+        if grid.locator(".tile.blank").count():
+            with_blank.append(k)
+    expect(gallery.locator(".pager .page-next")).to_be_disabled()
+    assert with_blank, f"no blank tile on any of the {pages} pages"
+    for _ in range(pages - 1 - with_blank[0]):
+        gallery.locator(".pager .page-prev").click()
+    expect(grid).to_have_attribute("data-page", str(with_blank[0]))
+    return grid.locator(".tile.blank")
