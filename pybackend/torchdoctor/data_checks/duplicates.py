@@ -20,6 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import findings as F
+from . import stuck
 from . import thresholds as T
 from .arrays import to_array
 from .context import Context, Split
@@ -65,7 +66,8 @@ def _raw(split: Split) -> Optional[dict]:
 def _drawn(split: Split) -> dict:
     d, s = split.draws, split.stats
     if d.kind == "dataset" and (d.random or not s.hashed) and is_map_style(d.obj):
-        xs = seeded_draws(d.obj, s.indices, split=split.name)  # fewer when the time budget runs out
+        # fewer when the time budget runs out, or when a draw never returns (stuck.py)
+        xs = stuck.bounded_list(split.name, len(d.indices), seeded_draws, d.obj, s.indices, 0, split.name)
         return {i: _digest(x) for i, x in zip(s.indices, xs)}
     blank = set(s.blank)
     return {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}

@@ -140,7 +140,6 @@ def run(
     stuck.reset()
     with budget.limited((options or {}).get("budgetSeconds")):
         ctx = build_context(splits, model, options, progress, origin, loss)
-        result["findings"] += stuck.findings(ctx.splits, ctx.not_drawn)
         for n, (name, check) in enumerate(CHECKS):
             progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
             try:
@@ -148,6 +147,7 @@ def run(
             except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others' findings
                 result["notes"].append(f"the {name} check could not run: {type(exc).__name__}: {exc}")
                 result["notes"].append(traceback.format_exc(limit=3))
+        result["findings"] += stuck.findings(ctx.splits, ctx.not_drawn)  # in the draws or in a check's redraws
         result["notes"] = _budget_notes(ctx) + ctx.notes + result["notes"]
         if budget.active():
             result["budget"] = {"seconds": budget.seconds(), "reached": bool(budget.reached())}

@@ -269,28 +269,38 @@ def _is_random(ds: Any, idx: list, probes: dict, split: str = "", times: int = T
     return False
 
 
-def redraw(ds: Any, index: int, times: int, split: str = "") -> list:
+def redraw(ds: Any, index: int, times: int, split: str = "", out: Optional[list] = None, guard: Any = None) -> list:
     """``times`` more draws of one index (features only), RNG preserved. The generators are seeded
     by the index first: restored to the same state for every index, each would see the same random
-    parameters, and every index would be blank in the same share of its draws."""
-    with preserved_rng():
+    parameters, and every index would be blank in the same share of its draws. ``out``, ``guard``:
+    filled as drawn, for ``stuck.bounded_list`` (a call that never returns)."""
+    out = [] if out is None else out
+    with preserved_rng(lambda: guard is None or not guard.abandoned):
         seed_all(T.REDRAW_SEED + (index if isinstance(index, int) else 0))
-        out = [to_array(split_xy(_get(split, ds, index))[0]) for _ in range(times)]
+        for _ in range(times):
+            x = to_array(split_xy(_get(split, ds, index))[0])
+            with guard or _FREE:
+                out.append(x)
     watch.idle()
     return out
 
 
-def seeded_draws(ds: Any, indices: list, seed: int = 0, split: str = "") -> list:
+def seeded_draws(
+    ds: Any, indices: list, seed: int = 0, split: str = "", out: Optional[list] = None, guard: Any = None
+) -> list:
     """Each index drawn with every generator seeded alike: a random transform takes the same
-    parameters for every sample, so identical stored samples give identical features."""
-    out: list = []
-    with preserved_rng():
+    parameters for every sample, so identical stored samples give identical features. ``out``,
+    ``guard``: as for ``redraw``."""
+    out = [] if out is None else out
+    with preserved_rng(lambda: guard is None or not guard.abandoned):
         for i in indices:
             if budget.spent():
                 budget.cut(f"{split}: {len(out)} of {len(indices)} samples were drawn again for duplicates")
                 break
             seed_all(seed)
-            out.append(to_array(split_xy(_get(split, ds, i))[0]))
+            x = to_array(split_xy(_get(split, ds, i))[0])
+            with guard or _FREE:
+                out.append(x)
     watch.idle()
     return out
 

@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from . import budget, rng, watch
 from . import findings as F
@@ -86,20 +86,57 @@ def draw_bounded(name: str, obj: Any, max_samples: int, max_batches: int, galler
     return box["draws"]
 
 
+def bounded_list(split: str, drawn: int, fn: Callable[..., list], *args: Any) -> list:
+    """``fn(*args, out=out, guard=guard)`` (``sampling.redraw``, ``sampling.seeded_draws``: user calls
+    after the draws), under a budget in a daemon thread given up on at the budget's end plus the
+    grace; then what it had drawn. ``drawn``: the split's samples, for the finding's words."""
+    out: list = []
+    if not budget.active():
+        return fn(*args, out=out)
+    guard, box = Guard(), dict[str, Any]()
+    states = rng.states()
+
+    def run() -> None:
+        try:
+            fn(*args, out=out, guard=guard)
+        except Abandoned:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            box["error"] = exc
+
+    started = time.perf_counter()
+    thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {split} again", daemon=True)
+    thread.start()
+    thread.join(max(0.0, budget.deadline() + budget.GRACE - started))
+    if thread.is_alive():
+        _record(split, thread, guard, states, started, drawn)
+        with guard.lock:
+            return list(out)
+    if "error" in box:
+        raise box["error"]
+    return out
+
+
 def _give_up(name: str, obj: Any, thread: threading.Thread, guard: Guard, states: dict, started: float) -> Draws:
-    guard.abandon()  # from here on the thread never changes the draws (it stops at its next change)
+    _record(name, thread, guard, states, started, None)
+    d = guard.draws if guard.draws is not None else Draws(name, "dataset", obj)
+    d.cut = True
+    _found[-1].drawn = len(d.indices)
+    budget.cut(f"{name}: its draw did not return after {len(d.indices)} samples")
+    return d
+
+
+def _record(name: str, thread: threading.Thread, guard: Guard, states: dict, started: float, drawn: Any) -> None:
+    """Give up on ``thread`` (it never changes what it drew again, nor the RNG), and keep why."""
+    guard.abandon()
     frame = sys._current_frames().get(thread.ident or -1)
     frames = list(traceback.extract_stack(frame)) if frame is not None else []
     note = watch.current()
     rng.restore(states)
     budget.mark_stuck()
     _running.append(thread)
-    d = guard.draws if guard.draws is not None else Draws(name, "dataset", obj)
-    d.cut = True
-    _found.append(Stuck(name, note, time.perf_counter() - started, frames, len(d.indices)))
-    budget.cut(f"{name}: its draw did not return after {len(d.indices)} samples")
+    _found.append(Stuck(name, note, time.perf_counter() - started, frames, drawn or 0))
     watch.idle()
-    return d
 
 
 def _stuck_at(frames: list) -> tuple:
@@ -150,8 +187,8 @@ def findings(drawn_splits: list, not_drawn: list) -> list:
                 F.ERRORS,
                 s.split,
                 f"{s.split}: the draw did not return {_what(s.note)}{where}. The check gave up on it after "
-                f"{s.waited:.1f} s ({s.split}'s share of the {budget.seconds():g} s time budget, plus {budget.GRACE:g} s "
-                f"of grace): the findings are about the {s.drawn} {s.split} samples drawn before it.{others} "
+                f"{s.waited:.1f} s (what its draw had left of the {budget.seconds():g} s time budget, plus "
+                f"{budget.GRACE:g} s of grace): the findings are about the {s.drawn} {s.split} samples drawn before it.{others} "
                 f"{after} Next step: look at what that line waits for (a lock, a queue, a network or disk read, a "
                 "subprocess): give the wait a timeout or make what it waits for available; then draw that sample "
                 "in your own process (`dataset[i]`, or `next(iter(loader))`) to see it return.",

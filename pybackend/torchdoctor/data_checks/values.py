@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import budget
+from . import budget, stuck
 from . import findings as F
 from . import thresholds as T
 from .context import Context, Split
@@ -94,7 +94,7 @@ def _blank(split: Split) -> list:
             if budget.spent():  # the samples not drawn again are judged as a DataLoader's are
                 budget.cut(f"{split.name}: {len(per_index)} blank samples were drawn again")
                 break
-            again = redraw(d.dataset, i, T.REDRAWS, split.name)
+            again = stuck.bounded_list(split.name, len(d.indices), redraw, d.dataset, i, T.REDRAWS, split.name)
             hits = sum(1 for x in again if is_blank(x, s.layout))
             per_index[i] = (hits + 1, T.REDRAWS + 1)
             draws, blank_draws = draws + T.REDRAWS, blank_draws + hits

@@ -122,10 +122,14 @@ def test_splits_share_the_budget_fairly():
 def test_unused_share_flows_to_the_next_split():
     from torchdoctor.data_checks import engine
 
-    r = engine.run({"train": Slow(n=10, delay=0.0), "val": Slow(n=400, delay=0.01)}, options={"budgetSeconds": 2.0})
-    drawn = {s["name"]: s["sampled"] for s in r["splits"]}
-    # train (quick) leaves nearly all its half: val plans on about the whole draws' share, not half of it
-    assert drawn["train"] == 10 and drawn["val"] > 0.6 * 2.0 * 0.5 * 0.8 / 0.01, drawn
+    def val_drawn(splits):
+        r = engine.run(splits, options={"budgetSeconds": 2.0})
+        return {s["name"]: s["sampled"] for s in r["splits"]}["val"]
+
+    alone = val_drawn({"val": Slow(n=400, delay=0.01)})
+    after_a_quick_split = val_drawn({"train": Slow(n=10, delay=0.0), "val": Slow(n=400, delay=0.01)})
+    # the quick train leaves nearly all its half to val: not half of what val gets alone
+    assert after_a_quick_split >= 0.7 * alone, (after_a_quick_split, alone)
 
 
 class Copies(Slow):

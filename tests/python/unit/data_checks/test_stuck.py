@@ -117,7 +117,8 @@ def test_a_paused_check_reports_the_stuck_sample_instead_of_holding_the_program(
         assert "r" in box, "the paused check held the program"
         r = box["r"]
         assert r["error"] is None and "draw-did-not-return" in kinds(r)
-        assert "keeps running in a background thread" in r["findings"][0]["message"]
+        f = next(f for f in r["findings"] if f["kind"] == "draw-did-not-return")
+        assert "keeps running in a background thread" in f["message"] and f["indices"] == [7]
     finally:
         ds.release.set()
 
@@ -172,3 +173,35 @@ def test_the_worker_reports_the_stuck_sample_with_what_it_measured_then_ends(tmp
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "NEVER.wait()" in text)
     assert f["indices"] == [20] and f["source"] == {"file": str(path), "line": line}
     assert "worker process is ended" in f["message"] and r["splits"][0]["sampled"] == 20
+
+
+class BlocksTheSecondTime(Blocks):
+    """Random (a flip half the time, so the check draws samples again for duplicates), and sample
+    ``at`` blocks only when it is drawn again."""
+
+    def __init__(self, n=60, at=10):
+        super().__init__(n, at)
+        self.seen: set = set()
+        self._kept = self.x  # not a stored-rows name: duplicates draw the samples again (seeded)
+        del self.x
+
+    def __len__(self):
+        return len(self._kept)
+
+    def __getitem__(self, i):
+        if i == self.at and i in self.seen:
+            self.release.wait()
+        self.seen.add(i)
+        x = self._kept[i]
+        return (x.flip(-1) if torch.rand(()) < 0.5 else x), i % 3
+
+
+def test_a_sample_that_blocks_when_drawn_again_for_a_check_is_named_too():
+    ds = BlocksTheSecondTime()
+    r = run_bounded({"train": ds}, seconds=2.0)
+    try:
+        found = [f for f in r["findings"] if f["kind"] == "draw-did-not-return"]
+        assert len(found) == 1 and found[0]["indices"] == [10] and r["splits"][0]["sampled"] == 60
+        assert "nonfinite" in kinds(r)
+    finally:
+        ds.release.set()
