@@ -74,6 +74,23 @@ _UNKNOWN = object()  # a cache's "not asked yet" (None is a valid answer)
 _LEAF_KINDS = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue})
 
 
+_START = itemgetter(0)
+
+
+def _within(entries: Any, start: Tuple[int, int], end: Tuple[int, int]) -> List[_Owned]:
+    """The entries (sorted by start) that lie within ``start``-``end``."""
+    found = []
+    index, count = bisect.bisect_left(entries, (start,)), len(entries)
+    while index < count:  # not islice(entries, index): that steps over the first ``index`` ones
+        entry = entries[index]
+        if entry[0] >= end:
+            break
+        if entry[1] <= end:
+            found.append(entry)
+        index += 1
+    return found
+
+
 def _child_fields(kind: Any) -> Tuple[str, ...]:
     """The fields of ``kind`` that can hold nodes (``_CHILD_FIELDS``' entry, made once)."""
     fields = _CHILD_FIELDS.get(kind)
@@ -231,27 +248,22 @@ class LintContext(ValueResolution, CallerResolution):
         """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,
         lambdas or classes), in source order. ``kinds`` must be among ``_OWN_INDEXED``."""
         owner = node if isinstance(node, _OWNER_KINDS) or node is self.tree else self.owner_of(node)
-        by_kind = self._owned.get(owner, {})
-        found: List[Tuple[Tuple[int, int], ast.AST]] = []
-        whole = owner is node
-        if not whole:
+        by_kind = self._owned.get(owner)
+        if by_kind is None:
+            return []
+        if owner is node:
+            lists = [by_kind.get(kind, ()) for kind in kinds]
+        else:
             # Anything but an owner or the module is a statement or expression: it has a span.
             located: Any = node
             start = (located.lineno, located.col_offset)
             end = (located.end_lineno, located.end_col_offset)
-        for kind in kinds:
-            entries = by_kind.get(kind, ())
-            if whole:
-                found.extend((e[0], e[2]) for e in entries)
-                continue
-            index = bisect.bisect_left(entries, (start,))
-            while index < len(entries) and entries[index][0] < end:
-                if entries[index][1] <= end:
-                    found.append((entries[index][0], entries[index][2]))
-                index += 1
-        if len(kinds) > 1:
-            found.sort(key=lambda item: item[0])
-        return [n for _, n in found]
+            lists = [_within(by_kind.get(kind, ()), start, end) for kind in kinds]
+        if len(lists) == 1:  # one kind (most questions): in order already, no merge
+            return [e[2] for e in lists[0]]
+        found = [e for entries in lists for e in entries]
+        found.sort(key=_START)  # stable: as the per-kind order when two nodes start together
+        return [e[2] for e in found]
 
     def all_nodes(self, kind: type) -> List[Any]:
         """Every node of ``kind`` in the file, in source order, from the index (no walk).

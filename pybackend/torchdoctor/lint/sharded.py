@@ -48,7 +48,9 @@ def _imported(ctx: LintContext) -> Iterator[Sharded]:
     itself or through the functions it returns the result of (Swin-Transformer's ``data.build_loader``
     returns ``data.build.build_loader(config)``)."""
     for call in ctx.calls:
-        stmt = ctx.statement_of(call)
+        # ``x = call(...)``: the call is the value of the statement, so its direct parent (no
+        # walk up to the statement, for the 51k calls of a long script)
+        stmt = ctx.parents.get(call)
         if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
             continue
         if not _LOADER_NAME.search(ctx.text(stmt.targets[0])):
