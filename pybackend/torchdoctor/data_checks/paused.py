@@ -18,6 +18,8 @@ program. What a value becomes:
 
 A slow ``__getitem__`` or a huge dataset must not hold the program for long: the check has a time
 budget (``PAUSED_SECONDS``); when it runs out, the result says how many samples were looked at.
+A ``__getitem__`` or DataLoader batch that never returns is given up on at the budget plus a grace
+(``stuck.py``): the result names it, and the stuck call keeps running in a background thread.
 """
 
 from __future__ import annotations

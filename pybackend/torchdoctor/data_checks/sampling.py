@@ -123,8 +123,8 @@ def draw(
 ) -> Draws:
     """Every draw of one split; the global RNG state is the same before and after.
     ``raw_everywhere``: every split compared for duplicates keeps its stored rows, which are hashed
-    instead (``duplicates.py``): a DataLoader's batches then need no fingerprints (a fifth of its
-    check's time). ``guard``: drawn in a thread of ``stuck.py`` (the RNG states are then left to it
+    instead (``duplicates.py``): a DataLoader's batches then need no fingerprints (about a sixth
+    of its check's CPU time). ``guard``: drawn in a thread of ``stuck.py`` (the RNG states are then left to it
     once it gives up: a late restore here would change a program that has gone on)."""
     started = time.perf_counter()
     _local.guard = guard
