@@ -46,15 +46,22 @@ class TrainingAnalysis:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         self._own_calls: Dict[ast.AST, List[ast.Call]] = {}
+        self._backwards: Dict[ast.AST, List[ast.Call]] = {}
         self.units = self._find_units()
 
     def own_calls(self, node: ast.AST) -> List[ast.Call]:
-        if node not in self._own_calls:
-            self._own_calls[node] = self.ctx.own_calls(node)
-        return self._own_calls[node]
+        found = self._own_calls.get(node)
+        if found is None:
+            found = self._own_calls[node] = self.ctx.own_calls(node)
+        return found
 
     def backwards(self, node: ast.AST) -> List[ast.Call]:
-        return [c for c in self.own_calls(node) if torchapi.is_backward(self.ctx, c)]
+        """The backward calls among ``own_calls(node)``; found once per node (several rules
+        ask it of every loop). Callers must not change the list."""
+        found = self._backwards.get(node)
+        if found is None:
+            found = self._backwards[node] = [c for c in self.own_calls(node) if torchapi.is_backward(self.ctx, c)]
+        return found
 
     def _find_units(self) -> List[Unit]:
         units: Dict[ast.AST, Unit] = {}

@@ -192,11 +192,13 @@ def _moves(ctx: LintContext) -> List[Move]:
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
             continue
-        if not torchapi.is_model(ctx, func.value):
+        # The statement shape first: ``x, y = x.to(d), y.to(d)`` (most moves of a script) is no
+        # model move, and telling so is cheaper than asking what ``x`` is.
+        key = _model_key(ctx, call)
+        if key is None or not torchapi.is_model(ctx, func.value):
             continue
         device = _device_of(ctx, call)
-        key = _model_key(ctx, call)
-        if device is None or key is None:
+        if device is None:
             continue
         text = ctx.text(device) if func.attr == "to" else '"cuda"'
         moves.append(Move(call, key[0], device, text, ctx.statement_of(call), key[1]))
