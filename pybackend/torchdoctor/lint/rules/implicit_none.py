@@ -10,8 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
-import re
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from ..bindings import Function
 from ..context import LintContext, walk
@@ -21,12 +20,8 @@ from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
 from .implicit_none_guards import guarded_dispatch, lookup, module_method, registered_callback
+from .implicit_none_values import is_none, may_be_tensor, plausibly_tensor
 
-# Return values that are plainly not tensors: predicates and formatting helpers that fall
-# off the end are a style matter, not the bug this rule is for.
-_PLAIN_CALLS = frozenset(
-    "len str int float bool repr isinstance list dict tuple set sorted format hasattr callable issubclass any all".split()
-)
 _SKIPPED = frozenset({"__exit__", "__aexit__", "__init__", "__post_init__", "__del__", "__setattr__", "__delattr__"})
 
 
@@ -69,7 +64,7 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"checking for None. Return a fallback or raise.",
             )
             continue
-        if checked or registered_callback(ctx, func) or lookup(func, example):  # None is meant: a hook's "as is",
+        if checked or registered_callback(ctx, func) or lookup(ctx, func, example):  # None is meant: a hook's "as is",
             continue  # a search's "not found"; reported above when a caller uses it as a tensor
         if module_method(ctx, func):
             _report_module_method(ctx, report, func, example, what)
@@ -84,7 +79,7 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"{what}; `{_short(other.text(use))}` in {_file(other, ctx)} (line {use.lineno}) uses the result as "
                 f"a tensor without checking for None. Return a fallback or raise.",
             )
-        elif not checked and example.value is not None and _plausibly_tensor(ctx, example.value):
+        elif not checked and example.value is not None and plausibly_tensor(ctx, example.value, func):
             report.report(
                 _name_span(ctx, func),
                 f"{what}. No caller in this {'project' if ctx.path else 'file'} uses the result as a tensor; if one elsewhere does, return a "
@@ -95,7 +90,7 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
 
 def _report_module_method(ctx: LintContext, report: Reporter, func: Function, example: ast.Return, what: str) -> None:
     """Information at a module's method that falls off, with no caller in sight that uses it."""
-    if example.value is None or not _plausibly_tensor(ctx, example.value):
+    if example.value is None or not plausibly_tensor(ctx, example.value, func):
         return
     called = "`module(x)` calls it" if func.name == "forward" else "no caller in this file uses the result"
     said = f"{what}. A module's output: {called}; return a fallback or raise (or write `return None` to say None is meant)."
@@ -110,9 +105,9 @@ def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Re
     if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
         return None  # generators end with StopIteration, not None
     for ret in ctx.own_nodes(func, ast.Return):
-        if _is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
+        if is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
             continue  # a recursive call returns what the other paths return
-        if _may_be_tensor(ret.value):
+        if may_be_tensor(ret.value):
             return ret if block_completes(ctx, func.body) and not guarded_dispatch(ctx, func) else None
     return None
 
@@ -282,7 +277,7 @@ def _returns_none(ctx: LintContext, value: ast.AST) -> bool:
     returns = ctx.own_nodes(target, ast.Return)
     if target.returns is not None and ctx.text(target.returns) != "None":
         return False
-    return not _is_stub(target) and all(_is_none(r.value) for r in returns)
+    return not _is_stub(target) and all(is_none(r.value) for r in returns)
 
 
 def _fall_off(ctx: LintContext, func: Function) -> str:
@@ -327,7 +322,36 @@ def _first_unchecked_use(ctx: LintContext, sites: List[ast.Call]) -> Tuple[Optio
                     checked = True
                 elif use is not None:
                     return use, False
+            elif len(targets) == 1 and _checked_attribute(ctx, targets[0]):
+                checked = True  # ``self.mid_block = get_mid_block(...)``, later ``if self.mid_block is not None``
     return None, checked
+
+
+def _checked_attribute(ctx: LintContext, target: ast.expr) -> bool:
+    """``self.x`` that some method of the class checks for None (``self.x is not None``)."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return False
+    func = ctx.enclosing_function(target)
+    owner = ctx.enclosing_class(func) if func is not None else None
+    return owner is not None and (owner, target.attr) in ctx.shared(
+        "td012_none_checked_self", lambda: _none_checked(ctx)
+    )
+
+
+def _none_checked(ctx: LintContext) -> Set[Tuple[ast.AST, str]]:
+    """``(class, attribute)`` of every ``self.x`` checked for None in a method, found once."""
+    found: Set[Tuple[ast.AST, str]] = set()
+    for node in [n for n in ctx.parents if n.__class__ is ast.Attribute]:  # the index's nodes, no walk
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and _is_none_check(ctx, node, ctx.parents.get(node))
+        ):
+            func = ctx.enclosing_function(node)
+            owner = ctx.enclosing_class(func) if func is not None else None
+            if owner is not None:
+                found.add((owner, node.attr))
+    return found
 
 
 class _Checked:
@@ -359,10 +383,7 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt) -> Union[as
             return _CHECKED
         if _tensor_use(ctx, name, parent) and isinstance(parent, ast.expr):
             return _widen(ctx, parent)
-        if isinstance(ctx.statement_of(name), (ast.Assign, ast.AnnAssign)) and name is getattr(
-            ctx.statement_of(name), "value", None
-        ):
-            return None  # aliased: lost track
+        # Copied elsewhere (``self.best_loss = loss``): the name still holds the value, read on.
     return None
 
 
@@ -416,31 +437,6 @@ def _tensor_use(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> b
     return False
 
 
-# Receivers whose attributes are configuration or bookkeeping, not tensors (``dataset.coco``,
-# ``args.lr``, ``self.config.x``).
-_NOT_TENSOR_HOLDERS = re.compile(
-    r"^(data(set)?|ds|cfg|conf(ig)?|args|opts?|options|hparams|params|meta(data)?|info|"
-    r"settings|env|logger|writer|path|file|tokenizer|processor)$",
-    re.IGNORECASE,
-)
-
-
-def _plausibly_tensor(ctx: LintContext, value: ast.AST) -> bool:
-    """Without a caller to go by, say something only for values that may be tensors: not the
-    attribute of a dataset or configuration object."""
-    if isinstance(value, ast.Attribute):
-        root = value.value
-        while isinstance(root, ast.Attribute):
-            if _NOT_TENSOR_HOLDERS.match(root.attr):
-                return False
-            root = root.value
-        if isinstance(root, ast.Name) and _NOT_TENSOR_HOLDERS.match(root.id):
-            return False
-        if isinstance(value.value, ast.Attribute) and _NOT_TENSOR_HOLDERS.match(value.value.attr):
-            return False
-    return True
-
-
 def _declares_none(ctx: LintContext, func: Function) -> bool:
     """``-> Optional[Tensor]`` / ``-> Tensor | None``: the author says None is a valid result."""
     if func.returns is None:
@@ -451,25 +447,6 @@ def _declares_none(ctx: LintContext, func: Function) -> bool:
 
 def _uses_torch(ctx: LintContext) -> bool:
     return any(v == "torch" or v.startswith("torch.") for v in ctx.imports.aliases.values())
-
-
-def _is_none(value: Optional[ast.AST]) -> bool:
-    return value is None or (isinstance(value, ast.Constant) and value.value is None)
-
-
-# Expressions whose value is never a tensor.
-_NOT_TENSORS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Compare, ast.BoolOp, ast.Lambda)
-_NOT_TENSOR_COMPREHENSIONS = (ast.DictComp, ast.ListComp, ast.SetComp)
-
-
-def _may_be_tensor(value: ast.AST) -> bool:
-    if isinstance(value, _NOT_TENSORS) or isinstance(value, _NOT_TENSOR_COMPREHENSIONS):
-        return False
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
-        return False
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
-        return False
-    return True
 
 
 def _is_stub(func: Function) -> bool:

@@ -13,7 +13,7 @@ test (``dims in (1, 2, 3)``, branches for 2 and 3) leaves the fall-through: stil
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, Optional, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Tuple
 
 from ..bindings import Function
 from ..context import LintContext
@@ -88,13 +88,21 @@ def _callback_reference(arg: ast.expr) -> ast.expr:
 _LOOKUP_PREFIXES = ("find", "get", "lookup", "search")
 
 
-def lookup(func: Function, example: ast.Return) -> bool:
-    """A search: its name says so, it ends with a ``for`` loop, and the value is returned from
-    inside that loop (the end is reached only when nothing matched)."""
+def lookup(ctx: LintContext, func: Function, example: ast.Return) -> bool:
+    """A search: the value is returned from inside the loop that ends the function (the end is
+    reached only when nothing matched), and either the name says so (``find``, ``get``, ...;
+    a ``for`` or a ``while`` loop) or the value is the ``for`` loop's own item, the first one
+    that matched (``for level in sorted(levels): if x >= level: return level``)."""
     last = func.body[-1]
-    if not (func.name.lstrip("_").lower().startswith(_LOOKUP_PREFIXES) and isinstance(last, (ast.For, ast.AsyncFor))):
+    if not isinstance(last, (ast.For, ast.AsyncFor, ast.While)):
         return False
-    return last.lineno <= example.lineno <= (last.end_lineno or last.lineno)
+    inside = [r.value for r in ctx.own_nodes(func, ast.Return) if last.lineno <= r.lineno <= (last.end_lineno or 0)]
+    if not inside or example.lineno > (last.end_lineno or 0):
+        return False  # nothing returned in the loop, or a value returned after it
+    if func.name.lstrip("_").lower().startswith(_LOOKUP_PREFIXES):
+        return True
+    target = getattr(last, "target", None)
+    return isinstance(target, ast.Name) and all(isinstance(v, ast.Name) and v.id == target.id for v in inside)
 
 
 def guarded_dispatch(ctx: LintContext, func: Function) -> bool:
@@ -109,12 +117,27 @@ def guarded_dispatch(ctx: LintContext, func: Function) -> bool:
     init = ctx.method(owner, "__init__") if owner is not None else None
     if init is not None:
         places.append(init.body)
-    for body in places:
-        for stmt in _statements(body):
-            allowed = _guard(stmt)
-            if allowed is not None and allowed[0] == chain[0] and allowed[1] <= chain[1]:
-                return True
-    return False
+    guards = [_guard(stmt) for body in places for stmt in _statements(body)]
+    guards += [_literal(ctx, arg) for f in (func, init) if f is not None for arg in _parameters(f)]
+    return any(g is not None and g[0] == chain[0] and g[1] <= chain[1] for g in guards)
+
+
+def _parameters(func: Function) -> List[ast.arg]:
+    args = func.args
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def _literal(ctx: LintContext, arg: ast.arg) -> Optional[Values]:
+    """A parameter annotated ``Literal["a", "b"]``: the values its type allows (diffusers'
+    schedulers declare ``time_shift_type: Literal["exponential", "linear"]`` in ``__init__``
+    and dispatch on ``self.config.time_shift_type``)."""
+    note = arg.annotation
+    if not (isinstance(note, ast.Subscript) and ctx.text(note.value).split(".")[-1] == "Literal"):
+        return None
+    items = note.slice.elts if isinstance(note.slice, ast.Tuple) else [note.slice]
+    if not items or not all(isinstance(i, ast.Constant) for i in items):
+        return None
+    return arg.arg, frozenset(i.value for i in items)  # type: ignore[attr-defined]  # all Constants
 
 
 def _chain(ctx: LintContext, stmt: ast.stmt) -> Optional[Values]:

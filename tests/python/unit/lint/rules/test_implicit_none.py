@@ -32,6 +32,7 @@ def test_seed_004_style_helper():
         "try:\n    return f(x)\nexcept KeyError:\n    raise",
         "with ctx:\n    return x",
         "for i in it:\n    return i\nelse:\n    return None",
+        "for i in it:\n    if i:\n        return i",
         "if a:\n    return x\nsys.exit(1)",
         "if a:\n    return True",
         "if a:\n    return f'{x}'",
@@ -53,7 +54,7 @@ def test_paths_that_all_end_explicitly_or_non_tensor_returns(body):
     "body",
     [
         "if a:\n    return x",
-        "for i in it:\n    if i:\n        return i",
+        "for i in it:\n    if i:\n        return i * 2",
         "while a:\n    return x",
         "try:\n    return g(x)\nexcept KeyError:\n    pass",
         "if a:\n    return x\nelif y:\n    return y\nelse:\n    print(a)",

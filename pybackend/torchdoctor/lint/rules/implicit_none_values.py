@@ -1,0 +1,104 @@
+"""For TD012 (implicit_none.py only): which returned values may be tensors.
+
+Without a caller that uses the result, TD012 speaks only of values that may be tensors: not a
+constant, a string, a predicate, a container display, the attribute of a dataset or of a
+configuration object, a layer built by a factory (``get_down_block`` returning
+``DownBlock2D(...)``), nor the result of a function whose return annotation names a type that
+is no tensor (``-> torch.dtype``, ``-> nn.Module``, ``-> "AttentionProcessor"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+from ..bindings import Function
+from ..context import LintContext
+
+# Return values that are plainly not tensors: predicates and formatting helpers that fall
+# off the end are a style matter, not the bug this rule is for.
+_PLAIN_CALLS = frozenset(
+    "len str int float bool repr isinstance list dict tuple set sorted format hasattr callable issubclass any all".split()
+)
+
+
+def _builds_modules(ctx: LintContext, func: Function) -> bool:
+    """A factory of layers that dispatches: it returns two or more values, each built by a
+    class call, of a module class of this file or of a class imported from outside torch
+    (``get_down_block`` returning ``DownBlock2D(...)`` or ``CrossAttnDownBlock2D(...)`` by
+    name): layers, not tensors. One construction returned (``conv3x3`` giving ``nn.Conv2d``)
+    still counts as a possible tensor, as before."""
+    values = [r.value for r in ctx.own_nodes(func, ast.Return) if not is_none(r.value)]
+    return len(values) > 1 and all(_builds_module(ctx, v) for v in values)
+
+
+def _builds_module(ctx: LintContext, value: Optional[ast.expr]) -> bool:
+    if not isinstance(value, ast.Call) or not isinstance(value.func, (ast.Name, ast.Attribute)):
+        return False
+    name = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
+    if not name[:1].isupper():
+        return False
+    local = ctx.classes.get(name) if isinstance(value.func, ast.Name) else None
+    if local is not None:
+        return ctx.is_module_class(local)  # a local dataclass of outputs holds tensors
+    qual = ctx.qualname(value.func)
+    return qual is not None and not qual.endswith(_TENSOR_CLASSES)
+
+
+# Classes whose instances are tensors (``nn.Parameter(...)``, ``torch.FloatTensor(...)``).
+_TENSOR_CLASSES = ("Tensor", "Parameter", "Variable", "Buffer")
+
+
+# Return annotations of numbers, dtypes and devices, which are never tensors (``-> torch.dtype`` in
+# diffusers' get_parameter_dtype); other classes are left as possible tensors or holders of them.
+_SCALAR_NOTE = re.compile(r"^(torch\.)?(dtype|device|bool|int|float|complex)$")
+
+
+# Receivers whose attributes are configuration or bookkeeping, not tensors (``dataset.coco``,
+# ``args.lr``, ``self.config.x``).
+_NOT_TENSOR_HOLDERS = re.compile(
+    r"^(data(set)?|ds|cfg|conf(ig)?|args|opts?|options|hparams|params|meta(data)?|info|"
+    r"settings|env|logger|writer|path|file|tokenizer|processor)$",
+    re.IGNORECASE,
+)
+
+
+def plausibly_tensor(ctx: LintContext, value: ast.AST, func: Optional[Function] = None) -> bool:
+    """Without a caller to go by, say something only for values that may be tensors: not the
+    attribute of a dataset or configuration object, nor the result of a function whose return
+    annotation names another type (``-> torch.dtype``, ``-> nn.Module``, ``-> "Processor"``)."""
+    if func is not None and func.returns is not None and _SCALAR_NOTE.match(ctx.text(func.returns).strip("'\"")):
+        return False
+    if func is not None and _builds_modules(ctx, func):
+        return False
+    if isinstance(value, ast.Attribute):
+        root = value.value
+        while isinstance(root, ast.Attribute):
+            if _NOT_TENSOR_HOLDERS.match(root.attr):
+                return False
+            root = root.value
+        if isinstance(root, ast.Name) and _NOT_TENSOR_HOLDERS.match(root.id):
+            return False
+        if isinstance(value.value, ast.Attribute) and _NOT_TENSOR_HOLDERS.match(value.value.attr):
+            return False
+    return True
+
+
+def is_none(value: Optional[ast.AST]) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)
+
+
+# Expressions whose value is never a tensor.
+_NOT_TENSORS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Compare, ast.BoolOp, ast.Lambda)
+_NOT_TENSOR_COMPREHENSIONS = (ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def may_be_tensor(value: ast.AST) -> bool:
+    if isinstance(value, _NOT_TENSORS) or isinstance(value, _NOT_TENSOR_COMPREHENSIONS):
+        return False
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return False
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
+        return False
+    return True
