@@ -23,6 +23,7 @@ from ..context import LintContext, walk
 from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
 from ..training import parameter_owners
+from .no_grad_sources import Source, calls_in_no_grad_withs, no_grad_with, runs_model, sources
 
 # A no-grad region: a ``with torch.no_grad():`` block, or the decorator of a no-grad function.
 Block = Union[ast.stmt, ast.expr]
@@ -120,8 +121,7 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
         return
     if not _may_reach(ctx, subject):
         return
-    for model_call, block in _no_grad_model_calls(ctx, subject):
-        model = ctx.text(model_call.func)
+    for model_call, block, model in _no_grad_model_calls(ctx, subject):
         owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
         if owner is None:
             continue
@@ -179,35 +179,53 @@ def _may_match(ctx: LintContext, backward: ast.Call, stepped: List[str]) -> bool
 
 
 def _no_grad_model_prefixes(ctx: LintContext) -> Set[str]:
-    """The callee text of every model call under a no-grad ``with`` and its dotted prefixes
+    """The text of the model of every call under a no-grad ``with`` and its dotted prefixes
     (``self.model.encoder`` -> ``self``, ``self.model``, ``self.model.encoder``): an owner
-    matches a model call when it is one of them, as ``_forward_inside`` requires."""
+    matches a model call when it is one of them, as ``_forward_inside`` requires. A model that
+    is a parameter of a helper is also spelled as each caller's argument (``predict(net, x)``)."""
     found: Set[str] = set()
-    for call in _no_grad_model_calls_of_file(ctx):
-        parts = ctx.text(call.func).split(".")
+    for _, model in _no_grad_model_calls_of_file(ctx):
+        parts = model.split(".")
         found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
     return found
 
 
-def _no_grad_model_calls_of_file(ctx: LintContext) -> List[ast.Call]:
-    """Every model call under a no-grad ``with`` (what ``_sources`` can find), found once."""
+def _no_grad_model_calls_of_file(ctx: LintContext) -> List[Tuple[ast.Call, str]]:
+    """Every call under a no-grad ``with`` that runs a model (what ``sources`` can find), with
+    the model's text, and the same text as the helper's callers spell it, found once."""
 
-    def build() -> List[ast.Call]:
-        return [
-            call
-            for call in _calls_in_no_grad_withs(ctx)
-            if isinstance(call, ast.Call) and _no_grad_with(ctx, call) is not None and torchapi.is_model(ctx, call.func)
-        ]
+    def build() -> List[Tuple[ast.Call, str]]:
+        found: List[Tuple[ast.Call, str]] = []
+        for call in calls_in_no_grad_withs(ctx):
+            if isinstance(call, ast.Call) and no_grad_with(ctx, call) is not None:
+                model = runs_model(ctx, call)
+                if model is not None:
+                    found.append((call, model))
+                    found.extend((call, spelled) for spelled in _as_callers_spell(ctx, call, model))
+        return found
 
     return ctx.shared("no_grad_model_calls", build)
 
 
-def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Tuple[ast.Call, WithBlock]]:
+def _as_callers_spell(ctx: LintContext, call: ast.Call, model: str) -> List[str]:
+    """``model`` as the callers of the function around ``call`` spell it, when it is one of
+    that function's parameters (``def predict(model, x)`` called as ``predict(net, x)``)."""
+    func = ctx.enclosing_function(call)
+    head = model.split(".")[0]
+    if func is None or head not in {a.arg for a in func.args.args}:
+        return []
+    rest = model[len(head) :]  # every argument of every call: a superset, for a quick gate only
+    return [
+        ctx.text(arg) + rest for site in ctx.call_sites(func) for arg in [*site.args, *(k.value for k in site.keywords)]
+    ]
+
+
+def _no_grad_model_calls(ctx: LintContext, subject: ast.expr) -> Iterator[Source]:
     """Model calls under a no-grad ``with`` that ``subject``'s value is built from, following
-    plain assignments back a few steps (each assignment's answer is kept: the long scripts
-    that rebind ``loss`` from the same few names in every block stay linear)."""
-    memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]] = ctx.shared("no_grad_sources", dict)
-    yield from _sources(ctx, subject, memo, _FOLLOW)
+    its values back a few steps (each value's answer is kept: the long scripts that rebind
+    ``loss`` from the same few names in every block stay linear)."""
+    memo: Dict[ast.AST, List[Source]] = ctx.shared("no_grad_sources", dict)
+    yield from sources(ctx, subject, memo, _FOLLOW)
 
 
 def _may_reach(ctx: LintContext, subject: ast.expr) -> bool:
@@ -215,9 +233,18 @@ def _may_reach(ctx: LintContext, subject: ast.expr) -> bool:
     or a name some value built from one flows into (``_tainted_names``). When not, the search
     through the loss's assignments is skipped (a long script backpropagates a loss in every
     block and runs a model under ``no_grad`` in every block, never feeding one to the other)."""
-    calls = ctx.shared("no_grad_model_call_set", lambda: set(_no_grad_model_calls_of_file(ctx)))
+    calls = ctx.shared("no_grad_model_call_set", lambda: {c for c, _ in _no_grad_model_calls_of_file(ctx)})
     tainted = ctx.shared("no_grad_tainted_names", lambda: _tainted_names(ctx))
-    return any(sub in calls or (isinstance(sub, ast.Name) and sub.id in tainted) for sub in walk(subject))
+    return any(sub in calls or _key(sub) in tainted for sub in walk(subject))
+
+
+def _key(node: ast.AST) -> Optional[str]:
+    """How a read is matched by spelling: a name as itself, an attribute as ``.attr``."""
+    if node.__class__ is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if node.__class__ is ast.Attribute:
+        return "." + node.attr  # type: ignore[attr-defined]
+    return None
 
 
 def _tainted_names(ctx: LintContext) -> Set[str]:
@@ -230,23 +257,29 @@ def _tainted_names(ctx: LintContext) -> Set[str]:
     pending: List[str] = []
 
     def taint(node: ast.AST) -> None:
-        for name in _names_bound_in_header(ctx.statement_of(node)):
+        stmt = ctx.statement_of(node)
+        names = list(_names_bound_in_header(stmt))
+        func = ctx.enclosing_function(stmt) if isinstance(stmt, ast.Return) else None
+        if func is not None:  # a helper's result: its calls carry the value (``predict(x)``)
+            names += [func.name, "." + func.name]
+        for name in names:
             if name not in tainted:
                 tainted.add(name)
                 pending.append(name)
 
-    for call in _no_grad_model_calls_of_file(ctx):
+    for call, _ in _no_grad_model_calls_of_file(ctx):
         taint(call)
-    loads: Dict[str, List[ast.Name]] = {}
-    if pending:  # every name read in the file, by spelling (only when some model call is under no_grad)
-        name_kind, load_kind = ast.Name, ast.Load
-        for node in [n for n in ctx.parents if n.__class__ is name_kind]:  # the index's nodes, no walk
+    loads: Dict[str, List[ast.expr]] = {}
+    if pending:  # every name and attribute read in the file, by spelling (only when some model call is under no_grad)
+        kinds, load_kind = (ast.Name, ast.Attribute), ast.Load
+        for node in [n for n in ctx.parents if n.__class__ in kinds]:  # the index's nodes, no walk
             if node.ctx.__class__ is load_kind:  # type: ignore[attr-defined]
-                found = loads.get(node.id)  # type: ignore[attr-defined]
+                key = _key(node)
+                found = loads.get(key)  # type: ignore[arg-type]
                 if found is None:
-                    loads[node.id] = [node]  # type: ignore[attr-defined]
+                    loads[key] = [node]  # type: ignore[index]
                 else:
-                    found.append(node)
+                    found.append(node)  # type: ignore[arg-type]
     while pending:
         for load in loads.get(pending.pop(), ()):
             taint(load)
@@ -266,69 +299,8 @@ def _names_bound_in_header(stmt: ast.AST) -> Iterator[str]:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, ast.AST):
                 for node in walk(item):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        yield node.id
-
-
-def _sources(
-    ctx: LintContext, expr: ast.expr, memo: Dict[ast.AST, List[Tuple[ast.Call, WithBlock]]], depth: int
-) -> List[Tuple[ast.Call, WithBlock]]:
-    found: List[Tuple[ast.Call, WithBlock]] = []
-    in_no_grad = _calls_in_no_grad_withs(ctx)
-    for sub in walk(expr):
-        if isinstance(sub, ast.Call):
-            if sub not in in_no_grad:
-                continue  # most calls are in no no-grad block: no ancestor walk for them
-            # The no-grad block first, then is_model, which follows names to their constructions.
-            block = _no_grad_with(ctx, sub)
-            if block is not None and torchapi.is_model(ctx, sub.func):
-                found.append((sub, block))
-        elif (
-            isinstance(sub, ast.Name)
-            and isinstance(sub.ctx, ast.Load)
-            and depth > 1
-            and not ctx.imports.is_module_alias(sub.id)
-        ):
-            # Every value the name may hold: ``output`` bound in both branches of an ``if``.
-            for bound in ctx.alternatives(sub):
-                value = bound.value if bound.value is not None else bound.source
-                if value is None or bound.kind not in ("assign", "unpack"):
-                    continue
-                if value not in memo:
-                    memo[value] = []  # a name rebound from itself (``loss = loss / n``) ends here
-                    memo[value] = _sources(ctx, value, memo, depth - 1)
-                found.extend(item for item in memo[value] if item not in found)
-    return found
-
-
-def _calls_in_no_grad_withs(ctx: LintContext) -> Set[ast.AST]:
-    """The calls inside some no-grad ``with`` of the file, found once (a superset of those
-    ``_no_grad_with`` accepts: an ``enable_grad`` block or a function may come between)."""
-
-    def build() -> Set[ast.AST]:
-        inside: Set[ast.AST] = set()
-        for block in ctx.withs:
-            if any(torchapi.grad_mode_of(ctx, item.context_expr) == torchapi.NO_GRAD for item in block.items):
-                inside.update(node for node in walk(block) if isinstance(node, ast.Call))
-        return inside
-
-    return ctx.shared("calls_in_no_grad_withs", build)
-
-
-def _no_grad_with(ctx: LintContext, node: ast.AST) -> Optional[WithBlock]:
-    """The no-grad ``with`` around ``node`` in its function (not decorators: a decorated
-    function is an evaluation helper whose result nobody backpropagates through)."""
-    for anc in ctx.ancestors(node):
-        if isinstance(anc, (ast.With, ast.AsyncWith)):
-            for item in anc.items:
-                mode = torchapi.grad_mode_of(ctx, item.context_expr)
-                if mode == torchapi.NO_GRAD:
-                    return anc
-                if mode == torchapi.ENABLE_GRAD:
-                    return None
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return None
-    return None
+                    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+                        yield _key(node)  # type: ignore[misc]  # a Name or an Attribute has a key
 
 
 def _no_grad_block(ctx: LintContext, node: ast.AST) -> Optional[Block]:
