@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 NONFINITE = "nonfinite"
@@ -110,14 +111,53 @@ def extremes_device(t: Any) -> Any:
     return sys.modules["torch"].stack(_reduce(t))
 
 
+# Read buffers of two values, per (thread, dtype): ``aminmax`` writes its min and max into one,
+# which crosses to the host in one ``tolist()`` instead of two ``.item()``. Per thread: a model
+# run from two threads must not share one.
+_PAIRS: Dict[Tuple[int, Any], Tuple[Any, Tuple[Any, Any]]] = {}
+MAX_PAIRS = 64
+_thread_id = threading.get_ident
+_GRAD_MODE: List[Any] = []  # torch's C functions is_grad_enabled, _set_grad_enabled (bound with the first buffer)
+
+
+def _pair(dtype: Any) -> Tuple[Any, Tuple[Any, Any]]:
+    """The calling thread's two-value buffer of ``dtype`` and its two 0-d views (the ``out=``)."""
+    key = (_thread_id(), dtype)
+    found = _PAIRS.get(key)
+    if found is None:
+        torch = sys.modules["torch"]
+        _GRAD_MODE[:] = [torch._C.is_grad_enabled, torch._C._set_grad_enabled]
+        with torch.inference_mode(False), torch.no_grad():  # a plain tensor: writable in and out of both modes
+            buffer = torch.empty(2, dtype=dtype)
+            found = (buffer, (buffer[0], buffer[1]))
+        if len(_PAIRS) >= MAX_PAIRS:  # threads come and go: forget theirs
+            _PAIRS.clear()
+        _PAIRS[key] = found
+    return found
+
+
 def cpu_extremes(t: Any, n: int) -> Tuple[float, float]:
-    """:func:`extremes` of a real floating CPU tensor of ``n`` values (n > 1), known to be all that."""
+    """:func:`extremes` of a real floating CPU tensor of ``n`` values (n > 1), known to be all that.
+
+    Below ``SPLIT_AT`` values: one ``aminmax`` into the thread's read buffer with autograd off
+    (cheaper than a detached view: an ``out=`` records no history then), one ``tolist()``."""
     torch = sys.modules["torch"]
-    data = t.detach()  # reductions of a detached view record no autograd history
     if n >= SPLIT_AT:
+        data = t.detach()  # reductions of a detached view record no autograd history
         return torch.amin(data).item(), torch.amax(data).item()
-    low, high = torch.aminmax(data)
-    return low.item(), high.item()
+    buffer, out = _pair(t.dtype)
+    grad_enabled, set_grad_enabled = _GRAD_MODE
+    enabled = grad_enabled()
+    set_grad_enabled(False)
+    try:
+        torch.aminmax(t, out=out)
+    except RuntimeError:  # a tensor that out= does not take: the plain reads
+        low, high = torch.aminmax(t)
+        return low.item(), high.item()
+    finally:
+        set_grad_enabled(enabled)
+    low, high = buffer.tolist()
+    return low, high
 
 
 def extremes(t: Any) -> Tuple[float, float]:
