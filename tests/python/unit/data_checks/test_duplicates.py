@@ -119,3 +119,30 @@ def test_a_loader_with_stored_rows_next_to_a_split_without_still_compares_its_ba
     r = check({"train": DataLoader(TensorDataset(x[:100], y[:100]), 25), "val": Listed(x[95:150])})
     found = [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
     assert len(found) == 1 and found[0]["count"] == 5 and found[0]["details"]["method"] == "drawn"
+
+
+class Noise(Dataset):
+    """Synthetic data: every sample is fresh noise from the global generator (no stored rows)."""
+
+    def __init__(self, n=60):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.rand(3, 8, 8), i % 3
+
+
+def test_noise_from_the_generator_is_not_taken_for_copies():
+    """Seeded alike for the duplicate hash, noise is the same for every index: every sample looked
+    like a copy of every other (a warning within, an ERROR leak across splits)."""
+    r = check({"train": Noise(), "val": Noise(40)})
+    assert not [k for k in kinds(r) if k.startswith("duplicates")]
+    assert any("duplicates not compared" in n for n in r["notes"])
+
+
+def test_copies_under_random_transforms_are_still_found_next_to_noise_rules():
+    x, _ = images(150)
+    r = check({"train": AugmentedList(x[:100]), "val": AugmentedList(x[90:150])})
+    assert [f["count"] for f in r["findings"] if f["kind"] == "duplicates-across-splits"] == [10]
