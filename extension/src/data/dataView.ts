@@ -59,6 +59,7 @@ const KIND_TITLES: Record<string, string> = {
   'token-ids-out-of-range': 'Token ids past the embedding',
   'padding-share': 'Mostly padding',
   'empty-split': 'Empty split',
+  'draw-did-not-return': 'A sample never came back',
 };
 
 const DATA_ERROR_KINDS: Record<string, string> = {
