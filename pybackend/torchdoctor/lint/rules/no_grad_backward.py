@@ -16,6 +16,7 @@ mentioned (information), as a sign the block holds more than evaluation.
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
@@ -121,7 +122,15 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
         return
     if not _may_reach(ctx, subject):
         return
-    for model_call, block, model in _no_grad_model_calls(ctx, subject):
+    found = list(_no_grad_model_calls(ctx, subject))
+    # A model also run with grad into the same loss does get gradients through it: the no-grad
+    # call is a target or a pseudo-label (Double DQN, FixMatch, stop-gradient, self-training).
+    # Compared by exact text: ``model.backbone`` under no_grad and ``model.head`` with grad is
+    # still the bug.
+    with_grad = {model for _, block, model in found if block is None}
+    for model_call, block, model in found:
+        if block is None or model in with_grad:
+            continue
         owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
         if owner is None:
             continue
@@ -136,17 +145,41 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
 
 
 def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
-    """Modules whose parameters the optimizers stepped in ``backward``'s scope were built from."""
-    scope = ctx.scope_of(backward)
-    cache = ctx.shared("stepped_owners", dict)  # one scan per scope, not per backward (linear)
-    if scope not in cache:
-        owners: List[str] = []
-        for call in _step_calls_by_scope(ctx).get(scope, ()):
+    """Modules whose parameters are stepped with the gradients of ``backward``: the optimizers
+    whose ``step()`` follows it in its scope before the scope's next ``backward()`` (a GAN's
+    ``d_loss.backward(); opt_d.step()`` steps D only, though ``opt_g`` steps G further on)."""
+    steps = _step_calls_by_scope(ctx).get(ctx.scope_of(backward), [])
+    until = ctx.shared("next_backward", lambda: _next_backward(ctx)).get(backward)
+    cache = ctx.shared("stepped_owners", dict)  # each step's optimizer is looked up once
+    owners: List[str] = []
+    positions = ctx.shared("step_positions", dict)
+    if steps and id(steps) not in positions:
+        positions[id(steps)] = [_pos(c) for c in steps]
+    first = bisect.bisect_right(positions[id(steps)], _pos(backward)) if steps else 0
+    for call in steps[first:]:  # in source order: those after the backward, up to the next one
+        if until is not None and _pos(call) > _pos(until):
+            break
+        if call not in cache:
             optimizer = torchapi.stepped_optimizer(ctx, call)
-            if optimizer is not None:
-                owners.extend(sorted(parameter_owners(ctx, ctx.construction_of(optimizer))))
-        cache[scope] = owners
-    return cache[scope]
+            cache[call] = sorted(parameter_owners(ctx, ctx.construction_of(optimizer))) if optimizer else []
+        owners.extend(o for o in cache[call] if o not in owners)
+    return owners
+
+
+def _pos(node: ast.AST) -> Tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _next_backward(ctx: LintContext) -> Dict[ast.AST, ast.Call]:
+    """Each backward call -> the next one in source order in the same scope, found once."""
+    found: Dict[ast.AST, ast.Call] = {}
+    last: Dict[ast.AST, ast.Call] = {}
+    for call in torchapi.backward_calls(ctx):  # in source order
+        scope = ctx.scope_of(call)
+        if scope in last:
+            found[last[scope]] = call
+        last[scope] = call
+    return found
 
 
 def _step_calls_by_scope(ctx: LintContext) -> Dict[ast.AST, List[ast.Call]]:
@@ -159,6 +192,8 @@ def _step_calls_by_scope(ctx: LintContext) -> Dict[ast.AST, List[ast.Call]]:
             owner = ctx.owner_of(call)
             if owner is ctx.tree or isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 found.setdefault(owner, []).append(call)
+        for calls in found.values():
+            calls.sort(key=_pos)  # ``_stepped_owners`` bisects them
         return found
 
     return ctx.shared("step_calls_by_scope", build)
@@ -171,11 +206,7 @@ def _may_match(ctx: LintContext, backward: ast.Call, stepped: List[str]) -> bool
     prefixes = ctx.shared("no_grad_model_prefixes", lambda: _no_grad_model_prefixes(ctx))
     if not prefixes:
         return False
-    cache = ctx.shared("no_grad_scopes_matching", dict)
-    scope = ctx.scope_of(backward)
-    if scope not in cache:
-        cache[scope] = any(owner in prefixes for owner in stepped)
-    return cache[scope]
+    return any(owner in prefixes for owner in stepped)
 
 
 def _no_grad_model_prefixes(ctx: LintContext) -> Set[str]:

@@ -24,8 +24,10 @@ from ..bindings import Binding, Function
 from ..context import LintContext, walk
 
 WithBlock = Union[ast.With, ast.AsyncWith]
-# (the call under the no-grad block, the block, the model's text in the backward's scope)
-Source = Tuple[ast.Call, WithBlock, str]
+# (a model call, the no-grad block it runs under or None when it runs with grad, the model's
+# text in the backward's scope). The calls with grad are kept so that TD013 can tell a model
+# that also gets gradients through the same loss (Double DQN, FixMatch, stop-gradient).
+Source = Tuple[ast.Call, Optional[WithBlock], str]
 Memo = Dict[ast.AST, List[Source]]
 
 _FOLLOWED = ("assign", "unpack", "aug", "for", "with")
@@ -43,6 +45,8 @@ def sources(ctx: LintContext, expr: ast.expr, memo: Memo, depth: int) -> List[So
                 if model is not None and block is not None:
                     _add(found, [(sub, block, model)])
                     continue
+            if torchapi.is_model(ctx, sub.func):  # a forward pass with grad
+                _add(found, [(sub, None, ctx.text(sub.func))])
             if depth > 1:
                 _add(found, _through_helper(ctx, sub, memo, depth))
         elif depth > 1 and isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Load):
@@ -69,29 +73,42 @@ def _values_of(ctx: LintContext, node: Union[ast.Name, ast.Attribute]) -> List[a
     values = [v for b in ctx.alternatives(node) if (v := _bound_value(b)) is not None]
     bound = ctx.binding(node)
     if bound is None or ctx.scope_of(bound.stmt) is ctx.tree or bound.kind not in _FOLLOWED:
-        values.extend(_global_values(ctx).get(node.id, ()))
+        values.extend(_set_before(ctx, node, _global_values(ctx).get(node.id, [])))
     return values
 
 
+def _set_before(ctx: LintContext, read: ast.expr, assigned: List[Tuple[ast.Assign, ast.expr]]) -> List[ast.expr]:
+    """The values of ``assigned`` that ``read`` may see: only those its own function assigns
+    before it when there are some (``self.out = net(x)`` then ``loss(self.out)``: what another
+    method stored under ``no_grad`` is overwritten), else all of them."""
+    func = ctx.enclosing_function(read)
+    local = [
+        value
+        for stmt, value in assigned
+        if func is not None and ctx.enclosing_function(stmt) is func and stmt.lineno < read.lineno
+    ]
+    return local or [value for _, value in assigned]
+
+
 def _bound_value(bound: Binding) -> Optional[ast.expr]:
-    if bound.kind not in _FOLLOWED:
-        return None
+    if bound.kind not in _FOLLOWED or isinstance(bound.value, ast.Lambda):
+        return None  # a lambda's body runs where it is called: ``_through_helper`` follows that
     if bound.kind == "aug":
         return getattr(bound.stmt, "value", None)
     return bound.value if bound.value is not None else bound.source
 
 
-def _global_values(ctx: LintContext) -> Dict[str, List[ast.expr]]:
-    """Values assigned to a name inside a function that declares it ``global``, found once."""
+def _global_values(ctx: LintContext) -> Dict[str, List[Tuple[ast.Assign, ast.expr]]]:
+    """Assignments to a name inside a function that declares it ``global``, found once."""
 
-    def build() -> Dict[str, List[ast.expr]]:
-        found: Dict[str, List[ast.expr]] = {}
+    def build() -> Dict[str, List[Tuple[ast.Assign, ast.expr]]]:
+        found: Dict[str, List[Tuple[ast.Assign, ast.expr]]] = {}
         for func in ctx.functions:  # ``global`` is written in the function's own body
             names = {n for stmt in func.body if isinstance(stmt, ast.Global) for n in stmt.names}
             for stmt in ctx.own_nodes(func, ast.Assign) if names else ():
                 for target in stmt.targets:
                     if isinstance(target, ast.Name) and target.id in names:
-                        found.setdefault(target.id, []).append(stmt.value)
+                        found.setdefault(target.id, []).append((stmt, stmt.value))
         return found
 
     return ctx.shared("no_grad_global_values", build)
@@ -103,14 +120,14 @@ def _self_attribute_values(ctx: LintContext, node: ast.Attribute) -> List[ast.ex
         return []
     func = ctx.enclosing_function(node)
     owner = ctx.enclosing_class(func) if func is not None else None
-    return _attribute_values(ctx).get((owner, node.attr), []) if owner is not None else []
+    return _set_before(ctx, node, _attribute_values(ctx).get((owner, node.attr), [])) if owner is not None else []
 
 
-def _attribute_values(ctx: LintContext) -> Dict[Tuple[ast.AST, str], List[ast.expr]]:
-    """``(class, attribute) -> values`` of every ``self.x = value`` in a method, found once."""
+def _attribute_values(ctx: LintContext) -> Dict[Tuple[ast.AST, str], List[Tuple[ast.Assign, ast.expr]]]:
+    """``(class, attribute) -> assignments`` of every ``self.x = value`` in a method, found once."""
 
-    def build() -> Dict[Tuple[ast.AST, str], List[ast.expr]]:
-        found: Dict[Tuple[ast.AST, str], List[ast.expr]] = {}
+    def build() -> Dict[Tuple[ast.AST, str], List[Tuple[ast.Assign, ast.expr]]]:
+        found: Dict[Tuple[ast.AST, str], List[Tuple[ast.Assign, ast.expr]]] = {}
         for stmt in ctx.all_nodes(ast.Assign):
             for target in stmt.targets:
                 if (
@@ -121,7 +138,7 @@ def _attribute_values(ctx: LintContext) -> Dict[Tuple[ast.AST, str], List[ast.ex
                     func = ctx.enclosing_function(stmt)
                     owner = ctx.enclosing_class(func) if func is not None else None
                     if owner is not None:
-                        found.setdefault((owner, target.attr), []).append(stmt.value)
+                        found.setdefault((owner, target.attr), []).append((stmt, stmt.value))
         return found
 
     return ctx.shared("no_grad_self_attributes", build)
