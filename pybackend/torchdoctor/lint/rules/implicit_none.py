@@ -21,6 +21,8 @@ from ..registry import Reporter, rule
 from ..values import LIBRARIES
 from .implicit_none_guards import guarded_dispatch, lookup, module_method, registered_callback
 from .implicit_none_values import is_none, may_be_tensor, plausibly_tensor
+from .implicit_none_values import is_none_check as _is_none_check
+from .implicit_none_values import tensor_use as _tensor_use
 
 _SKIPPED = frozenset({"__exit__", "__aexit__", "__init__", "__post_init__", "__del__", "__setattr__", "__delattr__"})
 
@@ -299,9 +301,6 @@ def _inside(ctx: LintContext, node: ast.AST, func: Function) -> bool:
     return any(anc is func for anc in ctx.ancestors(node))
 
 
-_CHECKS = (ast.If, ast.While, ast.IfExp, ast.Assert)
-
-
 def _first_unchecked_use(ctx: LintContext, sites: List[ast.Call]) -> Tuple[Optional[ast.expr], bool]:
     """``(expression, None)``: the first place a caller of this file uses the result as a
     tensor (attribute, subscript, arithmetic, call) before any None check; (None, checked)."""
@@ -339,19 +338,69 @@ def _checked_attribute(ctx: LintContext, target: ast.expr) -> bool:
 
 
 def _none_checked(ctx: LintContext) -> Set[Tuple[ast.AST, str]]:
-    """``(class, attribute)`` of every ``self.x`` checked for None in a method, found once."""
-    found: Set[Tuple[ast.AST, str]] = set()
+    """``(class, attribute)`` of every ``self.x`` checked for None in a method and used as a
+    tensor only after a check (found once): one method's ``if self.x is not None`` says
+    nothing of another method's unchecked ``self.x.sum()``."""
+    checks: Dict[Tuple[ast.AST, str], List[ast.Attribute]] = {}
+    uses: Dict[Tuple[ast.AST, str], List[ast.Attribute]] = {}
     for node in [n for n in ctx.parents if n.__class__ is ast.Attribute]:  # the index's nodes, no walk
-        if (
-            isinstance(node.value, ast.Name)
-            and node.value.id == "self"
-            and _is_none_check(ctx, node, ctx.parents.get(node))
-        ):
-            func = ctx.enclosing_function(node)
-            owner = ctx.enclosing_class(func) if func is not None else None
-            if owner is not None:
-                found.add((owner, node.attr))
-    return found
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
+            continue
+        func = ctx.enclosing_function(node)
+        owner = ctx.enclosing_class(func) if func is not None else None
+        parent = ctx.parents.get(node)
+        if owner is not None and _is_none_check(ctx, node, parent):
+            checks.setdefault((owner, node.attr), []).append(node)
+        elif owner is not None and _tensor_use(ctx, node, parent):
+            uses.setdefault((owner, node.attr), []).append(node)
+    return {key for key, found in checks.items() if all(_guarded(ctx, use, found) for use in uses.get(key, ()))}
+
+
+def _guarded(ctx: LintContext, use: ast.AST, checks: List[ast.Attribute]) -> bool:
+    """A check of the same attribute in the use's function before it, or in the test of an
+    ``if``/conditional expression around it (``self.x.sum() if self.x is not None else 0``)."""
+    func = ctx.enclosing_function(use)
+    tests = [
+        getattr(anc, "test", None) for anc in ctx.ancestors(use) if isinstance(anc, (ast.If, ast.IfExp, ast.While))
+    ]
+    for check in checks:
+        if ctx.enclosing_function(check) is not func:
+            continue
+        if _position(check) < _position(use) or any(t is not None and _inside_expr(ctx, check, t) for t in tests):
+            return True
+    return False
+
+
+def _inside_expr(ctx: LintContext, node: ast.AST, expr: ast.AST) -> bool:
+    return node is expr or any(anc is expr for anc in ctx.ancestors(node))
+
+
+def _position(node: ast.AST) -> Tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _copy_checked(
+    ctx: LintContext, name: ast.Name, parent: Optional[ast.AST], scope: ast.AST
+) -> Optional[Tuple[int, int]]:
+    """Where a copy of ``name`` (``best = mask``, ``self.mask = mask``) is first checked for
+    None later in the scope, or None: the check guards the original as well."""
+    if not (isinstance(parent, ast.Assign) and parent.value is name and len(parent.targets) == 1):
+        return None
+    target = parent.targets[0]
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return None
+    text, after = ctx.text(target), (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
+    found = [
+        _position(node)
+        for node in walk(scope)
+        if isinstance(node, (ast.Name, ast.Attribute))
+        and isinstance(node.ctx, ast.Load)
+        and _position(node) >= after
+        and ctx.text(node) == text
+        and ctx.scope_of(node) is scope
+        and _is_none_check(ctx, node, ctx.parents.get(node))
+    ]
+    return min(found) if found else None
 
 
 class _Checked:
@@ -377,13 +426,18 @@ def _use_of_name(ctx: LintContext, target: ast.Name, stmt: ast.stmt) -> Union[as
             and ctx.scope_of(node) is scope
         ):
             names.append(node)
+    copies_checked: List[Tuple[int, int]] = []
     for name in sorted(names, key=lambda n: (n.lineno, n.col_offset)):
         parent = ctx.parents.get(name)
         if _is_none_check(ctx, name, parent):
             return _CHECKED
         if _tensor_use(ctx, name, parent) and isinstance(parent, ast.expr):
-            return _widen(ctx, parent)
+            # ``best = mask``, ``if best is None: return``, then ``mask.sum()``: checked through the copy.
+            return _CHECKED if any(at < _position(name) for at in copies_checked) else _widen(ctx, parent)
         # Copied elsewhere (``self.best_loss = loss``): the name still holds the value, read on.
+        at = _copy_checked(ctx, name, parent, scope)
+        if at is not None:
+            copies_checked.append(at)
     return None
 
 
@@ -395,46 +449,6 @@ def _widen(ctx: LintContext, use: ast.expr) -> ast.expr:
     if isinstance(use, (ast.List, ast.Tuple)) and isinstance(parent, ast.Call) and use in parent.args:
         return parent  # ``[emb, x]`` -> ``torch.cat([emb, x])``
     return use
-
-
-def _is_none_check(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
-    if isinstance(parent, ast.Compare) and any(
-        isinstance(c, ast.Constant) and c.value is None for c in parent.comparators
-    ):
-        return True
-    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-        return True
-    if isinstance(parent, ast.BoolOp):
-        return True
-    if isinstance(parent, _CHECKS) and getattr(parent, "test", None) is node:
-        return True
-    if (
-        isinstance(parent, ast.Call)
-        and isinstance(parent.func, ast.Name)
-        and parent.func.id in ("isinstance", "bool", "hasattr", "callable", "getattr")
-    ):
-        return True
-    return False
-
-
-def _tensor_use(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
-    """``x.attr``, ``x[i]``, ``x + y``, ``-x``, ``x(...)``, ``torch.cat([x, ...])``-style arguments."""
-    if isinstance(parent, ast.Attribute) and parent.value is node:
-        return not parent.attr.startswith("__")  # ``None.__repr__()`` works
-    if isinstance(parent, ast.Subscript) and parent.value is node:
-        return True
-    if isinstance(parent, ast.BinOp):
-        return True
-    if isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not):
-        return True
-    if isinstance(parent, ast.Call) and parent.func is node:
-        return True
-    if isinstance(parent, (ast.List, ast.Tuple)):  # ``torch.cat([x, y])``
-        node, parent = parent, ctx.parents.get(parent)
-    if isinstance(parent, ast.Call) and node in parent.args:
-        qual = ctx.qualname(parent.func) or ""
-        return qual.startswith("torch.") and qual not in ("torch.save", "torch.is_tensor")
-    return False
 
 
 def _declares_none(ctx: LintContext, func: Function) -> bool:

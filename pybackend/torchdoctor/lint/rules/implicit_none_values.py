@@ -102,3 +102,47 @@ def may_be_tensor(value: ast.AST) -> bool:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
         return False
     return True
+
+
+_CHECKS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def is_none_check(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """``x is None``, ``not x``, ``x and y``, ``if x:``, ``isinstance(x, ...)``: ``node`` read as a test."""
+    if isinstance(parent, ast.Compare) and any(
+        isinstance(c, ast.Constant) and c.value is None for c in parent.comparators
+    ):
+        return True
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.BoolOp):
+        return True
+    if isinstance(parent, _CHECKS) and getattr(parent, "test", None) is node:
+        return True
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "bool", "hasattr", "callable", "getattr")
+    ):
+        return True
+    return False
+
+
+def tensor_use(ctx: LintContext, node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """``x.attr``, ``x[i]``, ``x + y``, ``-x``, ``x(...)``, ``torch.cat([x, ...])``-style arguments."""
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return not parent.attr.startswith("__")  # ``None.__repr__()`` works
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return True
+    if isinstance(parent, ast.BinOp):
+        return True
+    if isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return True
+    if isinstance(parent, (ast.List, ast.Tuple)):  # ``torch.cat([x, y])``
+        node, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.Call) and node in parent.args:
+        qual = ctx.qualname(parent.func) or ""
+        return qual.startswith("torch.") and qual not in ("torch.save", "torch.is_tensor")
+    return False
