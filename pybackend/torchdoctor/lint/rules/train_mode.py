@@ -123,10 +123,31 @@ def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
     if last is None or not mode_matters(ctx, receiver(last)):
         return
     label = ctx.text(receiver(last))
+    if _trained_in_a_later_phase(ctx, scope, loop, label):
+        return
     report.report(
         last,
         f"`{ctx.text(last)}` puts `{label}` in eval mode before the training loop at line {loop.lineno}, and "
         f"nothing calls `{label}.train()`: the whole run trains with dropout off and batch-norm statistics frozen.",
+    )
+
+
+def _trained_in_a_later_phase(ctx: LintContext, scope: Union[Function, ast.Module], loop: Loop, label: str) -> bool:
+    """``unet.eval()``, a loop that tunes something else, ``unet.train()``, a loop that tunes
+    ``unet`` (imagic): the modes follow the phases on purpose. A ``.train()`` after the loop
+    counts only when another training loop of the function comes after it."""
+    end = (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
+    switches = [
+        (c.lineno, c.col_offset)
+        for c in analysis(ctx).own_calls(scope)
+        if (c.lineno, c.col_offset) > end and switch_of(c) == "train" and ctx.text(receiver(c)) == label
+    ]
+    return bool(switches) and any(
+        (later.lineno, later.col_offset) > min(switches)
+        and not ctx.enclosing_loops(later)
+        and (ctx.enclosing_function(later) or ctx.tree) is scope
+        and _trains(ctx, later)
+        for later in ctx.loops
     )
 
 

@@ -92,3 +92,33 @@ def test_a_notebooks_test_model_function_is_an_evaluation_loop():
 def test_the_same_function_in_a_pytest_file_is_a_test_of_code():
     result = lint_source(code(NOTEBOOK_TEST), "/project/tests/test_training.py")
     assert [f.rule_id for f in result.all if f.rule_id == "TD009"] == []
+
+
+TWO_PHASES = """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+prompt = torch.zeros(8, 4, requires_grad=True)
+net.eval()  # phase 1 tunes the prompt only
+first = torch.optim.Adam([prompt])
+for step in range(10):
+    first.zero_grad()
+    net(prompt).pow(2).mean().backward()
+    first.step()
+net.train()  # phase 2 tunes the network
+second = torch.optim.Adam(net.parameters())
+for step in range(10):
+    second.zero_grad()
+    net(prompt.detach()).pow(2).mean().backward()
+    second.step()
+"""
+
+
+def test_train_called_before_a_later_training_loop_makes_the_eval_a_phase():
+    assert hits(TWO_PHASES, "TD010") == []
+
+
+def test_train_called_after_the_only_training_loop_does_not_excuse_it():
+    only_one = TWO_PHASES.split("second =")[0]
+    assert hits(only_one, "TD010") == [("TD010", 6)]
