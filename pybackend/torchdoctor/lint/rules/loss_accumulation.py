@@ -49,6 +49,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
             acc, loss = found
             if not _defined_outside(ctx, acc, loop) or _backpropagated(ctx, acc, loop):
                 continue
+            if _returned_for_backward(ctx, acc, loop):
+                continue
             if _within_one_step(ctx, loop):
                 continue
             if _under_no_grad(ctx, node):
@@ -244,12 +246,12 @@ def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: Ref) -> bool:
 _DERIVE_DEPTH = 3
 
 
-def _backpropagated(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
+def _backpropagated(ctx: LintContext, acc: Ref, loop: ast.AST, augmented: bool = False) -> bool:
     """The accumulated tensor is itself differentiated: ``loss_sum.backward()``, or the backward
     of a value built from it (``total = content + style_sum``; ``torch.stack(losses).sum()``).
     Summing loss terms for one step is how losses are built, not a leak."""
     scope = ctx.scope_of(loop)
-    derived = _derived_names(ctx, acc, scope)
+    derived = _derived_names(ctx, acc, scope, augmented)
     for call in analysis(ctx).backwards(scope):
         for sub in walk(call):
             if isinstance(sub, ast.Name) and sub.id in derived:
@@ -259,12 +261,33 @@ def _backpropagated(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     return False
 
 
-def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST) -> Set[str]:
+def _returned_for_backward(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
+    """``feats_loss += mse(a[i], b[i])`` in a loop, then ``return feats_loss``, and a caller
+    backpropagates what it gets (``loss += helper(...)``; ``loss.backward()``): the sum of one
+    step's loss terms, freed after that step, not a total kept across batches."""
+    func = ctx.enclosing_function(loop)
+    if func is None or not isinstance(acc, ast.Name):
+        return False
+    returns = ctx.own_nodes(func, ast.Return)
+    if not any(isinstance(r.value, ast.Name) and r.value.id == acc.id for r in returns):
+        return False
+    for site in ctx.call_sites(func):
+        stmt = ctx.statement_of(site)
+        if isinstance(stmt, ast.Assign) and stmt.value is site and len(stmt.targets) == 1:
+            target = _as_ref(stmt.targets[0])
+            if target is not None and _backpropagated(ctx, target, site, augmented=True):
+                return True
+    return False
+
+
+def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool = False) -> Set[str]:
     """``acc`` (when a name) and the names assigned, in ``scope``, from expressions mentioning
-    it or a name derived from it (a few assignments deep)."""
+    it or a name derived from it (a few assignments deep); with ``augmented``, also the targets
+    of ``total += acc``."""
     derived: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
     attr = ctx.text(acc) if isinstance(acc, ast.Attribute) else None
-    assigns = [n for n in ctx.own_nodes(scope, ast.Assign, ast.AnnAssign) if getattr(n, "value", None) is not None]
+    kinds = (ast.Assign, ast.AnnAssign, ast.AugAssign) if augmented else (ast.Assign, ast.AnnAssign)
+    assigns = [n for n in ctx.own_nodes(scope, *kinds) if getattr(n, "value", None) is not None]
     for _ in range(_DERIVE_DEPTH):
         grown = False
         for node in assigns:

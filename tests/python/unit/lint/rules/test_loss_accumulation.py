@@ -281,3 +281,33 @@ def test_a_number_scaled_in_place_is_not_a_loss():
         .replace("running_style += style.item()", "running_style += style")
     )
     assert hits(text, "TD007") == []
+
+
+FEATURE_LOSS = """
+import torch.nn.functional as F
+
+def feature_loss(real_feats, fake_feats):
+    summed = F.l1_loss(real_feats[0], fake_feats[0])
+    for k in range(1, len(real_feats)):
+        summed += F.l1_loss(real_feats[k], fake_feats[k])
+    summed /= len(real_feats)
+    return summed
+
+for batch in loader:
+    loss = F.mse_loss(decoder(batch), batch)
+    extra = feature_loss(enc(batch), enc(decoder(batch)))
+    loss += extra
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_loss_terms_summed_in_a_helper_whose_result_is_backpropagated_are_fine():
+    # One step's loss, built from per-level terms and freed after that step's backward.
+    assert hits(FEATURE_LOSS, "TD007") == []
+
+
+def test_a_returned_sum_that_no_caller_backpropagates_is_still_reported():
+    logged = FEATURE_LOSS.replace("    loss += extra\n", "    history.append(extra.item())\n")
+    assert hits(logged, "TD007") == [("TD007", 6)]
