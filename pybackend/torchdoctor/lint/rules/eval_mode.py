@@ -187,6 +187,8 @@ def _first_model_call(ctx: LintContext, calls: List[ast.Call]) -> Optional[ast.C
         if isinstance(call.func, (ast.Name, ast.Attribute)) and torchapi.is_model(ctx, call.func):
             if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is not None:
                 continue  # ``torch.nn.functional.x(...)`` is a function, not a model
+            if ctx.local_function_called(call) is not None:
+                continue  # ``self._enable_resnets_(...)``: a method of the class, named like a model
             return call
     return None
 

@@ -208,3 +208,33 @@ def test_functions_named_like_models_are_not_models():
             compare_model_outputs(test_input)
     """)
     assert hits(text) == []
+
+
+def test_a_method_of_the_class_named_like_a_model_is_not_a_model():
+    # A pipeline's configuration helper whose name contains "resnets", called over the
+    # blocks of a validation-named loop: it builds no graph and has no mode to set.
+    text = code("""
+        class Pipeline:
+            def _patch_resnets_(self, resnets, size):
+                for r in resnets:
+                    r.split = size
+
+            def evaluate(self, blocks):
+                for block in blocks:
+                    self._patch_resnets_(block.resnets, 2)
+    """)
+    assert hits(text) == []
+
+
+def test_an_attribute_model_in_the_same_loop_is_still_reported():
+    text = code("""
+        class Trainer:
+            def _patch_resnets_(self, resnets, size):
+                pass
+
+            def evaluate(self, loader):
+                for x in loader:
+                    self._patch_resnets_(x, 2)
+                    self.model(x)
+    """)
+    assert hits(text) == [("TD008", 8), ("TD009", 8)]
