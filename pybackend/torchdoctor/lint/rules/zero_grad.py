@@ -48,7 +48,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 for module in cleared.modules
             ):
                 continue
-            if _distributed(ctx, step):
+            if _distributed(ctx, step) or _fresh_each_pass(ctx, step, unit):
                 continue
             reported.add(step.key)
             if training.closure_of(step.call) is unit.node:
@@ -74,6 +74,23 @@ def _clears_its_parameters(ctx: LintContext, step: Step, module: str) -> bool:
     if not owners:
         return True
     return any(owner == module or owner.startswith(module + ".") for owner in owners)
+
+
+def _fresh_each_pass(ctx: LintContext, step: Step, unit: Unit) -> bool:
+    """``x = latent.detach().clone(); opt = SGD([x]); ...; opt.step()`` all in one loop body:
+    each pass builds a new optimizer over new tensors, so no gradient carries over to the next
+    step. Not when the optimizer holds a persistent model's parameters (their ``.grad`` stays)."""
+    built = ctx.construction_of(step.optimizer)
+    if not unit.is_loop or built is None or not built.args or not isinstance(built.args[0], (ast.List, ast.Tuple)):
+        return False
+    loops = ctx.enclosing_loops(built)
+    if not loops or loops[0] is not unit.node or ctx.enclosing_loops(step.call)[:1] != [unit.node]:
+        return False
+    for tensor in built.args[0].elts:
+        bound = ctx.binding(tensor) if isinstance(tensor, ast.Name) else None
+        if bound is None or not isinstance(bound.value, ast.Call) or unit.node not in ctx.enclosing_loops(bound.stmt):
+            return False
+    return bool(built.args[0].elts)
 
 
 _DIST_CONTEXT = "torch.distributed.autograd.context"

@@ -214,3 +214,31 @@ def test_a_closure_cleared_by_the_loop_only_is_still_reported():
         "    opt.step(reevaluate)", "    opt.zero_grad()\n    opt.step(reevaluate)"
     )
     assert hits(text, "TD001") == [("TD001", 13)]
+
+
+def test_optimizer_built_each_pass_over_a_fresh_tensor_needs_no_zero_grad():
+    # One guidance step per denoising step: a new leaf, a new optimizer, one step. Nothing
+    # from the previous pass holds a gradient.
+    text = code("""
+        import torch
+        for t in timesteps:
+            leaf = latents.detach().clone()
+            leaf.requires_grad = True
+            opt = torch.optim.SGD([leaf], lr=0.1)
+            unet(leaf, t).sum().backward()
+            opt.step()
+            latents = leaf.detach()
+    """)
+    assert hits(text) == []
+
+
+def test_optimizer_built_each_pass_over_model_parameters_still_needs_zero_grad():
+    text = code("""
+        import torch
+        net = torch.nn.Linear(2, 1)
+        for x in loader:
+            opt = torch.optim.SGD([net.weight], lr=0.1)
+            net(x).sum().backward()
+            opt.step()
+    """)
+    assert hits(text) == [("TD001", 6)]
