@@ -333,7 +333,10 @@ class Monitor(Outputs, Patches):
             self.acc[4] += seconds
             return
         self.acc[0] += seconds
-        self.devices.yielded(batch)
+        try:  # called from the patched DataLoader.__next__: nothing may reach the user's loop
+            self.devices.yielded(batch)
+        except Exception as exc:
+            self._error(exc)
         try:
             info = self.iters.get(iterator)
         except TypeError:

@@ -129,7 +129,8 @@ def model_on_cpu(facts: Dict[str, Any], step: int) -> str:
     return (
         f"All {facts['params']} parameter tensors of the model ({facts['values']:,} values) are on the CPU at "
         f"step {step}, while an accelerator ({acc}) is available and nothing has been allocated on it: the "
-        "model was never moved, so training runs on the CPU, slowly. Likely cause: a missing `model.to(device)`. "
+        "model was never moved, so training runs on the CPU, which for most models is much slower than "
+        f"on the {acc} (not measured here). Likely cause: a missing `model.to(device)`. "
         f"Next: `device = {pick}`, `model.to(device)` "
         "before creating the optimizer, and `.to(device)` on each batch. If training on the CPU is what you "
         "want, ignore this."

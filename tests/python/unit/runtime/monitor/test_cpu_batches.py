@@ -177,6 +177,9 @@ def test_a_model_never_moved_to_an_available_gpu():
     f = found[0]
     assert f["severity"] == "info" and f["about"] == "model" and f["range"] == [3, 3]
     assert "model.to(device)" in f["sentence"] and "torch.cuda.is_available()" in f["sentence"]
+    # how much slower the CPU is was never measured: the sentence must not claim it
+    assert "slowly" not in f["sentence"] and "(not measured here)" in f["sentence"]
+    assert "If training on the CPU is what you want, ignore this." in f["sentence"]
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,11 @@ DataLoader's batches (free on meta: the slow copy is a sleep right after it).
 
 from __future__ import annotations
 
+import gc
 import inspect
 import time
+import weakref
+from collections import UserDict
 
 import pytest
 
@@ -135,3 +138,125 @@ def test_a_used_accelerator_is_not_a_model_left_behind(monitor):
         model(torch.randn(8, 4)).sum().backward()
         optimizer.step()
     assert ours(monitor) == []
+
+
+# -- batches and models of every kind: never an error in the user's loop ------------------------
+
+
+class Sparse(Dataset):
+    """Sparse COO batches (no ``nbytes``, no ``is_pinned``) next to a dense one."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return torch.eye(4).to_sparse(), torch.ones(4, 8)
+
+
+def test_a_sparse_batch_never_reaches_the_training_loop(monitor):
+    monitor.devices.accel = "meta"
+    model = nn.Linear(8, 1).to("meta")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _, x in DataLoader(Sparse(), batch_size=None):
+        optimizer.zero_grad()
+        model(x.to("meta")).sum().backward()
+        optimizer.step()
+    assert monitor.errors == [] and ours(monitor) == []
+
+
+def test_the_bytes_of_a_batch_count_its_dense_tensors_only():
+    watch = devices.DeviceWatch(torch, accel="meta")
+    watch.model_type = "meta"
+    watch.yielded((torch.eye(3).to_sparse(), torch.ones(3, 4)))
+    assert watch.batch["bytes"] == 3 * 4 * 4 and watch.batch["pinned"] is False
+    watch.yielded([torch.eye(3).to_sparse()])  # a sparse first tensor: not asked if pinned
+    assert watch.batch["bytes"] == 0 and watch.batch["pinned"] is False
+
+
+def test_a_mapping_batch_is_seen():
+    # Hugging Face's BatchEncoding is a Mapping (UserDict), not a dict
+    watch = devices.DeviceWatch(torch, accel="meta")
+    watch.model_type = "meta"
+    watch.yielded(UserDict({"input_ids": torch.ones(2, 5, dtype=torch.int64)}))
+    assert watch.batch is not None and watch.batch["bytes"] == 2 * 5 * 8
+
+
+class WithLazyHead(nn.Module):
+    """An auxiliary ``LazyLinear`` not run yet at the check: its parameters have no size."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.aux = nn.Linear(4, 1), nn.LazyLinear(3)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_a_model_with_a_lazy_module_not_yet_run(monitor):
+    monitor.devices.probe = lambda torch: ("cuda", False)
+    model = WithLazyHead()
+    optimizer = torch.optim.SGD(model.body.parameters(), lr=0.1)
+    for _ in range(5):
+        optimizer.zero_grad()
+        model(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+    found = ours(monitor)
+    assert monitor.errors == [] and [f["kind"] for f in found] == ["model_on_cpu"]
+    assert "(5 values)" in found[0]["sentence"]  # the Linear(4, 1) only
+
+
+def test_a_model_moved_by_new_parameters_is_seen_where_it_is():
+    # overwrite_module_params_on_conversion: .to() puts new Parameter objects in the module
+    watch = devices.DeviceWatch(torch, accel="meta")
+    model = nn.Linear(4, 1)
+    watch.forward(model, (torch.ones(1, 4),), 0.0)
+    assert watch.model_type == "cpu"
+    before = torch.__future__.get_overwrite_module_params_on_conversion()
+    torch.__future__.set_overwrite_module_params_on_conversion(True)
+    try:
+        model.to("meta")
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(before)
+    watch.forward(model, (torch.ones(1, 4, device="meta"),), 0.0)
+    assert watch.model_type == "meta"
+
+
+def test_the_watch_keeps_no_model_alive():
+    watch = devices.DeviceWatch(torch, accel="meta")
+    model = nn.Linear(4, 1)
+    weight = weakref.ref(model.weight)
+    watch.forward(model, (torch.ones(1, 4),), 0.0)
+    del model
+    gc.collect()
+    assert weight() is None
+
+
+def test_a_failing_batch_look_is_recorded_not_raised(monitor):
+    # whatever the look at a batch meets, the patched DataLoader.__next__ must still return it
+    def broken(batch):
+        raise RuntimeError("a batch no one foresaw")
+
+    monitor.devices.yielded = broken
+    batches = [x for x in DataLoader(Batches(3, 2, 4), batch_size=None)]
+    assert len(batches) == 3 and any("a batch no one foresaw" in e for e in monitor.errors)
+
+
+def with_none_child():
+    model = nn.Module()
+    model.register_module("gone", None)  # a child slot set to None (allowed)
+    model.head = nn.Linear(2, 1)
+    return model
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        nn.Linear(4, 1),
+        nn.Sequential(nn.ReLU(), nn.Sequential(nn.Identity(), nn.Linear(2, 2)), nn.Linear(3, 3)),
+        nn.TransformerEncoderLayer(8, 2),
+        nn.ReLU(),
+        with_none_child(),
+    ],
+)
+def test_the_first_parameter_is_the_one_parameters_gives(model):
+    assert devices.first_parameter(model) is next(model.parameters(), None)
