@@ -49,7 +49,12 @@ def histogram(values: np.ndarray, bins: int = BINS) -> dict:
         return {"low": None, "high": None, "counts": [], "values": 0, "nonfinite": nonfinite}
     low, high = float(kept.min()), float(kept.max())
     span = high - low if high > low else 1.0
-    index = ((kept - kept.dtype.type(low)) * kept.dtype.type(bins / span)).astype(np.intp)
+    if span < float(np.finfo(kept.dtype).max) / 2:
+        index = ((kept - kept.dtype.type(low)) * kept.dtype.type(bins / span)).astype(np.intp)
+    else:  # the span overflows the values' float type (+-3e38 in float32): halves, in float64
+        with np.errstate(over="ignore", invalid="ignore"):
+            half = kept.astype(np.float64) / 2 - low / 2
+            index = (half * (bins / (high / 2 - low / 2))).astype(np.intp)
     counts = np.bincount(np.clip(index, 0, bins - 1, out=index), minlength=bins)  # the top edge: the last bin
     return {
         "low": low,

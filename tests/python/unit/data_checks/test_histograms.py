@@ -3,6 +3,8 @@ bins over each channel's observed range, from a bounded part of the samples alre
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -95,3 +97,15 @@ def test_the_bins_agree_with_numpy_histogram_over_the_same_range():
     assert sum(ours) == values.size and np.abs(np.array(ours) - theirs).sum() <= 4
     ints = H.histogram(np.arange(256, dtype=np.uint8), bins=32)["counts"]
     assert ints == [8] * 32  # 0..255 in 32 bins of 8 values
+
+
+def test_values_whose_span_overflows_float32_fall_in_the_end_bins_without_a_warning():
+    """-3e38 and 3e38 are float32, their difference is not: the offset was taken in float32 (overflow
+    to inf, a RuntimeWarning, and the bins of inf cast to an integer)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        h = H.histogram(np.array([-3e38, 0.0, 3e38], np.float32))
+        wide = H.histogram(np.array([-1.7e308, 1.7e308], np.float64))
+    assert h["counts"][0] == 1 and h["counts"][-1] == 1 and sum(h["counts"]) == 3
+    assert h["counts"][len(h["counts"]) // 2] == 1
+    assert wide["counts"][0] == 1 and wide["counts"][-1] == 1
