@@ -84,6 +84,28 @@ def _noise(split: Split, hashes: dict) -> bool:
     return len(values) >= 3 and len(set(values)) == 1
 
 
+def _same_for_every_index(split: Split, hashes: dict) -> dict:
+    """A WARNING for a split whose features do not depend on the index (``_noise``): a
+    ``__getitem__`` that ignores its index (``self.x[0]``) and one drawing noise look alike here."""
+    seen = [i for i, h in hashes.items() if h is not None]
+    return F.finding(
+        F.DUP_WITHIN,
+        F.WARNING,
+        split.name,
+        f"{split.name}: the features do not depend on the index: drawn with every random generator seeded alike, "
+        f"the {len(seen)} samples drawn again all gave the same features. Likely cause: __getitem__ returns one "
+        "stored sample for every index (e.g. `self.x[0]` for `self.x[i]`, a fixed path), or the dataset generates "
+        "its features from the random generator (synthetic noise, which is fine). Next step: draw two indices "
+        "with `torch.manual_seed(0)` before each and compare; if they are equal and the data is stored, make "
+        "__getitem__ use its index. (Byte copies are not reported for this split: every sample would repeat "
+        "every other.)",
+        seen[: T.MAX_INDICES],
+        source=split.source,
+        cause="features-ignore-index",
+        method="drawn",
+    )
+
+
 def _digest(x: Any) -> Optional[bytes]:
     if x is None or x.size < T.DUP_MIN_ELEMENTS or is_blank(x):
         return None
@@ -97,15 +119,11 @@ def check(ctx: Context) -> list:
     raws = {s.name: _raw(s) for s in splits}
     method = "raw" if all(r is not None for r in raws.values()) else "drawn"
     hashes: dict = {s.name: (raws[s.name] if method == "raw" else _drawn(s)) for s in splits}
+    out = []
     for s in splits:
         if method == "drawn" and _noise(s, hashes[s.name]):
-            hashes[s.name] = {}
-            ctx.notes.append(
-                f"{s.name}: duplicates not compared: drawn with every random generator seeded alike, all its samples "
-                "gave the same features, so they come from the random generator, not from stored data (a synthetic "
-                "dataset of noise); hashed so, every sample would look like a copy of every other"
-            )
-    out = []
+            out.append(_same_for_every_index(s, hashes[s.name]))
+            hashes[s.name] = {}  # every sample would 'repeat' every other: the byte copies are not reported
     for s in splits:
         out += _within(s, hashes[s.name], method)
     for a_pos, a in enumerate(splits):

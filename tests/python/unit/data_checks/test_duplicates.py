@@ -134,12 +134,46 @@ class Noise(Dataset):
         return torch.rand(3, 8, 8), i % 3
 
 
+def _ignores_index(r: dict) -> list:
+    return [f for f in r["findings"] if f["details"].get("cause") == "features-ignore-index"]
+
+
 def test_noise_from_the_generator_is_not_taken_for_copies():
     """Seeded alike for the duplicate hash, noise is the same for every index: every sample looked
-    like a copy of every other (a warning within, an ERROR leak across splits)."""
+    like a copy of every other (a warning within, an ERROR leak across splits). It is said as features
+    that do not depend on the index (a warning per split), not as byte copies."""
     r = check({"train": Noise(), "val": Noise(40)})
-    assert not [k for k in kinds(r) if k.startswith("duplicates")]
-    assert any("duplicates not compared" in n for n in r["notes"])
+    assert not [f for f in r["findings"] if f["kind"] == "duplicates-across-splits"]
+    found = _ignores_index(r)
+    assert sorted(f["split"] for f in found) == ["train", "val"]
+    assert all(f["severity"] == "warning" and "repeat another sample" not in f["message"] for f in found)
+
+
+class FirstStored(Dataset):
+    """The bug the noise rule must not hide: ``__getitem__`` ignores its index (always image 0),
+    under a random flip and brightness."""
+
+    def __init__(self, x, n):
+        self.x, self.n = x, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        img = self.x[0]  # the bug: self.x[i]
+        if torch.rand(()) < 0.5:
+            img = img.flip(-1)
+        return img * (0.8 + 0.4 * torch.rand(())), i % 3
+
+
+def test_a_getitem_that_ignores_its_index_is_a_warning_naming_both_causes():
+    x, _ = images(60)
+    r = check({"train": FirstStored(x, 50), "val": FirstStored(x, 30)})
+    found = _ignores_index(r)
+    assert sorted(f["split"] for f in found) == ["train", "val"]
+    assert all(
+        "one stored sample for every index" in f["message"] and "random generator" in f["message"] for f in found
+    )
 
 
 def test_copies_under_random_transforms_are_still_found_next_to_noise_rules():
