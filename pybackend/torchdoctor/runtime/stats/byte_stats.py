@@ -4,7 +4,7 @@ A uint8/int8 line needs n, min, max, the sum and the sum of squares; as exact Py
 they give an exactly rounded mean and standard deviation (integers count no zeros and hold no
 NaN). Two ways to get them, both exact:
 
-- **Gram** (:func:`gram_rows`, on x86 CPUs with int8 dot-product instructions, VNNI or AMX):
+- **Gram** (:func:`gram_sums`, on x86 CPUs with int8 dot-product instructions, VNNI or AMX):
   each block of ``15 * K`` bytes is written, as int8 ``y`` (``x - 128`` for uint8: the top bit
   flipped, one pass; int8 as is), into 15 rows of a ``[16, K]`` buffer whose last row holds ones.
   One ``torch._int_mm(A, A.T)`` then gives the 16 x 16 Gram matrix: its diagonal is each row's
@@ -15,10 +15,11 @@ NaN). Two ways to get them, both exact:
   for one ``bincount``; ``sum(dtype=int64)`` alone took 170 ms, int32/float64 copies with
   ``dot`` 55-100 ms. The 16 x 16 products are mostly thrown away: the matrix unit does them
   faster than the vector unit does 2 of them per byte.
-- **Histogram** (:func:`histogram_rows`, everywhere else): one ``bincount`` per block, the 256
+- **Histogram** (:func:`histogram_sums`, everywhere else): one ``bincount`` per block, the 256
   counts say everything. Chosen where int8 products may be slow (no VNNI/AMX: a naive or
-  emulated kernel) or inexact (pre-VNNI ``vpmaddubsw`` saturates int16 pairs), or when a probe of
-  the extreme values (:func:`_products_exact`) does not come out exact.
+  emulated kernel) or inexact (pre-VNNI ``vpmaddubsw`` saturates int16 pairs), when a probe of
+  the extreme values at the real ``[16, K]`` shape (:func:`_products_exact`) does not come out
+  exact, or, from then on, when a Gram pass raised (the pass is redone by histogram).
 
 A block that is not a contiguous run is gathered by the copy into the buffer (or by
 ``bincount``), so extra memory stays bounded by one block. Between blocks the request's budget
@@ -50,9 +51,19 @@ def byte_rows(torch, base: Any) -> Tuple[List[Row], Tuple[int, int]]:
     """One row ``(n, sum, m2, min, max, nan, +inf, -inf, zeros)`` and the exact ``(min, max)``.
 
     ``base`` holds at least one element."""
-    n, total, squares, low, high = gram_sums(torch, base) if gram_applies(torch) else histogram_sums(torch, base)
+    n, total, squares, low, high = _sums(torch, base)
     m2 = (squares * n - total * total) / n  # exact integers until this one rounding
     return [(n, float(total), m2, float(low), float(high), 0, 0, 0, 0)], (low, high)
+
+
+def _sums(torch, base: Any) -> Tuple[int, int, int, int, int]:
+    global _exact_products
+    if gram_applies(torch):
+        try:
+            return gram_sums(torch, base)
+        except Exception:  # the probe passed but the real product raised: never again this process
+            _exact_products = False
+    return histogram_sums(torch, base)
 
 
 def gram_applies(torch) -> bool:
@@ -73,13 +84,15 @@ def _fast_int8(torch) -> bool:
 
 def _products_exact(torch) -> bool:
     """``_int_mm`` of the worst rows (-128 and 127, the pairs a saturating kernel gets wrong)
-    against the same product in int64."""
+    against the same product in int64, at the real ``[ROWS, K]`` shape (a kernel may take a small
+    shape and refuse or mishandle the real one)."""
     try:
-        probe = torch.full((ROWS, 256), -128, dtype=torch.int8)
+        probe = torch.full((ROWS, K), -128, dtype=torch.int8)
         probe[1::2, 1::2] = 127
-        probe[2::4] = torch.arange(-128, 128, dtype=torch.int64).to(torch.int8)
-        wide = probe.to(torch.int64)
-        return bool(torch.equal(torch._int_mm(probe, probe.t()).to(torch.int64), wide @ wide.t()))
+        probe[2::4] = (torch.arange(K) % 256 - 128).to(torch.int8)  # every value, K / 256 times
+        # float64 holds every entry exactly (|entry| <= K * 128**2 = 2**30 < 2**53) and uses BLAS
+        wide = probe.to(torch.float64)
+        return bool(torch.equal(torch._int_mm(probe, probe.t()).to(torch.float64), wide @ wide.t()))
     except Exception:  # no int8 product in this build
         return False
 

@@ -132,6 +132,36 @@ def test_a_product_that_saturates_is_caught_by_the_probe(monkeypatch, path):
     assert byte_stats._products_exact(torch) is GRAM or not byte_stats._fast_int8(torch)
 
 
+def test_a_product_that_refuses_the_real_shape_is_caught_by_the_probe(monkeypatch):
+    """The probe multiplies at the Gram buffer's own ``[ROWS, K]`` shape: a kernel that takes a
+    small product but raises on the real one sends us to the histogram."""
+    real = torch._int_mm
+
+    def small_only(a, b):
+        if a.shape[1] > 256:
+            raise RuntimeError("shape unsupported")
+        return real(a, b)
+
+    monkeypatch.setattr(torch, "_int_mm", small_only)
+    assert not byte_stats._products_exact(torch)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_a_gram_pass_that_raises_falls_back_to_the_histogram(dtype, monkeypatch):
+    """Past the probe, a raising Gram pass must still give exact statistics, and later calls
+    skip the Gram path."""
+
+    def boom(a, b):
+        raise RuntimeError("_int_mm_out_cpu not implemented")
+
+    monkeypatch.setattr(byte_stats, "_exact_products", True)
+    monkeypatch.setattr(torch, "_int_mm", boom)
+    t = make(dtype, BIG)
+    check(t)
+    assert byte_stats._exact_products is False
+    check(t)
+
+
 def test_only_cpu_8_bit_dense_tensors_take_the_histogram():
     assert byte_stats.applies(torch, torch.zeros(3, dtype=torch.uint8))
     assert byte_stats.applies(torch, torch.zeros(3, dtype=torch.int8))
