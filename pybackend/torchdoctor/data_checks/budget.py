@@ -25,6 +25,8 @@ import numbers
 import time
 from typing import Iterator, Optional
 
+from . import watch
+
 DRAW_SHARE = 0.5  # of the budget, for the first draw: duplicates may draw every sample again
 TIMED = 4  # samples timed before a map-style draw, to size its subset
 SAFETY = 0.8  # of the draw's share planned for: sample times vary
@@ -43,6 +45,19 @@ class _State:
 
 
 _state = _State()
+_threads = [True]  # draw under a budget in threads (stuck.py); off in the data-check worker process
+
+
+def draw_in_threads(on: bool) -> None:
+    """Whether a split is drawn in a thread of its own under a budget (``stuck.py``). The data-check
+    worker (CLI, CodeLens) turns it off: a dataset's objects may belong to the thread that made them
+    (a sqlite connection, torch's default device and grad mode), and that process has a time limit
+    that ends it instead (the old behaviour: a draw that never returns waits for ``timeoutSeconds``)."""
+    _threads[0] = on
+
+
+def threads() -> bool:
+    return _threads[0]
 
 
 def option_error(value: object) -> Optional[str]:
@@ -103,6 +118,11 @@ def active() -> bool:
     return _state.seconds is not None
 
 
+def started() -> float:
+    """``time.perf_counter()`` when the budget began."""
+    return _state.started
+
+
 def seconds() -> Optional[float]:
     return _state.seconds
 
@@ -148,7 +168,10 @@ def _draw_left() -> float:
 
 
 def cut(what: str) -> None:
-    """Record that ``what`` was cut short by the budget (said once in the result's notes)."""
+    """Record that ``what`` was cut short by the budget (said once in the result's notes); not from
+    a draw thread given up on (stuck.py): it would write into a later check's notes."""
+    if watch.abandoned_here():
+        return
     if what not in _state.reached:
         _state.reached.append(what)
 

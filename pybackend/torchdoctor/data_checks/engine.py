@@ -85,6 +85,8 @@ def build_context(
             d = stuck.draw_bounded(name, obj, max_samples, max_batches, gallery, raw)
         left -= 1
         ctx.notes += d.notes
+        if not d.indices and stuck.gave_up_on(name):  # its first call never returned: the stuck finding
+            continue  # says so; "empty" and the per-split checks would be false about it
         split = Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name))
         ctx.notes += _coverage_notes(split)
         if d.indices and not d.numeric:

@@ -74,6 +74,31 @@ class Guard:
         self.lock = threading.Lock()
         self.abandoned = False
         self.draws: Optional[Draws] = None
+        # progress, for the waiting thread (stuck.py): when the current call of the user's code began,
+        # the slowest call seen, the slowest single sample, and the loader's batch size
+        self.item_started = time.perf_counter()
+        self.items = 0
+        self.batches = 0
+        self.slowest = 0.0
+        self.per_sample = 0.0
+        self.batch_size = 1
+        self._sample = True
+
+    def tick(self, sample: bool) -> None:
+        """Before each call of the user's code (a sample, or a loader's next batch): ``Abandoned`` once
+        given up on (no more of the user's code is called); else the previous call is timed."""
+        if self.abandoned:
+            raise Abandoned()
+        now = time.perf_counter()
+        if self.items:
+            took = now - self.item_started
+            self.slowest = max(self.slowest, took)
+            if self._sample:
+                self.per_sample = max(self.per_sample, took)
+            else:
+                self.batches += 1
+        self.items += 1
+        self.item_started, self._sample = now, sample
 
     def __enter__(self) -> None:
         self.lock.acquire()
@@ -91,6 +116,18 @@ class Guard:
 
 _local = threading.local()
 _FREE = contextlib.nullcontext()
+
+
+def bind(guard: Optional[Guard]) -> None:
+    """This thread draws for ``guard`` (stuck.py): its calls of the user's code are timed and stop once
+    it is given up on."""
+    _local.guard = guard
+
+
+def _tick(sample: bool = True) -> None:
+    guard = getattr(_local, "guard", None)
+    if guard is not None:
+        guard.tick(sample)
 
 
 def _owned(d: Draws) -> Any:
@@ -182,6 +219,7 @@ def _tensor_type() -> Any:
 
 def _get(split: str, ds: Any, index: Any) -> Any:
     """``ds[index]``, noted first (``watch.py``): a crash or a hang inside it is named with the index."""
+    _tick()
     watch.note(split, "__getitem__", index)
     return ds[index]
 
@@ -207,6 +245,8 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
                 budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
                 d.cut = True
             break
+        if d.guard is not None:
+            d.guard.tick(True)
         try:
             note(name, "__getitem__", i)  # _get, inlined: one call less per sample
             sample = ds[i]
@@ -316,6 +356,7 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
                 d.cut = True
             break
         watch.note(name, "__iter__", pos)
+        _tick()
         try:
             sample = next(stream)
         except StopIteration:
@@ -336,6 +377,8 @@ def _draw_loader(
     # the stored rows are hashed for every split: the batches' digests would not be read (duplicates._drawn
     # cannot draw a loader's samples again, so without ``raw`` for every split they are needed)
     d.reducer.s.hashed = not (raw and d.dataset is not None and has_raw_rows(d.dataset))
+    if d.guard is not None:
+        d.guard.batch_size = int(getattr(loader, "batch_size", None) or 1)
     try:
         d.length = len(ds)
     except TypeError:
@@ -371,6 +414,7 @@ def _draw_loader(
                     d.cut = True
                 break
             watch.note(name, "next-batch", number=received)
+            _tick(False)
             try:
                 batch = next(iterator)
                 # inside the try: torch's SIGCHLD handler raises a dead worker's RuntimeError

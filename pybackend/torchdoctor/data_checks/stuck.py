@@ -3,15 +3,20 @@
 The budget (``budget.py``) is checked between samples, so a ``__getitem__`` or a DataLoader's next
 batch that never returns would hold the check, and with it a program paused in the debugger,
 forever. Under a budget each split is therefore drawn in a daemon thread (``draw``); the calling
-thread waits until the split's stop plus ``budget.GRACE`` seconds. When the draw is still running
-then, the check gives up on it: what that split drew so far is kept and checked like a split the
+thread waits past the split's stop plus ``budget.GRACE`` seconds while the current call (a sample,
+a loader's batch) has run less than ``SLOWER`` times the slowest call seen (a loader's first batch:
+the budget more, for its workers' start), and never past twice the budget (``_wait``). When the draw
+is still running then, the check gives up on it: what that split drew so far is kept and checked like a split the
 budget cut short, the draw is named (split, sample or batch, the line it is stuck on), no more of
 the user's code is called (the other splits are not drawn: they may wait on what the stuck call
 holds), and the global RNG states are put back as they were before the split.
 
 Python cannot stop a thread. In a paused program the stuck call keeps running in the background
-(it stops touching the check's data once it returns: ``sampling.Guard``); the data-check worker
-(CLI, CodeLens) ends its own process after it has sent the result (``left_running``).
+(it stops touching the check's data, calling the user's code and writing notes once it returns:
+``sampling.Guard``, ``watch.abandon_thread``). A draw that raises in its thread is drawn again in
+the calling thread (``_again``): a dataset may hold objects that work only in the thread that made
+them. The data-check worker (CLI, CodeLens) does not draw in threads at all (``budget.threads``):
+its process has a time limit that ends a draw that never returns.
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ from typing import Any, Callable
 
 from . import budget, rng, watch
 from . import findings as F
+from .errors import SampleError
 from .loader_errors import drawing_words, is_user_file, short_path
-from .sampling import Abandoned, Draws, Guard, draw
+from .sampling import Abandoned, Draws, Guard, bind, draw, is_loader
+
+SLOWER = 3.0  # a call is given up on past the split's stop once it took this many times the slowest seen
 
 KIND = F.STUCK
 
@@ -37,6 +45,7 @@ class Stuck:
     split: str
     note: dict  # the drawing thread's last note (watch.py): stage, index, batch
     waited: float  # seconds from the split's start to giving up
+    idle: float  # of those, seconds the stuck call had run
     frames: list  # the stuck thread's stack, outermost first (traceback.FrameSummary)
     drawn: int  # samples of the split drawn before it
 
@@ -53,6 +62,11 @@ def found() -> list:
     return list(_found)
 
 
+def gave_up_on(split: str) -> bool:
+    """A draw of ``split`` was given up on in the current check."""
+    return any(s.split == split for s in _found)
+
+
 def left_running() -> bool:
     """A draw given up on may still be running in this process (the worker then ends itself)."""
     return any(t.is_alive() for t in _running)
@@ -62,13 +76,15 @@ def draw_bounded(name: str, obj: Any, max_samples: int, max_batches: int, galler
     """``sampling.draw`` of one split; under a budget in a daemon thread, given up on at the
     split's stop plus ``budget.GRACE`` (then the samples drawn so far; see the module docstring)."""
     args = (max_samples, max_batches, gallery, raw)
-    if not budget.active():
+    if not budget.active() or not budget.threads():
         return draw(name, obj, *args)
     guard, box = Guard(), dict[str, Any]()
     states = rng.states()  # put back if the draw is given up on (it then leaves them alone)
+    like_caller = _caller_state()
 
     def run() -> None:
         try:
+            like_caller()
             box["draws"] = draw(name, obj, *args, guard=guard)
         except Abandoned:
             pass
@@ -78,12 +94,71 @@ def draw_bounded(name: str, obj: Any, max_samples: int, max_batches: int, galler
     started = time.perf_counter()
     thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {name}", daemon=True)
     thread.start()
-    thread.join(max(0.0, budget.deadline() + budget.GRACE - started))
+    _wait(thread, guard)
     if thread.is_alive():
         return _give_up(name, obj, thread, guard, states, started)
     if "error" in box:
-        raise box["error"]
+        return _again(name, obj, args, box["error"])
     return box["draws"]
+
+
+def _caller_state() -> Callable[[], None]:
+    """What makes a draw thread see torch as the calling thread does: grad mode and the default device
+    are per thread (a dataset built under ``torch.set_default_device("cuda")`` makes its tensors there)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return lambda: None
+    grad = torch.is_grad_enabled()
+    device = torch.get_default_device() if hasattr(torch, "get_default_device") else None
+
+    def apply() -> None:
+        torch.set_grad_enabled(grad)
+        if device is not None and device != torch.get_default_device():
+            torch.set_default_device(device)
+
+    return apply
+
+
+def _allowance(guard: Guard) -> float:
+    """Seconds the current call of the user's code may run past the split's stop before it is given up
+    on: a few times the slowest call seen, a batch of the slowest sample's cost, and for a loader's
+    first batch the budget itself (its worker processes start then)."""
+    batch = SLOWER * guard.per_sample * guard.batch_size if not guard._sample else 0.0
+    start = (budget.seconds() or 0.0) if not guard._sample and not guard.batches else 0.0
+    return max(budget.GRACE, SLOWER * guard.slowest, batch, start)
+
+
+def _wait(thread: threading.Thread, guard: Guard) -> None:
+    """Join ``thread`` until it ends, or until the call it runs made no progress for ``_allowance``
+    past the split's stop plus the grace, or at the cap (twice the budget plus the grace): a healthy
+    slow sample or batch is waited for, and the wait never hangs."""
+    cap = budget.started() + 2 * (budget.seconds() or 0.0) + budget.GRACE
+    while thread.is_alive():
+        now = time.perf_counter()
+        until = max(budget.deadline() + budget.GRACE, guard.item_started + _allowance(guard))
+        if now >= min(until, cap):
+            return
+        thread.join(max(0.01, min(until, cap, now + 0.25) - now))
+
+
+def _again(name: str, obj: Any, args: tuple, error: BaseException) -> Draws:
+    """The threaded draw raised ``error``. A dataset may hold objects of the thread that made them (a
+    sqlite connection), so the failing sample is drawn again here first: raised here too, ``error`` is
+    the dataset's; else the split is drawn again in this thread, with a note."""
+    if isinstance(error, SampleError):
+        ds = obj.dataset if is_loader(obj) else obj
+        try:
+            ds[error.index]
+        except Exception:  # noqa: BLE001 - it fails in this thread too: the dataset's own error
+            raise error from None
+    d = draw(name, obj, *args)
+    d.notes.append(
+        f"{name}: drawn in a thread of its own (the time budget's guard against a sample that never returns), "
+        f"it raised {type(error).__name__}: {str(error)[:200]}; drawn again in this thread it did not, so it was "
+        "drawn here without that guard (its dataset holds objects that work only in the thread that made them, "
+        "such as a sqlite connection)"
+    )
+    return d
 
 
 def bounded_list(split: str, drawn: int, fn: Callable[..., list], *args: Any) -> list:
@@ -91,13 +166,16 @@ def bounded_list(split: str, drawn: int, fn: Callable[..., list], *args: Any) ->
     after the draws), under a budget in a daemon thread given up on at the budget's end plus the
     grace; then what it had drawn. ``drawn``: the split's samples, for the finding's words."""
     out: list = []
-    if not budget.active():
+    if not budget.active() or not budget.threads():
         return fn(*args, out=out)
     guard, box = Guard(), dict[str, Any]()
     states = rng.states()
+    like_caller = _caller_state()
 
     def run() -> None:
         try:
+            like_caller()
+            bind(guard)
             fn(*args, out=out, guard=guard)
         except Abandoned:
             pass
@@ -107,13 +185,13 @@ def bounded_list(split: str, drawn: int, fn: Callable[..., list], *args: Any) ->
     started = time.perf_counter()
     thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {split} again", daemon=True)
     thread.start()
-    thread.join(max(0.0, budget.deadline() + budget.GRACE - started))
+    _wait(thread, guard)
     if thread.is_alive():
         _record(split, thread, guard, states, started, drawn)
         with guard.lock:
             return list(out)
-    if "error" in box:
-        raise box["error"]
+    if "error" in box:  # raised in the thread: drawn again here (objects of this thread, as in ``_again``)
+        return fn(*args, out=[])
     return out
 
 
@@ -129,13 +207,15 @@ def _give_up(name: str, obj: Any, thread: threading.Thread, guard: Guard, states
 def _record(name: str, thread: threading.Thread, guard: Guard, states: dict, started: float, drawn: Any) -> None:
     """Give up on ``thread`` (it never changes what it drew again, nor the RNG), and keep why."""
     guard.abandon()
+    watch.abandon_thread(thread)  # its notes, cuts and failures are no longer the check's
+    idle = time.perf_counter() - guard.item_started
     frame = sys._current_frames().get(thread.ident or -1)
     frames = list(traceback.extract_stack(frame)) if frame is not None else []
     note = watch.current()
     rng.restore(states)
     budget.mark_stuck()
     _running.append(thread)
-    _found.append(Stuck(name, note, time.perf_counter() - started, frames, drawn or 0))
+    _found.append(Stuck(name, note, time.perf_counter() - started, idle, frames, drawn or 0))
     watch.idle()
 
 
@@ -187,8 +267,9 @@ def findings(drawn_splits: list, not_drawn: list) -> list:
                 F.ERRORS,
                 s.split,
                 f"{s.split}: the draw did not return {_what(s.note)}{where}. The check gave up on it after "
-                f"{s.waited:.1f} s (what its draw had left of the {budget.seconds():g} s time budget, plus "
-                f"{budget.GRACE:g} s of grace): the findings are about the {s.drawn} {s.split} samples drawn before it.{others} "
+                f"{s.waited:.1f} s, {s.idle:.1f} s of them in that call (past the split's share of the "
+                f"{budget.seconds():g} s time budget, a call is waited for {budget.GRACE:g} s and at least "
+                f"{SLOWER:g} times the slowest seen, up to twice the budget): the findings are about the {s.drawn} {s.split} samples drawn before it.{others} "
                 f"{after} Next step: look at what that line waits for (a lock, a queue, a network or disk read, a "
                 "subprocess): give the wait a timeout or make what it waits for available; then draw that sample "
                 "in your own process (`dataset[i]`, or `next(iter(loader))`) to see it return.",
@@ -199,6 +280,7 @@ def findings(drawn_splits: list, not_drawn: list) -> list:
                 batch=s.note.get("number") if s.note.get("stage") == "next-batch" else None,
                 drawn=s.drawn,
                 waitedSeconds=round(s.waited, 3),
+                idleSeconds=round(s.idle, 3),
                 stack="".join(traceback.format_list(s.frames[-12:])),
             )
         )

@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from typing import Any, Optional
 
 WHERE = "where-{pid}.json"
@@ -102,9 +103,27 @@ def _in_child() -> None:
     kind.create_fetcher = staticmethod(create_fetcher)
 
 
+# draw threads given up on (stuck.py): their notes are not the check's. The Thread objects, not their
+# idents: an ident is reused by a later thread once the first has ended
+_abandoned: set = set()
+
+
+def abandon_thread(thread: threading.Thread) -> None:
+    """``thread`` was given up on: what it notes, cuts or fails from now on is ignored (it would
+    write into the notes of a later check)."""
+    _abandoned.add(thread)
+
+
+def abandoned_here() -> bool:
+    """This thread is a draw given up on (``abandon_thread``)."""
+    return bool(_abandoned) and threading.current_thread() in _abandoned
+
+
 def note(split: str, stage: str, index: Any = None, batch: Any = None, number: Optional[int] = None) -> None:
     """What this process is about to do: ``stage`` of ``split``, on sample ``index`` or the batch
-    ``number`` (its dataset indices ``batch``)."""
+    ``number`` (its dataset indices ``batch``). Ignored from a thread given up on."""
+    if _abandoned and threading.current_thread() in _abandoned:
+        return
     _state.split = split or _state.split
     n = {"split": split, "stage": stage, "index": index}
     if batch is not None:
@@ -293,8 +312,10 @@ def _failed(record: dict, exc: BaseException) -> None:
 
 
 def forget_failure() -> None:
-    """Drop a kept failure (and the samples it holds) that nobody took."""
-    _state.failure = None
+    """Drop a kept failure (and the samples it holds) that nobody took (not from a thread given up on:
+    the failure may be a later check's)."""
+    if not abandoned_here():
+        _state.failure = None
 
 
 def take_failure(exc: BaseException) -> Optional[dict]:

@@ -17,8 +17,8 @@ import traceback
 
 from ..checks import worker_guard
 from ..checks.worker import Channel
+from . import budget, watch
 from . import findings as F
-from . import watch
 from .collate_errors import CollateError
 from .errors import SampleError, user_frames
 from .loader_errors import LoaderWorkerError, drawing_words
@@ -160,6 +160,10 @@ def main(argv: list | None = None) -> int:
     if args.watch:
         watch.install(args.watch)
     channel = Channel(nonce)
+    # the splits are drawn in this (main) thread: a dataset's objects may belong to it (a sqlite connection
+    # opened in __init__, the default device, grad mode, signal handlers); a draw that never returns is
+    # ended by the job's time limit (timeoutSeconds), which reports the stuck sample from the watch notes
+    budget.draw_in_threads(False)
     started = time.monotonic()
     result = run(args, channel.progress)
     result["durationSeconds"] = round(time.monotonic() - started, 3)
