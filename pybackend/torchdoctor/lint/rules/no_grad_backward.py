@@ -126,10 +126,10 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
     # A model also run with grad into the same loss does get gradients through it: the no-grad
     # call is a target or a pseudo-label (Double DQN, FixMatch, stop-gradient, self-training).
     # Compared by exact text: ``model.backbone`` under no_grad and ``model.head`` with grad is
-    # still the bug.
-    with_grad = {model for _, block, model in found if block is None}
+    # still the bug, and so is a with-grad call in the other branch of an ``if`` (only one runs).
+    with_grad = [(c, model) for c, block, model in found if block is None]
     for model_call, block, model in found:
-        if block is None or model in with_grad:
+        if block is None or any(m == model and not _exclusive(ctx, model_call, c) for c, m in with_grad):
             continue
         owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
         if owner is None:
@@ -142,6 +142,30 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
             severity=ERROR,
         )
         return
+
+
+def _exclusive(ctx: LintContext, one: ast.AST, other: ast.AST) -> bool:
+    """``one`` and ``other`` lie in different branches of one ``if`` / conditional expression
+    (``if transformer: out = model(x)`` / ``else: out, h = model(x, h)``): never both run."""
+    path = [one, *ctx.ancestors(one)]
+    other_path = [other, *ctx.ancestors(other)]
+    common = {id(node) for node in other_path}
+    for i, anc in enumerate(path):
+        if id(anc) in common:
+            if i == 0 or not isinstance(anc, (ast.If, ast.IfExp)):
+                return False
+            j = next(k for k, node in enumerate(other_path) if node is anc)
+            mine, theirs = _branch(anc, path[i - 1]), _branch(anc, other_path[j - 1]) if j else None
+            return mine is not None and theirs is not None and mine != theirs
+    return False
+
+
+def _branch(node: Union[ast.If, ast.IfExp], child: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.IfExp):
+        return "body" if child is node.body else "orelse" if child is node.orelse else None
+    if any(stmt is child for stmt in node.body):
+        return "body"
+    return "orelse" if any(stmt is child for stmt in node.orelse) else None
 
 
 def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:

@@ -190,3 +190,19 @@ def test_a_frozen_backbone_call_of_the_stepped_model_is_still_an_error():
             cost.backward()
             sgd.step()
     """) == [14]
+
+
+def test_a_with_grad_call_in_the_other_branch_does_not_excuse_the_no_grad_one():
+    assert lint("""
+        clf = nn.Linear(6, 3)
+        sgd = torch.optim.SGD(clf.parameters(), lr=0.01)
+        for u, t in data:
+            if plain:
+                with torch.no_grad():
+                    scores = clf(u)
+            else:
+                scores = clf(u * 2)
+            cost = F.cross_entropy(scores, t)
+            cost.backward()
+            sgd.step()
+    """) == [9]
