@@ -5,8 +5,8 @@ paused program (``paused.py``) cannot be killed without killing the program, so 
 instead: the draws stop once it is spent, and the result says how many samples were looked at.
 
 The budget is checked between samples. A ``__getitem__`` (or a DataLoader's next batch) that never
-returns is caught by ``stuck.py``: under a budget each split is drawn in a daemon thread, and the
-check stops waiting for it at the split's stop plus ``GRACE`` seconds.
+returns is caught by ``stuck.py``: under a budget each split is drawn in a daemon thread (in the
+data-check worker: watched from one), given up on past the split's stop plus ``GRACE`` seconds.
 
 Several splits share the draws' part of the budget fairly (``split``): each gets the time left
 divided by the splits left to draw, so what one split does not use flows to the next.
@@ -51,8 +51,8 @@ _threads = [True]  # draw under a budget in threads (stuck.py); off in the data-
 def draw_in_threads(on: bool) -> None:
     """Whether a split is drawn in a thread of its own under a budget (``stuck.py``). The data-check
     worker (CLI, CodeLens) turns it off: a dataset's objects may belong to the thread that made them
-    (a sqlite connection, torch's default device and grad mode), and that process has a time limit
-    that ends it instead (the old behaviour: a draw that never returns waits for ``timeoutSeconds``)."""
+    (a sqlite connection, torch's default device and grad mode); there a watchdog thread gives up on
+    a split's draw instead (``stuck._watched``), and the process's time limit ends a redraw."""
     _threads[0] = on
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from typing import Any, Callable, Optional
@@ -81,8 +82,17 @@ def build_context(
         if budget.stuck():  # a draw that never returned: no more of the user's code is called
             ctx.not_drawn.append(name)
             continue
+        rest = list(splits)[n + 1 :]
         with budget.split(left):
-            d = stuck.draw_bounded(name, obj, max_samples, max_batches, gallery, raw)
+            d = stuck.draw_bounded(
+                name,
+                obj,
+                max_samples,
+                max_batches,
+                gallery,
+                raw,
+                then=functools.partial(_given_up, ctx, name, obj, origin=origin, rest=rest),
+            )
         left -= 1
         ctx.notes += d.notes
         if not d.indices and stuck.gave_up_on(name):  # its first call never returned: the stuck finding
@@ -141,18 +151,41 @@ def run(
     result = F.new_result(target, file)
     stuck.reset()
     with budget.limited((options or {}).get("budgetSeconds")):
+        _live.update(result=result, started=started, progress=progress)
         ctx = build_context(splits, model, options, progress, origin, loss)
-        for n, (name, check) in enumerate(CHECKS):
-            progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
-            try:
-                result["findings"] += check(ctx)
-            except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others' findings
-                result["notes"].append(f"the {name} check could not run: {type(exc).__name__}: {exc}")
-                result["notes"].append(traceback.format_exc(limit=3))
-        result["findings"] += stuck.findings(ctx.splits, ctx.not_drawn)  # in the draws or in a check's redraws
-        result["notes"] = _budget_notes(ctx) + ctx.notes + result["notes"]
-        if budget.active():
-            result["budget"] = {"seconds": budget.seconds(), "reached": bool(budget.reached())}
+        _check_all(ctx, result, progress)
+    return _close(ctx, result, started)
+
+
+_live: dict = {}  # the running check's result, start and progress: for _given_up, in a watchdog thread
+
+
+def _given_up(ctx: Context, name: str, obj: Any, d: Draws, origin: Optional[dict], rest: list) -> dict:
+    """The data-check worker's watchdog gave up on ``name``'s draw (stuck.py, its main thread is
+    stuck): the check is finished here on what was drawn, and the other splits are not drawn."""
+    if d.indices:
+        ctx.notes += d.notes
+        ctx.splits.append(Split(name, d, reduce(d), source_of(obj) or origin, classes_of(obj), find_table(obj, name)))
+    ctx.not_drawn += [r for r in rest if r not in {s.name for s in ctx.splits}]
+    _check_all(ctx, _live["result"], _live["progress"])
+    return _close(ctx, _live["result"], _live["started"])
+
+
+def _check_all(ctx: Context, result: dict, progress: Progress) -> None:
+    for n, (name, check) in enumerate(CHECKS):
+        progress(0.8 + 0.2 * n / len(CHECKS), f"checking {name}")
+        try:
+            result["findings"] += check(ctx)
+        except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others' findings
+            result["notes"].append(f"the {name} check could not run: {type(exc).__name__}: {exc}")
+            result["notes"].append(traceback.format_exc(limit=3))
+    result["findings"] += stuck.findings(ctx.splits, ctx.not_drawn)  # in the draws or in a check's redraws
+    result["notes"] = _budget_notes(ctx) + ctx.notes + result["notes"]
+    if budget.active():
+        result["budget"] = {"seconds": budget.seconds(), "reached": bool(budget.reached())}
+
+
+def _close(ctx: Context, result: dict, started: float) -> dict:
     result["splits"] = [summary(s) for s in ctx.splits]
     result["durationSeconds"] = round(time.perf_counter() - started, 3)
     return F.conclude(result)

@@ -15,8 +15,10 @@ Python cannot stop a thread. In a paused program the stuck call keeps running in
 (it stops touching the check's data, calling the user's code and writing notes once it returns:
 ``sampling.Guard``, ``watch.abandon_thread``). A draw that raises in its thread is drawn again in
 the calling thread (``_again``): a dataset may hold objects that work only in the thread that made
-them. The data-check worker (CLI, CodeLens) does not draw in threads at all (``budget.threads``):
-its process has a time limit that ends a draw that never returns.
+them. The data-check worker (CLI, CodeLens) does not draw in threads (``budget.threads``): it
+draws in its main thread, watched by a thread that gives up by the same rule, finishes the check
+on what was drawn, sends it and ends the process (``_watched``, ``on_give_up``); a check's redraw
+(``bounded_list``) is not watched there: the process's time limit ends it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from . import budget, rng, watch
 from . import findings as F
@@ -72,10 +74,31 @@ def left_running() -> bool:
     return any(t.is_alive() for t in _running)
 
 
-def draw_bounded(name: str, obj: Any, max_samples: int, max_batches: int, gallery: int, raw: bool) -> Draws:
+_sender: list = []  # the data-check worker's "send this result and end the process" (on_give_up)
+
+
+def on_give_up(send: Callable[[dict], None]) -> None:
+    """In the data-check worker: a split's draw is watched from a thread (``_watched``); given up on,
+    the check's result is finished there and handed to ``send``, which ends the process."""
+    _sender[:] = [send]
+
+
+def draw_bounded(
+    name: str,
+    obj: Any,
+    max_samples: int,
+    max_batches: int,
+    gallery: int,
+    raw: bool,
+    then: Optional[Callable[[Draws], dict]] = None,
+) -> Draws:
     """``sampling.draw`` of one split; under a budget in a daemon thread, given up on at the
-    split's stop plus ``budget.GRACE`` (then the samples drawn so far; see the module docstring)."""
+    split's stop plus ``budget.GRACE`` (then the samples drawn so far; see the module docstring).
+    In the data-check worker (no threads for draws): drawn here, watched by a thread that finishes
+    the check with ``then(draws so far)`` and hands it to ``on_give_up``'s sender."""
     args = (max_samples, max_batches, gallery, raw)
+    if budget.active() and not budget.threads() and _sender and then is not None:
+        return _watched(name, obj, args, then)
     if not budget.active() or not budget.threads():
         return draw(name, obj, *args)
     guard, box = Guard(), dict[str, Any]()
@@ -126,6 +149,52 @@ def _allowance(guard: Guard) -> float:
     batch = SLOWER * guard.per_sample * guard.batch_size if not guard._sample else 0.0
     start = (budget.seconds() or 0.0) if not guard._sample and not guard.batches else 0.0
     return max(budget.GRACE, SLOWER * guard.slowest, batch, start)
+
+
+def _overdue(guard: Guard) -> bool:
+    """The current call made no progress for ``_allowance`` past the split's stop plus the grace, or
+    the cap (twice the budget plus the grace) is reached."""
+    cap = budget.started() + 2 * (budget.seconds() or 0.0) + budget.GRACE
+    until = max(budget.deadline() + budget.GRACE, guard.item_started + _allowance(guard))
+    return time.perf_counter() >= min(until, cap)
+
+
+def _watched(name: str, obj: Any, args: tuple[int, int, int, bool], then: Callable[[Draws], dict]) -> Draws:
+    """Draw in this (the main) thread; a watchdog thread gives up on it when ``_overdue``: it reads
+    this thread's stack, finishes the check on what was drawn (``then``) and sends it; the sender
+    ends the process (this thread cannot be stopped)."""
+    guard, done, main = Guard(), threading.Event(), threading.current_thread()
+    started = time.perf_counter()
+
+    def watchdog() -> None:
+        while not done.wait(0.1):
+            if not _overdue(guard):
+                continue
+            with guard.lock:
+                if done.is_set():
+                    return
+                guard.abandoned = True  # the main thread changes the draws no more (Abandoned)
+            _record(name, main, guard, {}, started, None, own=False)
+            d = guard.draws if guard.draws is not None else Draws(name, "dataset", obj)
+            d.cut = True
+            _found[-1].drawn = len(d.indices)
+            budget.cut(f"{name}: its draw did not return after {len(d.indices)} samples")
+            _sender[0](then(d))
+            return
+
+    threading.Thread(target=watchdog, name=f"torchdoctor data check: watching {name}", daemon=True).start()
+    late = False
+    try:
+        return draw(name, obj, *args, guard=guard)
+    except Abandoned:
+        late = True
+        raise
+    finally:
+        with guard.lock:
+            late = late or guard.abandoned
+            done.set()
+        if late:  # the watchdog finishes the check and ends the process
+            threading.Event().wait()
 
 
 def _wait(thread: threading.Thread, guard: Guard) -> None:
@@ -204,15 +273,20 @@ def _give_up(name: str, obj: Any, thread: threading.Thread, guard: Guard, states
     return d
 
 
-def _record(name: str, thread: threading.Thread, guard: Guard, states: dict, started: float, drawn: Any) -> None:
-    """Give up on ``thread`` (it never changes what it drew again, nor the RNG), and keep why."""
+def _record(
+    name: str, thread: threading.Thread, guard: Guard, states: dict, started: float, drawn: Any, own: bool = True
+) -> None:
+    """Give up on ``thread`` (it never changes what it drew again, nor the RNG), and keep why.
+    ``own``: a draw thread of ours (else the worker's main thread, watched: the process ends)."""
     guard.abandon()
-    watch.abandon_thread(thread)  # its notes, cuts and failures are no longer the check's
+    if own:
+        watch.abandon_thread(thread)  # its notes, cuts and failures are no longer the check's
     idle = time.perf_counter() - guard.item_started
     frame = sys._current_frames().get(thread.ident or -1)
     frames = list(traceback.extract_stack(frame)) if frame is not None else []
     note = watch.current()
-    rng.restore(states)
+    if own:
+        rng.restore(states)
     budget.mark_stuck()
     _running.append(thread)
     _found.append(Stuck(name, note, time.perf_counter() - started, idle, frames, drawn or 0))

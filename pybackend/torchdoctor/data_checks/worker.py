@@ -34,7 +34,7 @@ def _parse(argv: list) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def run(args: argparse.Namespace, progress) -> dict:
+def run(args: argparse.Namespace, progress, send=None) -> dict:
     file = os.path.abspath(args.file)
     target = args.name or os.path.basename(file)
     try:
@@ -64,6 +64,10 @@ def run(args: argparse.Namespace, progress) -> dict:
         loss = next((n["loss"] for n in notes if isinstance(n, dict) and "loss" in n), None)
         notes = [n for n in notes if not isinstance(n, dict)]
         target = args.name or load.default_name(module)
+        if send is not None:  # a draw given up on (stuck.py's watchdog): the result is sent from there
+            from . import stuck
+
+            stuck.on_give_up(lambda r: send(dict(r, notes=notes + r["notes"])))
         result = engine.run(splits, model, options, progress, target=target, file=file, origin=where, loss=loss)
         result["notes"] = notes + result["notes"]
         return result
@@ -161,14 +165,23 @@ def main(argv: list | None = None) -> int:
         watch.install(args.watch)
     channel = Channel(nonce)
     # the splits are drawn in this (main) thread: a dataset's objects may belong to it (a sqlite connection
-    # opened in __init__, the default device, grad mode, signal handlers); a draw that never returns is
-    # ended by the job's time limit (timeoutSeconds), which reports the stuck sample from the watch notes
+    # opened in __init__, the default device, grad mode, signal handlers); under a budget a watchdog thread
+    # gives up on a draw that never returns, sends the result and ends the process (stuck._watched)
     budget.draw_in_threads(False)
     started = time.monotonic()
-    result = run(args, channel.progress)
-    result["durationSeconds"] = round(time.monotonic() - started, 3)
-    result["python"] = sys.executable
-    channel.result(result)
+
+    def send(result: dict) -> None:
+        result["durationSeconds"] = round(time.monotonic() - started, 3)
+        result["python"] = sys.executable
+        channel.result(result)
+
+    def send_and_end(result: dict) -> None:  # from stuck.py's watchdog: the main thread is stuck
+        send(result)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    send(run(args, channel.progress, send_and_end))
     stuck = sys.modules.get(f"{__package__}.stuck")  # imported by the checks (it needs numpy: not here)
     if stuck is not None and stuck.left_running():  # a draw given up on under a time budget: no thread
         sys.stdout.flush()  # can be stopped, so the process is (its DataLoader workers follow it)
