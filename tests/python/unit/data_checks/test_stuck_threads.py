@@ -178,3 +178,39 @@ def test_the_worker_draws_a_thread_bound_dataset_in_its_main_thread(tmp_path: Pa
     assert r["error"] is None, r["headline"]
     assert r["splits"][0]["sampled"] == 40
     assert not any("drawn again in this thread" in n for n in r["notes"])  # never drawn in a thread
+
+
+LOADER_FILE = """
+    import threading
+
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    NEVER = threading.Event()
+
+
+    class Blocks(Dataset):
+        def __len__(self):
+            return 100
+
+        def __getitem__(self, i):
+            if i == 35:
+                NEVER.wait()  # no timeout
+            return torch.rand(3, 8, 8), i % 2
+
+
+    def data():
+        return {"train": DataLoader(Blocks(), batch_size=10), "val": Blocks()}
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the worker's process handling")
+def test_the_workers_watchdog_gives_up_on_a_loader_batch_and_keeps_the_batches_before(tmp_path: Path):
+    path = tmp_path / "data.py"
+    path.write_text(textwrap.dedent(LOADER_FILE))
+    spec = DataJobSpec(str(path), "data", options={"budgetSeconds": 2}, timeout=40.0, cwd=str(tmp_path))
+    r = asyncio.run(run_data_check(spec))
+    assert r["error"] is None, r["headline"]
+    f = next(f for f in r["findings"] if f["kind"] == "draw-did-not-return")
+    assert f["indices"] == [35] and "(val)" in f["message"] and "empty-split" not in kinds(r)
+    assert [s["name"] for s in r["splits"]] == ["train"] and r["splits"][0]["sampled"] == 30
