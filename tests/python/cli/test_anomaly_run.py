@@ -280,6 +280,9 @@ def work():
     time.sleep(1)
 
 
+# As in a terminal: a run started in the background by a non-interactive shell (a CI script's
+# `cmd &`) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Thread(target=work, name="worker").start()
 print("main body done")
 """
