@@ -69,6 +69,8 @@ export const THRESHOLD_SETTINGS = [
   'memoryWindow',
   'cudaMemoryHigh',
   'spikeFactor',
+  'cpuBatchFraction',
+  'cpuBatchCopyShare',
 ];
 
 function settings(folder?: vscode.WorkspaceFolder): MonitorDefaults & { openOnFirstStep: boolean } {
