@@ -29,7 +29,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from . import budget, rng, watch
 from . import findings as F
@@ -101,28 +101,38 @@ def draw_bounded(
         return _watched(name, obj, args, then)
     if not budget.active() or not budget.threads():
         return draw(name, obj, *args)
+    thread, guard, box, states, started = _in_thread(
+        f"drawing {name}", lambda guard: draw(name, obj, *args, guard=guard)
+    )
+    if thread.is_alive():
+        return _give_up(name, obj, thread, guard, states, started)
+    if "error" in box:
+        return _again(name, obj, args, box["error"])
+    return box["value"]
+
+
+def _in_thread(label: str, work: Callable[[Guard], Any]) -> Tuple[threading.Thread, Guard, dict, dict, float]:
+    """``work(guard)`` in a daemon thread that sees torch as the caller does, waited for as the budget
+    says (``_wait``): the thread, its guard, ``{"value"|"error": ...}``, the RNG states to put back
+    if it is given up on (it then leaves them alone) and when it started."""
     guard, box = Guard(), dict[str, Any]()
-    states = rng.states()  # put back if the draw is given up on (it then leaves them alone)
+    states = rng.states()
     like_caller = _caller_state()
 
     def run() -> None:
         try:
             like_caller()
-            box["draws"] = draw(name, obj, *args, guard=guard)
+            box["value"] = work(guard)
         except Abandoned:
             pass
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             box["error"] = exc
 
     started = time.perf_counter()
-    thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {name}", daemon=True)
+    thread = threading.Thread(target=run, name=f"torchdoctor data check: {label}", daemon=True)
     thread.start()
     _wait(thread, guard)
-    if thread.is_alive():
-        return _give_up(name, obj, thread, guard, states, started)
-    if "error" in box:
-        return _again(name, obj, args, box["error"])
-    return box["draws"]
+    return thread, guard, box, states, started
 
 
 def _caller_state() -> Callable[[], None]:
@@ -237,24 +247,12 @@ def bounded_list(split: str, drawn: int, fn: Callable[..., list], *args: Any) ->
     out: list = []
     if not budget.active() or not budget.threads():
         return fn(*args, out=out)
-    guard, box = Guard(), dict[str, Any]()
-    states = rng.states()
-    like_caller = _caller_state()
 
-    def run() -> None:
-        try:
-            like_caller()
-            bind(guard)
-            fn(*args, out=out, guard=guard)
-        except Abandoned:
-            pass
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
-            box["error"] = exc
+    def work(guard: Guard) -> None:
+        bind(guard)
+        fn(*args, out=out, guard=guard)
 
-    started = time.perf_counter()
-    thread = threading.Thread(target=run, name=f"torchdoctor data check: drawing {split} again", daemon=True)
-    thread.start()
-    _wait(thread, guard)
+    thread, guard, box, states, started = _in_thread(f"drawing {split} again", work)
     if thread.is_alive():
         _record(split, thread, guard, states, started, drawn)
         with guard.lock:
