@@ -5,15 +5,16 @@ memory (the CPU, not the memory, is the limit), so what counts is how many ops r
 Per block of the work dtype (float32: the tensor itself or the exact float32 copy of a
 float16/bfloat16 block; float64: the tensor itself):
 
-- extremes and zeros, when no value has its sign bit set: the bits of non-negative floats, read
+- extremes, when no value has its sign bit set: the bits of non-negative floats, read
   as signed integers of the same width, order exactly like the floats (+0 is the integer 0, +Inf
   is :data:`_INF_BITS` and every NaN lies above it). One integer ``aminmax`` of that view gives
   min and max, shows NaN/+Inf (extremes not finite: the caller reads that block carefully) and
-  proves there is no -0.0, so the zeros are the integer zeros: ``count_nonzero`` of the view,
-  about half the cost of casting the block to bool and counting the bytes, and no count at all
-  where the minimum is above 0. ReLU outputs, attention weights, variances take this path.
-- otherwise (a negative value, -0.0 or a negative NaN): the float ``aminmax`` and, where the
-  range holds 0, the bool count of :mod:`raw_pass`. A block that needed this makes the next one
+  proves there is no -0.0; where the minimum is above 0 there are no zeros to count.
+  ReLU outputs, attention weights, variances take this path.
+- zeros, where the range holds 0: the block cast to bool (False exactly at ±0) and the bytes
+  counted as words (:func:`raw_pass.count_true`): ~0.3 ns a value on a cached block, where
+  ``count_nonzero`` of the integer view took ~0.6 (one thread, Xeon, 2026-12).
+- otherwise (a negative value, -0.0 or a negative NaN): the float ``aminmax``. A block that needed this makes the next one
   start with it (signs rarely change from block to block), so mixed-sign data pays no extra read;
   a block whose minimum is not negative makes the next one try the integer view again.
 - the sum: one cascade ``sum`` of the block;
@@ -30,14 +31,16 @@ import struct
 from typing import Any, Dict, List, Optional, Tuple
 
 from .blocks import iter_blocks
+from .guard import block_workers
+from .parallel import map_blocks
 from .raw_pass import _LANE_BYTES, _Scratch, count_true
 
 # Bytes of block per element of the general pass's block (:data:`tensor_stats.BLOCK_CPU`, 2**18):
-# this pass reads each block fewer times, so its per-block cost (a dozen small ops, ~50 µs) weighs
-# more; 4 MiB blocks (2**20 float32) measured 3.1x one aminmax at 1e8 elements against 3.9x for
-# 1 MiB (2 shared cores, load 5.5), the 16 MiB L3 still holding them. The ratio keeps a caller's
-# small blocks small (tests force many blocks through it).
-BLOCK_BYTES_PER_ELEMENT = 16
+# 1 MiB blocks, which a core's L2 holds between the first read (from memory) and the next ones.
+# Measured one thread, 1e8 float32, 2-core Xeon (2 MiB L2) under load 5: 0.5/1/2/4 MiB blocks
+# 2.5x/2.3x/2.5x/2.9x one aminmax; bfloat16 5.3x/3.9x/5.7x/6.1x (an EPYC with a 16 MiB L3 had
+# favoured 4 MiB). The ratio keeps a caller's small blocks small (tests force many blocks).
+BLOCK_BYTES_PER_ELEMENT = 4
 
 # Elements per row norm: 4096 took 17% less time than 1024 on a cached 2**20 float32 block, at
 # ~1e-8 relative error of the squares (1024: ~4e-9; 65536: ~4e-7; one dot: ~1e-5).
@@ -66,34 +69,42 @@ def float_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[
     """Per block ``(n, sum, sum of squares, min, max, zeros)`` as host floats; no integer extremes.
 
     A block whose extremes are not finite (NaN, ±Inf) shows them in min/max and is read again
-    carefully by the caller; its other figures here are meaningless."""
-    work = how["work"]
-    bits = _Bits(torch, work)
+    carefully by the caller; its other figures here are meaningless. The blocks are shared among
+    :func:`guard.block_workers` threads (:mod:`parallel`), each with its own :class:`_Reader`."""
     cap = min(limit, base.numel())
-    scratch = _Scratch(torch, -(-cap // ROW) * ROW, work, base.device, ROW)
-    marks = torch.empty(-(-cap // _LANE_BYTES) * _LANE_BYTES, dtype=torch.bool)
-    counts: List[int] = []
-    extremes: List[Tuple[float, float]] = []
-    sums, norms, zeros = [], [], []
-    by_bits = True  # the first block tries the integer view
-    for block in iter_blocks(base, limit):
+    found = map_blocks(iter_blocks(base, limit), lambda: _Reader(torch, how["work"], cap).read, block_workers())
+    if not found:
+        return [], None
+    counts, extremes, sums, norms, zeros = (list(column) for column in zip(*found))
+    return _table(torch, counts, extremes, sums, norms, zeros), None
+
+
+class _Reader:
+    """One thread's scratch buffers, and whether its next block tries the integer view."""
+
+    def __init__(self, torch, work: Any, cap: int) -> None:
+        self.torch, self.bits = torch, _Bits(torch, work)
+        self.scratch = _Scratch(torch, -(-cap // ROW) * ROW, work, torch.device("cpu"), ROW)
+        self.marks = torch.empty(-(-cap // _LANE_BYTES) * _LANE_BYTES, dtype=torch.bool)
+        self.by_bits = True  # the first block tries the integer view
+
+    def read(self, block: Any) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
+        """``(n, (min, max), sum, row norms, zeros)`` of one block."""
+        torch = self.torch
         n = block.numel()
-        rows = scratch.rows(block)
+        rows = self.scratch.rows(block)
         values = block if rows.data_ptr() == block.data_ptr() and block.dim() == 1 else rows.view(-1)[:n]
-        found = bits.extremes(values) if by_bits else None
-        if found is None:  # a sign bit is set somewhere: float extremes, bool count of zeros
+        found = self.bits.extremes(values) if self.by_bits else None
+        # Zeros by the bool cast (False exactly at ±0) and a count of words: ~0.3 ns a value,
+        # where count_nonzero of the integer view took ~0.6 (1 MiB blocks, one thread).
+        if found is None:  # a sign bit is set somewhere: float extremes
             low, high = (v.item() for v in torch.aminmax(values))
-            zero = _bool_zeros(torch, values, marks, low, high)
-            by_bits = low >= 0  # the next block tries the integer view only if no value was negative
+            zero = _bool_zeros(torch, values, self.marks, low, high)
+            self.by_bits = low >= 0  # the next block tries the integer view only if no value was negative
         else:
             low, high, integer_zero = found
-            zero = n - torch.count_nonzero(bits.view(values)) if integer_zero else 0
-        counts.append(n)
-        extremes.append((low, high))
-        sums.append(rows.sum())
-        norms.append(torch.linalg.vector_norm(rows, dim=1))
-        zeros.append(zero)
-    return _table(torch, counts, extremes, sums, norms, zeros), None
+            zero = _bool_zeros(torch, values, self.marks, low, high) if integer_zero else 0
+        return n, (low, high), rows.sum(), torch.linalg.vector_norm(rows, dim=1), zero
 
 
 class _Bits:

@@ -6,8 +6,9 @@ FakeTensor's ``data_ptr``, ``inf - inf`` in a block); the user's Debug Console m
 
 Threads: each op of a pass is one parallel region. On a machine busier than its cores, a region
 waits for its slowest thread, and one that was descheduled costs a whole time slice: measured
-on 2 cores under load 9, the passes ran 2× slower with two threads than with one. So the pass
-uses only the cores that OTHER processes leave idle (at least one), and restores the count.
+on 2 cores under load 5-9, the passes ran 2× to 10× slower with two threads than with one. So
+the pass runs torch on one thread and shares its blocks among as many threads as there are cores
+that OTHER processes leave idle (at least one; :mod:`parallel`), and restores the count.
 Small tensors (:data:`PARALLEL_FROM`) leave the count alone: torch runs them on one thread.
 
 The 1-minute load average counts this process too: a debuggee that trained until the breakpoint,
@@ -20,6 +21,7 @@ still gives fewer.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import os
 import time
@@ -125,19 +127,37 @@ def _single_threaded(t: Any) -> bool:
         return False
 
 
+# Block readers of the pass running now (:func:`block_workers`), set by :func:`cpu_threads`.
+_WORKERS: "contextvars.ContextVar[int]" = contextvars.ContextVar("torchdoctor_block_workers", default=1)
+
+
+def block_workers() -> int:
+    """How many threads the pass running now shares its blocks among (:mod:`parallel`)."""
+    return _WORKERS.get()
+
+
 @contextlib.contextmanager
-def cpu_threads(torch, t: Any) -> Iterator[None]:
-    """Run the block inside with :func:`idle_threads` intra-op threads when ``t`` is on the CPU."""
+def cpu_threads(torch, t: Any) -> Iterator[int]:
+    """Run the block inside with torch on one intra-op thread when ``t`` is a big CPU tensor, and
+    yield how many block readers it may use: :func:`idle_threads` of torch's count.
+
+    One intra-op thread, because a pass is hundreds of short ops and with several threads each op
+    is a parallel region that waits for a descheduled thread on a busy machine (see
+    :mod:`parallel`); the cores that load leaves idle read whole blocks each instead."""
     if getattr(getattr(t, "device", None), "type", None) != "cpu" or _single_threaded(t):
-        yield
+        yield 1
         return
     before = torch.get_num_threads()
     wanted = idle_threads(before)
-    if wanted == before:
-        yield
-        return
-    torch.set_num_threads(wanted)
+    token = _WORKERS.set(wanted)
     try:
-        yield
+        if before == 1:
+            yield wanted
+            return
+        torch.set_num_threads(1)
+        try:
+            yield wanted
+        finally:
+            torch.set_num_threads(before)
     finally:
-        torch.set_num_threads(before)
+        _WORKERS.reset(token)

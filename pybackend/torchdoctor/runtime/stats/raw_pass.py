@@ -31,6 +31,8 @@ import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from .blocks import iter_blocks
+from .guard import block_workers
+from .parallel import map_blocks
 
 ROW = 1024  # elements per row sum: an 8-bit integer row sums exactly in float32 (< 2**24)
 # Tensors this small are summed in float64 whatever their dtype: it costs nothing at this size
@@ -77,19 +79,39 @@ def is_float(how: Dict[str, Any]) -> bool:
 
 def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tuple[Any, ...]], Optional[Tuple]]:
     """Per block ``(n, sum, sum of squares, min, max, zeros)`` as host floats, and the exact
-    integer extremes ``(min, max)`` (None for floats). Blocks with NaN/Inf show them in min/max."""
-    device = base.device
+    integer extremes ``(min, max)`` (None for floats). Blocks with NaN/Inf show them in min/max.
+
+    On the CPU the blocks are shared among :func:`guard.block_workers` threads (:mod:`parallel`)."""
     cap = min(limit, base.numel())
-    scratch = _Scratch(torch, -(-cap // ROW) * ROW, how["work"], device)
-    counts_zeros = is_float(how)
-    marks = torch.empty(-(-cap // _LANE_BYTES) * _LANE_BYTES if counts_zeros else 0, dtype=torch.bool, device=device)
-    on_host = device.type == "cpu"  # a host check of the range is free there, a sync elsewhere
-    wide = torch.float32 if device.type == "mps" else torch.float64
-    counts, lows, highs, sums, squares, zeros = [], [], [], [], [], []
-    by_rows = how["work"] == torch.float32 and not is_float(how)  # 8-bit ints: exact row sums
-    for block in iter_blocks(base, limit):
+    workers = block_workers() if base.device.type == "cpu" else 1
+    found = map_blocks(iter_blocks(base, limit), lambda: _Reader(torch, how, cap, base.device).read, workers)
+    if not found:
+        return [], None
+    counts, sums, squares, lows, highs, zeros = (list(column) for column in zip(*found))
+    table = _fold(torch, sums, squares, _unflip(torch, lows, how), _unflip(torch, highs, how), zeros)
+    exact = _int_extremes(torch, lows, highs, how)
+    rows_out = [(n, s, q, low, high, z) for n, (s, q, low, high, z) in zip(counts, _host_table(table, len(counts)))]
+    return rows_out, exact
+
+
+class _Reader:
+    """One thread's scratch buffers for :func:`raw_rows`."""
+
+    def __init__(self, torch, how: Dict[str, Any], cap: int, device: Any) -> None:
+        self.torch, self.how = torch, how
+        self.scratch = _Scratch(torch, -(-cap // ROW) * ROW, how["work"], device)
+        self.counts_zeros = is_float(how)
+        size = -(-cap // _LANE_BYTES) * _LANE_BYTES if self.counts_zeros else 0
+        self.marks = torch.empty(size, dtype=torch.bool, device=device)
+        self.on_host = device.type == "cpu"  # a host check of the range is free there, a sync elsewhere
+        self.wide = torch.float32 if device.type == "mps" else torch.float64
+        self.by_rows = how["work"] == torch.float32 and not is_float(how)  # 8-bit ints: exact row sums
+
+    def read(self, block: Any) -> Tuple[int, Any, Any, Any, Any, Any]:
+        """``(n, sum, squares, min, max, zeros)`` of one block, all but ``n`` as tensors."""
+        torch, how = self.torch, self.how
         n = block.numel()
-        rows = scratch.rows(block)
+        rows = self.scratch.rows(block)
         values = rows.view(-1)[:n]
         # Half floats: extremes of the exact float32 copy (their own aminmax is 15x slower).
         low, high = _extremes(
@@ -98,19 +120,13 @@ def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tu
         # Row results are small (n / ROW values); their totals are taken in float64. Otherwise
         # one op: a cascade sum of the block (padding adds 0); float64 squares as one dot.
         flat = rows.view(-1)
-        sums.append(rows.sum(dim=1).sum(dtype=wide) if by_rows else flat.sum())
+        total = rows.sum(dim=1).sum(dtype=self.wide) if self.by_rows else flat.sum()
         if how["work"] == torch.float64:
-            squares.append(torch.dot(flat, flat))
+            squares = torch.dot(flat, flat)
         else:  # float32 row norms: a dot of the whole block rounds at ~1e-6 (rows: ~1e-9)
-            squares.append(torch.linalg.vector_norm(torch.linalg.vector_norm(rows, dim=1), dtype=wide).square())
-        zeros.append(_zeros(torch, values, marks, low, high, on_host) if counts_zeros else None)
-        counts.append(n)
-        lows.append(low)
-        highs.append(high)
-    table = _fold(torch, sums, squares, _unflip(torch, lows, how), _unflip(torch, highs, how), zeros)
-    exact = _int_extremes(torch, lows, highs, how)
-    rows_out = [(n, s, q, low, high, z) for n, (s, q, low, high, z) in zip(counts, _host_table(table, len(counts)))]
-    return rows_out, exact
+            squares = torch.linalg.vector_norm(torch.linalg.vector_norm(rows, dim=1), dtype=self.wide).square()
+        zeros = _zeros(torch, values, self.marks, low, high, self.on_host) if self.counts_zeros else None
+        return n, total, squares, low, high, zeros
 
 
 class _Scratch:
