@@ -53,13 +53,22 @@ def _imported(ctx: LintContext) -> Iterator[Sharded]:
         stmt = ctx.parents.get(call)
         if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1):
             continue
-        if not _LOADER_NAME.search(ctx.text(stmt.targets[0])):
+        # ``_imported_function``'s own gate first: most calls of a script (``model(x)``, torch
+        # factories) name nothing imported from the project, and their target's text is never needed.
+        if not _may_be_imported(ctx, call) or not _LOADER_NAME.search(ctx.text(stmt.targets[0])):
             continue
         found = _imported_function(ctx, call)
         if found is None:
             continue
         for index, loader, sampler, home in _returned_loaders(found[0], found[1], 0):
             yield Sharded(loader, sampler, home, _kept_at(ctx, call, index))
+
+
+def _may_be_imported(ctx: LintContext, call: ast.Call) -> bool:
+    """Whether ``call``'s callee is an import that may come from the project (not torch): the
+    first test of ``_imported_function``, alone."""
+    qualname = ctx.qualname(call.func)
+    return qualname is not None and qualname != "" and not qualname.startswith("torch.")
 
 
 def _imported_function(ctx: LintContext, call: ast.Call) -> Optional[Tuple[LintContext, Function]]:
