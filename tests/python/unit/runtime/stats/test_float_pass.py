@@ -94,3 +94,23 @@ def test_the_integer_view_reads_the_extremes_of_non_negative_blocks(small_blocks
     # extremes; the next mixed one starts with floats; back on bits after a non-negative block
     assert seen == [torch.int32, torch.int32, torch.int32, torch.float32, torch.float32, torch.float32, torch.int32]
     assert got["zeros"] == zeros_of(t) and got["min"] == float(t.min()) and got["max"] == float(t.max())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_floats_read_their_own_bits_exactly(small_blocks, dtype):
+    """Half floats' extremes and zeros come from their int16 bits before the float32 copy: the
+    largest finite value, the smallest subnormal and +0 come back exact, +Inf is counted."""
+    info = torch.finfo(dtype)
+    relu = values(15).to(dtype)
+    relu[::4] = 0.0
+    relu[1] = info.max
+    relu[2] = info.smallest_normal / 4  # a subnormal
+    with_inf = values(16).to(dtype)
+    with_inf[9] = math.inf
+    t = torch.cat([relu, values(17).to(dtype), with_inf])
+    got = stats(t)
+    assert got["max"] == float(info.max) and got["min"] == 0.0
+    assert got["zeros"] == zeros_of(t) and got["posinf"] == 1
+    assert_matches(got, reference(t), 2e-5)
+    pieces = float_pass._Bits(torch, dtype).extremes(values(18).to(dtype))
+    assert pieces is not None and pieces[0] == float(values(18).to(dtype).min())
