@@ -8,6 +8,7 @@ correctly; every later epoch trains with dropout off and batch-norm statistics f
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
@@ -19,6 +20,7 @@ from ..registry import Reporter, rule
 from ..training import analysis, parameters_taken
 
 _FOLLOW_DEPTH = 3
+Pos = Tuple[int, int]
 
 
 @rule(
@@ -110,16 +112,9 @@ def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
     if _any_switch(ctx, training.own_calls(loop), "train", 0):
         return
     scope: Union[Function, ast.Module] = ctx.enclosing_function(loop) or ctx.tree
-    start = (loop.lineno, loop.col_offset)
-    last: Optional[ast.Call] = None
-    for call in training.own_calls(scope):
-        if (call.lineno, call.col_offset) >= start:
-            break
-        mode = switch_of(call)
-        if mode == "train":
-            last = None
-        elif mode == "eval" and torchapi.is_model(ctx, receiver(call)) and _is_trained(ctx, receiver(call)):
-            last = call
+    positions, pending = _eval_sites(ctx, scope)
+    index = bisect.bisect_left(positions, (loop.lineno, loop.col_offset))  # the calls before the loop
+    last = pending[index - 1] if index else None
     if last is None or not mode_matters(ctx, receiver(last)):
         return
     label = ctx.text(receiver(last))
@@ -132,23 +127,69 @@ def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
     )
 
 
+def _eval_sites(ctx: LintContext, scope: Union[Function, ast.Module]) -> Tuple[List[Pos], List[Optional[ast.Call]]]:
+    """The positions of ``scope``'s own calls (in source order) and, for each, the eval switch
+    still in force once that call has run: the last ``model.eval()`` of a trained model with no
+    ``.train()`` after it, or None. One pass per scope, so each loop finds what precedes it by
+    bisection (scanning the calls before every loop was quadratic in a long script)."""
+    cache: Dict[ast.AST, Tuple[List[Pos], List[Optional[ast.Call]]]] = ctx.shared("train_mode.eval_sites", dict)
+    found = cache.get(scope)
+    if found is None:
+        positions: List[Pos] = []
+        pending: List[Optional[ast.Call]] = []
+        last: Optional[ast.Call] = None
+        for call in analysis(ctx).own_calls(scope):  # sorted by position
+            mode = switch_of(call)
+            if mode == "train":
+                last = None
+            elif mode == "eval" and torchapi.is_model(ctx, receiver(call)) and _is_trained(ctx, receiver(call)):
+                last = call
+            positions.append((call.lineno, call.col_offset))
+            pending.append(last)
+        found = cache[scope] = (positions, pending)
+    return found
+
+
 def _trained_in_a_later_phase(ctx: LintContext, scope: Union[Function, ast.Module], loop: Loop, label: str) -> bool:
     """``unet.eval()``, a loop that tunes something else, ``unet.train()``, a loop that tunes
     ``unet`` (imagic): the modes follow the phases on purpose. A ``.train()`` after the loop
     counts only when another training loop of the function comes after it."""
     end = (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
-    switches = [
-        (c.lineno, c.col_offset)
-        for c in analysis(ctx).own_calls(scope)
-        if (c.lineno, c.col_offset) > end and switch_of(c) == "train" and ctx.text(receiver(c)) == label
-    ]
-    return bool(switches) and any(
-        (later.lineno, later.col_offset) > min(switches)
-        and not ctx.enclosing_loops(later)
-        and (ctx.enclosing_function(later) or ctx.tree) is scope
-        and _trains(ctx, later)
-        for later in ctx.loops
-    )
+    switches = _train_switches(ctx, scope).get(label, [])
+    first = bisect.bisect_right(switches, end)  # the first ``label.train()`` after the loop
+    if first == len(switches):
+        return False
+    loops = _outer_training_loops(ctx, scope)
+    return bool(loops) and loops[-1] > switches[first]
+
+
+def _train_switches(ctx: LintContext, scope: Union[Function, ast.Module]) -> Dict[str, List[Pos]]:
+    """``scope``'s own ``x.train()`` calls: their positions in source order, by the text of ``x``
+    (found once per scope: a script that evaluates before each of its loops asked it per loop)."""
+    cache: Dict[ast.AST, Dict[str, List[Pos]]] = ctx.shared("train_mode.train_switches", dict)
+    found = cache.get(scope)
+    if found is None:
+        found = cache[scope] = {}
+        for call in analysis(ctx).own_calls(scope):
+            if switch_of(call) == "train":
+                found.setdefault(ctx.text(receiver(call)), []).append((call.lineno, call.col_offset))
+    return found
+
+
+def _outer_training_loops(ctx: LintContext, scope: Union[Function, ast.Module]) -> List[Pos]:
+    """The positions, in source order, of the loops of ``scope`` that are not inside another
+    loop and train (step an optimizer and backpropagate), found once per scope."""
+    cache: Dict[ast.AST, List[Pos]] = ctx.shared("train_mode.outer_training_loops", dict)
+    found = cache.get(scope)
+    if found is None:
+        found = cache[scope] = sorted(
+            (later.lineno, later.col_offset)
+            for later in ctx.loops
+            if not ctx.enclosing_loops(later)
+            and (ctx.enclosing_function(later) or ctx.tree) is scope
+            and _trains(ctx, later)
+        )
+    return found
 
 
 def _trains(ctx: LintContext, loop: Loop) -> bool:
