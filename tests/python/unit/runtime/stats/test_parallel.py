@@ -99,3 +99,22 @@ def test_a_big_cpu_pass_runs_torch_on_one_thread_and_shares_its_blocks(monkeypat
     assert threads_seen == {1}
     assert readers  # the blocks were read (by one thread or two: the scheduler decides)
     assert_matches(got, reference(t), 2e-5)
+
+
+def test_the_pass_about_the_mean_shares_its_blocks_too(monkeypatch):
+    """1000 + noise: the second pass (about the mean) runs on the readers as well, exactly."""
+    monkeypatch.setattr(guard, "idle_threads", lambda current: 2)
+    monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 4096)
+    monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
+    calls = []
+    real = tensor_stats._fast_rows
+    monkeypatch.setattr(tensor_stats, "_fast_rows", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    t = torch.randn(guard.PARALLEL_FROM * 2, generator=torch.Generator().manual_seed(1)) * 1e-3 + 1000
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        got = value_stats(t)
+    finally:
+        torch.set_num_threads(before)
+    assert calls == [1]
+    assert_matches(got, reference(t), 2e-5)
