@@ -102,6 +102,7 @@ class _Reader:
         self.whole = cap % ROW == 0 and cap % _LANE_BYTES == 0
         self.words = self.marks.view(torch.int64).view(-1, WORDS_PER_ROW) if self.whole else None
         self.buffer: Optional[Any] = None  # the scratch as [cap], once a full block needs a copy
+        self.buffer_rows: Optional[Any] = None  # the same as [cap / ROW, ROW]
 
     def read(self, block: Any) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
         """``(n, (min, max), sum, row norms, zeros)`` of one block."""
@@ -135,8 +136,9 @@ class _Reader:
             return flat.view(-1, ROW), flat
         if self.buffer is None:
             self.buffer = self.torch.empty(self.cap, dtype=self.work)
-        self.buffer.view(block.shape).copy_(block)
-        return self.buffer.view(-1, ROW), self.buffer
+            self.buffer_rows = self.buffer.view(-1, ROW)
+        (self.buffer if block.dim() == 1 else self.buffer.view(block.shape)).copy_(block)
+        return self.buffer_rows, self.buffer
 
     def _zeros(self, values: Any, low: float, high: float) -> Any:
         """Values equal to ±0, where the range holds them. Zeros by the bool cast (False exactly
@@ -144,7 +146,7 @@ class _Reader:
         took ~0.6 (1 MiB blocks, one thread)."""
         if self.words is None or values.numel() != self.cap or not (low <= 0 <= high):
             return _bool_zeros(self.torch, values, self.marks, low, high)
-        self.marks.view(values.shape).copy_(values)
+        (self.marks if values.dim() == 1 else self.marks.view(values.shape)).copy_(values)
         return values.numel() - self.words.sum(dim=1).view(self.torch.uint8).sum(dtype=self.torch.int64)
 
 
