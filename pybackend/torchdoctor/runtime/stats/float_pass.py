@@ -77,7 +77,9 @@ def float_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[
     :func:`guard.block_workers` threads (:mod:`parallel`), each with its own :class:`_Reader`."""
     cap = min(limit, base.numel())
     found = map_blocks(
-        iter_blocks(base, limit), lambda: _Reader(torch, how["work"], cap, base.dtype).read, block_workers()
+        iter_blocks(base, limit),
+        lambda: _Reader(torch, how["work"], cap, base.dtype).read,
+        block_workers(-(-base.numel() // limit)),
     )
     if not found:
         return [], None
