@@ -52,7 +52,7 @@ def summarize(obj: Any) -> str:
 def summarize_if_ours(obj: Any) -> Optional[str]:
     """The summary of a tensor, array, module or container of tensors; None for anything else,
     so a debugger can keep its own presentation of ordinary values."""
-    info = stats(obj)
+    info = _facts(obj)
     if info.get("kind") == "other":
         return None
     try:
@@ -62,6 +62,17 @@ def summarize_if_ours(obj: Any) -> Optional[str]:
     if info.get("pending") and info.get("kind") in ("module", "container") and PENDING_NOTE not in line:
         line += " " + PENDING_NOTE  # part of its NaN/Inf check did not fit: say so, never drop it
     return line
+
+
+def _facts(obj: Any) -> Dict[str, object]:
+    """``stats(obj)`` for a line: a model's facts as described, without the JSON copy. Its line
+    names three of the parameters holding NaN/Inf; copying every name (thousands after a NaN
+    optimizer step) made each hover of the same stop work per parameter (issue 15)."""
+    try:
+        info = _describe(obj)
+        return info if info.get("kind") == "module" else jsonable(info)
+    except Exception as exc:  # as stats(): never raise into the user's program or the debugger
+        return _error(obj, exc)
 
 
 def _describe(obj: Any) -> Dict[str, object]:

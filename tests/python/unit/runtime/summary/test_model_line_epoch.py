@@ -71,10 +71,15 @@ def settled(model, epoch) -> str:
     raise AssertionError(line)
 
 
-def test_the_second_hover_at_one_stop_makes_the_same_calls_for_20_and_2000_parameters():
+@pytest.mark.parametrize("poisoned", [False, True], ids=["healthy", "every tensor NaN"])
+def test_the_second_hover_at_one_stop_makes_the_same_calls_for_20_and_2000_parameters(poisoned):
+    # Poisoned: every parameter and gradient NaN, as after an optimizer step with a NaN loss; the
+    # line names three of them. Copying all the names for each hover was per-parameter work.
     first, second = {}, {}
     for layers in (10, 1000):
         model, epoch = trained(layers), object()
+        if poisoned:
+            poison_by_a_step(model)
         aggregates.MODULE_LINES.clear()
         first[layers] = calls_of(hover, model, object())  # a cold walk: per-parameter work
         settled(model, epoch)
