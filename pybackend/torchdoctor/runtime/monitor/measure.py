@@ -7,7 +7,8 @@ one tensor and reads them once (:class:`recorder.Monitor`), so none of these fun
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _STATM: List[Optional[int]] = []
@@ -48,13 +49,20 @@ def cuda_memory(torch: Any) -> Optional[dict]:
         return None
 
 
-def params_of(optimizer: Any, cache: Dict[int, Any]) -> List[Any]:
-    """The optimizer's parameters, listed again only when its param groups change."""
+def params_of(optimizer: Any, cache: "weakref.WeakKeyDictionary[Any, Any]") -> List[Any]:
+    """The optimizer's parameters, listed again only when its param groups change.
+
+    ``cache`` is keyed by the optimizer itself, weakly: an entry (and the parameters it lists)
+    goes with its optimizer, so a sweep's deleted models are freed, and a new optimizer that
+    reuses a dead one's ``id`` never gets its parameters."""
     groups = optimizer.param_groups
     key = tuple((id(g["params"]), len(g["params"])) for g in groups)
-    kept = cache.get(id(optimizer))
+    try:
+        kept = cache.get(optimizer)
+    except TypeError:  # an optimizer that takes no weak reference: listed each time
+        return [p for g in groups for p in g["params"]]
     if kept is None or kept[0] != key:
-        kept = cache[id(optimizer)] = (key, [p for g in groups for p in g["params"]])
+        kept = cache[optimizer] = (key, [p for g in groups for p in g["params"]])
     return kept[1]
 
 
@@ -80,25 +88,33 @@ def total_norm(torch: Any, tensors: List[Any]) -> Any:
         return torch.linalg.vector_norm(torch.stack(norms), dtype=torch.float32)
 
 
-def snapshot(torch: Any, optimizer: Any) -> List[Any]:
-    """A copy of each group's parameters (for the update ratio), one list per group."""
+def _trained(torch: Any, group: Dict[str, Any]) -> List[Any]:
+    """A group's parameters that are trained and have a value: a lazy one (``LazyLinear`` not
+    called yet) has none to copy or compare, and is left out."""
+    is_lazy = torch.nn.parameter.is_lazy
+    return [p for p in group["params"] if p.requires_grad and not is_lazy(p)]
+
+
+def snapshot(torch: Any, optimizer: Any) -> List[Tuple[List[Any], List[Any]]]:
+    """For the update ratio, per group: its trained parameters and a copy of each."""
     out = []
     for group in optimizer.param_groups:
-        params = [p.detach() for p in group["params"] if p.requires_grad]
-        out.append([p.clone() for p in params])
+        params = _trained(torch, group)
+        out.append((params, [p.detach().clone() for p in params]))
     return out
 
 
-def update_ratios(torch: Any, optimizer: Any, before: List[Any]) -> List[Any]:
-    """||w_after - w_before|| / ||w_after|| per param group, as 0-d tensors (None for an empty group)."""
+def update_ratios(torch: Any, before: List[Tuple[List[Any], List[Any]]]) -> List[Any]:
+    """||w_after - w_before|| / ||w_after|| per param group (:func:`snapshot`'s), as 0-d tensors
+    (None for a group with no trained parameter with a value)."""
     out: List[Any] = []
-    for group, old in zip(optimizer.param_groups, before):
-        params = [p.detach() for p in group["params"] if p.requires_grad]
-        if not params or len(params) != len(old):
+    for params, old in before:
+        if not params:
             out.append(None)
             continue
-        delta = total_norm(torch, torch._foreach_sub(params, old))
-        weight = total_norm(torch, params)
+        now = [p.detach() for p in params]
+        delta = total_norm(torch, torch._foreach_sub(now, old))
+        weight = total_norm(torch, now)
         out.append(delta / weight.clamp_min(1e-30))
     return out
 

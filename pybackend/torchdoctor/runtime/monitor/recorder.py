@@ -29,9 +29,8 @@ from collections import deque
 from time import perf_counter
 from typing import Any, Callable, Deque, Dict, List, Optional
 
-from ..anomaly.frames import user_frame
 from ..anomaly.patches import Patches
-from ..anomaly.steps import OptimizerSteps, init_wrapper
+from ..anomaly.steps import init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
 from .devices import DeviceWatch
@@ -39,6 +38,7 @@ from .norm_schedule import NormSchedule
 from .outermost import Outermost
 from .output import MAX_SERIES, Outputs
 from .series import Bucketed
+from .sites import Optimizers, nothing, site, weak
 from .verdicts import Verdicts
 
 PARTS = ("data", "forward", "backward", "optimizer", "other")
@@ -75,38 +75,11 @@ def uninstall() -> Optional["Monitor"]:
     return monitor
 
 
-_SITES: Dict[Any, Dict[str, Any]] = {}  # (code, line) -> site: backward() is on the same line every step
-
-
-def _site(frame: Any) -> Optional[Dict[str, Any]]:
-    user = user_frame(frame)
-    if user is None:
-        return None
-    key = (user.f_code, user.f_lineno)
-    site = _SITES.get(key)
-    if site is None:
-        if len(_SITES) > 4096:
-            _SITES.clear()
-        site = _SITES[key] = {"path": os.path.abspath(user.f_code.co_filename), "line": user.f_lineno}
-    return dict(site)
-
-
-class _Optimizers(OptimizerSteps):
-    def __init__(self) -> None:
-        super().__init__()
-        self.sites: Dict[int, Any] = {}
-
-    def created(self, optimizer: Any) -> None:
-        super().created(optimizer)
-        if id(optimizer) not in self.sites:
-            self.sites[id(optimizer)] = _site(sys._getframe(1))
-
-
 class Monitor(Outputs, Patches):
     def __init__(self, config: MonitorConfig, torch: Any) -> None:
         self.config, self.torch = config, torch
         self.pid = os.getpid()
-        self.optimizers = _Optimizers()
+        self.optimizers = Optimizers()
         self.names: Dict[int, str] = {}
         self.series: Dict[str, Bucketed] = {}
         self.verdicts = Verdicts(config.thresholds)
@@ -126,14 +99,15 @@ class Monitor(Outputs, Patches):
         self.clips: List[Any] = []
         self.norms: Dict[int, Any] = {}
         self.norm_schedule = NormSchedule(config.every)
-        self.params: Dict[int, Any] = {}  # measure.params_of's cache
+        # measure.params_of's cache, weak: a deleted optimizer's parameters are not kept
+        self.params: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
         self.before: Dict[int, Any] = {}
         self.ratios: Dict[int, Any] = {}
         self.root: Any = None
         self.root_t = 0.0
         self.root_eval = False
         self.batch: Optional[int] = None
-        self.model: Any = None
+        self._model: Callable[[], Any] = nothing  # weak: a sweep's deleted models must be freed
         self.devices = DeviceWatch(torch)  # where the model and its batches live (cpu_batches)
         self.models: List[Any] = []  # weak references to the training models seen (parameter names)
         self.eval_sum: Any = None
@@ -149,6 +123,11 @@ class Monitor(Outputs, Patches):
         self.is_tensor = lambda x: isinstance(x, torch.Tensor)
         self.cuda_total: Optional[int] = None
         self._is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+    @property
+    def model(self) -> Any:
+        """The root module of the last training forward, while it is alive."""
+        return self._model()
 
     # -- installing ------------------------------------------------------------------------------
 
@@ -197,10 +176,10 @@ class Monitor(Outputs, Patches):
         torch = self.torch
         self.root_eval = not torch.is_grad_enabled()
         if not self.root_eval and self.batch is None and not isinstance(module, torch.nn.modules.loss._Loss):
-            if module is not self.model:
-                self.model = module
+            if module is not self._model():
+                self._model = weak(module)
                 self._seen_model(module)
-                self.sites.setdefault("model", _site(sys._getframe(1)))  # model_on_cpu's line
+                self.sites.setdefault("model", site(sys._getframe(1)))  # model_on_cpu's line
             try:
                 self.devices.forward(module, inputs, self.root_t)
                 self.batch = measure.batch_size(torch, inputs)
@@ -218,7 +197,7 @@ class Monitor(Outputs, Patches):
 
     def maybe_eval_loss(self, loss: Any, frame: Any) -> None:
         torch = self.torch
-        model = self.model
+        model = self._model()
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.is_floating_point():
             return
         # under no_grad, or a model in eval() whose loss cannot be backpropagated; a loss that
@@ -232,7 +211,7 @@ class Monitor(Outputs, Patches):
         self.eval_sum = value if self.eval_sum is None else self.eval_sum + value.to(self.eval_sum.device)
         self.eval_n += 1
         if "eval" not in self.sites:
-            self.sites["eval"] = _site(frame)
+            self.sites["eval"] = site(frame)
 
     def _seen_model(self, module: Any) -> None:
         if len(self.models) < 8 and not any(ref() is module for ref in self.models):
@@ -246,9 +225,9 @@ class Monitor(Outputs, Patches):
         try:
             if isinstance(loss, self.torch.Tensor) and loss.numel() == 1 and loss.is_floating_point():
                 self.losses.append(loss.detach())
-            site = _site(frame)
-            if site is not None:
-                self.sites["backward:next"] = site
+            where = site(frame)
+            if where is not None:
+                self.sites["backward:next"] = where
         except Exception as exc:
             self._error(exc)
         return start
@@ -304,7 +283,7 @@ class Monitor(Outputs, Patches):
             before = self.before.pop(id(optimizer), None)
             if before is not None:
                 with self.torch.no_grad():
-                    self.ratios[id(optimizer)] = measure.update_ratios(self.torch, optimizer, before)
+                    self.ratios[id(optimizer)] = measure.update_ratios(self.torch, before)
             self._boundary(optimizer)
             for callback in self.on_step:
                 callback(optimizer, self.optimizers.counts.get(id(optimizer), 0), self._series_name(optimizer))
@@ -316,7 +295,7 @@ class Monitor(Outputs, Patches):
 
     def loader_created(self, loader: Any, frame: Any) -> None:
         if loader not in self.loaders:
-            self.loaders[loader] = _site(frame)
+            self.loaders[loader] = site(frame)
 
     def loader_iterated(self, loader: Any, iterator: Any) -> None:
         try:
