@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..context import LintContext, Loop, walk
@@ -249,8 +249,21 @@ _DERIVE_DEPTH = 3
 def _backpropagated(ctx: LintContext, acc: Ref, loop: ast.AST, augmented: bool = False) -> bool:
     """The accumulated tensor is itself differentiated: ``loss_sum.backward()``, or the backward
     of a value built from it (``total = content + style_sum``; ``torch.stack(losses).sum()``).
-    Summing loss terms for one step is how losses are built, not a leak."""
+    Summing loss terms for one step is how losses are built, not a leak.
+
+    The answer depends on the scope and the accumulator's spelling only: kept per file, so a long
+    script accumulating ``total`` in every block reads the scope's assignments and backward
+    calls once, not once per block (that was quadratic)."""
     scope = ctx.scope_of(loop)
+    key = (scope, isinstance(acc, ast.Attribute), acc.id if isinstance(acc, ast.Name) else ctx.text(acc), augmented)
+    cache: Dict[Tuple[ast.AST, bool, str, bool], bool] = ctx.shared("td007_backpropagated", dict)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _backpropagated_in(ctx, acc, scope, augmented)
+    return found
+
+
+def _backpropagated_in(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool) -> bool:
     derived = _derived_names(ctx, acc, scope, augmented)
     for call in analysis(ctx).backwards(scope):
         for sub in walk(call):
@@ -349,8 +362,16 @@ def _used_as_tensor(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     """The accumulator is later used as a tensor: ``total.item()``, ``torch.stack(losses)``.
     A text search over the enclosing function is enough to choose between two safe fixes."""
     scope = ctx.scope_of(loop)
-    text = ctx.source.text if scope is ctx.tree else ctx.text(scope)
-    name = re.escape(ctx.text(acc))
+    cache: Dict[Tuple[ast.AST, str], bool] = ctx.shared("td007_used_as_tensor", dict)  # per scope and name:
+    key = (scope, ctx.text(acc))  # the search reads the whole scope's text (the module's, in a script)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _used_in_text(ctx.source.text if scope is ctx.tree else ctx.text(scope), key[1])
+    return found
+
+
+def _used_in_text(text: str, acc_text: str) -> bool:
+    name = re.escape(acc_text)
     method = re.search(rf"\b{name}\.(?!append\b)\w+", text)
     stacked = re.search(rf"\.(stack|cat|sum|mean)\(\s*{name}\b", text)
     return bool(method or stacked)
