@@ -126,16 +126,17 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
     """A loop that computes gradients iterates the loader: here, through ``self.loader`` in a
     method, or in a function of this file the loader is passed to (``train(model, loader)``)."""
     training = analysis(ctx)
-    for loop in ctx.loops:
-        if not isinstance(loop, (ast.For, ast.AsyncFor)):
-            continue
+    # Only the loops over something spelled like ``target`` and the calls passing a name like it
+    # can match (indexes built once: scanning every loop and call per loader was quadratic).
+    spelled = (False, target.id) if isinstance(target, ast.Name) else (True, ctx.text(target))
+    for loop in _loops_by_iterable(ctx).get(spelled, ()):
         it = torchapi.unwrap_iterable(ctx, loop.iter)
         if not _same_object(ctx, it, target):
             continue
         if training.backwards(loop) or training._calls_local(loop, lambda f: bool(training.backwards(f))):
             return True
     if isinstance(target, ast.Name):
-        for site in ctx.calls:
+        for site in _sites_by_argument(ctx).get(target.id, ()):
             func = ctx.local_function_called(site)
             if func is None:
                 continue
@@ -149,13 +150,51 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
     return False
 
 
+def _loops_by_iterable(ctx: LintContext) -> Dict[Tuple[bool, str], List[Union[ast.For, ast.AsyncFor]]]:
+    """``for`` loops by what they iterate (unwrapped from ``enumerate`` etc.): ``(False, name)``
+    for a name, ``(True, text)`` for an attribute chain, in source order; found once."""
+
+    def build() -> Dict[Tuple[bool, str], List[Union[ast.For, ast.AsyncFor]]]:
+        found: Dict[Tuple[bool, str], List[Union[ast.For, ast.AsyncFor]]] = {}
+        for loop in ctx.loops:
+            if not isinstance(loop, (ast.For, ast.AsyncFor)):
+                continue
+            it = torchapi.unwrap_iterable(ctx, loop.iter)
+            if isinstance(it, ast.Name):
+                found.setdefault((False, it.id), []).append(loop)
+            elif isinstance(it, ast.Attribute):
+                found.setdefault((True, ctx.text(it)), []).append(loop)
+        return found
+
+    return ctx.shared("td017_loops_by_iterable", build)
+
+
+def _sites_by_argument(ctx: LintContext) -> Dict[str, List[ast.Call]]:
+    """The calls passing a name as an argument or keyword value, by that name, in file order."""
+
+    def build() -> Dict[str, List[ast.Call]]:
+        found: Dict[str, List[ast.Call]] = {}
+        for site in ctx.calls:
+            passed = {a.id for a in site.args if isinstance(a, ast.Name)}
+            passed.update(k.value.id for k in site.keywords if isinstance(k.value, ast.Name))
+            for name in passed:
+                found.setdefault(name, []).append(site)
+        return found
+
+    return ctx.shared("td017_sites_by_argument", build)
+
+
 def _loops_in(ctx: LintContext, func: Function) -> List[Union[ast.For, ast.AsyncFor]]:
-    start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
-    return [
-        loop
-        for loop in ctx.loops
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and start < (loop.lineno, loop.col_offset) < end
-    ]
+    cache: Dict[ast.AST, List[Union[ast.For, ast.AsyncFor]]] = ctx.shared("td017_loops_in", dict)
+    found = cache.get(func)
+    if found is None:  # once per function: each site calling it asked again
+        start, end = (func.lineno, func.col_offset), (func.end_lineno, func.end_col_offset)
+        found = cache[func] = [
+            loop
+            for loop in ctx.loops
+            if isinstance(loop, (ast.For, ast.AsyncFor)) and start < (loop.lineno, loop.col_offset) < end
+        ]
+    return found
 
 
 def _same_object(ctx: LintContext, expr: ast.AST, target: ast.expr) -> bool:
