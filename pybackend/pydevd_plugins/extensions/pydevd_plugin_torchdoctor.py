@@ -232,14 +232,17 @@ def _find_request():
 
 
 # Requests that may change the program's data while it is paused (a REPL line, a value set from
-# the Variables view), counted so that the stop's epoch is renewed by them; None when pydevd's
-# API could not be wrapped (then no epoch is ever trusted).
+# the Variables view, a hover or watch expression that is more than a look-up such as
+# `model.half()`), counted when they arrive and again once they have run, so that the stop's
+# epoch is renewed by them; None when pydevd's API could not be wrapped (then no epoch is ever
+# trusted). Only a plain look-up in a hover/watch/clipboard/variables context is read-only.
 _MUTATIONS = [None]
 _READ_ONLY_CONTEXTS = ("hover", "watch", "clipboard", "variables")
 
 
 def _count_mutations():
     try:
+        from _pydevd_bundle import pydevd_api
         from _pydevd_bundle.pydevd_api import PyDevdAPI
     except Exception:
         return
@@ -251,7 +254,59 @@ def _count_mutations():
         if getattr(original, "_torchdoctor_counts", False):
             continue
         setattr(PyDevdAPI, name, _counting(original, name == names[0]))
+    # The requests above only queue the work for the paused thread: a request answered between a
+    # REPL line's arrival and its run would compute under the renewed epoch and be trusted after
+    # the line changed the model. So the count moves again once the work has run.
+    for name in ("internal_evaluate_expression_json", "internal_set_expression_json", "internal_change_variable_json"):
+        original = getattr(pydevd_api, name, None)
+        if callable(original) and not getattr(original, "_torchdoctor_counts", False):
+            setattr(pydevd_api, name, _counting_after(original, name == "internal_evaluate_expression_json"))
     _MUTATIONS[0] = 0
+
+
+# Names a hover or watch expression may use and stay a pure look-up (they run no user code).
+_PURE_CALLS = ("len", "type", "id", "isinstance")
+
+
+def _is_lookup(expression):
+    """True if ``expression`` only reads: names, attributes, subscripts, constants, a few builtins.
+
+    A hover of a selection or a watch expression can be any code (``model.half()``); only a
+    look-up is taken as read-only. Properties and ``__getitem__`` are trusted not to write."""
+    import ast
+
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except Exception:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in _PURE_CALLS and not node.keywords):
+                return False
+        elif not isinstance(node, _LOOKUP_NODES):
+            return False
+    return True
+
+
+def _lookup_nodes():
+    import ast
+
+    kinds = [ast.Expression, ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Slice, ast.Tuple, ast.Load]
+    kinds += [ast.UnaryOp, ast.USub, ast.Compare, ast.Is, ast.IsNot, ast.Eq, ast.NotEq]
+    index = getattr(ast, "Index", None)  # Python < 3.9 wraps subscripts in it
+    return tuple(kinds + ([index] if index is not None else []))
+
+
+_LOOKUP_NODES = _lookup_nodes()
+
+
+def _mutates(request, is_evaluate):
+    """Whether answering ``request`` may change the program's data (see :data:`_MUTATIONS`)."""
+    if not is_evaluate:
+        return True  # setExpression, setVariable
+    arguments = request.arguments
+    context = getattr(arguments, "context", None)
+    return context not in _READ_ONLY_CONTEXTS or not _is_lookup(getattr(arguments, "expression", "") or "")
 
 
 def _set_no_delay_on_initialize():
@@ -279,8 +334,7 @@ def _set_no_delay_on_initialize():
 def _counting(original, is_evaluate):
     def wrapper(self, py_db, request, *args, **kwargs):
         try:
-            context = getattr(request.arguments, "context", None) if is_evaluate else None
-            if context not in _READ_ONLY_CONTEXTS:
+            if _mutates(request, is_evaluate):
                 _MUTATIONS[0] += 1
         except Exception:
             pass
@@ -290,6 +344,25 @@ def _counting(original, is_evaluate):
     wrapper.__name__ = getattr(original, "__name__", "wrapper")
     wrapper.__doc__ = getattr(original, "__doc__", None)
     return wrapper
+
+
+def _counting_after(original, is_evaluate):
+    """``original`` (pydevd's function that runs the request in the paused thread), counting a
+    change once it has run, too. Keeps pydevd's name: :func:`_find_request` looks for it."""
+
+    def counted(py_db, request, *args, **kwargs):
+        try:
+            return original(py_db, request, *args, **kwargs)
+        finally:
+            try:
+                if _mutates(request, is_evaluate):
+                    _MUTATIONS[0] += 1
+            except Exception:
+                pass
+
+    counted._torchdoctor_counts = True
+    counted.__doc__ = getattr(original, "__doc__", None)
+    return counted
 
 
 def _is_tensor_type(cls):

@@ -153,11 +153,6 @@ def test_a_repl_line_or_a_set_expression_that_changes_the_model_is_seen_at_once(
     assert "7.weight" in hover(dap, stop)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hover/watch are taken as read-only by the plugin (pydevd_plugin_torchdoctor._READ_ONLY_CONTEXTS): "
-    "a side-effecting watch expression does not renew the stop's epoch",
-)
 def test_a_watch_expression_that_changes_the_model_is_seen(paused):
     dap, stop = paused
     assert " f16 " not in hover(dap, stop)
@@ -165,11 +160,6 @@ def test_a_watch_expression_that_changes_the_model_is_seen(paused):
     assert " f16 " in hover(dap, stop)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plugin counts a REPL line when pydevd receives it, not when it has run: a hover queued "
-    "before it but answered after its arrival is trusted under the renewed epoch",
-)
 def test_a_hover_queued_before_a_repl_line_is_not_trusted_after_it(paused):
     dap, stop = paused
     assert " f64 " not in hover(dap, stop)
