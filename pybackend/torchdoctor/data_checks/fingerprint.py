@@ -63,16 +63,34 @@ def _tag(x: np.ndarray) -> int:
     return tag
 
 
+def _words(x: np.ndarray) -> np.ndarray:
+    """(rows, 64-bit words) of ``x``'s bytes, each row zero-padded to whole words."""
+    k = x.shape[0]
+    raw = np.ascontiguousarray(x).reshape(k, -1).view(np.uint8)
+    pad = (-raw.shape[1]) % 8
+    if pad:
+        raw = np.concatenate([raw, np.zeros((k, pad), np.uint8)], 1)
+    return raw.view(np.uint64)
+
+
+def quick(x: np.ndarray) -> np.ndarray:
+    """A 64-bit linear hash per row of ``x`` (uint64): the raw words times odd weights, summed modulo
+    2**64, in one pass (an integer matrix-vector product; ~1/12 of ``fingerprints``' time). Equal rows
+    always hash alike; distinct rows collide by chance about 2**-64 a pair, but structured rows far
+    more often (see the module docstring), so a shared value only says "maybe equal": duplicates.py
+    fingerprints those rows again with ``fingerprints``. The layout is not mixed in (the same)."""
+    if not x.shape[0]:
+        return np.zeros(0, np.uint64)
+    words = _words(x)
+    return words @ _constants(words.shape[1])[1][:, 0]
+
+
 def fingerprints(x: np.ndarray) -> list:
     """One 128-bit fingerprint (a Python int) per row of ``x`` (rows along the first axis)."""
     k = x.shape[0]
     if not k:
         return []
-    raw = np.ascontiguousarray(x).reshape(k, -1).view(np.uint8)
-    pad = (-raw.shape[1]) % 8
-    if pad:
-        raw = np.concatenate([raw, np.zeros((k, pad), np.uint8)], 1)
-    words = raw.view(np.uint64)
+    words = _words(x)
     salt, weights = _constants(words.shape[1])
     if k * words.shape[1] <= CHUNK_WORDS:  # one block (one sample drawn): no loop to set up
         sums = fmix64(words ^ salt, np.empty_like(words)) @ weights  # words ^ salt: a new array

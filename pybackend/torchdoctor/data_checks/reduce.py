@@ -126,6 +126,19 @@ class Reducer:
         if len(self.pending) >= self.per_chunk:
             self._flush()
 
+    def add_many(self, indices: list, xs: list) -> None:
+        """``add`` of each, by list slices: the chunks (and so every sum) are those ``add`` makes."""
+        k = 0
+        while self.first is None and k < len(xs):  # until the first array is known: one at a time
+            self.add(indices[k], xs[k])
+            k += 1
+        while k < len(xs):
+            take = min(len(xs) - k, self.per_chunk - len(self.pending))
+            self.pending += zip(indices[k : k + take], xs[k : k + take])
+            k += take
+            if len(self.pending) >= self.per_chunk:
+                self._flush()
+
     def _init(self, x: Any) -> bool:
         first = to_array(x)
         if first is None:

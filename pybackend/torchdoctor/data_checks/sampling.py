@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import random as _random
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from . import budget, watch
 from . import thresholds as T
 from .arrays import box_labels, dtype_name, split_xy, to_array
 from .errors import SampleError
+from .intake import add, add_many, tensor_type
 from .loader_failures import loader_error, sequential
 from .raw_rows import has_raw_rows
 from .reduce import Reducer
@@ -186,37 +186,6 @@ def sample_indices(length: int, max_samples: int) -> list[int]:
     return sorted(_random.Random(0).sample(range(length), max_samples))
 
 
-_PAIR = split_xy((None, None))[2]
-
-
-def _add(d: Draws, index: Any, sample: Any, tensor: Any = None) -> None:
-    """One drawn sample into ``d``: features to the reducer, the label kept. Runs once per sample
-    beside the user's ``__getitem__``, so it is kept flat (``tensor``: torch.Tensor, looked up
-    once per split by the caller; a tensor goes to the reducer as it is)."""
-    if type(sample) is tuple and len(sample) >= 2 and type(sample[0]) is tensor and tensor is not None:
-        x, y, how = sample[0], sample[1], _PAIR  # what split_xy says of an (image, label) tuple
-    else:
-        x, y, how = split_xy(sample)
-    if not d.how:
-        d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
-    if type(x) is not tensor or tensor is None:
-        x = to_array(x)
-    if d.reducer is None:
-        d.reducer = Reducer(d.name, d.gallery)
-    if d.probes and len(d.indices) in d.probes:
-        d.probes[len(d.indices)] = x
-    d.indices.append(index)
-    d.numeric += x is not None  # a tensor counts: only numeric tensors are passed through
-    d.reducer.add(index, x)
-    boxes = box_labels(y) if isinstance(y, (dict, list, tuple)) else None
-    d.ys.append(y if boxes is None else boxes)  # converted all at once in reduce._labels
-
-
-def _tensor_type() -> Any:
-    torch = sys.modules.get("torch")
-    return torch.Tensor if torch is not None else None
-
-
 def _get(split: str, ds: Any, index: Any) -> Any:
     """``ds[index]``, noted first (``watch.py``): a crash or a hang inside it is named with the index."""
     _tick()
@@ -237,10 +206,32 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
             d.cut = len(idx) < planned
     step = max(1, len(idx) // T.RANDOM_PROBES)
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
-    tensor = _tensor_type()
+    _draw_each(d, ds, idx)
+    with _owned(d):
+        if length < max_samples and len(d.indices) == length:
+            d.notes.append(f"{name}: all {length} samples drawn")
+        else:
+            d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
+    random = _is_random(ds, idx, d.probes, name)
+    with _owned(d):
+        d.random = random
+    return d
+
+
+ROW = 64  # samples drawn before they are added to the Draws together (_add_many), without a guard
+
+
+def _draw_each(d: Draws, ds: Any, idx: list) -> None:
+    """``ds[i]`` for each index into ``d``, until the time budget's deadline (one sample at least).
+    Without a guard the samples go to ``d`` ``ROW`` at a time; a draw in a thread of stuck.py adds each
+    one as drawn, under its guard, so what a draw given up on had drawn is all in ``d``."""
+    name, tensor = d.name, tensor_type()
+    got: list = []
     note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
     for i in idx:
-        if clock() > deadline and d.indices:  # inf without a budget; one sample at least
+        if clock() > deadline and (d.indices or got):  # inf without a budget; one sample at least
+            add_many(d, idx[len(d.indices) : len(d.indices) + len(got)], got, tensor)
+            got = []
             with _owned(d):
                 budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
                 d.cut = True
@@ -252,20 +243,16 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
             sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
-        if d.guard is None:
-            _add(d, i, sample, tensor)
-        else:
+        if d.guard is not None:
             with d.guard:
-                _add(d, i, sample, tensor)
-    with _owned(d):
-        if length < max_samples and len(d.indices) == length:
-            d.notes.append(f"{name}: all {length} samples drawn")
-        else:
-            d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
-    random = _is_random(ds, idx, d.probes, name)
-    with _owned(d):
-        d.random = random
-    return d
+                add(d, i, sample, tensor)
+            continue
+        got.append(sample)
+        if len(got) == ROW:
+            add_many(d, idx[len(d.indices) : len(d.indices) + ROW], got, tensor)
+            got = []
+    if got:
+        add_many(d, idx[len(d.indices) : len(d.indices) + len(got)], got, tensor)
 
 
 def _fit_budget(name: str, ds: Any, length: int, idx: list) -> list:
@@ -348,7 +335,7 @@ def seeded_draws(
 def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLERY_IMAGES) -> Draws:
     d = Draws(name, "iterable", it, gallery=gallery)
     stream = iter(it)
-    tensor = _tensor_type()
+    tensor = tensor_type()
     for pos in range(max_samples):
         if pos and budget.spent():  # one sample at least: none would read as an empty split
             with _owned(d):
@@ -362,7 +349,7 @@ def _draw_iterable(name: str, it: Any, max_samples: int, gallery: int = T.GALLER
         except StopIteration:
             break
         with _owned(d):
-            _add(d, pos, sample, tensor)
+            add(d, pos, sample, tensor)
     with _owned(d):
         d.notes.append(f"{name}: the first {len(d.indices)} samples of the iterable")
     return d

@@ -1,0 +1,69 @@
+"""How drawn samples go into a split's ``Draws`` (sampling.py), once per sample beside the user's
+``__getitem__``: the features to the reducer (``reduce.py``), the labels kept, the first sample's
+dtypes noted. Kept flat and apart from the drawing loops: it is the check's own per-sample cost."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .arrays import box_labels, dtype_name, split_xy, to_array
+from .reduce import Reducer
+
+_PAIR = split_xy((None, None))[2]
+
+
+def add(d: Any, index: Any, sample: Any, tensor: Any = None) -> None:
+    """One drawn sample into ``d``: features to the reducer, the label kept. Runs once per sample
+    beside the user's ``__getitem__``, so it is kept flat (``tensor``: torch.Tensor, looked up
+    once per split by the caller; a tensor goes to the reducer as it is)."""
+    if type(sample) is tuple and len(sample) >= 2 and type(sample[0]) is tensor and tensor is not None:
+        x, y, how = sample[0], sample[1], _PAIR  # what split_xy says of an (image, label) tuple
+    else:
+        x, y, how = split_xy(sample)
+    if not d.how:
+        d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
+    if type(x) is not tensor or tensor is None:
+        x = to_array(x)
+    if d.reducer is None:
+        d.reducer = Reducer(d.name, d.gallery)
+    if d.probes and len(d.indices) in d.probes:
+        d.probes[len(d.indices)] = x
+    d.indices.append(index)
+    d.numeric += x is not None  # a tensor counts: only numeric tensors are passed through
+    d.reducer.add(index, x)
+    boxes = box_labels(y) if isinstance(y, (dict, list, tuple)) else None
+    d.ys.append(y if boxes is None else boxes)  # converted all at once in reduce._labels
+
+
+def add_many(d: Any, indices: list, samples: list, tensor: Any) -> None:
+    """Samples drawn in a row into ``d``, as ``add`` one at a time would: when each is an (image
+    tensor, label) tuple whose label is no detection target, by whole lists (the per-sample Python of
+    ``add`` cost as much as 3% of a CIFAR-like ``__getitem__``); else one at a time with ``add``."""
+    if (
+        tensor is None
+        or not all(type(s) is tuple and len(s) >= 2 and type(s[0]) is tensor for s in samples)
+        or any(isinstance(s[1], (dict, list, tuple)) for s in samples)
+    ):
+        for i, sample in zip(indices, samples):
+            add(d, i, sample, tensor)
+        return
+    xs = [s[0] for s in samples]
+    ys = [s[1] for s in samples]
+    if not d.how:
+        d.how, d.x_dtype, d.y_dtype = _PAIR, dtype_name(xs[0]), dtype_name(ys[0]) if ys[0] is not None else ""
+    if d.reducer is None:
+        d.reducer = Reducer(d.name, d.gallery)
+    start = len(d.indices)
+    for p in d.probes:
+        if start <= p < start + len(xs):
+            d.probes[p] = xs[p - start]
+    d.indices += indices
+    d.numeric += len(xs)
+    d.reducer.add_many(indices, xs)
+    d.ys += ys
+
+
+def tensor_type() -> Any:
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else None
