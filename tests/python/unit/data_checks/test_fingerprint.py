@@ -11,7 +11,7 @@ from torch.utils.data import Subset, TensorDataset
 
 from torchdoctor.data_checks import duplicates
 from torchdoctor.data_checks.engine import build_context
-from torchdoctor.data_checks.fingerprint import _constants, _tag, fingerprints
+from torchdoctor.data_checks.fingerprint import _constants, _tag, fingerprints, quick
 
 MASK = 2**64 - 1
 
@@ -126,3 +126,26 @@ def test_disjoint_splits_of_structured_rows_report_no_duplicates():
     }
     ctx = build_context(splits, options={"galleryImages": 0})
     assert duplicates.check(ctx) == []
+
+
+def test_quick_digests_shared_by_distinct_stored_rows_are_fingerprinted_again():
+    """duplicates hash the stored rows with ``quick`` (one linear pass) and fingerprint again only the
+    rows whose quick digest is shared: structured rows that collide under the linear hash (two sign
+    bits of float64 rows) are then told apart, and a real copy across splits is still found."""
+    rng = np.random.default_rng(6)
+    one = rng.integers(1, 5, 16).astype(np.float64)
+    flipped = one.copy()
+    flipped[[2, 5]] *= -1  # two sign bits (2**63 each): their weighted sum vanishes modulo 2**64
+    assert quick(np.stack([one, flipped]))[0] == quick(np.stack([one, flipped]))[1]  # a linear collision
+    rows = rng.standard_normal((40, 16))
+    train = np.concatenate([rows[:20], one[None], flipped[None]])
+    val = np.concatenate([rows[20:], rows[3:4]])  # val's last row copies train's row 3
+    splits = {
+        name: TensorDataset(torch.from_numpy(part), torch.zeros(len(part), dtype=torch.long))
+        for name, part in (("train", train), ("val", val))
+    }
+    ctx = build_context(splits, options={"galleryImages": 0})
+    found = duplicates.check(ctx)
+    assert [(f["kind"], f["indices"]) for f in found] == [("duplicates-across-splits", [20])]
+    hashes = duplicates._raw(ctx.splits[0])
+    assert hashes is not None and hashes[20] == hashes[21]  # the quick digests alone would call them copies
