@@ -42,20 +42,30 @@ def histogram(values: np.ndarray, bins: int = BINS) -> dict:
     values = np.asarray(values).ravel()
     if values.dtype.kind != "f":
         values = values.astype(np.float32)
-    finite = np.isfinite(values)
-    kept = values if finite.all() else values[finite]
+    # a NaN makes the min NaN and an Inf shows in the min or max: only then are the finite values picked
+    ends = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+    kept = values if values.size and np.isfinite(ends).all() else values[np.isfinite(values)]
     nonfinite = int(values.size - kept.size)
     if not kept.size:
         return {"low": None, "high": None, "counts": [], "values": 0, "nonfinite": nonfinite}
-    low, high = float(kept.min()), float(kept.max())
+    low, high = ends if kept is values else (float(kept.min()), float(kept.max()))
     span = high - low if high > low else 1.0
-    if span < float(np.finfo(kept.dtype).max) / 2:
-        index = ((kept - kept.dtype.type(low)) * kept.dtype.type(bins / span)).astype(np.intp)
-    else:  # the span overflows the values' float type (+-3e38 in float32): halves, in float64
+    scale = kept.dtype.type(bins / span) if span < float(np.finfo(kept.dtype).max) / 2 else None
+    if scale is not None and np.isfinite(scale):
+        # kept >= low, so every index is >= 0, and at most ``bins`` (the top edge; the rounding of the
+        # span and the scale stays far below one bin): its count joins the last bin, no clip pass
+        index = ((kept - kept.dtype.type(low)) * scale).astype(np.intp)
+        counts = np.bincount(index, minlength=bins + 1)
+        counts[bins - 1] += counts[bins:].sum()
+        counts = counts[:bins]
+    else:
         with np.errstate(over="ignore", invalid="ignore"):
-            half = kept.astype(np.float64) / 2 - low / 2
-            index = (half * (bins / (high / 2 - low / 2))).astype(np.intp)
-    counts = np.bincount(np.clip(index, 0, bins - 1, out=index), minlength=bins)  # the top edge: the last bin
+            if scale is None:  # the span overflows the values' float type (+-3e38 in float32): halves, in float64
+                half = kept.astype(np.float64) / 2 - low / 2
+                index = (half * (bins / (high / 2 - low / 2))).astype(np.intp)
+            else:  # bins / span overflows it (a span below ~1e-37): as before, clipped
+                index = ((kept - kept.dtype.type(low)) * scale).astype(np.intp)
+        counts = np.bincount(np.clip(index, 0, bins - 1, out=index), minlength=bins)  # the top edge: the last bin
     return {
         "low": low,
         "high": high,
