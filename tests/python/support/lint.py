@@ -1,13 +1,18 @@
 """Shared helpers for the lint tests: lint a dedented snippet, list (rule, line) pairs,
-apply a finding's fix."""
+apply a finding's fix, time one rule on a long script."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
+import time
 from typing import List, Optional, Tuple
 
-from torchdoctor.lint import Finding, lint_source
+from torchdoctor.lint import Finding, get_rule, lint_source
+from torchdoctor.lint.context import LintContext
 from torchdoctor.lint.fixes import apply_edits
+from torchdoctor.lint.registry import Reporter
+from torchdoctor.lint.source import SourceText
 
 
 def code(text: str) -> str:
@@ -30,3 +35,33 @@ def fixed(text: str, rule: str) -> str:
     found = [f for f in findings(text, rule) if f.fix is not None]
     assert len(found) == 1, found
     return apply_edits(code(text), found[0].fix.edits)
+
+
+def rule_cpu_time(rule_id: str, header: str, block: str, blocks: int, per_block: int = 1) -> float:
+    """Best of three CPU times of ``rule_id`` alone (parse and index excluded) on ``header`` and
+    ``blocks`` copies of ``block``; each copy must give ``per_block`` findings."""
+    text = header + "".join(block.format(i=i) for i in range(blocks))
+    rule = get_rule(rule_id)
+    assert rule is not None
+    best = float("inf")
+    for _ in range(3):
+        ctx = LintContext(ast.parse(text), SourceText(text))
+        reporter = Reporter(rule, ctx)
+        start = time.process_time()
+        rule.check(ctx, reporter)
+        best = min(best, time.process_time() - start)
+        assert len(reporter.findings) == blocks * per_block, reporter.findings[:3]
+        ctx.release()
+    return best
+
+
+def assert_linear(rule_id: str, header: str, block: str, per_block: int = 1, small: int = 100) -> None:
+    """4x the blocks must cost far less than the 16x of a rule that rescans the module per block."""
+    seen = []
+    for _trial in range(3):  # a load spike can break one trial; a quadratic rescan fails all three
+        low = rule_cpu_time(rule_id, header, block, small, per_block)
+        high = rule_cpu_time(rule_id, header, block, 4 * small, per_block)
+        seen.append((low, high))
+        if high < 9 * low:
+            return
+    raise AssertionError(f"{rule_id}: 4x the blocks cost {[round(h / lo, 1) for lo, h in seen]}x (linear ~4x)")

@@ -3,16 +3,10 @@ a model built fresh every trial; TD009 for a notebook's ``test_model(net, loader
 
 from __future__ import annotations
 
-import ast
-import time
-
 import pytest
 
-from support.lint import code, hits
-from torchdoctor.lint import get_rule, lint_source
-from torchdoctor.lint.context import LintContext
-from torchdoctor.lint.registry import Reporter
-from torchdoctor.lint.source import SourceText
+from support.lint import assert_linear, code, hits
+from torchdoctor.lint import lint_source
 
 EVAL_BEFORE = """
 import torch
@@ -132,10 +126,9 @@ def test_train_called_after_the_only_training_loop_does_not_excuse_it():
     assert hits(only_one, "TD010") == [("TD010", 6)]
 
 
-def _td010_cpu_time(blocks: int, evaluates_first: bool) -> float:
-    """CPU time of TD010 alone (parse and index excluded) on a script of ``blocks`` training loops
-    that never call ``.train()``, each after a ``model.eval()`` when ``evaluates_first``."""
-    block = (
+def _td010_block(evaluates_first: bool) -> str:
+    """A training loop that never calls ``.train()``, after a ``model.eval()`` when ``evaluates_first``."""
+    return (
         "model{i} = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5))\n"
         "opt{i} = torch.optim.SGD(model{i}.parameters(), lr=0.1)\n"
         + ("model{i}.eval()\n" if evaluates_first else "")
@@ -144,29 +137,11 @@ def _td010_cpu_time(blocks: int, evaluates_first: bool) -> float:
         "    model{i}(torch.randn(8, 4)).sum().backward()\n"
         "    opt{i}.step()\n"
     )
-    text = "import torch\nfrom torch import nn\n" + "".join(block.format(i=i) for i in range(blocks))
-    rule = get_rule("TD010")
-    assert rule is not None
-    best = float("inf")
-    for _ in range(3):
-        ctx = LintContext(ast.parse(text), SourceText(text))
-        reporter = Reporter(rule, ctx)
-        start = time.process_time()
-        rule.check(ctx, reporter)
-        best = min(best, time.process_time() - start)
-        assert len(reporter.findings) == (blocks if evaluates_first else 0)
-        ctx.release()
-    return best
 
 
 @pytest.mark.parametrize("evaluates_first", [False, True], ids=["no-eval", "eval-before-each-loop"])
 def test_linear_in_the_length_of_a_long_script(evaluates_first):
     """Each loop looked back over every call before it (and, when reported, over every call and
     loop after it): 4x the blocks cost 16x, 14 s for an 8k-line script. Linear is ~4x."""
-    seen = []
-    for _trial in range(3):  # a load spike can break one trial; a quadratic scan fails all three
-        small, large = _td010_cpu_time(100, evaluates_first), _td010_cpu_time(400, evaluates_first)
-        seen.append((small, large))
-        if large < 9 * small:
-            break
-    assert large < 9 * small, seen
+    header = "import torch\nfrom torch import nn\n"
+    assert_linear("TD010", header, _td010_block(evaluates_first), per_block=1 if evaluates_first else 0)
