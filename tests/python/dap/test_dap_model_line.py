@@ -11,12 +11,9 @@ setExpression or a setVariable). Checked here by what the debuggee did, not by a
 - each change to the model is on the line at the next stop (``.to()``, a parameter added, an
   optimizer step that writes NaN) and right after the REPL line or setExpression that made it.
 
-A side-effecting *watch* or *hover* expression (``model.half()``) is not counted as a change:
-hover and watch are taken as read-only, so the line stays stale until the next stop or REPL
-line. And a REPL line is counted when pydevd receives it, not when it has run: a hover queued
-before it, answered after its arrival, computes under the renewed epoch and its line (from
-before the change) is trusted after it. Both gaps are pinned as strict expected failures below
-(the plugin is another owner's; a patch that closes both passes this file with them XPASSing).
+A side-effecting *watch* or *hover* expression (``model.half()``) renews the epoch (only a plain
+look-up is taken as read-only), and a REPL line counts again once it has run, so a hover queued
+before it and answered after its arrival is not trusted after it (the last two tests).
 """
 
 from __future__ import annotations
