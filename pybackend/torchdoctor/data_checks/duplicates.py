@@ -49,6 +49,11 @@ def _whole(store: Any) -> Optional[np.ndarray]:
     return whole if whole is not None and whole.ndim >= 2 else None
 
 
+def _rows_per_chunk(whole: np.ndarray) -> int:
+    """Rows of ``whole`` read at a time: about 4 Mi elements."""
+    return max(1, (1 << 22) // max(1, whole[0].size))
+
+
 def _raw(split: Split) -> Optional[dict]:
     """{index in the split: quick digest} of the stored rows, or None. The digests are ``quick``'s
     linear hashes (one pass): ``_refine`` fingerprints again the rows whose digests are shared."""
@@ -64,7 +69,7 @@ def _raw(split: Split) -> Optional[dict]:
         return {i: _digest(to_array(store[r]), quick) for i, r in zip(idx, rows)}
     out: dict = {}
     in_order = mapping is None and n <= MAX_RAW_ROWS  # every row in order: views of the store, not copies
-    step = max(1, (1 << 22) // max(1, whole[0].size))
+    step = _rows_per_chunk(whole)
     for start in range(0, len(idx), step):
         part = whole[start : start + step] if in_order else whole[rows[start : start + step]]
         flat = part.reshape(len(part), -1)
@@ -107,7 +112,7 @@ def _row_prints(split: Split, names: list) -> list:
     rows = [mapping[i] for i in names] if mapping is not None else names
     whole = _whole(store)
     if whole is not None:
-        step = max(1, (1 << 22) // max(1, whole[0].size))
+        step = _rows_per_chunk(whole)
         return [p for at in range(0, len(rows), step) for p in fingerprints(whole[rows[at : at + step]])]
     return [_digest(to_array(store[r])) for r in rows]
 

@@ -21,12 +21,9 @@ def add(d: Any, index: Any, sample: Any, tensor: Any = None) -> None:
         x, y, how = sample[0], sample[1], _PAIR  # what split_xy says of an (image, label) tuple
     else:
         x, y, how = split_xy(sample)
-    if not d.how:
-        d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
+    _begin(d, how, x, y)
     if type(x) is not tensor or tensor is None:
         x = to_array(x)
-    if d.reducer is None:
-        d.reducer = Reducer(d.name, d.gallery)
     if d.probes and len(d.indices) in d.probes:
         d.probes[len(d.indices)] = x
     d.indices.append(index)
@@ -50,10 +47,7 @@ def add_many(d: Any, indices: list, samples: list, tensor: Any) -> None:
         return
     xs = [s[0] for s in samples]
     ys = [s[1] for s in samples]
-    if not d.how:
-        d.how, d.x_dtype, d.y_dtype = _PAIR, dtype_name(xs[0]), dtype_name(ys[0]) if ys[0] is not None else ""
-    if d.reducer is None:
-        d.reducer = Reducer(d.name, d.gallery)
+    _begin(d, _PAIR, xs[0], ys[0])
     start = len(d.indices)
     for p in d.probes:
         if start <= p < start + len(xs):
@@ -62,6 +56,15 @@ def add_many(d: Any, indices: list, samples: list, tensor: Any) -> None:
     d.numeric += len(xs)
     d.reducer.add_many(indices, xs)
     d.ys += ys
+
+
+def _begin(d: Any, how: Any, x: Any, y: Any) -> None:
+    """At the split's first sample: how samples split into features and label, their dtypes, and
+    the reducer."""
+    if not d.how:
+        d.how, d.x_dtype, d.y_dtype = how, dtype_name(x), dtype_name(y) if y is not None else ""
+    if d.reducer is None:
+        d.reducer = Reducer(d.name, d.gallery)
 
 
 def tensor_type() -> Any:

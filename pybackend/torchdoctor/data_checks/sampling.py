@@ -230,8 +230,7 @@ def _draw_each(d: Draws, ds: Any, idx: list) -> None:
     note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
     for i in idx:
         if clock() > deadline and (d.indices or got):  # inf without a budget; one sample at least
-            add_many(d, idx[len(d.indices) : len(d.indices) + len(got)], got, tensor)
-            got = []
+            _flush(d, idx, got, tensor)
             with _owned(d):
                 budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
                 d.cut = True
@@ -249,10 +248,16 @@ def _draw_each(d: Draws, ds: Any, idx: list) -> None:
             continue
         got.append(sample)
         if len(got) == ROW:
-            add_many(d, idx[len(d.indices) : len(d.indices) + ROW], got, tensor)
-            got = []
+            _flush(d, idx, got, tensor)
+    _flush(d, idx, got, tensor)
+
+
+def _flush(d: Draws, idx: list, got: list, tensor: Any) -> None:
+    """The samples drawn since the last flush into ``d`` (they are the next of ``idx``); ``got`` emptied."""
     if got:
-        add_many(d, idx[len(d.indices) : len(d.indices) + len(got)], got, tensor)
+        start = len(d.indices)
+        add_many(d, idx[start : start + len(got)], got, tensor)
+        got.clear()
 
 
 def _fit_budget(name: str, ds: Any, length: int, idx: list) -> list:

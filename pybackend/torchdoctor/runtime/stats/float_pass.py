@@ -79,7 +79,7 @@ def float_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[
     found = map_blocks(
         iter_blocks(base, limit),
         lambda: _Reader(torch, how["work"], cap, base.dtype).read,
-        block_workers(-(-base.numel() // limit)),
+        block_workers(base, limit),
     )
     if not found:
         return [], None

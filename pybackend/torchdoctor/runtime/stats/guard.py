@@ -131,10 +131,13 @@ def _single_threaded(t: Any) -> bool:
 _WORKERS: "contextvars.ContextVar[int]" = contextvars.ContextVar("torchdoctor_block_workers", default=1)
 
 
-def block_workers(blocks: int = 2) -> int:
-    """How many threads the pass running now shares its ``blocks`` among (:mod:`parallel`): no
-    more than there are blocks (starting a thread that finds no block costs ~0.1 ms)."""
-    return max(1, min(_WORKERS.get(), blocks))
+def block_workers(base: Any, limit: int) -> int:
+    """How many threads the pass running now shares the blocks of ``limit`` elements of ``base``
+    among (:mod:`parallel`): one off the CPU, and no more than there are blocks (starting a thread
+    that finds no block costs ~0.1 ms)."""
+    if base.device.type != "cpu":
+        return 1
+    return max(1, min(_WORKERS.get(), -(-base.numel() // limit)))
 
 
 @contextlib.contextmanager

@@ -83,7 +83,7 @@ def raw_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[Tu
 
     On the CPU the blocks are shared among :func:`guard.block_workers` threads (:mod:`parallel`)."""
     cap = min(limit, base.numel())
-    workers = block_workers(-(-base.numel() // limit)) if base.device.type == "cpu" else 1
+    workers = block_workers(base, limit)
     found = map_blocks(iter_blocks(base, limit), lambda: _Reader(torch, how, cap, base.device).read, workers)
     if not found:
         return [], None

@@ -279,7 +279,7 @@ def _fast_rows(torch, base: Any, convert, scratch, shift, limit: int):
         own = spare.pop() if spare else torch.empty_like(scratch)
         return lambda b: (b.numel(), _fast_block(torch, convert(b), own, shift))
 
-    workers = block_workers(-(-base.numel() // limit)) if base.device.type == "cpu" else 1
+    workers = block_workers(base, limit)
     found = map_blocks(iter_blocks(base, limit), make_reader, workers)
     counts, parts = [n for n, _ in found], [part for _, part in found]
     flat = torch.cat([torch.stack(parts).reshape(-1), shift.reshape(1)]).tolist()

@@ -17,18 +17,13 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
-from torchdoctor.runtime.monitor import recorder  # noqa: E402
-from torchdoctor.runtime.monitor.config import MonitorConfig  # noqa: E402
+from support.monitor import recording  # noqa: E402
 
 
 @pytest.fixture
 def monitor():
-    m = recorder.install(MonitorConfig(every=2))
-    events = []
-    m.listeners.append(lambda kind, payload: events.append((kind, payload)))
-    m.events = events
-    yield m
-    recorder.uninstall()
+    with recording(every=2) as m:
+        yield m
 
 
 def _train(model, optimizer, n):

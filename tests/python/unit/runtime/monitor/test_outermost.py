@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
+from support.monitor import recording  # noqa: E402
 from torchdoctor.runtime.monitor import recorder  # noqa: E402
 from torchdoctor.runtime.monitor.config import MonitorConfig  # noqa: E402
 from torchdoctor.runtime.monitor.outermost import Outermost  # noqa: E402
@@ -46,12 +47,8 @@ class Spy(nn.Module):
 
 @pytest.fixture
 def monitor():
-    m = recorder.install(MonitorConfig())
-    events = []
-    m.listeners.append(lambda kind, payload: events.append((kind, payload)))
-    m.events = events
-    yield m
-    recorder.uninstall()
+    with recording() as m:
+        yield m
 
 
 def test_submodules_run_without_our_hooks_and_the_step_is_recorded(monitor):

@@ -9,8 +9,9 @@ import torch
 
 import torchdoctor.runtime.summary.array_stats as array_stats
 import torchdoctor.runtime.summary.module_info as module_info
+from support.summaries import cold_summaries
 from torchdoctor.runtime.stats import budget
-from torchdoctor.runtime.stats.cache import PENDING_NOTE, VALUE_STATS
+from torchdoctor.runtime.stats.cache import PENDING_NOTE
 from torchdoctor.runtime.stats.tensor_stats import value_stats
 from torchdoctor.runtime.summary import aggregates
 from torchdoctor.runtime.summary.api import stats, summarize
@@ -20,11 +21,8 @@ BIG = 4_000_000
 
 @pytest.fixture(autouse=True)
 def cold():
-    budget.forget_rates()
-    for cache in (VALUE_STATS, aggregates.MODULE_LINES, aggregates.ARRAYS):
-        cache.clear()
-    yield
-    budget.forget_rates()
+    with cold_summaries():
+        yield
 
 
 def spent(epoch=None) -> budget.Budget:

@@ -16,19 +16,16 @@ from typing import Callable, Dict
 import pytest
 import torch
 
+from support.summaries import cold_summaries
 from torchdoctor.runtime.stats import budget
-from torchdoctor.runtime.stats.cache import VALUE_STATS
 from torchdoctor.runtime.summary import aggregates
 from torchdoctor.runtime.summary.api import summarize
 
 
 @pytest.fixture(autouse=True)
 def cold():
-    budget.forget_rates()
-    for cache in (VALUE_STATS, aggregates.MODULE_LINES, aggregates.ARRAYS):
-        cache.clear()
-    yield
-    budget.forget_rates()
+    with cold_summaries():
+        yield
 
 
 def trained(layers: int) -> torch.nn.Sequential:
