@@ -385,42 +385,23 @@ def _draw_loader(
         random = _is_random(ds, [0], {0: split_xy(first)[0]}, name, T.RANDOM_AGAIN_ONE)
         with _owned(d):
             d.random = random
-    pos = 0
-    received = 0  # batches taken: an error from the loader is about the next one
+    at = [0, 0]  # batches taken, samples taken: an error from the loader is about the next batch
     watch.note(name, "next-batch", number=0)  # iter() starts the workers: they know the split from here
+    iterator = None
     try:
         iterator = iter(loader)
-    except Exception as exc:  # noqa: BLE001 - a worker can die while iter() starts them and fetches ahead
-        failure = _in_our_words(name, loader, None, received, exc)
+        fetcher = getattr(iterator, "_dataset_fetcher", None)
+        if fetcher is not None:  # drawn in this process: each index noted, the batch kept if collate fails
+            watch.watch_fetcher(fetcher, name)
+        _take_batches(d, iterator, max_batches, max_samples, at)
+    except Exception as exc:  # noqa: BLE001 - said in our words when we can; else as it was
+        # torch's SIGCHLD handler raises a dead worker's RuntimeError wherever the main thread is:
+        # in next(iterator), while a batch is taken in, between two batches or while iter() starts
+        # the workers and fetches ahead; so every step of the draw is inside this try
+        failure = _in_our_words(name, loader, iterator, at[0], exc)
         if failure is exc:
             raise
         raise failure from exc
-    fetcher = getattr(iterator, "_dataset_fetcher", None)
-    if fetcher is not None:  # drawn in this process: each index noted, the batch kept if collate fails
-        watch.watch_fetcher(fetcher, name)
-    try:
-        while received < max_batches and pos < max_samples:
-            if received and budget.spent():  # one batch at least; a loader's batches are a prefix anyway
-                with _owned(d):
-                    budget.cut(f"{name}: the first {received} batches of the DataLoader were drawn")
-                    d.cut = True
-                break
-            watch.note(name, "next-batch", number=received)
-            _tick(False)
-            try:
-                batch = next(iterator)
-                # inside the try: torch's SIGCHLD handler raises a dead worker's RuntimeError
-                # wherever the main thread is, often while this batch is taken in
-                with _owned(d):
-                    pos = _take_batch(d, received, batch, pos)
-            except StopIteration:
-                break
-            except Exception as exc:  # noqa: BLE001 - said in our words when we can; else as it was
-                failure = _in_our_words(name, loader, iterator, received, exc)
-                if failure is exc:
-                    raise
-                raise failure from exc
-            received += 1
     finally:
         _shutdown(iterator)
         watch.forget_failure()
@@ -430,6 +411,27 @@ def _draw_loader(
             f"{name}: {len(d.indices)} samples from the first batches of the DataLoader; numbers are {where}"
         )
     return d
+
+
+def _take_batches(d: Draws, iterator: Any, max_batches: int, max_samples: int, at: list) -> None:
+    """The loader's first batches into ``d``, within the budget; ``at`` counts the batches and
+    samples taken so far (read by the caller when the loader raises)."""
+    name = d.name
+    while at[0] < max_batches and at[1] < max_samples:
+        if at[0] and budget.spent():  # one batch at least; a loader's batches are a prefix anyway
+            with _owned(d):
+                budget.cut(f"{name}: the first {at[0]} batches of the DataLoader were drawn")
+                d.cut = True
+            return
+        watch.note(name, "next-batch", number=at[0])
+        _tick(False)
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        with _owned(d):
+            at[1] = _take_batch(d, at[0], batch, at[1])
+        at[0] += 1
 
 
 def _in_our_words(name: str, loader: Any, iterator: Any, received: int, exc: BaseException) -> BaseException:

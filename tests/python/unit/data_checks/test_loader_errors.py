@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 import pytest
 import torch
@@ -128,6 +129,8 @@ class Files(Dataset):
         if i == self.bad:
             if self.how == "exit":
                 os._exit(3)
+            if self.how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
             raise ValueError(f"cannot decode file {i}")
         return torch.zeros(3), 0
 
@@ -168,6 +171,26 @@ def test_a_worker_that_exited_says_so_with_its_status():
     err = caught.value
     assert err.died and err.worker == 0 and "status 3" in err.cause
     assert "could not draw train" in str(err)
+
+
+def test_a_worker_killed_between_two_batches_is_still_said_in_our_words(monkeypatch):
+    # torch's SIGCHLD handler raises the death wherever the main thread is; here it is made to
+    # land between two batches (in the per-batch tick), outside next(iterator)
+    from torchdoctor.data_checks import sampling
+
+    ticks = []
+
+    def slow_tick(sample=True):
+        if not sample:  # a batch's tick (sample draws of item 0 tick too, before the workers start)
+            ticks.append(sample)
+        if len(ticks) == 1 and not sample:  # before batch 0 is asked for: the worker dies on sample 5
+            time.sleep(3)
+
+    monkeypatch.setattr(sampling, "_tick", slow_tick)
+    with pytest.raises(LoaderWorkerError) as caught:
+        draw("val", DataLoader(Files(how="kill"), batch_size=4, num_workers=1))
+    err = caught.value
+    assert err.died and err.worker == 0 and "SIGKILL" in err.cause and "could not draw val" in str(err)
 
 
 def test_without_workers_a_loader_names_the_sample_as_a_dataset_does():
