@@ -1,8 +1,9 @@
 /**
  * The training monitor on the extension side: a channel server and a JobStore (a RunStore per
  * rank; one for a single process) per torchdoctor launch (armed from debugConfiguration.ts through `prepareMonitor`), the session's pause and
- * resume from the debug adapter's messages, the "Torch Doctor: Training" panel (opened with the
- * first step when torchDoctor.monitor.openOnFirstStep is on, redrawn every RENDER_INTERVAL_MS
+ * resume from the debug adapter's messages, the "Torch Doctor: Training" panel (opened by itself
+ * once the run has a curve, openRule.ts, when torchDoctor.monitor.openOnFirstStep is on; by the
+ * command at any time), redrawn every RENDER_INTERVAL_MS
  * while data flows and at once at a pause), Export CSV, and the last run kept after its session
  * ends (in memory, and on disk so it survives a reload). A torchrun job draws one rank, rank 0
  * unless the page's rank picker chose another (kept per run); CSV and verdicts follow that rank.
@@ -14,6 +15,7 @@ import { MonitorDefaults, monitorEnv, normalizeMonitor } from './monitorConfig';
 import { MonitorPanel } from './monitorPanel';
 import { JobStore, pickRank } from './jobStore';
 import { buildJobView, MonitorView } from './monitorView';
+import { jobHasCurve } from './openRule';
 
 export const RENDER_INTERVAL_MS = 500;
 /** A prepared channel that no session claims in this time is closed (the launch failed). */
@@ -33,6 +35,8 @@ interface Run {
   session?: vscode.DebugSession;
   unclaimed?: NodeJS.Timeout;
   sawStep: boolean;
+  /** The run had a curve to draw (openRule.ts): the view opened by itself then, if it was to. */
+  sawCurve: boolean;
 }
 
 let controller: MonitorController | undefined;
@@ -115,7 +119,7 @@ class MonitorController implements vscode.Disposable {
     const id = `${process.pid}-${this.nextId++}`;
     const job = new JobStore(String(config.name ?? 'debug session'), Date.now());
     job.cwd = typeof config.cwd === 'string' && config.cwd ? config.cwd : (folder?.uri.fsPath ?? null);
-    const run: Run = { id, job, rank: null, sawStep: false, server: undefined as unknown as ChannelServer };
+    const run: Run = { id, job, rank: null, sawStep: false, sawCurve: false, server: undefined as unknown as ChannelServer };
     run.server = new ChannelServer(job, {
       onData: () => this.onData(run),
       onLog: (m) => this.log.info(m),
@@ -237,12 +241,22 @@ class MonitorController implements vscode.Disposable {
   }
 
   private onData(run: Run): void {
-    if (!run.sawStep && run.job.lastStep !== null) {
+    const first = !run.sawStep && run.job.lastStep !== null;
+    if (first) {
       run.sawStep = true;
+      this.shown = run;
+    }
+    // Opened by itself once per run, when the run has a curve (openRule.ts): one backward() of a
+    // script that only inspects tensors is no training run to pop up beside the editor.
+    const curve = run.sawStep && !run.sawCurve && jobHasCurve(run.job.ranks.map((r) => run.job.store(r)));
+    if (curve) {
+      run.sawCurve = true;
       this.shown = run;
       if (settings(run.session?.workspaceFolder).openOnFirstStep && (!this.panel || this.panel.isDisposed)) {
         this.ensurePanel();
       }
+    }
+    if (first || curve) {
       this.renderNow();
       return;
     }
