@@ -57,9 +57,8 @@ class Outputs:
         self._tell("user", entry)
 
     def _primary_step(self) -> int:
-        if self.names:
-            first = min(self.names, key=lambda k: int(self.names[k][3:]))
-            return self.optimizers.counts.get(first, 0)
+        if self.names:  # keyed by optimizer key (Optimizers.key), in the order named: opt0 first
+            return self.optimizers.steps(next(iter(self.names)))
         return self.backward_calls
 
     def _store(self, name: str, step: int, rec: Dict[str, Any]) -> None:
@@ -168,5 +167,5 @@ class Outputs:
         return [{k: v for k, v in f.items() if k != "about"} for f in self.verdicts.findings()]
 
     def total_steps(self) -> int:
-        counts = [self.optimizers.counts.get(k, 0) for k in self.names]
+        counts = [self.optimizers.steps(k) for k in self.names]
         return max(counts) if counts else self.backward_calls

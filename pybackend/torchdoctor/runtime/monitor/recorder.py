@@ -7,8 +7,9 @@ a call runs, :mod:`outermost`) and give the batch size (the first input's first 
 hooks give the optimizer time and the step boundary, ``DataLoader`` iteration gives the data
 time. A step's time is split into data, forward, backward, optimizer and other (the rest of the
 wall time since the previous step; forwards and data loading under ``no_grad``/``eval()`` are
-an evaluation and are left out). One series per optimizer, named ``opt0``, ``opt1``... in the
-order they first step (a GAN has two); ``backward`` when there is none.
+an evaluation and are left out). One series per optimizer object, named ``opt0``, ``opt1``... in
+the order they first step (a GAN has two; a sweep's new optimizer per trial gets a new one, even at
+a freed one's ``id``: state is keyed by ``Optimizers.key``); ``backward`` when there is none.
 
 Device values (loss, gradient norms, update ratios, a validation loss) are packed into one
 tensor per step. On the CPU it is read at once; on CUDA it is copied to pinned memory without
@@ -80,7 +81,8 @@ class Monitor(Outputs, Patches):
         self.config, self.torch = config, torch
         self.pid = os.getpid()
         self.optimizers = Optimizers()
-        self.names: Dict[int, str] = {}
+        self.optimizers.freed.append(self._forget)
+        self.names: Dict[int, str] = {}  # optimizer key -> series name
         self.series: Dict[str, Bucketed] = {}
         self.verdicts = Verdicts(config.thresholds)
         self.verdicts.hint = self._hint
@@ -246,8 +248,8 @@ class Monitor(Outputs, Patches):
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         try:
-            torch, key = self.torch, id(optimizer)
-            ratio_step = (self.optimizers.counts.get(key, 0) + 1) % self.config.every == 0
+            torch, key = self.torch, self.optimizers.key(optimizer)
+            ratio_step = (self.optimizers.counts.get(id(optimizer), 0) + 1) % self.config.every == 0
             with torch.no_grad():
                 clip = self._clip_of(optimizer) if self.clips else None
                 if clip is not None:
@@ -260,6 +262,7 @@ class Monitor(Outputs, Patches):
                     self.norms[key] = (measure.total_norm(torch, grads), None)
                     self.norm_schedule.computed(key, perf_counter() - start)
                 else:
+                    self.norms.pop(key, None)  # a norm left by a step() that raised is not this step's
                     self.norm_schedule.skipped(key)
                 if ratio_step:
                     self.before[key] = measure.snapshot(torch, optimizer)
@@ -279,14 +282,15 @@ class Monitor(Outputs, Patches):
     def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.acc[3] += perf_counter() - self.opt_t
         try:
+            key = self.optimizers.key(optimizer)
             self.optimizers.stepped(optimizer)
-            before = self.before.pop(id(optimizer), None)
+            before = self.before.pop(key, None)
             if before is not None:
                 with self.torch.no_grad():
-                    self.ratios[id(optimizer)] = measure.update_ratios(self.torch, before)
-            self._boundary(optimizer)
+                    self.ratios[key] = measure.update_ratios(self.torch, before)
+            self._boundary(optimizer, key)
             for callback in self.on_step:
-                callback(optimizer, self.optimizers.counts.get(id(optimizer), 0), self._series_name(optimizer))
+                callback(optimizer, self.optimizers.counts.get(id(optimizer), 0), self._series_name(key))
         except Exception as exc:
             self._error(exc)
         return None
@@ -325,18 +329,24 @@ class Monitor(Outputs, Patches):
 
     # -- the step --------------------------------------------------------------------------------
 
-    def _series_name(self, optimizer: Any) -> str:
-        if optimizer is None:
+    def _series_name(self, key: Optional[int]) -> str:
+        if key is None:
             return "backward"
-        name = self.names.get(id(optimizer))
+        name = self.names.get(key)
         if name is None:
-            name = self.names[id(optimizer)] = f"opt{len(self.names)}"
-            self.sites[f"optimizer:{name}"] = self.optimizers.sites.get(id(optimizer))
+            name = self.names[key] = f"opt{len(self.names)}"
+            self.sites[f"optimizer:{name}"] = self.optimizers.sites.get(key)
         return name
 
-    def _boundary(self, optimizer: Any) -> None:
+    def _forget(self, key: int) -> None:
+        """A freed optimizer: what a ``step()`` that raised left for it (a snapshot holds its
+        parameters and a copy of them) goes with it."""
+        for held in (self.before, self.ratios, self.norms, self.norm_schedule.state):
+            held.pop(key, None)
+
+    def _boundary(self, optimizer: Any, key: Optional[int] = None) -> None:
         try:
-            self._record(optimizer)
+            self._record(optimizer, key)
         except Exception as exc:
             self._error(exc)
         self.acc = [0.0] * 5
@@ -344,9 +354,9 @@ class Monitor(Outputs, Patches):
         self.clips.clear()  # a clip is about the step it preceded (a skipped step leaves none behind)
         self.t_mark = perf_counter()
 
-    def _record(self, optimizer: Any) -> None:
+    def _record(self, optimizer: Any, opt_key: Optional[int]) -> None:
         now = perf_counter()
-        name = self._series_name(optimizer)
+        name = self._series_name(opt_key)
         data, forward, backward, optim, evaluation = self.acc
         wall = now - self.t_mark
         parts = {"data": data, "forward": forward, "backward": backward, "optimizer": optim}
@@ -354,8 +364,8 @@ class Monitor(Outputs, Patches):
         parts["other"] = 0.0 if first else max(0.0, wall - data - forward - backward - optim - evaluation)
         previous = self.series_t.get(name)
         self.series_t[name] = now
-        if optimizer is not None and previous is not None:
-            self.norm_schedule.step_time(id(optimizer), now - previous)
+        if opt_key is not None and previous is not None:
+            self.norm_schedule.step_time(opt_key, now - previous)
         step = self.optimizers.counts.get(id(optimizer), 0) if optimizer is not None else self.backward_calls
         rec: Dict[str, Any] = {
             "step": step,
@@ -380,7 +390,7 @@ class Monitor(Outputs, Patches):
         if loss is not None:
             tensors.append(loss)
             layout.append(("loss",))
-        if optimizer is not None:
+        if optimizer is not None and opt_key is not None:
             for i, group in enumerate(optimizer.param_groups):
                 lr = group.get("lr")
                 if isinstance(lr, self.torch.Tensor):
@@ -389,12 +399,12 @@ class Monitor(Outputs, Patches):
                     rec["lr"].append(None)
                 else:
                     rec["lr"].append(float(lr) if lr is not None else None)
-            total, after = self.norms.pop(id(optimizer), (None, None))
+            total, after = self.norms.pop(opt_key, (None, None))
             for key, value in (("grad_norm", total), ("grad_norm_clipped", after)):
                 if value is not None:
                     tensors.append(value)
                     layout.append((key,))
-            ratios = self.ratios.pop(id(optimizer), None)
+            ratios = self.ratios.pop(opt_key, None)
             if ratios is not None:
                 rec["update_ratio"] = [None] * len(ratios)
                 for i, value in enumerate(ratios):
