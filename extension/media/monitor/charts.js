@@ -87,7 +87,9 @@ export function layout(spec, choice) {
       }
       return;
     }
-    const points = s.style === 'points' ? { show: true, size: 6, fill: color } : { show: false };
+    // a line through one value draws nothing: a run of one step (one backward() to inspect) shows a dot
+    const lone = s.values.filter((/** @type {number|null} */ v) => v !== null && v !== undefined).length === 1;
+    const points = s.style === 'points' || lone ? { show: true, size: 6, fill: color } : { show: false };
     const raw = add(
       {
         label: smoothed ? `${s.label} (raw)` : s.label,

@@ -72,7 +72,7 @@ function stateText(view) {
 function drawHeader(view) {
   const r = view.run;
   const facts = [
-    `${view.steps} steps`,
+    `${view.steps} ${view.steps === 1 ? 'step' : 'steps'}`,
     view.lastStep !== null ? `last step ${view.lastStep}` : null,
     `started ${clock(r.started)}`,
     r.pid ? `pid ${r.pid}` : null,
