@@ -35,6 +35,7 @@ from ..anomaly.steps import init_wrapper
 from . import hooks, measure
 from .config import MonitorConfig
 from .devices import DeviceWatch
+from .nesting import StepNesting
 from .norm_schedule import NormSchedule
 from .outermost import Outermost
 from .output import MAX_SERIES, Outputs
@@ -101,6 +102,7 @@ class Monitor(Outputs, Patches):
         self.clips: List[Any] = []
         self.norms: Dict[int, Any] = {}
         self.norm_schedule = NormSchedule(config.every)
+        self.nesting = StepNesting()  # a subclass's step calling super().step(): one step
         # measure.params_of's cache, weak: a deleted optimizer's parameters are not kept
         self.params: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
         self.before: Dict[int, Any] = {}
@@ -247,6 +249,8 @@ class Monitor(Outputs, Patches):
     # -- optimizer -------------------------------------------------------------------------------
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not self.nesting.enter(optimizer):
+            return None
         try:
             torch, key = self.torch, self.optimizers.key(optimizer)
             ratio_step = (self.optimizers.counts.get(id(optimizer), 0) + 1) % self.config.every == 0
@@ -280,6 +284,8 @@ class Monitor(Outputs, Patches):
         return clip
 
     def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not self.nesting.leave():
+            return None
         self.acc[3] += perf_counter() - self.opt_t
         try:
             key = self.optimizers.key(optimizer)

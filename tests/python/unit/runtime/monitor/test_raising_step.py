@@ -34,7 +34,7 @@ class _NanGuardSGD(torch.optim.Optimizer):
 
     Written out rather than calling ``SGD.step``: a subclass calling ``super().step()`` runs
     torch's global step hooks twice once any plain ``SGD`` exists (both classes' ``step`` are
-    hooked), which the recorder counts as two steps (noted in the report, not this test's subject)."""
+    hooked); that case is test_nested_step.py's."""
 
     def __init__(self, params, lr):
         super().__init__(params, {"lr": lr})
