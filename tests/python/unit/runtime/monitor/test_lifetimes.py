@@ -60,9 +60,11 @@ def test_the_next_model_of_a_sweep_is_recorded_after_the_first_is_freed(monitor)
     gc.collect()
     assert all(ref() is None for ref in first + second)
     steps = [p for k, p in monitor.events if k == "step"]
-    # six steps, the second run's ratios from its own parameters (a new optimizer may reuse a dead
-    # one's id, and with it its series name: names are not asserted)
-    assert len(steps) == 6
+    # six steps, the second run's ratios from its own parameters, in its own series even when its
+    # optimizer reused the dead one's id (test_sweep_series.py makes sure of a reuse)
+    assert [(s["series"], s["step"]) for s in steps] == [("opt0", i) for i in (1, 2, 3)] + [
+        ("opt1", i) for i in (1, 2, 3)
+    ]
     assert steps[-2]["update_ratio"] is not None and all(r > 0 for r in steps[-2]["update_ratio"])
     assert monitor.errors == []
 
