@@ -100,16 +100,20 @@ class Gallery:
         if not self.items:
             return None
         items = sorted(self.items, key=lambda it: it[0])
-        stack = np.stack([it[2] for it in items]).astype(np.float64)  # N x h x w x c
-        # a NaN or an Inf shows in a channel's min or max: only then are the per-pixel masks needed (one
-        # reduction per channel: numpy reduces over every axis but the last, of 3, one pixel at a time)
-        lo = np.array([stack[..., ch].min() for ch in range(stack.shape[-1])])
-        hi = np.array([stack[..., ch].max() for ch in range(stack.shape[-1])])
-        finite = None if np.isfinite(lo).all() and np.isfinite(hi).all() else np.isfinite(stack)
-        kind, low, high = self._scale(stack, finite, lo, hi)
-        scaled = ((stack if finite is None else np.where(finite, stack, low)) - low) / (high - low) * 255.0
-        pixels = np.clip(np.round(scaled), 0, 255).astype(np.uint8)
-        n, h, w, c = pixels.shape
+        stack = np.stack([it[2] for it in items])  # N x h x w x c
+        n, h, w, c = stack.shape
+        # one plane per channel (c x N*h*w, float64): the per-channel min/max and scaling then run along long
+        # rows; broadcast over the last axis of 3, numpy took ~1 ms for 32 CIFAR images, one pixel at a time
+        planes = np.ascontiguousarray(np.moveaxis(stack, -1, 0), dtype=np.float64).reshape(c, -1)
+        lo, hi = planes.min(1), planes.max(1)
+        # a NaN or an Inf shows in a channel's min or max: only then are the per-pixel masks needed
+        finite = None if np.isfinite(lo).all() and np.isfinite(hi).all() else np.isfinite(planes)
+        kind, low, high = self._scale(planes, finite, lo, hi)
+        base = planes if finite is None else np.where(finite, planes, low[:, None])
+        scaled = (base - low[:, None]) / (high - low)[:, None] * 255.0
+        pixels = np.clip(np.round(scaled), 0, 255).astype(np.uint8).reshape(c, n, h, w)
+        pixels = np.ascontiguousarray(np.moveaxis(pixels, 0, -1))  # N x H x W x C again, for display
+        bad = np.zeros(n, bool) if finite is None else ~np.all(finite.reshape(c, n, -1), axis=(0, 2))
         images = []
         for k, it in enumerate(items):
             images.append(
@@ -117,7 +121,7 @@ class Gallery:
                     "index": it[1] if isinstance(it[1], (int, str)) else int(it[1]),
                     "label": label_of(it[1]),
                     "blank": bool(it[3]),
-                    "nonfinite": finite is not None and not bool(finite[k].all()),
+                    "nonfinite": bool(bad[k]),
                     "pixels": list(pixels[k].tobytes()),  # uint8 H x W x C: ints, faster than tolist()
                 }
             )
@@ -133,14 +137,15 @@ class Gallery:
             "histograms": self.histograms.to_json(),
         }
 
-    def _scale(self, stack: np.ndarray, finite: Optional[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> tuple:
-        """(kind, low per channel, high per channel) that maps the values to 0..255. ``finite``: the
-        finite pixels' mask, or None when every pixel is finite (``lo``, ``hi``: each channel's min, max)."""
-        channels = stack.shape[-1]
+    def _scale(self, planes: np.ndarray, finite: Optional[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> tuple:
+        """(kind, low per channel, high per channel) that maps the values to 0..255. ``planes``: one row
+        of values per channel; ``finite``: their finite mask, or None when every value is finite (``lo``,
+        ``hi``: each channel's min, max)."""
+        channels = planes.shape[0]
         if self.uint8:
             return "uint8", np.zeros(channels), np.full(channels, 255.0)
         if finite is not None:  # the min and max of the finite values
-            values = [stack[..., ch][finite[..., ch]] for ch in range(channels)]
+            values = [planes[ch][finite[ch]] for ch in range(channels)]
             lo = np.array([v.min() if v.size else 0.0 for v in values])
             hi = np.array([v.max() if v.size else 1.0 for v in values])
         if lo.min() >= 0.0 and hi.max() <= 1.0:

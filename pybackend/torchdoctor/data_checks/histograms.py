@@ -54,7 +54,9 @@ def histogram(values: np.ndarray, bins: int = BINS) -> dict:
     if scale is not None and np.isfinite(scale):
         # kept >= low, so every index is >= 0, and at most ``bins`` (the top edge; the rounding of the
         # span and the scale stays far below one bin): its count joins the last bin, no clip pass
-        index = ((kept - kept.dtype.type(low)) * scale).astype(np.intp)
+        shifted = kept - kept.dtype.type(low)
+        shifted *= scale  # in place: one temporary of the values' size fewer
+        index = shifted.astype(np.intp)
         counts = np.bincount(index, minlength=bins + 1)
         counts[bins - 1] += counts[bins:].sum()
         counts = counts[:bins]
@@ -82,7 +84,7 @@ class Histograms:
         self.layout = layout
         self.samples = max(0, int(samples))
         self.per_sample = max(1, int(per_sample))
-        self.parts: list = []  # (samples, channels, values) float32 arrays
+        self.parts: list = []  # (channels, samples, values) float32 arrays
         self.seen = 0
 
     def offer(self, x: np.ndarray) -> None:
@@ -92,15 +94,17 @@ class Histograms:
             return
         c = channel_values(np.asarray(x[:room]), self.layout)
         stride = max(1, -(-c.shape[2] // self.per_sample))  # ceil: at most per_sample values
-        self.parts.append(np.array(c[:, :MAX_CHANNELS, ::stride], dtype=np.float32))
+        # kept channel first (channels, samples, values), a copy (the chunk may be the reducer's buffer): each
+        # channel's values are then one block, joined without a strided copy per channel in to_json
+        self.parts.append(np.array(c[:, :MAX_CHANNELS, ::stride].transpose(1, 0, 2), dtype=np.float32, order="C"))
         self.seen += c.shape[0]
 
     def to_json(self, bins: int = BINS) -> Optional[dict]:
         """{"bins", "samples", "channels": [histogram per channel]}, or None when nothing was kept."""
         if not self.parts:
             return None
-        channels = self.parts[0].shape[1]
+        channels = self.parts[0].shape[0]
         out = []
         for ch in range(channels):
-            out.append(histogram(np.concatenate([p[:, ch].ravel() for p in self.parts]), bins))
+            out.append(histogram(np.concatenate([p[ch].ravel() for p in self.parts]), bins))
         return {"bins": int(bins), "samples": self.seen, "channels": out}
