@@ -94,7 +94,7 @@ class Histograms:
             return
         c = channel_values(np.asarray(x[:room]), self.layout)
         stride = max(1, -(-c.shape[2] // self.per_sample))  # ceil: at most per_sample values
-        # kept channel first (channels, samples, values), a copy (the chunk may be the reducer's buffer): each
+        # kept channel first (channels, samples, values), as a copy (the chunk is not kept): each
         # channel's values are then one block, joined without a strided copy per channel in to_json
         self.parts.append(np.array(c[:, :MAX_CHANNELS, ::stride].transpose(1, 0, 2), dtype=np.float32, order="C"))
         self.seen += c.shape[0]
