@@ -6,6 +6,10 @@ has a curve (an optimizer stepped, or a second backward; extension/src/monitor/o
 neither at the breakpoint after the backward nor after the program ended is there a Training
 view. "Torch Doctor: Show Training Monitor" still opens it, with that run's one step: the step did
 reach the extension, so the old rule (open at the first step) would have opened the view.
+
+Nor does such a run take the place of the last training run the extension keeps for the next
+window (monitor.ts saves the shown run at its end only when it had a curve): after a healthy run,
+the inspecting script, and a reload of the window, the command shows the healthy run again.
 """
 
 from __future__ import annotations
@@ -61,3 +65,30 @@ def test_one_backward_without_an_optimizer_does_not_open_the_training_view(page:
     expect(view.locator(STATE)).to_have_attribute("data-state", "ended")
     expect(_training_tabs(page)).to_have_count(1)
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "monitor_inspect_opened_by_command.png"))
+
+
+def _run_to_end(page: Page, sample: str) -> None:
+    vscode_ui.open_file(page, sample)
+    vscode_ui.start_debugging(page, "Debug current file")
+    page.locator(".debug-toolbar").wait_for(timeout=240_000)  # a loaded machine: torch imports
+    page.locator(".debug-toolbar").wait_for(state="hidden", timeout=240_000)
+
+
+def test_a_run_without_a_curve_does_not_replace_the_kept_training_run(page: Page) -> None:
+    _run_to_end(page, "monitor/healthy.py")
+    view = vscode_ui.webview_with(page, STATE, VIEW_TIMEOUT_S)  # opened by itself: the run has a curve
+    expect(view.locator(STATE)).to_have_attribute("data-state", "ended", timeout=VIEW_TIMEOUT_S * 1000)
+    steps = view.locator("header.td-header").get_attribute("data-steps")
+    assert steps is not None and int(steps) > 1, steps
+
+    _run_to_end(page, SAMPLE)  # one backward, no optimizer: no curve
+    time.sleep(QUIET_S)  # its end: the extension ends a run 1.5 s after its session
+
+    page.reload(timeout=120_000)  # a new window: the view comes from what the extension kept
+    page.locator(".monaco-workbench").wait_for(timeout=60_000)
+    vscode_ui.run_command(page, "Torch Doctor: Show Training Monitor")
+    kept = vscode_ui.webview_with(page, STATE, VIEW_TIMEOUT_S)
+    header = kept.locator("header.td-header")
+    expect(header).to_have_attribute("data-steps", steps, timeout=VIEW_TIMEOUT_S * 1000)
+    expect(header.locator(".td-facts")).to_contain_text("healthy.py")
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "monitor_kept_run_after_reload.png"))

@@ -151,7 +151,13 @@ class MonitorController implements vscode.Disposable {
       this.runs.delete(run.id);
       if (run === this.shown) {
         this.renderNow();
-        void this.saveLastRun();
+        // A run without a curve (one backward of a script that inspects tensors, a crash before the
+        // second step) is not kept in place of the last training run: that one stays for next time.
+        if (run.sawCurve) {
+          void this.saveLastRun();
+        } else {
+          this.log.info(`Training monitor: "${run.job.name}" ended without a curve; the last run kept is unchanged`);
+        }
       }
     }, END_GRACE_MS);
   }
