@@ -83,6 +83,8 @@ class Guard:
         self.per_sample = 0.0
         self.batch_size = 1
         self._sample = True
+        # the samples the draw holds and has not added to ``draws`` yet (_draw_each), taken on giving up
+        self.pending: Optional[Callable[[], None]] = None
 
     def tick(self, sample: bool) -> None:
         """Before each call of the user's code (a sample, or a loader's next batch): ``Abandoned`` once
@@ -109,8 +111,16 @@ class Guard:
     def __exit__(self, *exc: Any) -> None:
         self.lock.release()
 
+    def take_pending(self) -> None:
+        """Under ``lock``, before giving up: what the draw holds goes into ``draws``, so what was drawn
+        is all there while the draw adds samples a row at a time."""
+        pending, self.pending = self.pending, None
+        if pending is not None and not self.abandoned:
+            pending()
+
     def abandon(self) -> None:
         with self.lock:
+            self.take_pending()
             self.abandoned = True
 
 
@@ -189,7 +199,7 @@ def sample_indices(length: int, max_samples: int) -> list[int]:
 def _get(split: str, ds: Any, index: Any) -> Any:
     """``ds[index]``, noted first (``watch.py``): a crash or a hang inside it is named with the index."""
     _tick()
-    watch.note(split, "__getitem__", index)
+    watch.note_sample(split, index)
     return ds[index]
 
 
@@ -208,7 +218,7 @@ def _draw_dataset(name: str, ds: Any, max_samples: int, gallery: int = T.GALLERY
     d.probes = {k: None for k in range(0, len(idx), step)[: T.RANDOM_PROBES]}
     _draw_each(d, ds, idx)
     with _owned(d):
-        if length < max_samples and len(d.indices) == length:
+        if len(d.indices) == length:  # a dataset of exactly max_samples is drawn whole too: no subset
             d.notes.append(f"{name}: all {length} samples drawn")
         else:
             d.notes.append(f"{name}: {len(d.indices)} of {length} samples drawn (a random subset, seed 0)")
@@ -223,41 +233,47 @@ ROW = 64  # samples drawn before they are added to the Draws together (_add_many
 
 def _draw_each(d: Draws, ds: Any, idx: list) -> None:
     """``ds[i]`` for each index into ``d``, until the time budget's deadline (one sample at least).
-    Without a guard the samples go to ``d`` ``ROW`` at a time; a draw in a thread of stuck.py adds each
-    one as drawn, under its guard, so what a draw given up on had drawn is all in ``d``."""
-    name, tensor = d.name, tensor_type()
+    The samples go to ``d`` ``ROW`` at a time (one at a time cost the editor's worker, which draws
+    under a guard, ~4% of a CIFAR-like ``__getitem__``); under a guard each row is added inside it, and
+    the guard takes the row being drawn when it gives up (``Guard.take_pending``), so what a draw given
+    up on had drawn is all in ``d``."""
+    name, tensor, guard = d.name, tensor_type(), d.guard
     got: list = []
-    note, clock, deadline = watch.note, time.perf_counter, budget.deadline()
+    note, clock, deadline = watch.note_sample, time.perf_counter, budget.deadline()
+    if guard is not None:
+        guard.pending = lambda: _flush(d, idx, got, tensor)
     for i in idx:
         if clock() > deadline and (d.indices or got):  # inf without a budget; one sample at least
-            _flush(d, idx, got, tensor)
             with _owned(d):
+                _flush(d, idx, got, tensor)
                 budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
                 d.cut = True
             break
-        if d.guard is not None:
-            d.guard.tick(True)
+        if guard is not None:
+            guard.tick(True)
         try:
-            note(name, "__getitem__", i)  # _get, inlined: one call less per sample
+            note(name, i)  # _get, inlined: one call less per sample
             sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc
-        if d.guard is not None:
-            with d.guard:
-                add(d, i, sample, tensor)
-            continue
         got.append(sample)
         if len(got) == ROW:
-            _flush(d, idx, got, tensor)
-    _flush(d, idx, got, tensor)
+            with _owned(d):
+                _flush(d, idx, got, tensor)
+    with _owned(d):
+        _flush(d, idx, got, tensor)
+        if guard is not None:
+            guard.pending = None
 
 
 def _flush(d: Draws, idx: list, got: list, tensor: Any) -> None:
-    """The samples drawn since the last flush into ``d`` (they are the next of ``idx``); ``got`` emptied."""
+    """The samples drawn since the last flush into ``d`` (they are the next of ``idx``), taken from the
+    front of ``got``: a guard giving up takes them from another thread while this one may append."""
     if got:
+        items = got[:]
+        del got[: len(items)]
         start = len(d.indices)
-        add_many(d, idx[start : start + len(got)], got, tensor)
-        got.clear()
+        add_many(d, idx[start : start + len(items)], items, tensor)
 
 
 def _fit_budget(name: str, ds: Any, length: int, idx: list) -> list:

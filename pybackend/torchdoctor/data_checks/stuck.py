@@ -183,6 +183,7 @@ def _watched(name: str, obj: Any, args: tuple[int, int, int, bool], then: Callab
             with guard.lock:
                 if done.is_set():
                     return
+                guard.take_pending()  # the row the main thread holds, into the draws
                 guard.abandoned = True  # the main thread changes the draws no more (Abandoned)
             _record(name, main, guard, {}, started, None, own=False)
             d = guard.draws if guard.draws is not None else Draws(name, "dataset", obj)

@@ -26,25 +26,29 @@ import threading
 from typing import Any, Optional
 
 WHERE = "where-{pid}.json"
+SLOT = 1 << 14  # bytes of the note file mapped into memory: a note is a copy there, no system call
 STACK = "stack-{pid}.txt"
 FAILED = "failed-{pid}.jsonl"
 ASK_SIGNAL: Optional[int] = getattr(signal, "SIGUSR2", None)
 MAX_BATCH = 256  # indices of a batch kept in a note
 IDLE = "idle"
+SAMPLE = "__getitem__"  # the stage of note_sample
 
 
 class _State:
     def __init__(self) -> None:
         self.folder: Optional[str] = None
         self.fd: Optional[int] = None
+        self.map: Any = None  # the note file's first SLOT bytes, mapped (None: written with pwrite)
         self.written = 0  # the longest note written: shorter ones are padded over it
-        self.note: dict = {}
+        self.note: Any = {}  # the last note: a dict, or note_sample's (split, index)
         self.split = ""
         self.worker: Optional[int] = None  # a DataLoader worker's id (in a forked worker)
         self.child = False  # a process forked from the data-check worker
         self.stack: Any = None  # the open stack file (faulthandler keeps writing to it)
         self.failure: Optional[dict] = None  # the first failed fetch of this process, not yet taken
         self.split_json: dict = {}  # split name -> its JSON text
+        self.sample_json: dict = {}  # split name -> its sample note's JSON bytes up to the index
 
 
 _state = _State()
@@ -63,8 +67,9 @@ def _open_files() -> None:
     if folder is None:
         return
     try:
-        _state.fd = os.open(os.path.join(folder, WHERE.format(pid=pid)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        _state.fd = os.open(os.path.join(folder, WHERE.format(pid=pid)), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         _state.written = 0
+        _state.map = _mapped(_state.fd)
         _state.stack = open(os.path.join(folder, STACK.format(pid=pid)), "w")  # noqa: SIM115 - open for good
     except OSError:
         _state.fd = None
@@ -74,7 +79,24 @@ def _open_files() -> None:
     faulthandler.enable(_state.stack, all_threads=True)
     if ASK_SIGNAL is not None:
         faulthandler.register(ASK_SIGNAL, _state.stack, all_threads=True)
-    _write(_state.note or {"stage": IDLE})
+    _write(current() or {"stage": IDLE})
+
+
+def _mapped(fd: int) -> Any:
+    """The note file's first ``SLOT`` bytes as shared memory, or None. A note is written once per
+    sample: a copy into the mapping costs ~0.3 us where ``pwrite`` cost ~1.3 us (2,000 samples: ~2 ms),
+    and the pages are the file's, so a process killed or crashed leaves its last note there as before."""
+    try:
+        import mmap
+
+        os.ftruncate(fd, SLOT)  # the unused rest reads as NUL bytes (read_note strips them)
+        return mmap.mmap(fd, SLOT)
+    except (ImportError, OSError, ValueError):
+        try:
+            os.ftruncate(fd, 0)
+        except OSError:
+            pass
+        return None
 
 
 def _in_child() -> None:
@@ -84,7 +106,7 @@ def _in_child() -> None:
             os.close(_state.fd)  # the parent's note file: never written from here
         except OSError:
             pass
-    _state.fd, _state.child, _state.failure, _state.note = None, True, None, {}
+    _state.fd, _state.map, _state.child, _state.failure, _state.note = None, None, True, None, {}
     _open_files()
     loader_module = sys.modules.get("torch.utils.data.dataloader")
     kind = getattr(loader_module, "_DatasetKind", None)
@@ -138,6 +160,32 @@ def note(split: str, stage: str, index: Any = None, batch: Any = None, number: O
         _write(n)
 
 
+def note_sample(split: str, index: Any) -> None:
+    """``note(split, "__getitem__", index)``, the note made before every sample: a tuple kept (``current``
+    makes the dict) and, in the worker, its JSON made from bytes cached per split and copied into the
+    mapped note file; about half the cost of ``note`` (2,000 samples: ~2 ms less)."""
+    if type(index) is not int or _state.worker is not None or (_abandoned and threading.current_thread() in _abandoned):
+        note(split, SAMPLE, index)
+        return
+    _state.split = split or _state.split
+    _state.note = (split, index)
+    if _state.fd is None:
+        return
+    prefix = _state.sample_json.get(split)
+    if prefix is None:
+        prefix = _state.sample_json.setdefault(split, _encode({"split": split, "stage": SAMPLE, "index": 0})[:-2])
+    data = prefix + b"%d}" % index
+    size = max(len(data), _state.written)
+    if _state.map is None or size > SLOT:
+        _write(current())
+        return
+    try:
+        _state.map[:size] = data.ljust(size)
+        _state.written = size
+    except (ValueError, TypeError):  # the mapping was closed
+        _state.fd, _state.map = None, None
+
+
 def idle() -> None:
     note("", IDLE)
 
@@ -149,7 +197,10 @@ def folder() -> Optional[str]:
 
 def current() -> dict:
     """The last note of this process ({} before the first)."""
-    return dict(_state.note)
+    n = _state.note
+    if type(n) is tuple:  # note_sample's
+        return {"split": n[0], "stage": SAMPLE, "index": n[1]}
+    return dict(n)
 
 
 def _encode(n: dict) -> bytes:
@@ -170,14 +221,16 @@ def _write(n: dict) -> None:
     try:
         data = _encode(n)
         size = max(len(data), _state.written)
-        if hasattr(os, "pwrite"):
+        if _state.map is not None and size <= SLOT:
+            _state.map[:size] = data.ljust(size)  # padded over a longer note before: one note in place
+        elif hasattr(os, "pwrite"):
             os.pwrite(fd, data.ljust(size), 0)  # one write in place: a crash leaves a whole note
         else:  # Windows
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, data.ljust(size))
         _state.written = size
     except (OSError, ValueError, TypeError):
-        _state.fd = None  # the folder is gone: keep notes in memory only
+        _state.fd, _state.map = None, None  # the folder is gone: keep notes in memory only
 
 
 # -- a DataLoader's fetcher, in this process (num_workers=0) or in a forked worker ----------------
@@ -334,7 +387,7 @@ def read_note(folder: str, pid: int) -> dict:
     """The last note of process ``pid`` ({} when it wrote none)."""
     try:
         with open(os.path.join(folder, WHERE.format(pid=pid)), encoding="utf-8", errors="replace") as f:
-            value = json.loads(f.read().strip() or "{}")
+            value = json.loads(f.read().rstrip("\x00").strip() or "{}")
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -31,6 +31,14 @@ def test_a_big_dataset_is_sampled_boundedly():
     assert ds.calls < 520  # the sample, the randomness probes, nothing else
 
 
+def test_the_note_says_whole_or_subset_as_drawn():
+    assert draw("train", Counting(500), max_samples=500).notes == ["train: all 500 samples drawn"]
+    assert draw("train", Counting(499), max_samples=500).notes == ["train: all 499 samples drawn"]
+    assert draw("train", Counting(501), max_samples=500).notes == [
+        "train: 500 of 501 samples drawn (a random subset, seed 0)"
+    ]
+
+
 def test_a_loader_is_read_for_at_most_max_batches():
     ds = Counting(10_000)
     d = draw("train", DataLoader(ds, batch_size=10, shuffle=True), max_batches=5)

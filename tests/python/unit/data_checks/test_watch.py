@@ -99,5 +99,36 @@ def test_installed_notes_survive_the_process_and_a_forked_worker_writes_its_fail
     failure = watch.read_failure(str(tmp_path), child)
     assert failure is not None and failure["index"] == 5 and failure["exception"] == "ValueError"
     assert failure["split"] == "val" and failure["worker"] == 0 and failure["stage"] == "__getitem__"
-    with open(tmp_path / f"where-{child}.json") as f:
-        assert json.loads(f.read())["worker"] == 0  # the worker's own notes, in its own file
+    assert watch.read_note(str(tmp_path), child)["worker"] == 0  # the worker's own notes, in its own file
+
+
+SAMPLE_NOTE = """
+import json, sys
+from torchdoctor.data_checks import watch
+
+watch.install(sys.argv[1])
+watch.note("val", "collate", batch=list(range(300)), number=3)  # a long note first: padded over
+watch.note_sample('tr"ain', json.loads(sys.argv[2]))
+print(json.dumps(watch.current()))
+"""
+
+
+@pytest.mark.parametrize("index", [0, 12345, "a/b.png"])
+def test_a_sample_note_reads_back_as_the_general_note_would(tmp_path: Path, index):
+    """note_sample (once per sample, bytes into the mapped note file) says what note() would, in
+    memory and in the file, after a longer note and for an index that is no int."""
+    script = tmp_path / "sample_note.py"
+    script.write_text(textwrap.dedent(SAMPLE_NOTE))
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), json.dumps(index)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    expected = {"split": 'tr"ain', "stage": "__getitem__", "index": index}
+    assert json.loads(proc.stdout) == expected
+    (pid,) = watch.watched_pids(str(tmp_path))
+    assert watch.read_note(str(tmp_path), pid) == expected
