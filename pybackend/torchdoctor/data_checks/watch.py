@@ -72,7 +72,7 @@ def _open_files() -> None:
         _state.map = _mapped(_state.fd)
         _state.stack = open(os.path.join(folder, STACK.format(pid=pid)), "w")  # noqa: SIM115 - open for good
     except OSError:
-        _state.fd = None
+        _state.fd, _state.map = None, None
         return
     import faulthandler
 
