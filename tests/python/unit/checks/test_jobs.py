@@ -461,10 +461,13 @@ STOPS_A_FORK = """
 import os, signal, time
 import torch.nn as nn
 
+ready, told = os.pipe()
 pid = os.fork()
 if pid == 0:
-    time.sleep(60)
+    os.write(told, b"1")  # past the fork's own bookkeeping: Python drops a signal that comes before it
+    time.sleep(600)
     os._exit(0)
+os.read(ready, 1)
 os.kill(pid, signal.SIGTERM)  # what DataLoader and multiprocessing do to a worker that lingers
 os.waitpid(pid, 0)
 
@@ -481,7 +484,11 @@ class AfterFork(nn.Module):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
 def test_sigterm_to_a_forked_child_stops_only_that_child(tmp_path: Path):
-    r = run(spec("shapes", write(tmp_path, "forks.py", STOPS_A_FORK), "AfterFork"))
+    # The child sleeps 600 s: were SIGTERM not to stop it (a handler of ours kept in the fork that
+    # ignored it), the import would wait for it and the check end at its 120 s limit (checked: it
+    # fails so). It used to be killed right after the fork and sleep 60 s: Python drops a signal that
+    # arrives before the fork's bookkeeping, so the test waited the whole minute and passed either way.
+    r = run(spec("shapes", write(tmp_path, "forks.py", STOPS_A_FORK), "AfterFork", timeout=120))
     assert r["verdict"] == "PASS", r["headline"]
 
 
