@@ -112,9 +112,14 @@ test-python: $(STAMPS)/venv
 # last digits. A test that passes here and fails there asserts one CPU's digits: fix the test.
 KERNELS_AVX2 := ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 KERNELS_PLAIN := ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 ONEDNN_MAX_CPU_ISA=SSE41
-# Not run again there: static analysis (no tensor is computed) and the process-fault suite (it
-# asserts exits, limits and messages, never a float), about 2 minutes a pass of CI's 90.
-PORTABLE_SKIP := --ignore=tests/python/unit/lint --ignore=tests/python/faults
+# Not run again there: static analysis (no tensor is computed), and the suites that assert exits,
+# time limits, signals and messages of processes, never a float: the process faults, the check and
+# data-check jobs, the stuck draws, the background analyser, the bundled requirements (about 5
+# minutes a pass of CI's 90; the first pass, make test, runs them all).
+PORTABLE_SKIP := --ignore=tests/python/unit/lint --ignore=tests/python/faults \
+	--ignore=tests/python/unit/checks/test_jobs.py --ignore=tests/python/unit/data_checks/test_jobs.py \
+	--ignore=tests/python/unit/data_checks/test_stuck.py --ignore=tests/python/unit/data_checks/test_stuck_threads.py \
+	--ignore=tests/python/unit/test_background.py --ignore=tests/python/unit/test_bundled_requirements.py
 test-portable: $(STAMPS)/venv
 	@echo "== Python layers with AVX2 kernels"; env $(KERNELS_AVX2) $(VPY) -m pytest -q -p no:cacheprovider $(PORTABLE_SKIP) tests/python
 	@echo "== Python layers with plain (SSE) kernels"; env $(KERNELS_PLAIN) $(VPY) -m pytest -q -p no:cacheprovider $(PORTABLE_SKIP) tests/python
