@@ -94,28 +94,15 @@ def main() -> int:
     loader = DataLoader(ds, batch_size=64)
     result = engine.run({"train": ds})
     assert result["findings"] == [], result["findings"]  # healthy: the check does its full work silently
+    worker = {"budgetSeconds": BUDGET_SECONDS, "maxSamples": args.samples}  # the options the editor passes
+    whole = {**worker, "maxBatches": 10**6}  # every batch of the loader, as many samples as the dataset
     cases = {
         "plain": lambda: plain(ds),
-        "check": lambda: engine.run(
-            {"train": ds}, options={"budgetSeconds": BUDGET_SECONDS, "maxSamples": args.samples}
-        ),
+        "check": lambda: engine.run({"train": ds}, options=worker),
         "loader plain": lambda: plain_loader(loader),
-        "loader check": lambda: engine.run(
-            {"train": loader},
-            options={"budgetSeconds": BUDGET_SECONDS, "maxSamples": args.samples, "maxBatches": 10**6},
-        ),
-        "check, no gallery": lambda: engine.run(
-            {"train": ds}, options={"budgetSeconds": BUDGET_SECONDS, "maxSamples": args.samples, "galleryImages": 0}
-        ),
-        "loader, no gallery": lambda: engine.run(
-            {"train": loader},
-            options={
-                "budgetSeconds": BUDGET_SECONDS,
-                "maxSamples": args.samples,
-                "maxBatches": 10**6,
-                "galleryImages": 0,
-            },
-        ),
+        "loader check": lambda: engine.run({"train": loader}, options=whole),
+        "check, no gallery": lambda: engine.run({"train": ds}, options={**worker, "galleryImages": 0}),
+        "loader, no gallery": lambda: engine.run({"train": loader}, options={**whole, "galleryImages": 0}),
     }
     times: dict = {k: [] for k in cases}
     cpu: dict = {k: [] for k in cases}

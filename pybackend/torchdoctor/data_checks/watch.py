@@ -174,16 +174,7 @@ def note_sample(split: str, index: Any) -> None:
     prefix = _state.sample_json.get(split)
     if prefix is None:
         prefix = _state.sample_json.setdefault(split, _encode({"split": split, "stage": SAMPLE, "index": 0})[:-2])
-    data = prefix + b"%d}" % index
-    size = max(len(data), _state.written)
-    if _state.map is None or size > SLOT:
-        _write(current())
-        return
-    try:
-        _state.map[:size] = data.ljust(size)
-        _state.written = size
-    except (ValueError, TypeError):  # the mapping was closed
-        _state.fd, _state.map = None, None
+    _write_bytes(prefix + b"%d}" % index)
 
 
 def idle() -> None:
@@ -215,11 +206,22 @@ def _encode(n: dict) -> bytes:
 
 
 def _write(n: dict) -> None:
+    if _state.fd is None:
+        return
+    try:
+        data = _encode(n)
+    except (ValueError, TypeError):
+        _state.fd, _state.map = None, None
+        return
+    _write_bytes(data)
+
+
+def _write_bytes(data: bytes) -> None:
+    """One note's JSON into the note file, in place, padded over a longer note written before."""
     fd = _state.fd
     if fd is None:
         return
     try:
-        data = _encode(n)
         size = max(len(data), _state.written)
         if _state.map is not None and size <= SLOT:
             _state.map[:size] = data.ljust(size)  # padded over a longer note before: one note in place
