@@ -135,7 +135,8 @@ def _all_rows(torch, t: Any, base: Any, limit: int) -> Tuple[List[Tuple[Any, ...
     for i in clean:
         if rows[i][0] and _same(rows[i][3], rows[i][4]):
             rows[i] = rows[i][:2] + (0.0,) + rows[i][3:]  # a constant block: no rounding noise in m2
-    dirty = [i for i in range(len(raw)) if i not in set(clean)]
+    finite = set(clean)
+    dirty = [i for i in range(len(raw)) if i not in finite]
     if dirty:
         for i, row in zip(dirty, _careful_rows(torch, base, convert, limit, dirty)):
             rows[i] = row
