@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from torchdoctor.runtime.stats import byte_stats, raw_pass
+from torchdoctor.runtime.stats import byte_stats, guard, raw_pass
 from torchdoctor.runtime.stats.tensor_stats import value_stats
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -171,3 +171,21 @@ def test_only_cpu_8_bit_dense_tensors_take_the_histogram():
         warnings.simplefilter("ignore")  # quantized tensors are deprecated; still met in the wild
         q = torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.quint8)
     assert not byte_stats.applies(torch, q)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+@pytest.mark.parametrize("start", [0, 3])  # aligned to 8 bytes (uint8 flipped a word at a time) or not
+@pytest.mark.parametrize("path", ["gram"], indirect=True)  # the histogram path reads on one thread
+def test_gram_blocks_shared_by_two_readers_stay_exact(dtype, start, monkeypatch):
+    """On an idle machine the Gram blocks go to two threads, each with its own buffer."""
+    monkeypatch.setattr(guard, "idle_threads", lambda current, own=None: 2)
+    monkeypatch.setattr(guard, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of 15 * 256 bytes
+    made = []
+    real = byte_stats._GramReader
+    monkeypatch.setattr(byte_stats, "_GramReader", lambda *a: (made.append(1), real(*a))[1])
+    t = make(dtype, BIG + start, seed=5)[start:]
+    info = torch.iinfo(dtype)
+    t[0], t[-1] = info.min, info.max
+    check(t)
+    assert len(made) == 2  # one buffer per reader
