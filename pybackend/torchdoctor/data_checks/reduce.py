@@ -276,7 +276,10 @@ def _chunk(s: SplitStats, idx: list, x: np.ndarray) -> np.ndarray:
         c = c.astype(np.float32)  # BLAS sums below; integers and halves as float32
     k, channels, per = c.shape
     s.channels = channels
-    # sums and sums of squares as matrix products (BLAS): 3-5x faster than ndarray.sum(dtype=float64)
+    # sums and sums of squares as matrix products (BLAS): 3-5x faster than ndarray.sum(dtype=float64).
+    # Per sample (3-D matmul), not one 2-D product of the chunk: that one was 3x faster alone, but big
+    # enough for OpenBLAS's thread pool, whose spinning threads took the check to 3.15x the plain
+    # loop's CPU time (bench_data_checks.py, 2026-12-03)
     c, count, sums = _finite_counts(s, idx, c, (c @ np.ones(per, c.dtype)).astype(np.float64))
     sq = np.matmul(c[:, :, None, :], c[:, :, :, None])[:, :, 0, 0].astype(np.float64)
     lo, hi = c.min(axis=(1, 2)), c.max(axis=(1, 2))
