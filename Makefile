@@ -121,8 +121,9 @@ PORTABLE_SKIP := --ignore=tests/python/unit/lint --ignore=tests/python/faults \
 	--ignore=tests/python/unit/data_checks/test_stuck.py --ignore=tests/python/unit/data_checks/test_stuck_threads.py \
 	--ignore=tests/python/unit/test_background.py --ignore=tests/python/unit/test_bundled_requirements.py
 # The plain (SSE) pass runs the unit layer only: the LSP, DAP and CLI layers (debug sessions, the
-# server, the command line; ~12 of a pass's ~17 minutes) are run under AVX2 already, which is
-# where digits would first differ from the machine's own kernels. CI took 77-87 of its 90 minutes.
+# server, the command line: about half of a pass; the whole SSE pass took 17:54 in CI, its unit
+# layer alone 9:06) run under AVX2 already, where digits would first differ from the machine's own
+# kernels. CI took 72-87 of its 90 minutes before.
 test-portable: $(STAMPS)/venv
 	@echo "== Python layers with AVX2 kernels"; env $(KERNELS_AVX2) $(VPY) -m pytest -q -p no:cacheprovider $(PORTABLE_SKIP) tests/python
 	@echo "== Python unit layer with plain (SSE) kernels"; env $(KERNELS_PLAIN) $(VPY) -m pytest -q -p no:cacheprovider $(PORTABLE_SKIP) tests/python/unit
