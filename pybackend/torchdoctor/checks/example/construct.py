@@ -34,11 +34,19 @@ def construct(cls, module=None):
         ) from None
 
 
+# Words of torch's errors when a model asks for a GPU it cannot have: the CPU wheel says "Torch not
+# compiled with CUDA enabled", the CUDA wheel (pip's default on Linux) on a machine without a GPU
+# says "Found no NVIDIA driver on your system" (no "cuda" in it: seen with torch 2.13+cu130).
+NO_GPU_WORDS = ("cuda", "nvidia")
+
+
 def construct_kind(exc: Exception) -> str:
     """``ERR_NEEDS_CUDA`` when building the model failed for want of a GPU, else ``ERR_CONSTRUCT``."""
     import torch
 
-    return R.ERR_NEEDS_CUDA if "cuda" in str(exc).lower() and not torch.cuda.is_available() else R.ERR_CONSTRUCT
+    text = str(exc).lower()
+    needs = any(w in text for w in NO_GPU_WORDS) and not torch.cuda.is_available()
+    return R.ERR_NEEDS_CUDA if needs else R.ERR_CONSTRUCT
 
 
 def _construct_message(name: str, exc: Exception) -> str:

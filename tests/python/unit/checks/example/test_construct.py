@@ -10,6 +10,7 @@ import torch
 from support.checks import example, write
 from torchdoctor.checks import example as E
 from torchdoctor.checks import result as R
+from torchdoctor.checks.example.construct import construct_kind
 
 
 def model_file(tmp_path: Path, body: str, name: str = "net.py") -> Path:
@@ -50,6 +51,23 @@ def test_model_that_needs_cuda_says_so(tmp_path: Path):
         example(path, "Net")
     assert info.value.kind == R.ERR_NEEDS_CUDA
     assert info.value.message.startswith("Net() needs CUDA, and the torch of this interpreter sees no GPU")
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Torch not compiled with CUDA enabled",  # the CPU wheel
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",  # the CUDA wheel, no GPU
+        "No CUDA GPUs are available",
+    ],
+)
+def test_each_wheels_words_for_no_gpu_say_needs_cuda(words):
+    """Whichever torch wheel the interpreter has: ``.cuda()`` on a machine without a GPU fails with
+    other words (the CUDA wheel, pip's default on Linux, never says "cuda")."""
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert construct_kind(RuntimeError(words)) == R.ERR_NEEDS_CUDA
+    assert construct_kind(RuntimeError("mat1 and mat2 shapes cannot be multiplied")) == R.ERR_CONSTRUCT
 
 
 def test_a_hugging_face_model_built_in_the_file_gets_a_snippet_that_runs(tmp_path: Path, one_thread):
