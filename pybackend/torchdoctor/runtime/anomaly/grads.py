@@ -43,7 +43,7 @@ def loss_order(loss: Any, params: List[Any]) -> Optional[List[int]]:
     if root is None:
         return None
     depth: Dict[int, int] = {}
-    seen = {id(root)}
+    seen = {id(root): root}  # the nodes kept alive: a freed node's id is reused (loss_forensics._walk)
     frontier, level = [root], 0
     while frontier and len(seen) < MAX_NODES:  # breadth first: the first depth met is the least
         following = []
@@ -53,7 +53,7 @@ def loss_order(loss: Any, params: List[Any]) -> Optional[List[int]]:
                 depth[id(variable)] = level
             for child, _ in getattr(node, "next_functions", ()):
                 if child is not None and id(child) not in seen:
-                    seen.add(id(child))
+                    seen[id(child)] = child
                     following.append(child)
         frontier, level = following, level + 1
     if not depth:

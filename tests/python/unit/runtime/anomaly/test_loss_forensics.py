@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchdoctor.runtime.anomaly.loss_forensics import describe, find_origin
+from torchdoctor.runtime.anomaly.loss_forensics import _walk, describe, find_origin
 
 
 def test_log_of_zero_in_a_hand_written_bce():
@@ -52,3 +52,19 @@ def test_after_backward_the_saved_tensors_are_gone_and_that_is_fine():
     loss = torch.log(x + 0).sum()
     loss.backward()
     assert find_origin(loss) is None
+
+
+def test_every_node_of_a_wide_graph_is_walked():
+    """``next_functions`` makes a new Python object for a node whose last one was freed, and a freed
+    object's id is reused: a walk that kept only ids skipped nodes (302 of 903 here on Python 3.9 with
+    torch 2.8, where a hand-written BCE's `log` went unnamed)."""
+    x = torch.ones(3, requires_grad=True)
+    loss = torch.stack([torch.log(x * (i + 1)).sum() for i in range(300)]).sum()
+    walked = sum(1 for _ in _walk(loss.grad_fn))  # first: the reference below keeps every node alive
+    kept, stack = {}, [loss.grad_fn]
+    while stack:  # the reference: every node object kept alive while walking
+        node = stack.pop()
+        if node is not None and id(node) not in kept:
+            kept[id(node)] = node
+            stack.extend(child for child, _ in node.next_functions)
+    assert walked == len(kept) == 903
