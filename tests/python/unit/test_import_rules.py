@@ -148,6 +148,7 @@ def test_runtime_subpackages_import_only_their_layers(sub: str):
     assert found == []
 
 
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="sys.stdlib_module_names is new in Python 3.10")
 def test_spelling_is_stdlib_only():
     names = [name for _, name in imports(PACKAGE / "spelling.py")]
     assert names and all(name.split(".")[0] in sys.stdlib_module_names for name in names), names
