@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import runpy
+import signal
 import sys
 import tempfile
 import threading
@@ -328,7 +329,8 @@ def _wait_for_threads(status: int) -> int:
         shutdown = getattr(threading, "_shutdown", None)
         main = threading.main_thread()
         if shutdown is not None and threading.current_thread() is main and main.is_alive():
-            shutdown()
+            if _interrupted_during(shutdown):
+                return INTERRUPTED
         else:  # no such step in this Python, or it has run already (main() called again in one process)
             _join_threads()
     except KeyboardInterrupt:  # Ctrl-C while waiting, as in the script
@@ -336,6 +338,35 @@ def _wait_for_threads(status: int) -> int:
     except Exception as exc:  # a threading-atexit hook failed: Python would print it and go on
         print_user_traceback(exc)
     return status
+
+
+def _interrupted_during(wait: Any) -> bool:
+    """``wait()``; whether a Ctrl-C interrupted it. Python 3.13's ``threading._shutdown`` prints the
+    ``KeyboardInterrupt`` of a Ctrl-C as a traceback and goes on waiting (3.11 and 3.12 raise it), so
+    the script's SIGINT handler is wrapped meanwhile: its ``KeyboardInterrupt`` is noted, and from 3.13
+    not raised into a wait that would only print it (the threads are waited for either way: the
+    interpreter joins them at exit). A handler that does not raise (a graceful stop) is no interruption."""
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # ignored or the OS default: nothing raises here
+        wait()
+        return False
+    seen: List[int] = []
+
+    def noting(signum: int, frame: Any) -> Any:
+        try:
+            return previous(signum, frame)
+        except KeyboardInterrupt:
+            seen.append(signum)
+            if sys.version_info < (3, 13):
+                raise
+        return None
+
+    signal.signal(signal.SIGINT, noting)
+    try:
+        wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return bool(seen)
 
 
 def _other_threads() -> List[threading.Thread]:
