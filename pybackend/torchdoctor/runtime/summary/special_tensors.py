@@ -12,8 +12,9 @@ attributes never re-enters its ``__torch_function__``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, ContextManager, Optional, Tuple
 
 _MAX_UNWRAP = 8  # nested transforms (vmap of grad of ...): more than this is not plausible
 
@@ -62,6 +63,18 @@ def _is_functorch(torch, t: Any) -> bool:
         return bool(check(t)) if check is not None else False
     except Exception:
         return False
+
+
+def outside_transforms(torch, t: Any) -> ContextManager[Any]:
+    """Where the statistics of a tensor inside vmap/grad/jvp are read: with the transforms'
+    interpreter stack set aside, so our reductions of the unwrapped tensor are plain ops (under
+    torch 2.8 their results were wrapped again and ``tolist`` failed: "Cannot access data pointer
+    of Tensor that doesn't have storage"). Any other tensor: nothing changes."""
+    if not _is_functorch(torch, t):
+        return contextlib.nullcontext()
+    pyfunctorch = sys.modules.get("torch._functorch.pyfunctorch")  # loaded by any transform
+    clear = getattr(pyfunctorch, "temporarily_clear_interpreter_stack", None)
+    return clear() if clear is not None else contextlib.nullcontext()
 
 
 def _functorch_inner(torch, t: Any) -> Tuple[Optional[Any], Optional[str]]:

@@ -24,7 +24,7 @@ from ..stats.cache import VALUE_STATS
 from ..stats.fingerprint import fingerprint
 from ..stats.guard import quiet
 from ..stats.tensor_stats import UnsupportedDtype, host_values, value_stats
-from .special_tensors import layout_words, plain_view, quantization
+from .special_tensors import layout_words, outside_transforms, plain_view, quantization
 
 # Tensors this small also show their values in the one-line summary.
 SMALL_VALUES = 8
@@ -36,7 +36,8 @@ def describe_tensor(t: Any, with_grad: bool = True) -> Dict[str, object]:
         info = _header(torch, t)
         try:
             plain, note = plain_view(torch, t)
-            info.update(_values(torch, t, plain) if plain is not None else {"note": note})
+            with outside_transforms(torch, t):
+                info.update(_values(torch, t, plain) if plain is not None else {"note": note})
             if note and note.startswith("uninitialized"):
                 info["shape"] = None  # torch reports [0]: the shape is not known yet
             if plain is not None and note:
