@@ -191,6 +191,11 @@ class Child:
                 process.kill()
             except (OSError, ValueError):  # already gone, or already closed
                 pass
+        # work queued behind the killed call may still be going down the dead child's pipe; Python
+        # 3.9's pool joined that writing thread, which never ends, and the process then never exited
+        queue = getattr(pool, "_call_queue", None)  # private, in every version 3.9-3.13
+        if queue is not None:
+            queue.cancel_join_thread()
         pool.shutdown(wait=False, cancel_futures=True)
 
     def _stopped(self, pool: concurrent.futures.ProcessPoolExecutor, exc: BaseException) -> ChildStopped:

@@ -191,6 +191,35 @@ def test_exit_does_not_wait_for_a_busy_child():
     _gone(int(out.stdout.split()[0]), "the busy child outlived its parent")
 
 
+KILLED_WITH_WORK_QUEUED = """
+import asyncio, os, sys, time
+from torchdoctor.background import Child, ChildTimedOut
+child = Child("test")
+child.deadline = 1.0
+print(child.submit(os.getpid).result(), flush=True)
+
+async def scenario():
+    stuck = asyncio.ensure_future(child.run(time.sleep, 600))
+    await asyncio.sleep(0)
+    child.submit(len, "x" * 4_000_000)  # queued behind it: more than a pipe holds, still being sent
+    try:
+        await stuck
+    except ChildTimedOut:
+        print("timed out", flush=True)
+
+asyncio.run(scenario())
+sys.exit(0)  # a clean exit: the pool of the killed child must not hold it
+"""
+
+
+def test_exit_after_a_child_was_killed_with_work_queued_for_it():
+    """Python 3.9's ``ProcessPoolExecutor`` joined the thread still writing the queued work into the
+    killed child's pipe, which nobody reads: the process never ended (``_kill`` cancels that join)."""
+    out = subprocess.run([sys.executable, "-c", KILLED_WITH_WORK_QUEUED], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split()[1:] == ["timed", "out"], (out.stdout, out.stderr[-500:])
+    _gone(int(out.stdout.split()[0]), "the killed child outlived its parent")
+
+
 CHILD_OF_A_DYING_SERVER = """
 import os, sys
 from torchdoctor.background import Child
