@@ -65,12 +65,13 @@ def _is_functorch(torch, t: Any) -> bool:
         return False
 
 
-def outside_transforms(torch, t: Any) -> ContextManager[Any]:
+def outside_transforms(torch, t: Any, plain: Any) -> ContextManager[Any]:
     """Where the statistics of a tensor inside vmap/grad/jvp are read: with the transforms'
     interpreter stack set aside, so our reductions of the unwrapped tensor are plain ops (under
     torch 2.8 their results were wrapped again and ``tolist`` failed: "Cannot access data pointer
-    of Tensor that doesn't have storage"). Any other tensor: nothing changes."""
-    if not _is_functorch(torch, t):
+    of Tensor that doesn't have storage"). Any other tensor: nothing changes. ``plain``: what
+    ``plain_view`` gave; the common case, ``t`` read as it is, is told apart without asking torch."""
+    if plain is None or plain is t or not _is_functorch(torch, t):
         return contextlib.nullcontext()
     pyfunctorch = sys.modules.get("torch._functorch.pyfunctorch")  # loaded by any transform
     clear = getattr(pyfunctorch, "temporarily_clear_interpreter_stack", None)

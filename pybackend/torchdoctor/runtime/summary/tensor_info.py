@@ -36,7 +36,7 @@ def describe_tensor(t: Any, with_grad: bool = True) -> Dict[str, object]:
         info = _header(torch, t)
         try:
             plain, note = plain_view(torch, t)
-            with outside_transforms(torch, t):
+            with outside_transforms(torch, t, plain):
                 info.update(_values(torch, t, plain) if plain is not None else {"note": note})
             if note and note.startswith("uninitialized"):
                 info["shape"] = None  # torch reports [0]: the shape is not known yet
