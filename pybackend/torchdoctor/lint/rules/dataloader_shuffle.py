@@ -67,6 +67,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
             continue
         if call.args and (_is_iterable_dataset(ctx, call.args[0]) or _is_one_batch(ctx, call)):
             continue
+        if _only_first_batch_taken(ctx, call):
+            continue
         report.report(call, _message(ctx, call, branch), fix=_fix(ctx, call, literal))
 
 
@@ -377,6 +379,36 @@ def _is_one_batch(ctx: LintContext, call: ast.Call) -> bool:
     batch = torchapi.keyword(call, "batch_size")
     batch_value = batch.value if batch is not None else (call.args[1] if len(call.args) > 1 else ast.Constant(1))
     return isinstance(batch_value, ast.Constant) and isinstance(batch_value.value, int) and size <= batch_value.value
+
+
+def _only_first_batch_taken(ctx: LintContext, call: ast.Call) -> bool:
+    """``small = DataLoader(train_set, batch_size=1024)`` read only as ``next(iter(small))``: one
+    batch taken (to plot activations, to check shapes), never an epoch, so no order to shuffle."""
+    target = _assigned_target(ctx, call)
+    if not isinstance(target, ast.Name):
+        return False
+    uses = [
+        node
+        for node in ast.walk(ctx.scope_of(call))
+        if isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load)
+    ]
+    return bool(uses) and all(_first_batch_of(ctx, use) for use in uses)
+
+
+def _first_batch_of(ctx: LintContext, name: ast.Name) -> bool:
+    """``name`` is read as ``next(iter(name))``."""
+    inner = ctx.parents.get(name)
+    outer = ctx.parents.get(inner) if inner is not None else None
+    return (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id == "iter"
+        and inner.args == [name]
+        and isinstance(outer, ast.Call)
+        and isinstance(outer.func, ast.Name)
+        and outer.func.id == "next"
+        and outer.args[:1] == [inner]
+    )
 
 
 def _length(indices: ast.AST) -> Optional[int]:

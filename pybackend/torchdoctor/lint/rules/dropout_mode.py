@@ -49,6 +49,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
         if method is None:
             continue
         self_name = method.args.args[0].arg
+        if _only_when_training(ctx, call, method, self_name):
+            continue  # ``if self.training and p > 0: x = F.dropout(x, p)``: off after ``.eval()``
         if qual in _FUNCTIONAL:
             if any(k.arg == "training" or k.arg is None for k in call.keywords) or len(call.args) >= 3:
                 continue  # an explicit choice, even ``training=True`` (MC dropout), is respected
@@ -75,6 +77,40 @@ def _module_method(ctx: LintContext, call: ast.Call):
     if owner is None or not ctx.is_module_class(owner):
         return None
     return func
+
+
+def _only_when_training(ctx: LintContext, call: ast.Call, method: ast.AST, self_name: str) -> bool:
+    """Whether ``call`` runs only while ``self.training`` is true: inside the true branch of an
+    ``if`` (or conditional expression) whose test requires it (``self.training``, ``self.training
+    and p > 0``), or the false branch of one whose test is ``not self.training``."""
+    child: ast.AST = call
+    for anc in ctx.ancestors(call):
+        if anc is method:
+            return False
+        if isinstance(anc, (ast.If, ast.IfExp)) and child is not anc.test:
+            in_body = child in anc.body if isinstance(anc, ast.If) else child is anc.body
+            if _requires_training(anc.test, self_name, not in_body):
+                return True
+        child = anc
+    return False
+
+
+def _requires_training(test: ast.expr, self_name: str, negated: bool) -> bool:
+    """Whether ``test`` being true (false when ``negated``) implies ``<self>.training`` is true."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _requires_training(test.operand, self_name, not negated)
+    if isinstance(test, ast.BoolOp):
+        # ``a and b`` true needs both; ``a or b`` false needs both false (``not training or ...``)
+        if isinstance(test.op, ast.And) and not negated or isinstance(test.op, ast.Or) and negated:
+            return any(_requires_training(v, self_name, negated) for v in test.values)
+        return False
+    is_flag = (
+        isinstance(test, ast.Attribute)
+        and test.attr == "training"
+        and isinstance(test.value, ast.Name)
+        and test.value.id == self_name
+    )
+    return is_flag and not negated
 
 
 def _fix(ctx: LintContext, call: ast.Call, self_name: str) -> Optional[Fix]:

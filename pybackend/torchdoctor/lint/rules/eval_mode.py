@@ -133,11 +133,35 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
             continue
         body_calls = [c for c in training.own_calls(loop) if loop in ctx.enclosing_loops(c)]  # not the header
         call = _first_model_call(ctx, body_calls)
-        if call is None:
+        if call is None or _fresh_model_of(ctx, owner, call.func, training.own_calls(owner) if owner else []):
             continue
         taken.add(loop)
         found.append(EvalLoop(loop, call, owner if _is_eval_function(owner, in_test_file) else None))
     return found
+
+
+def _fresh_model_of(ctx: LintContext, owner: Optional[Function], model: ast.expr, calls: List[ast.Call]) -> bool:
+    """``decoder = AttnDecoder(10, 10, 2)`` built in the function itself and given no weights
+    there (nothing loaded into it, not passed to any call): a demo of shapes on an untrained
+    model (PyTorchZeroToAll's ``test()``), not an evaluation whose metrics could be off."""
+    if owner is None or not isinstance(model, ast.Name):
+        return False
+    built = ctx.value_of(model)
+    if not isinstance(built, ast.Call) or ctx.enclosing_function(built) is not owner:
+        return False
+    maker = terminal_name(built.func)
+    if not maker[:1].isupper() or ctx.local_function_called(built) is not None:
+        return False  # ``load_model(path)``, ``Net.from_pretrained(...)``: weights come with it
+    for call in calls:
+        if call is built:
+            continue
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if any(isinstance(a, ast.Name) and a.id == model.id for a in passed):
+            return False  # ``train(decoder, data)``, ``load_checkpoint(decoder, path)``
+        if isinstance(call.func, ast.Attribute) and terminal_name(call.func.value) == model.id:
+            if call.func.attr.startswith("load"):
+                return False  # ``decoder.load_state_dict(...)``
+    return True
 
 
 def is_test_file(path: Optional[str]) -> bool:

@@ -57,7 +57,13 @@ def check(ctx: LintContext, report: Reporter) -> None:
             # Each optimizer on its own: a GAN's discriminator backward (before its own step)
             # does not feed the generator's step, so only backward calls since another
             # optimizer's last step count.
-            since = max((_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at), default=(0, 0))
+            # Steps written back to back (``optimizer_D_A.step()``, ``optimizer_D_B.step()`` after
+            # one ``D_loss.backward()``) share that backward: a step of the same run is no boundary.
+            run = _run_of_steps(ctx, step, steps)
+            since = max(
+                (_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at and s.call not in run),
+                default=(0, 0),
+            )
             before = [b for b in backwards if since < _pos(b) < at]
             after = [b for b in backwards if _pos(b) > at]
             if _conditional(ctx, step.call, unit.node):
@@ -71,6 +77,33 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"`{ctx.text(step.call)}` runs before `{ctx.text(after[0])}` (line {after[0].lineno}): "
                 f"it applies stale or zero gradients, and this iteration's gradients are never used.",
             )
+
+
+def _run_of_steps(ctx: LintContext, step: Step, steps: List[Step]) -> Set[ast.Call]:
+    """The step calls of the statements right before ``step``'s own, while each is a bare step
+    call (``opt_a.step()`` on a line of its own): a run of steps that follows one backward."""
+    statement = ctx.parents.get(step.call)
+    block = _block_of(ctx, statement)
+    if not isinstance(statement, ast.Expr) or block is None:
+        return set()
+    by_statement = {ctx.parents.get(s.call): s.call for s in steps}
+    run: Set[ast.Call] = set()
+    for previous in reversed(block[: block.index(statement)]):
+        call = by_statement.get(previous)
+        if call is None:
+            break
+        run.add(call)
+    return run
+
+
+def _block_of(ctx: LintContext, statement: Optional[ast.AST]) -> Optional[List[ast.stmt]]:
+    """The statement list holding ``statement`` (a body, an ``else``, a ``finally``...)."""
+    parent = ctx.parents.get(statement) if statement is not None else None
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return None
 
 
 def _between_partial_backwards(

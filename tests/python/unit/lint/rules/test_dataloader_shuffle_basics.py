@@ -37,3 +37,25 @@ def test_training_dataset_name_is_enough():
 )
 def test_shuffled_explicit_or_not_training_loaders_are_fine(line):
     assert hits(DL + line + "\n") == []
+
+
+ONE_BATCH = (
+    DL
+    + """
+def plot_activations(net):
+    small_loader = DataLoader(train_set, batch_size=1024)
+    imgs, labels = next(iter(small_loader))
+    {more}
+    return net(imgs)
+"""
+)
+
+
+def test_a_loader_read_for_its_first_batch_only_is_fine():
+    # the UvA deep-learning course's activation plots: one batch of the training set, no epoch
+    assert hits(ONE_BATCH.format(more="pass")) == []
+
+
+@pytest.mark.parametrize("more", ["for x, y in small_loader: net(x)", "print(len(small_loader))"])
+def test_a_loader_also_used_otherwise_is_still_reported(more):
+    assert hits(ONE_BATCH.format(more=more)) == [("TD017", 4)]

@@ -238,3 +238,32 @@ def test_an_attribute_model_in_the_same_loop_is_still_reported():
                     self.model(x)
     """)
     assert hits(text) == [("TD008", 8), ("TD009", 8)]
+
+
+DEMO = code("""
+    import torch
+    import torch.nn as nn
+    class Decoder(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.rnn = nn.GRU(n, n, 2, dropout=0.1)
+        def forward(self, x, h):
+            return self.rnn(x, h)
+    def test():
+        decoder = Decoder(10)
+        {line}
+        h = torch.zeros(2, 1, 10)
+        for c in range(3):
+            out, h = decoder(torch.randn(1, 1, 10), h)
+            print(out.size())
+""")
+
+
+def test_a_shape_demo_on_a_model_built_in_the_function_is_not_an_evaluation():
+    # PyTorchZeroToAll's seq2seq ``test()``: an untrained model, sizes printed
+    assert hits(DEMO.format(line="decoder.cpu()")) == []
+
+
+def test_a_model_given_weights_in_the_function_is_evaluated():
+    for line in ("decoder.load_state_dict(torch.load('d.pt', weights_only=True))", "load_checkpoint(decoder, 'd.pt')"):
+        assert hits(DEMO.format(line=line)) == [("TD008", 14), ("TD009", 14)], line

@@ -197,3 +197,37 @@ def test_a_model_cleared_only_on_the_manual_update_path_does_not_clear_the_optim
 )
 def test_a_clear_that_can_run_with_the_step_is_enough(clear):
     assert hits(FLAGGED_UPDATE.format(clear=clear), "TD001") == []
+
+
+# Two critics stepped back to back after one summed loss, then the generators' phase every
+# n_critic iterations with its own backward and step (the shape of a DualGAN/CycleGAN loop).
+CRITICS = code("""
+    import torch
+    opt_G = torch.optim.Adam(gen.parameters())
+    opt_DA = torch.optim.Adam(critic_a.parameters())
+    opt_DB = torch.optim.Adam(critic_b.parameters())
+    for i, (a, b) in enumerate(loader):
+        opt_DA.zero_grad()
+        opt_DB.zero_grad()
+        d_loss = critic_a(gen(b).detach()).mean() + critic_b(gen(a).detach()).mean()
+        d_loss.backward()
+        opt_DA.step()
+        opt_DB.step()
+        if i % 5 == 0:
+            opt_G.zero_grad()
+            g_loss = -critic_a(gen(b)).mean() - critic_b(gen(a)).mean()
+            g_loss.backward()
+            opt_G.step()
+""")
+
+
+def test_optimizers_stepped_back_to_back_after_one_backward_share_it():
+    assert hits(CRITICS) == []
+
+
+def test_a_step_moved_before_its_backward_is_still_reported_beside_a_run_of_steps():
+    # every iteration (a step under an ``if`` is taken for deliberate accumulation, never reported)
+    every = CRITICS.replace("    if i % 5 == 0:\n", "").replace("\n        ", "\n    ")
+    assert hits(every) == []
+    text = every.replace("g_loss.backward()\n    opt_G.step()", "opt_G.step()\n    g_loss.backward()")
+    assert hits(text) == [("TD002", 14)]
