@@ -419,12 +419,12 @@ def is_model(ctx: LintContext, expr: ast.expr) -> bool:
     return False
 
 
+# Calls a loop wraps its iterable in (``zip`` too, which wraps several).
+ITERABLE_WRAPPERS = frozenset(("enumerate", "tqdm", "trange", "iter", "zip", "track", "islice"))
+
+
 def unwrap_iterable(ctx: LintContext, expr: ast.expr) -> ast.expr:
     """``enumerate(loader)``, ``tqdm(loader)``, ``zip(a, b)`` -> the first loader-like argument."""
-    while (
-        isinstance(expr, ast.Call)
-        and expr.args
-        and terminal_name(expr.func) in ("enumerate", "tqdm", "trange", "iter", "zip", "track", "islice")
-    ):
+    while isinstance(expr, ast.Call) and expr.args and terminal_name(expr.func) in ITERABLE_WRAPPERS:
         expr = expr.args[0]
     return expr

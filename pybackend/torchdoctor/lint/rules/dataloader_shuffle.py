@@ -132,8 +132,7 @@ def _iterated_by_training_loop(ctx: LintContext, target: ast.expr) -> bool:
     # can match (indexes built once: scanning every loop and call per loader was quadratic).
     spelled = (False, target.id) if isinstance(target, ast.Name) else (True, ctx.text(target))
     for loop in _loops_by_iterable(ctx).get(spelled, ()):
-        it = torchapi.unwrap_iterable(ctx, loop.iter)
-        if not _same_object(ctx, it, target):
+        if not any(_same_object(ctx, it, target) for it in _iterated(loop.iter)):
             continue
         if training.backwards(loop) or training._calls_local(loop, lambda f: bool(training.backwards(f))):
             return True
@@ -161,14 +160,26 @@ def _loops_by_iterable(ctx: LintContext) -> Dict[Tuple[bool, str], List[Union[as
         for loop in ctx.loops:
             if not isinstance(loop, (ast.For, ast.AsyncFor)):
                 continue
-            it = torchapi.unwrap_iterable(ctx, loop.iter)
-            if isinstance(it, ast.Name):
-                found.setdefault((False, it.id), []).append(loop)
-            elif isinstance(it, ast.Attribute):
-                found.setdefault((True, ctx.text(it)), []).append(loop)
+            for it in _iterated(loop.iter):
+                if isinstance(it, ast.Name):
+                    found.setdefault((False, it.id), []).append(loop)
+                elif isinstance(it, ast.Attribute):
+                    found.setdefault((True, ctx.text(it)), []).append(loop)
         return found
 
     return ctx.shared("td017_loops_by_iterable", build)
+
+
+def _iterated(expr: ast.expr) -> List[ast.expr]:
+    """What a ``for`` loop draws from: ``enumerate(loader)`` -> ``[loader]``, and every loader of a
+    ``zip`` (a GAN's ``zip(loader_a, loader_b)``, two domains at once)."""
+    if isinstance(expr, ast.Call) and expr.args:
+        name = terminal_name(expr.func)
+        if name == "zip":
+            return [it for arg in expr.args for it in _iterated(arg)]
+        if name in torchapi.ITERABLE_WRAPPERS:
+            return _iterated(expr.args[0])
+    return [expr]
 
 
 def _sites_by_argument(ctx: LintContext) -> Dict[str, List[ast.Call]]:
@@ -383,9 +394,11 @@ def _is_one_batch(ctx: LintContext, call: ast.Call) -> bool:
 
 def _only_first_batch_taken(ctx: LintContext, call: ast.Call) -> bool:
     """``small = DataLoader(train_set, batch_size=1024)`` read only as ``next(iter(small))``: one
-    batch taken (to plot activations, to check shapes), never an epoch, so no order to shuffle."""
+    batch taken (to plot activations, to check shapes), never an epoch, so no order to shuffle.
+    Not when the loader's own name says it trains: ``x, y = next(iter(train_loader))`` then
+    trained on (pytorch/examples' forward-forward) takes the first samples in stored order."""
     target = _assigned_target(ctx, call)
-    if not isinstance(target, ast.Name):
+    if not isinstance(target, ast.Name) or _TRAIN.search(target.id):
         return False
     uses = [
         node

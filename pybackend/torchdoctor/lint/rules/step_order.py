@@ -48,11 +48,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
         if not backwards:
             continue
         steps = sorted(unit.steps, key=lambda s: _pos(s.call))
-        checked = set()
-        for step in steps:
-            if step.key in checked:
-                continue
-            checked.add(step.key)
+        for step in steps:  # each step: ESRGAN's warm-up branch steps G before its main step does
             at = _pos(step.call)
             # Each optimizer on its own: a GAN's discriminator backward (before its own step)
             # does not feed the generator's step, so only backward calls since another
@@ -64,9 +60,14 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 (_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at and s.call not in run),
                 default=(0, 0),
             )
-            before = [b for b in backwards if since < _pos(b) < at]
+            before = [b for b in backwards if since < _pos(b) < at and not _cut_off(ctx, b, step.call, unit.node)]
             after = [b for b in backwards if _pos(b) > at]
-            if _conditional(ctx, step.call, unit.node):
+            condition = _condition_around(ctx, step.call, unit.node)
+            if condition is not None and not (after and _inside(ctx, after[0], condition)):
+                # under an ``if`` with no backward of its own after it (``if (i + 1) % k == 0:
+                # opt.step()`` at the top of the loop): accumulation, deliberate. A backward
+                # after the step in the same ``if`` (a WGAN's generator phase every n_critic
+                # iterations, with the step moved up) is the bug all the same.
                 continue
             if before and after:
                 _between_partial_backwards(ctx, report, unit, step, steps, before[-1], after[0])
@@ -77,6 +78,38 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 f"`{ctx.text(step.call)}` runs before `{ctx.text(after[0])}` (line {after[0].lineno}): "
                 f"it applies stale or zero gradients, and this iteration's gradients are never used.",
             )
+
+
+def _condition_around(ctx: LintContext, call: ast.AST, unit: ast.AST) -> Optional[ast.AST]:
+    """The innermost ``if`` / ``try`` / conditional expression around ``call`` within ``unit``."""
+    for anc in ctx.ancestors(call):
+        if anc is unit:
+            return None
+        if isinstance(anc, (ast.If, ast.Try, ast.IfExp)):
+            return anc
+    return None
+
+
+def _inside(ctx: LintContext, node: ast.AST, around: ast.AST) -> bool:
+    return any(anc is around for anc in ctx.ancestors(node))
+
+
+_LEAVES = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+
+
+def _cut_off(ctx: LintContext, backward: ast.AST, step: ast.AST, unit: ast.AST) -> bool:
+    """``backward`` is in a branch that leaves the iteration (``if warmup: loss.backward();
+    opt.step(); continue``) and ``step`` is not in that branch: that backward never reaches it."""
+    child: ast.AST = backward
+    for anc in ctx.ancestors(backward):
+        if anc is unit:
+            return False
+        if isinstance(anc, ast.If):
+            block = anc.body if child in anc.body else anc.orelse if child in anc.orelse else None
+            if block and isinstance(block[-1], _LEAVES) and not any(_inside(ctx, step, s) or s is step for s in block):
+                return True
+        child = anc
+    return False
 
 
 def _run_of_steps(ctx: LintContext, step: Step, steps: List[Step]) -> Set[ast.Call]:

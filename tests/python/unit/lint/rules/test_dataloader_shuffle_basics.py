@@ -59,3 +59,24 @@ def test_a_loader_read_for_its_first_batch_only_is_fine():
 @pytest.mark.parametrize("more", ["for x, y in small_loader: net(x)", "print(len(small_loader))"])
 def test_a_loader_also_used_otherwise_is_still_reported(more):
     assert hits(ONE_BATCH.format(more=more)) == [("TD017", 4)]
+
+
+def test_every_loader_of_a_zip_is_followed_into_the_training_loop():
+    # PixelDA/CoGAN: two domains' loaders drawn together; neither name says "train"
+    text = (
+        DL
+        + """
+loader_a = DataLoader(domain_a, batch_size=32, shuffle=True)
+loader_b = DataLoader(domain_b, batch_size=32)
+for i, ((xa, _), (xb, _)) in enumerate(zip(loader_a, loader_b)):
+    loss = model(xa, xb)
+    loss.backward()
+"""
+    )
+    assert hits(text) == [("TD017", 4)]
+
+
+def test_one_batch_of_a_loader_named_for_training_is_still_reported():
+    # pytorch/examples' forward-forward MNIST trains on ``next(iter(train_loader))``
+    text = ONE_BATCH.format(more="pass").replace("small_loader", "train_loader")
+    assert hits(text) == [("TD017", 4)]

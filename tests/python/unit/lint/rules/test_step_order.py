@@ -115,3 +115,54 @@ def test_a_step_between_backwards_is_quiet_when_the_optimizer_is_not_cleared_in_
         "    loss_fake.backward()\n    opt_disc.step()\n", "    opt_disc.step()\n    loss_fake.backward()\n"
     )
     assert "TD002" not in {r for r, _ in hits(text)}
+
+
+# A WGAN: the critic every iteration, the generator every n_critic iterations under an ``if``.
+WGAN = """
+for i, real in enumerate(loader):
+    opt_d.zero_grad()
+    loss_d = critic(gen(noise()).detach()).mean() - critic(real).mean()
+    loss_d.backward()
+    opt_d.step()
+    if i % n_critic == 0:
+        opt_g.zero_grad()
+        loss_g = -critic(gen(noise())).mean()
+        loss_g.backward()
+        opt_g.step()
+"""
+
+
+def test_a_generator_phase_under_an_if_is_fine():
+    assert hits(WGAN) == []
+
+
+def test_a_step_before_the_backward_of_its_own_if_block_is_reported():
+    text = WGAN.replace(
+        "        loss_g.backward()\n        opt_g.step()", "        opt_g.step()\n        loss_g.backward()"
+    )
+    assert hits(text, "TD002") == [("TD002", 9)]
+
+
+# ESRGAN: a warm-up branch that backpropagates, steps and leaves the iteration with ``continue``.
+WARMUP = """
+for i, (lr, hr) in enumerate(loader):
+    opt_g.zero_grad()
+    fake = gen(lr)
+    pixel = crit(fake, hr)
+    if i < warmup:
+        pixel.backward()
+        opt_g.step()
+        continue
+    loss_g = pixel + adv(fake)
+    loss_g.backward()
+    opt_g.step()
+"""
+
+
+def test_a_warm_up_branch_that_continues_is_fine():
+    assert hits(WARMUP) == []
+
+
+def test_a_step_moved_above_its_backward_after_a_branch_that_continues_is_reported():
+    text = WARMUP.replace("    loss_g.backward()\n    opt_g.step()", "    opt_g.step()\n    loss_g.backward()")
+    assert hits(text, "TD002") == [("TD002", 10)]
