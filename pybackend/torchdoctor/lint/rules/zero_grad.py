@@ -130,14 +130,32 @@ def _has_zero_grad(ctx: LintContext, optimizer: ast.expr) -> bool:
 
 
 def _runs_repeatedly(ctx: LintContext, unit: Unit) -> bool:
-    """A loop repeats; a function repeats when some loop here calls it, or when it is a
-    Lightning ``training_step`` (the trainer loops over it)."""
+    """A loop repeats; a function repeats when some loop here calls it (``agent.learn()`` too), or
+    when it is a Lightning ``training_step`` or per-batch hook (the trainer loops over it: a
+    callback training its own probe in ``on_train_batch_end``)."""
     node = unit.node
     if not isinstance(node, FUNCTIONS):
         return True  # a loop
-    if node.name == "training_step" or any(analysis(ctx).closure_of(step.call) is node for step in unit.steps):
+    if node.name in _LIGHTNING_BATCH_HOOKS or any(analysis(ctx).closure_of(step.call) is node for step in unit.steps):
         return True  # the trainer loops over it; an optimizer's closure runs at every step
-    return any(ctx.enclosing_loops(site) for site in ctx.call_sites(node))
+    return any(ctx.enclosing_loops(site) for site in ctx.call_sites(node)) or _instance_calls_in_a_loop(ctx, node)
+
+
+_LIGHTNING_BATCH_HOOKS = frozenset(("training_step", "on_train_batch_start", "on_train_batch_end"))
+
+
+def _instance_calls_in_a_loop(ctx: LintContext, method: ast.AST) -> bool:
+    """``agent.learn()`` inside a loop, where ``agent = Agent()`` and ``learn`` is this method of
+    a class of this file (a DQN agent learning once per environment step)."""
+    cls = ctx.enclosing_class(method)
+    if cls is None:
+        return False
+    for site in ctx.calls_named(method.name):
+        func = site.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and ctx.enclosing_loops(site):
+            if ctx.class_of(func.value) == "local:" + cls.name:
+                return True
+    return False
 
 
 def _caller_loops_clear(ctx: LintContext, training, unit: Unit) -> bool:

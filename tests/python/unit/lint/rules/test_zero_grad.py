@@ -242,3 +242,42 @@ def test_optimizer_built_each_pass_over_model_parameters_still_needs_zero_grad()
             opt.step()
     """)
     assert hits(text) == [("TD001", 6)]
+
+
+AGENT = code("""
+    import torch
+    import torch.nn as nn
+    class Agent:
+        def __init__(self):
+            self.net = nn.Linear(4, 2)
+            self.optimizer = torch.optim.Adam(self.net.parameters())
+        def learn(self, x, y):
+            {clear}
+            (self.net(x) - y).pow(2).mean().backward()
+            self.optimizer.step()
+    agent = Agent()
+    for episode in range(100):
+        if episode > 10:
+            agent.learn(*memory.sample())
+""")
+
+
+def test_a_method_an_instance_calls_in_a_loop_repeats():
+    # MorvanZhou's DQN: ``dqn.learn()`` once per environment step
+    assert hits(AGENT.format(clear="pass")) == [("TD001", 10)]
+    assert hits(AGENT.format(clear="self.optimizer.zero_grad()")) == []
+
+
+def test_a_lightning_callback_training_a_probe_each_batch_repeats():
+    # Lightning's Barlow Twins tutorial: an online linear probe trained in on_train_batch_end
+    text = code("""
+        import torch
+        import torch.nn.functional as F
+        class Probe(Callback):
+            def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+                x, y = batch
+                loss = F.cross_entropy(pl_module.probe(x), y)
+                loss.backward()
+                self.optimizer.step()
+    """)
+    assert hits(text) == [("TD001", 8)]
