@@ -32,7 +32,12 @@ of each shape per file (evenly spread); the mutant is written over the file and 
 (the project's other files read it from disk). Caught: more TD012 findings than the original.
 
     .venv/bin/python bench/lint_mutants.py [--mirrors /work/.mirror] [--work /tmp/lint_mutants]
-        [--torchfix PATH/TO/torchfix] [--leakage-only | --implicit-none-only [--per-shape 3]]
+        [--torchfix PATH/TO/torchfix] [--leakage-only | --implicit-none-only [--per-shape 3] | --third-corpus]
+
+``--third-corpus`` takes ``THIRD_PROJECTS`` whole (a GAN zoo, beginners' tutorials, Lightning's
+tutorials) and injects ``mutants()`` into every file, not into chosen scripts; the mutants judged
+not to be the rule's bug (a validation loader's ``shuffle``, a gradient plot without an optimizer)
+are listed in ``THIRD_NOT_BUGS`` with the reason and counted apart.
 
 With ``--torchfix``, the recall is measured for TorchFix too (``torchfix --select ALL``, any one
 more finding on the mutant than on the original counts as caught), on the same mutants.
@@ -120,6 +125,57 @@ NOT_BUGS = {
         "TD017",
         176,
     ): "loader factory shuffles by default",
+}
+# The third corpus (``--third-corpus``, 2026-12-04): GAN zoo, beginners' tutorials, a CIFAR
+# benchmark, Lightning's tutorials. Every file gets ``mutants()``, not a chosen list of scripts:
+# bugs in code nobody picked for being easy.
+THIRD_PROJECTS = (
+    "eriklindernoren+PyTorch-GAN hunkim+PyTorchZeroToAll kuangliu+pytorch-cifar MorvanZhou+PyTorch-Tutorial "
+    "L1aoXingyu+pytorch-beginner Lightning-AI+tutorials"
+).split()
+_UVA = "Lightning-AI+tutorials/course_UvA-DL/"
+_GANS = "eriklindernoren+PyTorch-GAN/implementations/"
+_VAL_LOADER = "the shuffle=True dropped is a validation/test loader's"
+_GRAD_PLOT = "a gradient plot of one batch, no optimizer"
+# (file, rule, line of the mutation): why that mutant of the third corpus is not the rule's bug.
+THIRD_NOT_BUGS = {
+    (_UVA + "01-introduction-to-pytorch/notebook.py", "TD017", 699): "a loader shown with next(iter()), no epoch",
+    (_UVA + "02-activation-functions/notebook.py", "TD001", 453): _GRAD_PLOT,
+    (_UVA + "02-activation-functions/notebook.py", "TD013", 454): _GRAD_PLOT,
+    (_UVA + "02-activation-functions/notebook.py", "TD001", 463): _GRAD_PLOT,
+    (_UVA + "03-initialization-and-optimization/notebook.py", "TD001", 271): _GRAD_PLOT,
+    (_UVA + "03-initialization-and-optimization/notebook.py", "TD013", 272): _GRAD_PLOT,
+    (_UVA + "03-initialization-and-optimization/notebook.py", "TD001", 281): _GRAD_PLOT,
+    (_UVA + "12-meta-learning/notebook.py", "TD017", 252): "a sampler's own shuffle default, not a loader's",
+    (_UVA + "12-meta-learning/notebook.py", "TD017", 259): "a sampler's own shuffle default, not a loader's",
+    (_UVA + "12-meta-learning/notebook.py", "TD017", 353): "a batch sampler's shuffle argument",
+    (_UVA + "12-meta-learning/notebook.py", "TD017", 974): "a sampler's own shuffle default, not a loader's",
+    (_UVA + "12-meta-learning/notebook.py", "TD001", 889): "a fresh inner-loop optimizer, cleared before use",
+    (_UVA + "12-meta-learning/notebook.py", "TD001", 920): "opt.zero_grad() after each step clears it",
+    (_UVA + "12-meta-learning/notebook.py", "TD001", 945): "self.model.zero_grad() before the tasks clears it",
+    ("MorvanZhou+PyTorch-Tutorial/tutorial-contents/305_batch_train.py", "TD017", 23): "a loop printing batches",
+    ("MorvanZhou+PyTorch-Tutorial/tutorial-contents/503_dropout.py", "TD002", 68): "each step still after its backward",
+    (_GANS + "bgan/bgan.py", "TD017", 116): "the loader is never iterated (the loop uses mnist_loader)",
+    (_GANS + "dragan/dragan.py", "TD017", 134): "the loader is never iterated (the loop uses mnist_loader)",
+    (_GANS + "bicyclegan/bicyclegan.py", "TD017", 97): _VAL_LOADER,
+    (_GANS + "cluster_gan/clustergan.py", "TD017", 375): _VAL_LOADER,
+    (_GANS + "context_encoder/context_encoder.py", "TD017", 98): _VAL_LOADER,
+    (_GANS + "cyclegan/cyclegan.py", "TD017", 130): _VAL_LOADER,
+    (_GANS + "discogan/discogan.py", "TD017", 107): _VAL_LOADER,
+    (_GANS + "dualgan/dualgan.py", "TD017", 101): _VAL_LOADER,
+    (_GANS + "munit/munit.py", "TD017", 134): _VAL_LOADER,
+    (_GANS + "pix2pix/pix2pix.py", "TD017", 99): _VAL_LOADER,
+    (_GANS + "stargan/stargan.py", "TD017", 134): _VAL_LOADER,
+    (_GANS + "unit/unit.py", "TD017", 145): _VAL_LOADER,
+    ("hunkim+PyTorchZeroToAll/13_2_rnn_classification.py", "TD017", 20): _VAL_LOADER,
+    (_GANS + "cluster_gan/clustergan.py", "TD001", 406): "optimizer_GE.zero_grad() clears it too",
+    (_GANS + "cluster_gan/clustergan.py", "TD001", 407): "optimizer_GE.zero_grad() clears it too",
+    (_GANS + "cluster_gan/clustergan.py", "TD001", 408): "optimizer_D.zero_grad() clears it too",
+    (_GANS + "cluster_gan/clustergan.py", "TD001", 417): "generator/encoder.zero_grad() clear it too",
+    ("hunkim+PyTorchZeroToAll/09_2_softmax_mnist.py", "TD013", 64): "the mutant names torch, never imported",
+    ("hunkim+PyTorchZeroToAll/13_3_char_rnn.py", "TD001", 100): "a training function never called",
+    ("kuangliu+pytorch-cifar/main.py", "TD007", 128): "a test total under no_grad",
+    ("kuangliu+pytorch-cifar/utils.py", "TD017", 17): "a loader for the mean and std, not training",
 }
 Mutant = Tuple[str, int, str, List[str]]  # rule, 1-based line, description, new lines
 
@@ -649,6 +705,35 @@ def recall(work: Path, torchfix: str = "", leakage_only: bool = False) -> None:
     print("not bugs, counted apart:\n" + ("\n".join(apart) or "  none"))
 
 
+def third_recall(work: Path) -> None:
+    """``mutants()`` on every file of the third corpus, each mutant linted in place (written over
+    the file, the original put back): caught when the rule finds more than on the original."""
+    total, caught, apart, missed = collections.Counter(), collections.Counter(), [], []
+    for path in sorted(p for project in THIRD_PROJECTS for p in (work / project).rglob("*.py")):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        script, base = str(path.relative_to(work)), None
+        for rule, line, desc, new in mutants(lines):
+            base = base if base is not None else rule_counts(path)
+            with _in_place(path, new) as text:
+                hit = sum(1 for f in lint_source(text, str(path)).all if f.rule_id == rule) > base[rule]
+            why = THIRD_NOT_BUGS.get((script, rule, line))
+            if why is not None:
+                apart.append(f"  {rule} {script}:{line} {desc} ({why}): {'caught' if hit else 'quiet'}")
+                continue
+            total[rule] += 1
+            caught[rule] += hit
+            if not hit:
+                missed.append(f"  {rule} {script}:{line} {desc}")
+    for rule in sorted(total):
+        print(f"{rule}: {caught[rule]}/{total[rule]}")
+    print(f"all: {sum(caught.values())}/{sum(total.values())} injected bugs caught")
+    print("missed:\n" + ("\n".join(missed) or "  none"))
+    print(f"not bugs, counted apart ({len(apart)}):\n" + ("\n".join(apart) or "  none"))
+
+
 @contextlib.contextmanager
 def _in_place(path: Path, new: List[str]) -> Iterator[str]:
     """The mutant written over ``path`` (its project's other files read it from disk), then the
@@ -732,14 +817,20 @@ def main(argv=None) -> int:
     parser.add_argument("--leakage-only", action="store_true", help="only TD011's scripts and projects")
     parser.add_argument("--implicit-none-only", action="store_true", help="only TD012's projects and mutants")
     parser.add_argument("--per-shape", type=int, default=3, help="TD012 mutants of each shape per file, at most")
+    parser.add_argument("--third-corpus", action="store_true", help="every file of THIRD_PROJECTS, all mutants")
     args = parser.parse_args(argv)
     wanted = NONE_PROJECTS if args.implicit_none_only else PROJECTS + LEAKAGE_PROJECTS
+    wanted = THIRD_PROJECTS if args.third_corpus else wanted
     missing = [p for p in wanted if not (args.mirrors / p / "repo").is_dir()]
     if missing:
         print(f"no mirror for {', '.join(missing)} under {args.mirrors}", file=sys.stderr)
         return 2
     shutil.rmtree(args.work, ignore_errors=True)
     extract(args.mirrors, args.work, wanted)
+    if args.third_corpus:
+        findings(args.work, THIRD_PROJECTS, "third corpus")
+        third_recall(args.work)
+        return 0
     if args.implicit_none_only:
         findings(args.work, NONE_PROJECTS, "TD012 projects", only="TD012")
         none_recall(args.work, args.per_shape)
