@@ -7,7 +7,7 @@ the sum of every gradient since the start, and the loss wanders instead of falli
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional
 
 from ..bindings import FUNCTIONS
 from ..context import LintContext
@@ -43,14 +43,16 @@ def check(ctx: LintContext, report: Reporter) -> None:
         for step in unit.steps:
             if step.key in cleared.optimizers or step.key in reported:
                 continue
-            if any(
-                _clears_its_parameters(ctx, step, module) and _on_the_steps_path(ctx, step, cleared, module)
-                for module in cleared.modules
-            ):
+            on_path = [m for m in cleared.modules if _on_the_steps_path(ctx, step, cleared, m)]
+            left = _owners_left(ctx, step, on_path)
+            if left is None:
                 continue
             if _distributed(ctx, step) or _fresh_each_pass(ctx, step, unit):
                 continue
             reported.add(step.key)
+            if left:
+                report.report(step.call, _partial_message(step, unit, on_path, left), fix=_fix(ctx, step))
+                continue
             if training.closure_of(step.call) is unit.node:
                 report.report(step.call, _closure_message(step, unit))  # the fix belongs inside the closure
                 continue
@@ -67,13 +69,27 @@ def _on_the_steps_path(ctx: LintContext, step: Step, cleared, module: str) -> bo
     return any(not ctx.never_together(call, step.call) for call in calls)
 
 
-def _clears_its_parameters(ctx: LintContext, step: Step, module: str) -> bool:
-    """``netD.zero_grad()`` clears ``optimizerG`` only if ``optimizerG`` was built from
-    ``netD``'s parameters. When we cannot see what the optimizer was built from, assume it."""
-    owners = parameter_owners(ctx, ctx.construction_of(step.optimizer))
+def _owners_left(ctx: LintContext, step: Step, modules: List[str]) -> Optional[List[str]]:
+    """What ``modules.zero_grad()`` leaves uncleared of the parameters ``step`` applies: None when
+    they clear it all (or we cannot see what the optimizer was built from and some module is
+    cleared: assume it), [] when they clear none of it, else the owners left (``encoder`` when an
+    optimizer over encoder and decoder sees only ``decoder.zero_grad()``: its gradients add up)."""
+    if not modules:
+        return []
+    construction = ctx.construction_of(step.optimizer)
+    owners = parameter_owners(ctx, construction)
     if not owners:
-        return True
-    return any(owner == module or owner.startswith(module + ".") for owner in owners)
+        return None
+
+    def covered(owner: str) -> bool:
+        return any(owner == m or owner.startswith(m + ".") for m in modules)
+
+    left = sorted(o for o in owners if not covered(o))
+    if len(left) == len(owners):
+        return []
+    # ``model.configure_optimizers()`` names one model by all its aliases (``raw_model``, ``model``)
+    aliases = isinstance(construction.func, ast.Attribute) and construction.func.attr.startswith("configure_optimizer")
+    return None if not left or aliases else left
 
 
 def _fresh_each_pass(ctx: LintContext, step: Step, unit: Unit) -> bool:
@@ -166,7 +182,8 @@ def _caller_loops_clear(ctx: LintContext, training, unit: Unit) -> bool:
     if not looping_sites:
         return False
     for site in looping_sites:
-        everything, keys = training.clears(ctx.enclosing_loops(site)[0])
+        # what the loop clears besides the helper itself (whose own clears are judged per step)
+        everything, keys = training.clears(ctx.enclosing_loops(site)[0], seen={unit.node})
         if not (everything or keys):
             return False
     return True
@@ -177,6 +194,17 @@ def _message(step: Step, unit: Unit) -> str:
     return (
         f"`{step.key}` is stepped but {where} never calls `{step.key}.zero_grad()`: "
         f"each `backward()` adds to the previous gradients, so every step applies their running sum."
+    )
+
+
+def _partial_message(step: Step, unit: Unit, cleared: List[str], left: List[str]) -> str:
+    where = f"`{unit.node.name}()`" if isinstance(unit.node, FUNCTIONS) else "this loop"
+    done = ", ".join(f"`{m}.zero_grad()`" for m in sorted(cleared))
+    rest = ", ".join(f"`{o}`" for o in left)
+    return (
+        f"`{step.key}` also steps the parameters of {rest}, but {where} only calls {done}: their "
+        f"gradients add up over the iterations, so every step applies their running sum. "
+        f"Call `{step.key}.zero_grad()` instead."
     )
 
 

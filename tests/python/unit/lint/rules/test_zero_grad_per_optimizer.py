@@ -69,17 +69,28 @@ def test_a_model_zero_grad_with_an_optimizer_we_cannot_see_is_trusted():
     assert hits(text) == []
 
 
+SEQ2SEQ = code("""
+    import torch
+    params = list(encoder.parameters()) + list(decoder.parameters())
+    opt = torch.optim.Adam(params)
+    for x in loader:
+        encoder.zero_grad()
+        decoder.zero_grad()
+        decoder(encoder(x)).mean().backward()
+        opt.step()
+""")
+
+
 def test_parameters_collected_in_a_list_or_groups_are_followed():
-    text = code("""
-        import torch
-        params = list(encoder.parameters()) + list(decoder.parameters())
-        opt = torch.optim.Adam(params)
-        for x in loader:
-            decoder.zero_grad()
-            decoder(encoder(x)).mean().backward()
-            opt.step()
-    """)
-    assert hits(text) == []
+    assert hits(SEQ2SEQ) == []
+
+
+def test_clearing_one_of_the_models_an_optimizer_steps_is_reported():
+    # PyTorchZeroToAll's seq2seq with ``encoder.zero_grad()`` left out: the encoder's gradients add up
+    (finding,) = findings(SEQ2SEQ.replace("    encoder.zero_grad()\n", ""))
+    assert (finding.rule_id, finding.line) == ("TD001", 7)
+    assert "parameters of `encoder`" in finding.message and "only calls `decoder.zero_grad()`" in finding.message
+    assert fixed(SEQ2SEQ.replace("    encoder.zero_grad()\n", ""), "TD001").count("opt.zero_grad()") == 1
 
 
 def test_generator_step_before_its_backward_is_not_hidden_by_the_discriminators():
@@ -231,3 +242,19 @@ def test_a_step_moved_before_its_backward_is_still_reported_beside_a_run_of_step
     assert hits(every) == []
     text = every.replace("g_loss.backward()\n    opt_G.step()", "opt_G.step()\n    g_loss.backward()")
     assert hits(text) == [("TD002", 14)]
+
+
+def test_a_helper_clearing_one_of_the_models_is_reported_when_its_loop_clears_nothing():
+    text = code("""
+        import torch
+        def train(x):
+            decoder.zero_grad()
+            decoder(encoder(x)).mean().backward()
+            optimizer.step()
+        optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()))
+        for x in loader:
+            train(x)
+    """)
+    assert hits(text) == [("TD001", 5)]
+    assert hits(text.replace("    decoder.zero_grad()", "    optimizer.zero_grad()")) == []
+    assert hits(text.replace("    train(x)", "    optimizer.zero_grad()\n    train(x)")) == []
