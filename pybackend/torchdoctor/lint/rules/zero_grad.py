@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..bindings import FUNCTIONS
+from ..bindings import FUNCTIONS, Function
 from ..context import LintContext
 from ..fixes import insert_line_after
 from ..model import WARNING, Fix
@@ -88,7 +88,8 @@ def _owners_left(ctx: LintContext, step: Step, modules: List[str]) -> Optional[L
     if len(left) == len(owners):
         return []
     # ``model.configure_optimizers()`` names one model by all its aliases (``raw_model``, ``model``)
-    aliases = isinstance(construction.func, ast.Attribute) and construction.func.attr.startswith("configure_optimizer")
+    func = construction.func if construction is not None else None
+    aliases = isinstance(func, ast.Attribute) and func.attr.startswith("configure_optimizer")
     return None if not left or aliases else left
 
 
@@ -160,7 +161,7 @@ def _runs_repeatedly(ctx: LintContext, unit: Unit) -> bool:
 _LIGHTNING_BATCH_HOOKS = frozenset(("training_step", "on_train_batch_start", "on_train_batch_end"))
 
 
-def _instance_calls_in_a_loop(ctx: LintContext, method: ast.AST) -> bool:
+def _instance_calls_in_a_loop(ctx: LintContext, method: Function) -> bool:
     """``agent.learn()`` inside a loop, where ``agent = Agent()`` and ``learn`` is this method of
     a class of this file (a DQN agent learning once per environment step)."""
     cls = ctx.enclosing_class(method)
