@@ -46,6 +46,9 @@ _EVAL_DATA = re.compile(
 )
 
 
+_WEIGHTS = re.compile(r"pretrain|weight|checkpoint|ckpt|state|load", re.IGNORECASE)
+
+
 @dataclass
 class EvalLoop:
     loop: Loop
@@ -152,6 +155,8 @@ def _fresh_model_of(ctx: LintContext, owner: Optional[Function], model: ast.expr
     maker = terminal_name(built.func)
     if not maker[:1].isupper() or ctx.local_function_called(built) is not None:
         return False  # ``load_model(path)``, ``Net.from_pretrained(...)``: weights come with it
+    if any(k.arg is None or _WEIGHTS.search(k.arg) for k in built.keywords):
+        return False  # ``ViT(pretrained=True)``, ``Net(checkpoint=path)``, ``Net(**cfg)``
     for call in calls:
         if call is built:
             continue

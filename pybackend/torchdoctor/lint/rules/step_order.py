@@ -106,7 +106,7 @@ def _cut_off(ctx: LintContext, backward: ast.AST, step: ast.AST, unit: ast.AST) 
             return False
         if isinstance(anc, ast.If):
             block = anc.body if child in anc.body else anc.orelse if child in anc.orelse else None
-            if block and isinstance(block[-1], _LEAVES) and not any(_inside(ctx, step, s) or s is step for s in block):
+            if block and isinstance(block[-1], _LEAVES) and not any(_inside(ctx, step, s) for s in block):
                 return True
         child = anc
     return False

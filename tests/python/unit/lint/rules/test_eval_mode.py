@@ -264,6 +264,11 @@ def test_a_shape_demo_on_a_model_built_in_the_function_is_not_an_evaluation():
     assert hits(DEMO.format(line="decoder.cpu()")) == []
 
 
+def test_a_model_built_with_pretrained_weights_in_the_function_is_evaluated():
+    text = DEMO.format(line="pass").replace("Decoder(10)", "Decoder(10, pretrained=True)")
+    assert hits(text) == [("TD008", 14), ("TD009", 14)]
+
+
 def test_a_model_given_weights_in_the_function_is_evaluated():
     for line in ("decoder.load_state_dict(torch.load('d.pt', weights_only=True))", "load_checkpoint(decoder, 'd.pt')"):
         assert hits(DEMO.format(line=line)) == [("TD008", 14), ("TD009", 14)], line
