@@ -20,12 +20,7 @@ from ..training import Step, Unit, analysis, parameter_owners
 def _conditional(ctx: LintContext, call: ast.AST, unit: ast.AST) -> bool:
     """A step under an ``if`` (``if i % k == 0: optimizer.step()`` at the top of the loop) is
     gradient accumulation applying the previous iterations' gradients: deliberate."""
-    for anc in ctx.ancestors(call):
-        if anc is unit:
-            return False
-        if isinstance(anc, (ast.If, ast.Try, ast.IfExp)):
-            return True
-    return False
+    return _condition_around(ctx, call, unit) is not None
 
 
 @rule(
