@@ -131,7 +131,8 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
     for model_call, block, model in found:
         if block is None or any(m == model and not _exclusive(ctx, model_call, c) for c, m in with_grad):
             continue
-        owner = next((o for o in stepped if o == model or model.startswith(o + ".")), None)
+        spellings = [model, *_assigned_from(ctx, model_call)]
+        owner = next((o for o in stepped for m in spellings if o == m or m.startswith(o + ".")), None)
         if owner is None:
             continue
         report.report(
@@ -257,9 +258,21 @@ def _no_grad_model_calls_of_file(ctx: LintContext) -> List[Tuple[ast.Call, str]]
                 if model is not None:
                     found.append((call, model))
                     found.extend((call, spelled) for spelled in _as_callers_spell(ctx, call, model))
+                    found.extend((call, spelled) for spelled in _assigned_from(ctx, call))
         return found
 
     return ctx.shared("no_grad_model_calls", build)
+
+
+def _assigned_from(ctx: LintContext, call: ast.Call) -> List[str]:
+    """The model of ``call`` as it was assigned: ``self.model(data)`` after ``self.model =
+    diffusion_model`` is also ``diffusion_model``, the name the optimizer's parameters were
+    taken from (``Adam(diffusion_model.parameters())`` in a trainer's ``__init__``)."""
+    if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
+        return []
+    bound = ctx.self_attr_binding(call.func)  # one step only: the parameter's own name
+    value = bound.value if bound is not None else None
+    return [ctx.text(value)] if isinstance(value, (ast.Name, ast.Attribute)) else []
 
 
 def _as_callers_spell(ctx: LintContext, call: ast.Call, model: str) -> List[str]:

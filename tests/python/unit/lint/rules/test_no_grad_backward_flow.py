@@ -60,3 +60,29 @@ def test_only_the_block_whose_no_grad_output_reaches_the_loss_is_reported():
     """
     text = T + code(SETUP) + code(block) * 3 + code(bad) + code(block) * 2
     assert hits(text, "TD013") == [("TD013", 26)]
+
+
+TRAINER = code("""
+    import torch
+    class Trainer:
+        def __init__(self, diffusion_model, accelerator, dl):
+            self.model = diffusion_model
+            self.accelerator = accelerator
+            self.opt = torch.optim.Adam(diffusion_model.parameters(), lr=1e-4)
+            self.dl = dl
+        def train(self, steps):
+            for step in range(steps):
+                data = next(self.dl)
+                {forward}
+                self.accelerator.backward(loss)
+                self.opt.step()
+                self.opt.zero_grad()
+""")
+
+
+def test_a_trainers_model_stepped_by_its_constructor_parameters_name():
+    # the denoising-diffusion-pytorch trainer's shape: the optimizer takes
+    # ``diffusion_model.parameters()``, the loop calls ``self.model``
+    bad = TRAINER.format(forward="with torch.no_grad():\n                loss = self.model(data)")
+    assert hits(bad) == [("TD013", 12)]
+    assert hits(TRAINER.format(forward="loss = self.model(data)")) == []
