@@ -292,6 +292,10 @@ class LintContext(ValueResolution, CallerResolution):
             yield current
             current = self.parents.get(current)
 
+    def is_inside(self, node: ast.AST, around: ast.AST) -> bool:
+        """Whether ``around`` is one of ``node``'s ancestors."""
+        return any(anc is around for anc in self.ancestors(node))
+
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The function, lambda or module whose namespace ``node`` evaluates in."""
         return self.scope_chain(node)[0]

@@ -136,14 +136,14 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
             continue
         body_calls = [c for c in training.own_calls(loop) if loop in ctx.enclosing_loops(c)]  # not the header
         call = _first_model_call(ctx, body_calls)
-        if call is None or _fresh_model_of(ctx, owner, call.func, training.own_calls(owner) if owner else []):
+        if call is None or _fresh_model_of(ctx, owner, call.func):
             continue
         taken.add(loop)
         found.append(EvalLoop(loop, call, owner if _is_eval_function(owner, in_test_file) else None))
     return found
 
 
-def _fresh_model_of(ctx: LintContext, owner: Optional[Function], model: ast.expr, calls: List[ast.Call]) -> bool:
+def _fresh_model_of(ctx: LintContext, owner: Optional[Function], model: ast.expr) -> bool:
     """``decoder = AttnDecoder(10, 10, 2)`` built in the function itself and given no weights
     there (nothing loaded into it, not passed to any call): a demo of shapes on an untrained
     model (PyTorchZeroToAll's ``test()``), not an evaluation whose metrics could be off."""
@@ -157,7 +157,7 @@ def _fresh_model_of(ctx: LintContext, owner: Optional[Function], model: ast.expr
         return False  # ``load_model(path)``, ``Net.from_pretrained(...)``: weights come with it
     if any(k.arg is None or _WEIGHTS.search(k.arg) for k in built.keywords):
         return False  # ``ViT(pretrained=True)``, ``Net(checkpoint=path)``, ``Net(**cfg)``
-    for call in calls:
+    for call in analysis(ctx).own_calls(owner):  # asked only of a model built right here
         if call is built:
             continue
         passed = [*call.args, *(k.value for k in call.keywords)]

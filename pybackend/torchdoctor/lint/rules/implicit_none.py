@@ -56,7 +56,7 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
         example = _falls_off_after_tensor(ctx, func)
         if example is None:
             continue
-        sites = [site for site in ctx.call_sites(func) if not _inside(ctx, site, func)]
+        sites = [site for site in ctx.call_sites(func) if not ctx.is_inside(site, func)]
         use, checked = _first_unchecked_use(ctx, sites)
         what = _what(ctx, func, example)
         if use is not None:
@@ -295,10 +295,6 @@ def _top_level(ctx: LintContext, func: Function) -> bool:
     tables this file does not show (dispatchers whose None means "not handled"): without a
     caller in sight, they are left alone."""
     return ctx.enclosing_class(func) is None and ctx.enclosing_function(func) is None
-
-
-def _inside(ctx: LintContext, node: ast.AST, func: Function) -> bool:
-    return any(anc is func for anc in ctx.ancestors(node))
 
 
 def _first_unchecked_use(ctx: LintContext, sites: List[ast.Call]) -> Tuple[Optional[ast.expr], bool]:

@@ -8,7 +8,7 @@ are cleared before they are ever used: the model trains a step behind, or not at
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from .. import torchapi
 from ..context import LintContext
@@ -43,6 +43,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
         if not backwards:
             continue
         steps = sorted(unit.steps, key=lambda s: _pos(s.call))
+        by_statement = {ctx.parents.get(s.call): s.call for s in steps}  # statement -> its step call
         for step in steps:  # each step: ESRGAN's warm-up branch steps G before its main step does
             at = _pos(step.call)
             # Each optimizer on its own: a GAN's discriminator backward (before its own step)
@@ -50,7 +51,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
             # optimizer's last step count.
             # Steps written back to back (``optimizer_D_A.step()``, ``optimizer_D_B.step()`` after
             # one ``D_loss.backward()``) share that backward: a step of the same run is no boundary.
-            run = _run_of_steps(ctx, step, steps)
+            run = _run_of_steps(ctx, step, by_statement)
             since = max(
                 (_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at and s.call not in run),
                 default=(0, 0),
@@ -58,7 +59,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
             before = [b for b in backwards if since < _pos(b) < at and not _cut_off(ctx, b, step.call, unit.node)]
             after = [b for b in backwards if _pos(b) > at]
             condition = _condition_around(ctx, step.call, unit.node)
-            if condition is not None and not (after and _inside(ctx, after[0], condition)):
+            if condition is not None and not (after and ctx.is_inside(after[0], condition)):
                 # under an ``if`` with no backward of its own after it (``if (i + 1) % k == 0:
                 # opt.step()`` at the top of the loop): accumulation, deliberate. A backward
                 # after the step in the same ``if`` (a WGAN's generator phase every n_critic
@@ -85,10 +86,6 @@ def _condition_around(ctx: LintContext, call: ast.AST, unit: ast.AST) -> Optiona
     return None
 
 
-def _inside(ctx: LintContext, node: ast.AST, around: ast.AST) -> bool:
-    return any(anc is around for anc in ctx.ancestors(node))
-
-
 _LEAVES = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 
 
@@ -101,20 +98,19 @@ def _cut_off(ctx: LintContext, backward: ast.AST, step: ast.AST, unit: ast.AST) 
             return False
         if isinstance(anc, ast.If):
             block = anc.body if child in anc.body else anc.orelse if child in anc.orelse else None
-            if block and isinstance(block[-1], _LEAVES) and not any(_inside(ctx, step, s) for s in block):
+            if block and isinstance(block[-1], _LEAVES) and not any(ctx.is_inside(step, s) for s in block):
                 return True
         child = anc
     return False
 
 
-def _run_of_steps(ctx: LintContext, step: Step, steps: List[Step]) -> Set[ast.Call]:
+def _run_of_steps(ctx: LintContext, step: Step, by_statement: Dict[Optional[ast.AST], ast.Call]) -> Set[ast.Call]:
     """The step calls of the statements right before ``step``'s own, while each is a bare step
     call (``opt_a.step()`` on a line of its own): a run of steps that follows one backward."""
     statement = ctx.parents.get(step.call)
     block = _block_of(ctx, statement)
     if not isinstance(statement, ast.Expr) or block is None:
         return set()
-    by_statement = {ctx.parents.get(s.call): s.call for s in steps}
     run: Set[ast.Call] = set()
     for previous in reversed(block[: block.index(statement)]):
         call = by_statement.get(previous)
