@@ -144,6 +144,29 @@ class TrainingAnalysis:
                     keys |= sub_keys
         return everything, keys
 
+    def _one_tensor(self, node: ast.AST) -> Optional[str]:
+        """``w.grad.zero_()`` / ``w.grad.fill_(0)`` / ``w.grad = None`` where ``w`` is a name
+        assigned one tensor (``w = init.detach().requires_grad_()``): that name. None for a loop
+        variable (``for p in model.parameters(): p.grad.zero_()`` clears them all) or anything
+        we cannot see assigned once."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            holder: ast.AST = node.func.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            holder = node.targets[0]
+            if not (isinstance(holder, ast.Attribute) and holder.attr == "grad"):
+                return None
+            holder = ast.Attribute(value=holder, attr="")  # the ``.grad`` itself is the target
+        else:
+            return None
+        while isinstance(holder, ast.Attribute) and holder.attr != "grad":
+            holder = holder.value  # ``w.grad.data.zero_()``
+        if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)):
+            return None
+        value = self.ctx.value_of(holder.value)
+        if value is None or isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+            return None
+        return holder.value.id
+
     def cleared(self, node: ast.AST, depth: int = 0, seen: Optional[Set[ast.AST]] = None) -> "Cleared":
         """Like ``clears``, but keeps ``model.zero_grad()`` apart: its receivers are listed in
         ``modules`` instead of counting as clearing every optimizer, so a rule can ask whether
@@ -156,10 +179,13 @@ class TrainingAnalysis:
                 continue
             if receiver is not None:
                 result.optimizers.add(self.ctx.text(receiver))
-            elif _is_module_zero_grad(sub):
-                result.modules.add(self.ctx.text(sub.func.value))
+            elif _is_module_zero_grad(sub) or self._one_tensor(sub) is not None:
+                # a model's ``zero_grad()``, or one named tensor's ``.grad`` (MAML's
+                # ``output_weight.grad.fill_(0)``): only what that name holds is cleared
+                name = self.ctx.text(sub.func.value) if _is_module_zero_grad(sub) else self._one_tensor(sub) or ""
+                result.modules.add(name)
                 if depth == 0:
-                    result.module_calls.setdefault(self.ctx.text(sub.func.value), []).append(sub)
+                    result.module_calls.setdefault(name, []).append(sub)
             else:
                 result.everything = True
         if depth < _FOLLOW_DEPTH:

@@ -281,3 +281,46 @@ def test_a_lightning_callback_training_a_probe_each_batch_repeats():
                 self.optimizer.step()
     """)
     assert hits(text) == [("TD001", 8)]
+
+
+MAML_INNER = """
+import torch
+from copy import deepcopy
+def adapt(model, prototypes, x, y, steps):
+    local = deepcopy(model)
+    local_optim = torch.optim.SGD(local.parameters(), lr=0.1)
+    output_weight = (2 * prototypes).detach().requires_grad_()
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(local(x) @ output_weight.T, y)
+        loss.backward()
+        local_optim.step()
+        output_weight.data -= 0.1 * output_weight.grad
+        local_optim.zero_grad()
+        output_weight.grad.fill_(0)
+"""
+
+
+def test_clearing_one_named_tensor_does_not_clear_the_models_optimizer():
+    # MAML's inner loop (UvA course): the extra tensor's ``.grad.fill_(0)`` clears that tensor only
+    assert hits(MAML_INNER) == []
+    missing = MAML_INNER.replace("        local_optim.zero_grad()\n", "")
+    assert hits(missing) == [("TD001", 10)]
+    for clear in ("output_weight.grad.zero_()", "output_weight.grad.data.zero_()", "output_weight.grad = None"):
+        assert hits(missing.replace("output_weight.grad.fill_(0)", clear)) == [("TD001", 10)], clear
+
+
+def test_clearing_the_only_tensor_an_optimizer_holds_is_fine():
+    # a from-scratch loop over named tensors (energy models, PyTorchZeroToAll): still quiet
+    text = """
+import torch
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x in batches:
+    loss = (x @ w).pow(2).mean()
+    loss.backward()
+    opt.step()
+    w.grad.zero_()
+"""
+    assert hits(text) == []
+    per_param = LOOP + "    for p in model.parameters():\n        p.grad.zero_()\n"
+    assert hits(per_param) == []
