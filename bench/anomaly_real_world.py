@@ -68,8 +68,23 @@ CASES: List[Case] = [
     *[
         _gan(n)
         for n in (
-            "aae", "acgan", "began", "bgan", "cgan", "cogan", "dcgan", "dragan", "ebgan", "gan",
-            "infogan", "lsgan", "relativistic_gan", "sgan", "softmax_gan", "wgan", "wgan_div",
+            "aae",
+            "acgan",
+            "began",
+            "bgan",
+            "cgan",
+            "cogan",
+            "dcgan",
+            "dragan",
+            "ebgan",
+            "gan",
+            "infogan",
+            "lsgan",
+            "relativistic_gan",
+            "sgan",
+            "softmax_gan",
+            "wgan",
+            "wgan_div",
             "wgan_gp",
         )
     ],
@@ -113,18 +128,33 @@ CASES: List[Case] = [
     *[
         Case("MorvanZhou+PyTorch-Tutorial", f"tutorial-contents/{s}.py", samples=1280)
         for s in (
-            "301_regression", "302_classification", "401_CNN", "402_RNN_classifier",
-            "403_RNN_regressor", "404_autoencoder", "406_GAN", "406_conditional_GAN",
-            "504_batch_normalization", "503_dropout", "304_save_reload", "305_batch_train",
+            "301_regression",
+            "302_classification",
+            "401_CNN",
+            "402_RNN_classifier",
+            "403_RNN_regressor",
+            "404_autoencoder",
+            "406_GAN",
+            "406_conditional_GAN",
+            "504_batch_normalization",
+            "503_dropout",
+            "304_save_reload",
+            "305_batch_train",
         )
     ],
     # hunkim/PyTorchZeroToAll (data files ship with the project)
     *[
         Case("hunkim+PyTorchZeroToAll", s, samples=1280)
         for s in (
-            "05_linear_regression.py", "06_logistic_regression.py", "07_diabets_logistic.py",
-            "08_2_dataset_loade_logistic.py", "09_2_softmax_mnist.py", "10_1_cnn_mnist.py",
-            "11_1_toy_inception_mnist.py", "12_2_hello_rnn.py", "12_4_hello_rnn_emb.py",
+            "05_linear_regression.py",
+            "06_logistic_regression.py",
+            "07_diabets_logistic.py",
+            "08_2_dataset_loade_logistic.py",
+            "09_2_softmax_mnist.py",
+            "10_1_cnn_mnist.py",
+            "11_1_toy_inception_mnist.py",
+            "12_2_hello_rnn.py",
+            "12_4_hello_rnn_emb.py",
         )
     ],
     # karpathy/minGPT: the adder project, a few hundred iterations
@@ -132,6 +162,29 @@ CASES: List[Case] = [
         "karpathy+minGPT",
         "projects/adder/adder.py",
         ["--trainer.max_iters=200", "--trainer.num_workers=0", "--trainer.device=cpu"],
+    ),
+    # karpathy/nanoGPT: the character-level config, shrunk to a CPU run (float16 -> its GradScaler
+    # is built and disabled on the CPU, as on any machine without CUDA)
+    Case(
+        "karpathy+nanoGPT",
+        "train.py",
+        [
+            "config/train_shakespeare_char.py",
+            "--device=cpu",
+            "--compile=False",
+            "--eval_iters=5",
+            "--eval_interval=50",
+            "--log_interval=10",
+            "--block_size=64",
+            "--batch_size=8",
+            "--n_layer=2",
+            "--n_head=2",
+            "--n_embd=64",
+            "--max_iters=150",
+            "--lr_decay_iters=150",
+            "--dropout=0.0",
+        ],
+        files={"data/shakespeare_char": "char-bins"},
     ),
     # rasbt/LLMs-from-scratch: chapter 5's GPT training on the short story that ships with it
     Case("rasbt+LLMs-from-scratch", "ch05/01_main-chapter-code/gpt_train.py", timeout=600),
@@ -259,7 +312,7 @@ def extract(mirrors: Path, work: Path, project: str) -> Path:
         git + ["cat-file", "--batch"], input="".join(f"{sha}\n" for sha, _ in blobs).encode(), capture_output=True
     ).stdout
     at = 0
-    for sha, name in blobs:
+    for _sha, name in blobs:
         end = batch.index(b"\n", at)
         head = batch[at:end].split()
         at = end + 1
@@ -285,10 +338,30 @@ def _small_text(folder: Path) -> None:
         (folder / name).write_text("\n".join(lines[:keep]) + "\n", encoding="utf-8")
 
 
+def _char_bins(folder: Path) -> None:
+    """nanoGPT's prepared character data (its prepare.py downloads the text): token ids of a
+    65-character vocabulary, in the files and dtype train.py reads."""
+    import pickle
+    import random
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(0)
+    # a text-like stream: runs of repeated short words, so there is something to learn
+    words = [[rng.randrange(65) for _ in range(rng.randrange(2, 7))] for _ in range(40)]
+    for name, count in (("train.bin", 60000), ("val.bin", 6000)):
+        ids: List[int] = []
+        while len(ids) < count:
+            ids.extend(words[rng.randrange(40)] + [1])
+        (folder / name).write_bytes(b"".join(i.to_bytes(2, "little") for i in ids[:count]))
+    (folder / "meta.pkl").write_bytes(pickle.dumps({"vocab_size": 65}))
+
+
 def prepare(case: Case, root: Path) -> None:
     for rel, kind in case.files.items():
         if kind == "small-text":
             _small_text(root / rel)
+        elif kind == "char-bins":
+            _char_bins(root / rel)
 
 
 def run(python: str, case: Case, root: Path, shim: Path, inject: str, watched: bool) -> Tuple[int, float, dict, str]:
@@ -308,7 +381,10 @@ def run(python: str, case: Case, root: Path, shim: Path, inject: str, watched: b
         )
         rc, err = done.returncode, done.stderr
     except subprocess.TimeoutExpired as exc:
-        rc, err = -9, (exc.stderr or b"").decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        rc, err = (
+            -9,
+            (exc.stderr or b"").decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or ""),
+        )
     took = time.perf_counter() - start
     report = json.loads(out.read_text()) if out.exists() else {}
     return rc, took, report, err
@@ -363,7 +439,10 @@ def main() -> int:
             elif verdict == "silent":
                 totals["silent"] += 1
             label = inject or "healthy"
-            print(f"{case.name:70s} {label:10s} rc={rc:<3d} {took:6.1f}s {verdict}: {reported} {_kinds(report)}{extra}", flush=True)
+            print(
+                f"{case.name:70s} {label:10s} rc={rc:<3d} {took:6.1f}s {verdict}: {reported} {_kinds(report)}{extra}",
+                flush=True,
+            )
             if args.verbose and (reported or verdict.startswith("WATCH") or verdict.startswith("script")):
                 first = report.get("anomalies", [{}])
                 print("    " + (first[0].get("sentence", "") if first else "").replace("\n", " ")[:400])
