@@ -106,8 +106,22 @@ def check_no_grad(ctx: LintContext, report: Reporter) -> None:
         report.report(
             found.model_call,
             f"`{ctx.text(model)}` runs with autograd on in {found.where}: each batch records a graph that is "
-            f"never used. Wrap the loop in `with torch.no_grad():`.",
+            f"never used. Wrap the loop in `with torch.no_grad():`.{_volatile_note(ctx, found)}",
         )
+
+
+def _volatile_note(ctx: LintContext, found: EvalLoop) -> str:
+    """Older tutorials disable autograd with ``Variable(x, volatile=True)``, which has done
+    nothing since PyTorch 0.4 (a warning says so once): name it, since the author thinks the
+    loop is already covered."""
+    for call in ctx.own_nodes(found.loop, ast.Call):
+        for keyword in call.keywords:
+            if keyword.arg == "volatile" and isinstance(keyword.value, ast.Constant) and keyword.value.value:
+                return (
+                    f" `volatile=True` (line {call.lineno}) has had no effect since PyTorch 0.4: "
+                    "`torch.no_grad()` replaced it."
+                )
+    return ""
 
 
 # -- finding evaluation loops ---------------------------------------------------------------

@@ -272,3 +272,20 @@ def test_a_model_built_with_pretrained_weights_in_the_function_is_evaluated():
 def test_a_model_given_weights_in_the_function_is_evaluated():
     for line in ("decoder.load_state_dict(torch.load('d.pt', weights_only=True))", "load_checkpoint(decoder, 'd.pt')"):
         assert hits(DEMO.format(line=line)) == [("TD008", 14), ("TD009", 14)], line
+
+
+def test_volatile_variable_is_named_as_a_no_op():
+    # PyTorchZeroToAll, pytorch-beginner: ``Variable(x, volatile=True)`` believed to disable autograd
+    text = MODEL + code("""
+        from torch.autograd import Variable
+        def test(model, loader):
+            model.eval()
+            for x, y in loader:
+                x = Variable(x, volatile=True)
+                out = model(x)
+    """)
+    (finding,) = [f for f in findings(text) if f.rule_id == "TD009"]
+    assert "`volatile=True` (line 8) has had no effect since PyTorch 0.4" in finding.message
+    plain = text.replace("Variable(x, volatile=True)", "Variable(x)")
+    (finding,) = [f for f in findings(plain) if f.rule_id == "TD009"]
+    assert "volatile" not in finding.message
