@@ -88,7 +88,7 @@ CASES: List[Case] = [
             "wgan_gp",
         )
     ],
-    _gan("cluster_gan", "clustergan", ["-n", "1"]),
+    Case("eriklindernoren+PyTorch-GAN", "implementations/cluster_gan/clustergan.py", ["-n", "1"]),
     # pytorch/examples
     Case("pytorch+examples", "mnist/main.py", ["--epochs", "1"]),
     Case("pytorch+examples", "vae/main.py", ["--epochs", "1"]),

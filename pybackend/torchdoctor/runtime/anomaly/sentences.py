@@ -111,7 +111,7 @@ def _inputs_text(r: Report, what: str) -> str:
         params = r.get("params_bad")
         if params:
             names = ", ".join(f"`{p}`" for p in params[:3]) + (", ..." if len(params) > 3 else "")
-            return f"its inputs were finite, but its parameters already had {what} ({names}): an earlier update put it there"
+            return f"its inputs were finite, but its parameters already had {what} ({names}){_params_origin(r)}"
         return "its inputs were finite"
     counts = r["inputs_counts"]
     keywords = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
@@ -120,6 +120,14 @@ def _inputs_text(r: Report, what: str) -> str:
     if r.get("first_bad_in_step"):
         text += ", and no module before it made any: it came from outside the modules (the input data, or code between modules)"
     return text
+
+
+def _params_origin(r: Report) -> str:
+    """Where a parameter's NaN came from: at step 0 nothing has updated it yet (real scripts
+    with a NaN planted in a weight were told "an earlier update" before their first step)."""
+    if r.get("step") == 0:
+        return " before any update: its initialisation or a loaded checkpoint put it there"
+    return ": an earlier update put it there"
 
 
 def _exploding_output(r: Report) -> str:

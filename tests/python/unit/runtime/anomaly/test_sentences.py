@@ -203,3 +203,17 @@ def test_a_dead_module_with_parameters_says_their_gradients_are_zero_too():
         "were 0 for 3 steps in a row (steps 2-4) while its inputs were not (inputs in [-1, 1]); its parameters' "
         "gradients are 0 as well: nothing flows through it, forward or backward"
     )
+
+
+def test_a_parameters_nan_is_blamed_on_an_update_only_after_one():
+    report = dict(
+        MODULE,
+        kind="nonfinite_output",
+        counts={"nan": 4, "posinf": 0, "neginf": 0, "numel": 64},
+        inputs_counts={"nan": 0, "posinf": 0, "neginf": 0, "numel": 64},
+        inputs_bad=False,
+        params_bad=["weight"],
+    )
+    assert sentence(report).endswith("parameters already had NaN (`weight`): an earlier update put it there")
+    first = sentence(dict(report, step=0))
+    assert first.endswith("(`weight`) before any update: its initialisation or a loaded checkpoint put it there")
