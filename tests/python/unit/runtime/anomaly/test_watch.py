@@ -54,7 +54,9 @@ def test_nan_made_by_a_module_is_caught_there_with_finite_inputs():
         "NaN in the output of `model.fc2` (Linear) at step 0: 32 of 64 values; its inputs were finite"
     )
     # step 0: no update has run, so the NaN was there from the start (a real script's planted NaN weight)
-    assert "already had NaN (`weight`) before any update: its initialisation or a loaded checkpoint" in report["sentence"]
+    assert (
+        "already had NaN (`weight`) before any update: its initialisation or a loaded checkpoint" in report["sentence"]
+    )
     assert seen.breaks == [report]  # break mode, no debugger: handed to on_break
     json.dumps(report, allow_nan=False)
 
