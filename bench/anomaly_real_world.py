@@ -237,8 +237,16 @@ SHIM = textwrap.dedent(
                     t = self.target_transform(t)
                 return img, t
 
-        Stand.__name__ = name
+        # picklable by reference (spawned workers, hogwild): ``sitecustomize.MNIST``
+        Stand.__name__ = Stand.__qualname__ = name
+        Stand.__module__ = __name__
+        globals()[name] = Stand
         return Stand
+
+    def __getattr__(name):  # a spawned child unpickling a dataset builds its class here
+        if name in SHAPES:
+            return _dataset(name, *SHAPES[name])
+        raise AttributeError(name)
 
     def _patch_datasets(mod):
         for name, (h, w, c, k) in SHAPES.items():

@@ -115,11 +115,22 @@ def origin_facts(found: Dict[str, Any]) -> Report:
 
 def params_facts(module: Any) -> Report:
     """Names of the module's own parameters (and its children's) that hold NaN/Inf already."""
-    bad = []
+    bad, shared = [], False
     for name, p in list(unwrap(module).named_parameters())[:MAX_PARAMS]:
         if checkable(p) and verdict(*extremes(p), float("inf")) == NONFINITE:
             bad.append(name)
-    return {"params_bad": bad}
+            shared = shared or _is_shared(p)
+    facts: Report = {"params_bad": bad}
+    if shared:  # in shared memory (hogwild): other processes update them too
+        facts["params_shared"] = True
+    return facts
+
+
+def _is_shared(p: Any) -> bool:
+    try:
+        return bool(p.is_shared())
+    except Exception:  # a tensor kind without storage to ask about
+        return False
 
 
 def inputs_facts(tensors: List[Any]) -> Report:

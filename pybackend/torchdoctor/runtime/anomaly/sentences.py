@@ -124,7 +124,10 @@ def _inputs_text(r: Report, what: str) -> str:
 
 def _params_origin(r: Report) -> str:
     """Where a parameter's NaN came from: at step 0 nothing has updated it yet (real scripts
-    with a NaN planted in a weight were told "an earlier update" before their first step)."""
+    with a NaN planted in a weight were told "an earlier update" before their first step),
+    unless other processes share the weights (hogwild's workers step them)."""
+    if r.get("params_shared"):
+        return ": an update by a process sharing these weights, or the initialisation, put it there"
     if r.get("step") == 0:
         return " before any update: its initialisation or a loaded checkpoint put it there"
     return ": an earlier update put it there"

@@ -23,18 +23,22 @@ def _arm() -> None:
 
 
 def _chain() -> None:
-    """Run the ``sitecustomize`` found after this folder on ``sys.path``, if there is one."""
+    """Run the ``sitecustomize`` found after this folder on ``sys.path``, if there is one, as
+    *this* module: what it defines must be ``sitecustomize.X`` (a class it defines is pickled by
+    that name to a spawned child; a separate module object left the child unable to find it),
+    and its ``__file__`` is its own (code that finds files beside it)."""
     import importlib.machinery
-    import importlib.util
 
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
+    namespace = globals()
+    namespace.update(__file__=spec.origin, __spec__=spec, __loader__=spec.loader)
+    namespace.pop("__cached__", None)
     try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        spec.loader.exec_module(sys.modules[__name__])
     except Exception as exc:
         sys.stderr.write(f"[torchdoctor] the environment's sitecustomize failed: {exc}\n")
 

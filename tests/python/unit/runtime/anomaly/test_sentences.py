@@ -217,3 +217,7 @@ def test_a_parameters_nan_is_blamed_on_an_update_only_after_one():
     assert sentence(report).endswith("parameters already had NaN (`weight`): an earlier update put it there")
     first = sentence(dict(report, step=0))
     assert first.endswith("(`weight`) before any update: its initialisation or a loaded checkpoint put it there")
+    shared = sentence(dict(report, step=0, params_shared=True))  # hogwild: the workers update them
+    assert shared.endswith(
+        "(`weight`): an update by a process sharing these weights, or the initialisation, put it there"
+    )

@@ -61,6 +61,17 @@ def test_nan_made_by_a_module_is_caught_there_with_finite_inputs():
     json.dumps(report, allow_nan=False)
 
 
+def test_a_nan_in_weights_shared_with_other_processes_is_not_blamed_on_initialisation():
+    model = poisoned(float("nan"))
+    model.share_memory()  # hogwild: worker processes step these weights
+    x, y = data()
+    with watching() as seen:
+        train(model, x, y)
+    [report] = seen.reports
+    assert report["params_bad"] == ["weight"] and report["params_shared"] is True
+    assert "an update by a process sharing these weights" in report["sentence"]
+
+
 def test_nan_in_the_data_says_the_inputs_already_had_it():
     torch.manual_seed(0)
     model = MLP()
