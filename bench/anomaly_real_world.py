@@ -30,6 +30,7 @@ Prints one line per program and the totals; exits 0 (it measures, it does not ju
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -112,7 +113,7 @@ CASES: List[Case] = [
     ),
     # yunjey/pytorch-tutorial
     *[
-        Case("yunjey+pytorch-tutorial", f"tutorials/{p}/main.py", samples=1280)
+        Case("yunjey+pytorch-tutorial", f"tutorials/{p}/main.py", samples=1200)  # batches of 100
         for p in (
             "01-basics/logistic_regression",
             "01-basics/feedforward_neural_network",
@@ -123,7 +124,7 @@ CASES: List[Case] = [
             "03-advanced/variational_autoencoder",
         )
     ],
-    Case("yunjey+pytorch-tutorial", "tutorials/01-basics/linear_regression/main.py"),
+    Case("yunjey+pytorch-tutorial", "tutorials/01-basics/linear_regression/main.py", samples=1200),
     # MorvanZhou/PyTorch-Tutorial
     *[
         Case("MorvanZhou+PyTorch-Tutorial", f"tutorial-contents/{s}.py", samples=1280)
@@ -210,9 +211,15 @@ SHIM = textwrap.dedent(
         class Stand(torch.utils.data.Dataset):
             def __init__(self, root=None, train=True, transform=None, target_transform=None,
                          download=False, **kw):
+                # learnable: each class a fixed random picture, each sample that picture plus
+                # noise (a healthy run's loss falls, as on the real data)
+                shape = (h, w) if c == 1 else (h, w, c)
+                templates = np.random.default_rng(7).integers(0, 256, size=(k,) + shape)
                 rng = np.random.default_rng(0 if train else 1)
-                arr = rng.integers(0, 256, size=(N, h, w) if c == 1 else (N, h, w, c), dtype=np.uint8)
-                self.targets = torch.as_tensor(rng.integers(0, k, size=N))
+                labels = rng.integers(0, k, size=N)
+                noise = rng.integers(0, 256, size=(N,) + shape)
+                arr = (0.7 * templates[labels] + 0.3 * noise).astype(np.uint8)
+                self.targets = torch.as_tensor(labels)
                 self.data = torch.as_tensor(arr) if c == 1 else arr
                 self.train_data = self.test_data = self.data
                 self.train_labels = self.test_labels = self.targets
@@ -372,13 +379,18 @@ def prepare(case: Case, root: Path) -> None:
             _char_bins(root / rel)
 
 
-def run(python: str, case: Case, root: Path, shim: Path, inject: str, watched: bool) -> Tuple[int, float, dict, str]:
+def run(
+    python: str, case: Case, root: Path, shim: Path, inject: str, watched: bool, monitor: bool = False
+) -> Tuple[int, float, dict, str]:
     script = root / case.script
-    out = root / f".rw_{script.stem}_{inject or 'healthy'}.json"
+    out = root / ".rw_{}_{}.json".format(case.script.replace("/", "_"), inject or "healthy")
     out.unlink(missing_ok=True)
     env = dict(os.environ, PYTHONPATH=str(shim), MPLBACKEND="Agg", RW_N=str(case.samples), RW_INJECT=inject)
     env.pop("TORCHDOCTOR_ANOMALY", None)
-    if watched:
+    if watched and monitor:
+        cmd = [python, "-m", "torchdoctor", "run", "--anomaly", "log", "--json", str(out)]
+        cmd += ["--monitor", "--report", str(out.with_suffix(".report.json")), str(script)]
+    elif watched:
         cmd = [python, "-m", "torchdoctor", "run", "--anomaly", "log", "--json", str(out), str(script)]
     else:
         cmd = [python, str(script)]
@@ -395,6 +407,9 @@ def run(python: str, case: Case, root: Path, shim: Path, inject: str, watched: b
         )
     took = time.perf_counter() - start
     report = json.loads(out.read_text()) if out.exists() else {}
+    monitored = out.with_suffix(".report.json")
+    if monitor and monitored.exists():
+        report["monitor"] = json.loads(monitored.read_text())
     return rc, took, report, err
 
 
@@ -405,21 +420,41 @@ def _kinds(report: dict) -> str:
     return ",".join(kinds) + (f" (+{advice} advice)" if advice else "")
 
 
+def _print_monitor(recorded: dict, totals: Dict[str, int]) -> None:
+    """The monitor's steps and findings (kind, severity, step, sentence) for one run."""
+    findings = recorded.get("findings") or []
+    print(f"    monitor: {recorded.get('steps', 0)} steps, {len(findings)} findings")
+    for finding in findings:
+        severity = finding.get("severity", "?")
+        totals[f"monitor_{severity}"] = totals.get(f"monitor_{severity}", 0) + 1
+        where = finding.get("where") or ""
+        print(
+            f"      {finding.get('kind')} ({severity}, step {finding.get('step')}): {finding.get('sentence', '')[:260]} {where}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/anomaly_real_world"))
     parser.add_argument("--inject", default="", choices=["", "nan-weight", "huge-lr", "inf-input", "all"])
-    parser.add_argument("--only", default="", help="run the programs whose name contains this")
+    parser.add_argument(
+        "--only", default="", help="run the programs whose name contains one of these (comma-separated)"
+    )
     parser.add_argument("--verbose", action="store_true", help="print the first report of each run")
+    parser.add_argument(
+        "--monitor", action="store_true", help="also record with the training monitor and print its findings"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    shim = args.work / "shim"
+    # one folder per shim text: a run started while another goes on does not change its data
+    shim = args.work / f"shim-{hashlib.sha1(SHIM.encode()).hexdigest()[:8]}"
     shim.mkdir(exist_ok=True)
     (shim / "sitecustomize.py").write_text(SHIM, encoding="utf-8")
     injects = ["nan-weight", "huge-lr", "inf-input"] if args.inject == "all" else [args.inject]
-    cases = [c for c in CASES if args.only in c.name]
+    wanted = [w for w in args.only.split(",") if w] or [""]
+    cases = [c for c in CASES if any(w in c.name for w in wanted)]
     missing = sorted({c.project for c in cases if not (args.mirrors / c.project / "repo").is_dir()})
     if missing:
         print(f"no mirror for {', '.join(missing)} under {args.mirrors}: fetch them first", file=sys.stderr)
@@ -429,7 +464,7 @@ def main() -> int:
         root = extract(args.mirrors, args.work, case.project)
         prepare(case, root)
         for inject in injects:
-            rc, took, report, err = run(args.python, case, root, shim, inject, watched=True)
+            rc, took, report, err = run(args.python, case, root, shim, inject, watched=True, monitor=args.monitor)
             reported = report.get("anomalies_reported", 0)
             verdict = "ANOMALY" if reported else "silent"
             extra = ""
@@ -451,6 +486,11 @@ def main() -> int:
                 f"{case.name:70s} {label:10s} rc={rc:<3d} {took:6.1f}s {verdict}: {reported} {_kinds(report)}{extra}",
                 flush=True,
             )
+            if args.verbose:
+                for advice in [a for a in report.get("anomalies", []) if a.get("advice")]:
+                    print("    advice: " + advice.get("sentence", "")[:300])
+            if "monitor" in report:
+                _print_monitor(report["monitor"], totals)
             if args.verbose and (reported or verdict.startswith("WATCH") or verdict.startswith("script")):
                 first = report.get("anomalies", [{}])
                 print("    " + (first[0].get("sentence", "") if first else "").replace("\n", " ")[:400])
