@@ -73,7 +73,7 @@ class DeadRule(WatchHost):
     """The dead-output rule of :class:`watch.Watch` (uses its ``config``, ``step``, ``_dead``, ``dead``)."""
 
     dead: DeadEvidence
-    _dead: Dict[int, List[int]]
+    _dead: Dict[int, List[Any]]
 
     def _dead_hit(self, module, inputs, t, before=None) -> None:
         """``before``: the extremes of the input an in-place module has just overwritten."""
@@ -85,7 +85,9 @@ class DeadRule(WatchHost):
             return  # zeros in, zeros out: the cause is upstream (or the data)
         span = self._dead.get(id(module))
         if span is None or span[1] < self.step - 1:
-            span = self._dead[id(module)] = [self.step, self.step]
+            # with the optimizers' step counts when the streak began: a report is counted in
+            # optimizer steps, and a GAN runs two or three backwards per step
+            span = self._dead[id(module)] = [self.step, self.step, dict(self.optimizers.counts)]
         span[1] = self.step
         if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
             return
@@ -97,6 +99,7 @@ class DeadRule(WatchHost):
         if before is not None:
             facts["inputs_min"], facts["inputs_max"] = before
         facts["dead_since"] = span[0]
+        facts["dead_since_counts"] = span[2]  # read and dropped by ``_count_steps``
         if evidence == UNKNOWN:  # no gradient yet: this step's backward will tell
             facts["hint"] = outermost_module(sys._getframe())
             self.dead.wait(module, facts)

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 if TYPE_CHECKING:
     from .config import AnomalyConfig
     from .names import ModuleNames
+    from .steps import OptimizerSteps
 
 
 class WatchHost:
     config: AnomalyConfig
     names: ModuleNames
+    optimizers: OptimizerSteps
     step: int
 
     if TYPE_CHECKING:

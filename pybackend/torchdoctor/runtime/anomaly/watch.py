@@ -351,6 +351,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
     def _count_steps(self, report: Dict[str, Any], frame, about: Any) -> None:
         """The report's step in optimizer steps (:mod:`steps`), when the script has an optimizer."""
         report["backward_calls"] = report["step"]
+        since_counts = report.pop("dead_since_counts", None)  # a dead streak's start, see dead.py
         found: Optional[Tuple[int, Any]] = None
         try:
             if about is not None and isinstance(about, self._torch.nn.Module):
@@ -365,6 +366,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             if found is None:
                 return
             report["step"], optimizer = found
+            if since_counts is not None:
+                report["dead_since"] = min(since_counts.get(id(optimizer), 0), report["step"])
             if len(self.optimizers.live()) > 1:
                 report["step_optimizer"] = R.root_label(optimizer, frame)["label"]
         except Exception as exc:

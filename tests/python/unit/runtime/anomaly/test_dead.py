@@ -129,3 +129,32 @@ def _line(marker: str) -> int:
         if marker in text and "_line(" not in text:
             return number
     raise AssertionError(marker)
+
+
+def test_a_dead_streak_in_a_gan_is_counted_in_the_optimizers_steps():
+    """Two backwards per iteration (PyTorch-GAN's EBGAN): the report's step is the
+    discriminator's optimizer step, and so must the streak's start be (it read "-24 steps")."""
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 1))
+    maker = nn.Linear(4, 10)
+    opt_d = torch.optim.SGD(critic.parameters(), lr=0.0)
+    opt_g = torch.optim.SGD(maker.parameters(), lr=0.0)
+    x = torch.rand(8, 10)
+    with watching(deadSteps=6) as seen:
+        for i in range(12):
+            if i == 4:  # the ReLU dies after 4 steps: its streak starts at the 9th backward
+                with torch.no_grad():
+                    critic[0].weight.fill_(-1.0)
+                    critic[0].bias.fill_(-50.0)
+            opt_g.zero_grad()
+            critic(maker(torch.rand(8, 4))).mean().backward()
+            opt_g.step()
+            opt_d.zero_grad()
+            critic(x).mean().backward()
+            opt_d.step()
+    report = seen.reports[0]
+    assert report["qualname"].endswith("1") and report["module_type"] == "ReLU"
+    assert report["dead_since"] == 4 and report["step"] == 6 and report["backward_calls"] == 13
+    assert "dead_since_counts" not in report
+    streak = report["step"] - report["dead_since"] + 1
+    assert f"were 0 for {streak} steps in a row" in report["sentence"] and streak > 0
