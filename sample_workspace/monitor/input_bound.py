@@ -2,8 +2,8 @@
 
 What the view shows: a stacked step-time chart where "data" is most of every step (each
 sample takes ~2 ms to "decode", the model ~1 ms a batch), low samples/s, and an "input_bound"
-verdict card: set `num_workers` > 0 (now 0) and `pin_memory=True` on the DataLoader, linked
-to the line that creates it. A faster GPU would not help.
+verdict card: set `num_workers` > 0 (now 0) on the DataLoader, linked to the line that
+creates it (on a GPU it adds `pin_memory=True` and that a faster GPU would not help).
 `torchdoctor run --monitor input_bound.py` reports `input_bound` (a warning: exit 0).
 """
 

@@ -120,10 +120,7 @@ class Outputs:
             at = f" at {os.path.basename(str(where.get('path')))}:{where.get('line')}" if where else ""
             if kind == "loader_at":
                 return at
-            return (
-                f"Set `num_workers` > 0 (now {self.loader['num_workers']}) and `pin_memory=True` "
-                f"(now {self.loader['pin_memory']}) on the DataLoader{at}"
-            )
+            return loader_advice(self.loader, at, _gpu_in_use(self.torch))
         if kind == "memory":
             from .leaks import holder
 
@@ -169,3 +166,23 @@ class Outputs:
     def total_steps(self) -> int:
         counts = [self.optimizers.steps(k) for k in self.names]
         return max(counts) if counts else self.backward_calls
+
+
+def loader_advice(loader: Dict[str, Any], at: str, gpu: bool) -> str:
+    """What to change on an input-bound DataLoader. ``pin_memory`` only speeds copies to a GPU,
+    and only with a GPU does "a faster one will not help" mean anything: on a CPU-only run
+    (pytorch/examples' VAE on a laptop) neither is said."""
+    workers = loader["num_workers"]
+    text = f"Set `num_workers` > 0 (now {workers})" if not workers else f"Raise `num_workers` (now {workers})"
+    if gpu and not loader.get("pin_memory"):
+        text += f" and `pin_memory=True` (now {loader['pin_memory']})"
+    text += f" on the DataLoader{at}"
+    return text + ("; a faster GPU will not help" if gpu else "")
+
+
+def _gpu_in_use(torch: Any) -> bool:
+    """Whether the program has started CUDA (a model or batch put on a GPU); never starts it."""
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # a torch without CUDA support at all
+        return False

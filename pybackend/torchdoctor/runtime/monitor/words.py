@@ -56,10 +56,12 @@ def oscillating(series: str, start: int, step: int, hit: Dict[str, Any], lrs: Op
 
 
 def input_bound(a: int, b: int, fraction: float, data_s: float, step_s: float, loader: str) -> str:
-    where = loader or "Set `num_workers` > 0 and `pin_memory=True` on the DataLoader"
+    """``loader``: the advice for the script's DataLoader (``output._hint``), which knows whether
+    a GPU is in use (``pin_memory`` and a faster GPU only matter then)."""
+    where = loader or "Set `num_workers` > 0 on the DataLoader"
     return (
         f"Data loading takes {fraction:.0%} of each training step (steps {a}-{b}: {data_s * 1e3:.1f} ms of "
-        f"{step_s * 1e3:.1f} ms): the model waits for its batches. {where}; a faster GPU will not help."
+        f"{step_s * 1e3:.1f} ms): the model waits for its batches. {where}."
     )
 
 

@@ -190,3 +190,19 @@ def test_compiled_model_is_recorded_and_not_traced(monitor, monkeypatch):
         optimizer.step()
         losses.append(loss.item())
     assert [s["loss"] for s in steps(monitor)] == pytest.approx(losses) and monitor.errors == []
+
+
+def test_loader_advice_speaks_of_pinned_memory_and_the_gpu_only_when_one_is_used(monitor):
+    from torchdoctor.runtime.monitor.output import loader_advice
+
+    loader = {"num_workers": 0, "pin_memory": False}
+    on_cpu = loader_advice(loader, " at main.py:37", gpu=False)
+    assert on_cpu == "Set `num_workers` > 0 (now 0) on the DataLoader at main.py:37"  # pytorch/examples' VAE on a CPU
+    on_gpu = loader_advice(loader, " at main.py:37", gpu=True)
+    assert "`pin_memory=True` (now False)" in on_gpu and on_gpu.endswith("a faster GPU will not help")
+    assert loader_advice(dict(loader, num_workers=4, pin_memory=True), "", gpu=True).startswith(
+        "Raise `num_workers` (now 4) on the DataLoader"
+    )
+    # this run never started CUDA: the recorder's own hint says no more than the CPU advice
+    monitor.loader = {"num_workers": 0, "pin_memory": False, "where": {"path": "/x/main.py", "line": 37}}
+    assert monitor._hint("loader") == on_cpu
