@@ -62,7 +62,7 @@ class LossChecks(WatchHost):
     _last_extremes: Tuple[float, float]
     _last_id: int
     _last_one: bool
-    _sites: Dict[Tuple[int, int, int, int], Tuple[Any, Any, Tuple[Any, int, Any, int], Any]]
+    _sites: Dict[Tuple[int, int, int, int, int], Tuple[Any, Any, Tuple[Any, int, Any, int, int], Any]]
 
     if TYPE_CHECKING:
 
@@ -145,7 +145,7 @@ class LossChecks(WatchHost):
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
 
-    def _loss_series(self, frame) -> Tuple[Tuple[Any, int, Any, int], Any]:
+    def _loss_series(self, frame) -> Tuple[Tuple[Any, int, Any, int, int], Any]:
         """The call site ``(code, line, calling code, its line)`` of a ``backward()`` call, and its
         loss series. A line number is computed from the frame's instruction offset by a scan of
         the code's line table, and a code object's hash hashes its constants (both long for a
@@ -154,10 +154,11 @@ class LossChecks(WatchHost):
         back = frame.f_back
         code = frame.f_code
         back_code = back.f_code if back is not None else None
-        key = (id(code), frame.f_lasti, id(back_code), back.f_lasti if back is not None else -1)
+        owner = _owner(frame, code)
+        key = (id(code), frame.f_lasti, id(back_code), back.f_lasti if back is not None else -1, owner)
         entry = self._sites.get(key)
         if entry is None or entry[0] is not code or entry[1] is not back_code:
-            site = (code, frame.f_lineno, back_code, back.f_lineno if back is not None else 0)
+            site = (code, frame.f_lineno, back_code, back.f_lineno if back is not None else 0, owner)
             health = self.losses.by_site.get(site) or self.losses.get(site, _site_label(frame))
             entry = (code, back_code, site, health)
             if len(self._sites) < MAX_SITES:
@@ -283,3 +284,13 @@ def is_scalar(t: Any) -> bool:
     """A one-element floating tensor: what a loss is."""
     torch = sys.modules["torch"]
     return isinstance(t, torch.Tensor) and t.numel() == 1 and t.dtype.is_floating_point
+
+
+def _owner(frame: Any, code: Any) -> int:
+    """The object whose method called ``backward()`` (``id(self)``), 0 outside a method: the
+    forward-forward algorithm trains each layer with its own optimizer through one
+    ``Layer.train`` method, so one call site is several losses, one per layer (pytorch/examples'
+    mnist_forward_forward read as one curve: "not decreasing" from layer 2's start)."""
+    if code.co_argcount and code.co_varnames[0] == "self":
+        return id(frame.f_locals.get("self"))
+    return 0

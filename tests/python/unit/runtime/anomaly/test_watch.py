@@ -418,3 +418,36 @@ def test_a_gan_has_one_loss_series_per_backward_line_and_stays_silent():
     assert seen.reports == [] and len(series) == 3
     assert all(len(h.history) == 50 and h.count == 120 for h in series.by_site.values())
     assert sorted(series.labels.values())[0].startswith("test_watch.py:")
+
+
+class _Layer(nn.Module):
+    """Forward-forward's shape (pytorch/examples): each layer trains itself, with its own
+    optimizer, through one ``train`` method: one ``backward()`` line, one loss per layer."""
+
+    def __init__(self, start: float) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.full((4,), start))
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.01)
+
+    def train(self, steps: int = 60):  # type: ignore[override]  # the example's own name
+        for _ in range(steps):
+            self.opt.zero_grad()
+            loss = self.w.pow(2).mean()
+            loss.backward()
+            self.opt.step()
+        return self
+
+
+def test_layers_trained_through_one_method_are_separate_losses():
+    # layer 1 falls 1.0 -> 0.3, then layer 2 starts higher (2.0) and falls to 0.6: one curve made
+    # of both reads "not decreasing" (its last 25 above its first 25)
+    with watching() as seen:
+        layers = [_Layer(1.0), _Layer(1.42)]
+        for layer in layers:  # one calling line, as the example's loop over its layers
+            layer.train()
+    assert [r["kind"] for r in seen.reports] == []
+    with watching() as seen:  # one layer whose loss truly stays flat is still advised
+        flat = _Layer(1.0)
+        flat.opt.param_groups[0]["lr"] = 0.0
+        flat.train()
+    assert [r["kind"] for r in seen.reports] == ["loss_not_decreasing"]
