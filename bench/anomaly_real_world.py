@@ -53,6 +53,7 @@ class Case:
     samples: int = 3200  # size of each random stand-in dataset
     timeout: int = 240
     files: Dict[str, str] = field(default_factory=dict)  # extra files to write: path -> kind
+    package: bool = False  # the project's root on PYTHONPATH (a package it would pip install -e)
 
     @property
     def name(self) -> str:
@@ -163,6 +164,7 @@ CASES: List[Case] = [
         "karpathy+minGPT",
         "projects/adder/adder.py",
         ["--trainer.max_iters=200", "--trainer.num_workers=0", "--trainer.device=cpu"],
+        package=True,
     ),
     # karpathy/nanoGPT: the character-level config, shrunk to a CPU run (float16 -> its GradScaler
     # is built and disabled on the CPU, as on any machine without CUDA)
@@ -187,8 +189,6 @@ CASES: List[Case] = [
         ],
         files={"data/shakespeare_char": "char-bins"},
     ),
-    # rasbt/LLMs-from-scratch: chapter 5's GPT training on the short story that ships with it
-    Case("rasbt+LLMs-from-scratch", "ch05/01_main-chapter-code/gpt_train.py", timeout=600),
 ]
 
 SHIM = textwrap.dedent(
@@ -385,7 +385,8 @@ def run(
     script = root / case.script
     out = root / ".rw_{}_{}.json".format(case.script.replace("/", "_"), inject or "healthy")
     out.unlink(missing_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(shim), MPLBACKEND="Agg", RW_N=str(case.samples), RW_INJECT=inject)
+    path = os.pathsep.join([str(shim)] + ([str(root)] if case.package else []))
+    env = dict(os.environ, PYTHONPATH=path, MPLBACKEND="Agg", RW_N=str(case.samples), RW_INJECT=inject)
     env.pop("TORCHDOCTOR_ANOMALY", None)
     if watched and monitor:
         cmd = [python, "-m", "torchdoctor", "run", "--anomaly", "log", "--json", str(out)]
