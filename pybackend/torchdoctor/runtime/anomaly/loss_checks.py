@@ -120,7 +120,7 @@ class LossChecks(WatchHost):
         self._last_loss = value
         # One series per backward() call site (the caller's line and the line that called it):
         # a GAN's discriminator and generator losses are different curves.
-        site, health = self._loss_series(frame)
+        site, health = self._loss_series(frame, loss)
         for finding in health.observe(value, self.updates):
             rule = str(finding["rule"])
             advice = rule in TREND_RULES  # trends are advice: never a stop, never the exit status
@@ -145,7 +145,7 @@ class LossChecks(WatchHost):
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
 
-    def _loss_series(self, frame) -> Tuple[Tuple[Any, int, Any, int, int], Any]:
+    def _loss_series(self, frame, loss: Any = None) -> Tuple[Tuple[Any, int, Any, int, int], Any]:
         """The call site ``(code, line, calling code, its line)`` of a ``backward()`` call, and its
         loss series. A line number is computed from the frame's instruction offset by a scan of
         the code's line table, and a code object's hash hashes its constants (both long for a
@@ -155,6 +155,10 @@ class LossChecks(WatchHost):
         code = frame.f_code
         back_code = back.f_code if back is not None else None
         owner = _owner(frame, code)
+        if not owner and loss is not None:
+            # one line may train several models in turn (``for net, opt in zip(nets, opts)``):
+            # the parameter nearest the loss tells whose loss it is (a few nodes: a few µs)
+            owner = _nearest_parameter(loss)
         key = (id(code), frame.f_lasti, id(back_code), back.f_lasti if back is not None else -1, owner)
         entry = self._sites.get(key)
         if entry is None or entry[0] is not code or entry[1] is not back_code:
@@ -293,4 +297,19 @@ def _owner(frame: Any, code: Any) -> int:
     mnist_forward_forward read as one curve: "not decreasing" from layer 2's start)."""
     if code.co_argcount and code.co_varnames[0] == "self":
         return id(frame.f_locals.get("self"))
+    return 0
+
+
+def _nearest_parameter(loss: Any, limit: int = 32) -> int:
+    """``id`` of the first parameter found walking back from ``loss`` through its graph
+    (breadth first, at most ``limit`` nodes), 0 when none is near. Only read, never run."""
+    start = getattr(loss, "grad_fn", None)
+    queue, seen = [start] if start is not None else [], 0
+    while queue and seen < limit:
+        node = queue.pop(0)
+        seen += 1
+        variable = getattr(node, "variable", None)  # AccumulateGrad: a leaf, a parameter
+        if variable is not None:
+            return id(variable)
+        queue.extend(n for n, _ in node.next_functions if n is not None)
     return 0

@@ -451,3 +451,24 @@ def test_layers_trained_through_one_method_are_separate_losses():
         flat.opt.param_groups[0]["lr"] = 0.0
         flat.train()
     assert [r["kind"] for r in seen.reports] == ["loss_not_decreasing"]
+
+
+def test_two_models_trained_by_one_line_in_turn_are_two_losses():
+    """MorvanZhou's batch-norm comparison: ``for net, opt in zip(nets, opts)`` with one
+    ``backward()`` line. Their losses alternate (one net far behind the other): one curve read
+    as "oscillating" with no net progress; two curves, each falling, are healthy."""
+    torch.manual_seed(0)
+    nets = [nn.Linear(1, 1), nn.Linear(1, 1)]
+    with torch.no_grad():
+        nets[0].weight.fill_(0.0)
+        nets[1].weight.fill_(30.0)  # far off: its loss stays far above the other's
+    opts = [torch.optim.SGD(net.parameters(), lr=1e-3) for net in nets]
+    x = torch.linspace(-1, 1, 32).unsqueeze(1)
+    with watching() as seen:
+        for _ in range(80):
+            for net, opt in zip(nets, opts):
+                loss = (net(x) - x).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    assert [r["kind"] for r in seen.reports] == []
