@@ -123,7 +123,10 @@ class LossChecks(WatchHost):
         site, health = self._loss_series(frame, loss)
         for finding in health.observe(value, self.updates):
             rule = str(finding["rule"])
-            advice = rule in TREND_RULES  # trends are advice: never a stop, never the exit status
+            # trends are advice: never a stop, never the exit status; so is a spike in
+            # adversarial training (pytorch/examples' DCGAN: the discriminator's loss on fakes
+            # jumps 17x when the generator wins a step, its normal game)
+            advice = rule in TREND_RULES or (rule == "spike" and self._adversarial())
             action = self.config.action(rule)
             if not self._may_report(action, advice=advice):
                 continue
@@ -144,6 +147,10 @@ class LossChecks(WatchHost):
                 report["zero_grad_params"] = zero_grads(paths, table)
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
+
+    def _adversarial(self) -> bool:
+        """Several losses and several optimizers: a GAN (or any models trained against each other)."""
+        return len(self.losses) > 1 and len(self.optimizers.live()) > 1
 
     def _loss_series(self, frame, loss: Any = None) -> Tuple[Tuple[Any, int, Any, int, int], Any]:
         """The call site ``(code, line, calling code, its line)`` of a ``backward()`` call, and its

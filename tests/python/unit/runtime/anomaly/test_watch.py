@@ -472,3 +472,26 @@ def test_two_models_trained_by_one_line_in_turn_are_two_losses():
                 loss.backward()
                 opt.step()
     assert [r["kind"] for r in seen.reports] == []
+
+
+def test_a_spike_in_adversarial_training_is_advice():
+    """pytorch/examples' DCGAN: the discriminator's loss on fakes jumped 0.36 -> 6.3 (17x) at
+    step 14 when the generator won a step: a GAN's normal game, not a stop. A spike of a single
+    model's loss is still an anomaly (test_loss_spike_with_a_learning_rate_far_too_high)."""
+    torch.manual_seed(0)
+    critic, maker = nn.Linear(2, 1), nn.Linear(2, 2)
+    opt_d = torch.optim.SGD(critic.parameters(), lr=0.0)
+    opt_g = torch.optim.SGD(maker.parameters(), lr=0.0)
+    x = torch.randn(16, 2)
+    with watching() as seen:
+        for i in range(30):
+            opt_d.zero_grad()
+            d_loss = critic(x).pow(2).mean() * (40.0 if i == 20 else 1.0)  # the generator wins a step
+            d_loss.backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            g_loss = critic(maker(x)).pow(2).mean()
+            g_loss.backward()
+            opt_g.step()
+    [report] = seen.reports
+    assert report["kind"] == "loss_spike" and report["advice"] is True and seen.breaks == []
