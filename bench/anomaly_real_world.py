@@ -200,6 +200,7 @@ SHIM = textwrap.dedent(
 
     N = int(os.environ.get("RW_N", "3200"))
     INJECT = os.environ.get("RW_INJECT", "")
+    PLANTED = []
     SHAPES = {"MNIST": (28, 28, 1, 10), "FashionMNIST": (28, 28, 1, 10), "KMNIST": (28, 28, 1, 10),
               "EMNIST": (28, 28, 1, 26), "CIFAR10": (32, 32, 3, 10), "CIFAR100": (32, 32, 3, 100)}
 
@@ -240,6 +241,9 @@ SHIM = textwrap.dedent(
                     if INJECT == "inf-input" and i % 7 == 3 and isinstance(img, torch.Tensor):
                         img = img.clone()
                         img.view(-1)[0] = float("inf")
+                        if not PLANTED:
+                            PLANTED.append(1)
+                            print("[rw] planted inf-input", file=sys.stderr, flush=True)
                 if self.target_transform is not None:
                     t = self.target_transform(t)
                 return img, t
@@ -469,7 +473,11 @@ def main() -> int:
             reported = report.get("anomalies_reported", 0)
             verdict = "ANOMALY" if reported else "silent"
             extra = ""
-            if rc not in (0, 1) or (rc == 1 and not reported):
+            if inject and "[rw] planted" not in err:
+                # no optimizer built (manual SGD), or the data does not go through a stand-in
+                verdict, extra = "not planted", " (this program has no place for this bug)"
+                totals["not_planted"] = totals.get("not_planted", 0) + 1
+            if verdict != "not planted" and (rc not in (0, 1) or (rc == 1 and not reported)):
                 plain_rc = run(args.python, case, root, shim, inject, watched=False)[0]
                 if plain_rc == rc:
                     verdict, extra = "script fails alone", f" (plain python exits {plain_rc} too)"
@@ -478,10 +486,13 @@ def main() -> int:
                     verdict, extra = "WATCH BROKE IT", f" (plain python exits {plain_rc})"
                     totals["watch_broke"] += 1
             totals["runs"] += 1
-            if verdict == "ANOMALY":
+            if verdict == "ANOMALY" and inject:
+                totals["caught"] = totals.get("caught", 0) + 1
+            elif verdict == "ANOMALY":
                 totals["alarmed"] += 1
-            elif verdict == "silent":
-                totals["silent"] += 1
+            elif verdict == "silent":  # a planted bug not reported is a miss
+                key = "missed" if inject else "silent"
+                totals[key] = totals.get(key, 0) + 1
             label = inject or "healthy"
             print(
                 f"{case.name:70s} {label:10s} rc={rc:<3d} {took:6.1f}s {verdict}: {reported} {_kinds(report)}{extra}",
