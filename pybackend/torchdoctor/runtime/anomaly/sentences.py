@@ -261,7 +261,12 @@ def _loss_spike(r: Report) -> str:
     return (
         f"Loss spike at step {r['step']}{_series(r)}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
         f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
-        f"a learning rate too high is the usual cause"
+        + (
+            "in adversarial training this is often the other model winning a step; if it stays up, "
+            "lower the learning rate"
+            if r.get("advice")  # a spike is advice only with several losses and optimizers (a GAN)
+            else "a learning rate too high is the usual cause"
+        )
     )
 
 

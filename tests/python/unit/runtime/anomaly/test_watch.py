@@ -495,3 +495,4 @@ def test_a_spike_in_adversarial_training_is_advice():
             opt_g.step()
     [report] = seen.reports
     assert report["kind"] == "loss_spike" and report["advice"] is True and seen.breaks == []
+    assert "often the other model winning a step" in report["sentence"]
