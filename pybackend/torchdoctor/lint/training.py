@@ -177,12 +177,12 @@ class TrainingAnalysis:
             cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
             if not cleared:
                 continue
+            # a model's ``zero_grad()``, or one named tensor's ``.grad`` (MAML's
+            # ``output_weight.grad.fill_(0)``): only what that name holds is cleared
+            name = self.ctx.text(sub.func.value) if _is_module_zero_grad(sub) else self._one_tensor(sub)
             if receiver is not None:
                 result.optimizers.add(self.ctx.text(receiver))
-            elif _is_module_zero_grad(sub) or self._one_tensor(sub) is not None:
-                # a model's ``zero_grad()``, or one named tensor's ``.grad`` (MAML's
-                # ``output_weight.grad.fill_(0)``): only what that name holds is cleared
-                name = self.ctx.text(sub.func.value) if _is_module_zero_grad(sub) else self._one_tensor(sub) or ""
+            elif name is not None:
                 result.modules.add(name)
                 if depth == 0:
                     result.module_calls.setdefault(name, []).append(sub)
