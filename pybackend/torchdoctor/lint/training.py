@@ -152,10 +152,7 @@ class TrainingAnalysis:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             holder: ast.AST = node.func.value
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            holder = node.targets[0]
-            if not (isinstance(holder, ast.Attribute) and holder.attr == "grad"):
-                return None
-            holder = ast.Attribute(value=holder, attr="")  # the ``.grad`` itself is the target
+            holder = node.targets[0]  # ``w.grad = None``: the target is the ``.grad`` itself
         else:
             return None
         while isinstance(holder, ast.Attribute) and holder.attr != "grad":

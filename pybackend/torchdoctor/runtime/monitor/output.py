@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
+from . import words
 from .series import Bucketed
 
 MAX_SERIES = 256
@@ -120,7 +121,7 @@ class Outputs:
             at = f" at {os.path.basename(str(where.get('path')))}:{where.get('line')}" if where else ""
             if kind == "loader_at":
                 return at
-            return loader_advice(self.loader, at, _gpu_in_use(self.torch))
+            return words.loader_advice(self.loader, at, _gpu_in_use(self.torch))
         if kind == "memory":
             from .leaks import holder
 
@@ -166,18 +167,6 @@ class Outputs:
     def total_steps(self) -> int:
         counts = [self.optimizers.steps(k) for k in self.names]
         return max(counts) if counts else self.backward_calls
-
-
-def loader_advice(loader: Dict[str, Any], at: str, gpu: bool) -> str:
-    """What to change on an input-bound DataLoader. ``pin_memory`` only speeds copies to a GPU,
-    and only with a GPU does "a faster one will not help" mean anything: on a CPU-only run
-    (pytorch/examples' VAE on a laptop) neither is said."""
-    workers = loader["num_workers"]
-    text = f"Set `num_workers` > 0 (now {workers})" if not workers else f"Raise `num_workers` (now {workers})"
-    if gpu and not loader.get("pin_memory"):
-        text += f" and `pin_memory=True` (now {loader['pin_memory']})"
-    text += f" on the DataLoader{at}"
-    return text + ("; a faster GPU will not help" if gpu else "")
 
 
 def _gpu_in_use(torch: Any) -> bool:

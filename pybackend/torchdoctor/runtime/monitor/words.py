@@ -57,12 +57,24 @@ def oscillating(series: str, start: int, step: int, hit: Dict[str, Any], lrs: Op
 
 def input_bound(a: int, b: int, fraction: float, data_s: float, step_s: float, loader: str) -> str:
     """``loader``: the advice for the script's DataLoader (``output._hint``), which knows whether
-    a GPU is in use (``pin_memory`` and a faster GPU only matter then)."""
+    a GPU is in use (``loader_advice``)."""
     where = loader or "Set `num_workers` > 0 on the DataLoader"
     return (
         f"Data loading takes {fraction:.0%} of each training step (steps {a}-{b}: {data_s * 1e3:.1f} ms of "
         f"{step_s * 1e3:.1f} ms): the model waits for its batches. {where}."
     )
+
+
+def loader_advice(loader: Dict[str, Any], at: str, gpu: bool) -> str:
+    """What to change on an input-bound DataLoader. ``pin_memory`` only speeds copies to a GPU,
+    and only with a GPU does "a faster one will not help" mean anything: on a CPU-only run
+    (pytorch/examples' VAE on a laptop) neither is said."""
+    workers = loader["num_workers"]
+    text = f"Set `num_workers` > 0 (now {workers})" if not workers else f"Raise `num_workers` (now {workers})"
+    if gpu and not loader.get("pin_memory"):
+        text += f" and `pin_memory=True` (now {loader['pin_memory']})"
+    text += f" on the DataLoader{at}"
+    return text + ("; a faster GPU will not help" if gpu else "")
 
 
 def ratio_high(series: str, group: int, ratio: float, span: List[int], lr: Optional[float]) -> str:

@@ -193,7 +193,7 @@ def test_compiled_model_is_recorded_and_not_traced(monitor, monkeypatch):
 
 
 def test_loader_advice_speaks_of_pinned_memory_and_the_gpu_only_when_one_is_used(monitor):
-    from torchdoctor.runtime.monitor.output import loader_advice
+    from torchdoctor.runtime.monitor.words import loader_advice
 
     loader = {"num_workers": 0, "pin_memory": False}
     on_cpu = loader_advice(loader, " at main.py:37", gpu=False)
