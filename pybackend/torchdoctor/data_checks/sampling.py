@@ -70,6 +70,22 @@ class Guard:
     """Shared by a draw's thread and the thread waiting for it. The draw changes its ``Draws`` only
     inside ``with guard:``; once ``abandon()`` returned, it never does again (``Abandoned``)."""
 
+    # slots: ``tick`` runs once per sample beside the user's ``__getitem__``, where each attribute of
+    # an instance dict read or written cost more than in a loop of its own (cold caches)
+    __slots__ = (
+        "lock",
+        "abandoned",
+        "draws",
+        "item_started",
+        "items",
+        "batches",
+        "slowest",
+        "per_sample",
+        "batch_size",
+        "_sample",
+        "pending",
+    )
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.abandoned = False
@@ -86,21 +102,25 @@ class Guard:
         # the samples the draw holds and has not added to ``draws`` yet (_draw_each), taken on giving up
         self.pending: Optional[Callable[[], None]] = None
 
-    def tick(self, sample: bool) -> None:
+    def tick(self, sample: bool, now: Optional[float] = None) -> None:
         """Before each call of the user's code (a sample, or a loader's next batch): ``Abandoned`` once
-        given up on (no more of the user's code is called); else the previous call is timed."""
+        given up on (no more of the user's code is called); else the previous call is timed (``now``:
+        the caller's ``perf_counter()``, read just before)."""
         if self.abandoned:
             raise Abandoned()
-        now = time.perf_counter()
+        if now is None:
+            now = time.perf_counter()
         if self.items:
             took = now - self.item_started
-            self.slowest = max(self.slowest, took)
-            if self._sample:
-                self.per_sample = max(self.per_sample, took)
-            else:
+            if took > self.slowest:
+                self.slowest = took
+            if not self._sample:
                 self.batches += 1
+            elif took > self.per_sample:
+                self.per_sample = took
         self.items += 1
-        self.item_started, self._sample = now, sample
+        self.item_started = now
+        self._sample = sample
 
     def __enter__(self) -> None:
         self.lock.acquire()
@@ -243,14 +263,15 @@ def _draw_each(d: Draws, ds: Any, idx: list) -> None:
     if guard is not None:
         guard.pending = lambda: _flush(d, idx, got, tensor)
     for i in idx:
-        if clock() > deadline and (d.indices or got):  # inf without a budget; one sample at least
+        now = clock()
+        if now > deadline and (d.indices or got):  # inf without a budget; one sample at least
             with _owned(d):
                 _flush(d, idx, got, tensor)
                 budget.cut(f"{name}: {len(d.indices)} of the {len(idx)} samples planned were drawn")
                 d.cut = True
             break
         if guard is not None:
-            guard.tick(True)
+            guard.tick(True, now)
         try:
             note(name, i)  # _get, inlined: one call less per sample
             sample = ds[i]

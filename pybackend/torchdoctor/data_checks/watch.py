@@ -21,12 +21,17 @@ from __future__ import annotations
 import json
 import os
 import signal
+import struct
 import sys
 import threading
 from typing import Any, Optional
 
 WHERE = "where-{pid}.json"
 SLOT = 1 << 14  # bytes of the note file mapped into memory: a note is a copy there, no system call
+# The last 8 bytes of the mapped note file: a sample's index as a native int64. ``note_sample`` writes
+# only these (the JSON before them says ``"indexAt"``, written once per split): a bytes copy into the
+# mapping cost ~4 us a sample beside a CIFAR-like ``__getitem__`` (~16 ms of 2,000), the int ~0.6 us.
+INDEX_AT = SLOT - 8
 STACK = "stack-{pid}.txt"
 FAILED = "failed-{pid}.jsonl"
 ASK_SIGNAL: Optional[int] = getattr(signal, "SIGUSR2", None)
@@ -49,6 +54,8 @@ class _State:
         self.failure: Optional[dict] = None  # the first failed fetch of this process, not yet taken
         self.split_json: dict = {}  # split name -> its JSON text
         self.sample_json: dict = {}  # split name -> its sample note's JSON bytes up to the index
+        self.index: Any = None  # the mapped int64 at INDEX_AT (a memoryview), with the map
+        self.header: Optional[str] = None  # the split whose "indexAt" note the file holds, if any
 
 
 _state = _State()
@@ -70,6 +77,7 @@ def _open_files() -> None:
         _state.fd = os.open(os.path.join(folder, WHERE.format(pid=pid)), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         _state.written = 0
         _state.map = _mapped(_state.fd)
+        _state.index = memoryview(_state.map)[INDEX_AT:].cast("q") if _state.map is not None else None
         _state.stack = open(os.path.join(folder, STACK.format(pid=pid)), "w")  # noqa: SIM115 - open for good
     except OSError:
         _state.fd, _state.map = None, None
@@ -107,6 +115,7 @@ def _in_child() -> None:
         except OSError:
             pass
     _state.fd, _state.map, _state.child, _state.failure, _state.note = None, None, True, None, {}
+    _state.index, _state.header = None, None
     _open_files()
     loader_module = sys.modules.get("torch.utils.data.dataloader")
     kind = getattr(loader_module, "_DatasetKind", None)
@@ -162,8 +171,9 @@ def note(split: str, stage: str, index: Any = None, batch: Any = None, number: O
 
 def note_sample(split: str, index: Any) -> None:
     """``note(split, "__getitem__", index)``, the note made before every sample: a tuple kept (``current``
-    makes the dict) and, in the worker, its JSON made from bytes cached per split and copied into the
-    mapped note file; about half the cost of ``note`` (2,000 samples: ~2 ms less)."""
+    makes the dict) and, in the worker, the index stored as an int64 in the mapped note file, whose JSON
+    (``"indexAt"``, read back by ``read_note``) is written once per split; without a mapping, the
+    JSON made from bytes cached per split."""
     if type(index) is not int or _state.worker is not None or (_abandoned and threading.current_thread() in _abandoned):
         note(split, SAMPLE, index)
         return
@@ -171,10 +181,17 @@ def note_sample(split: str, index: Any) -> None:
     _state.note = (split, index)
     if _state.fd is None:
         return
+    if _state.index is not None and _state.written <= INDEX_AT and -(1 << 63) <= index < 1 << 63:
+        _state.index[0] = index  # first: the header below never points at another sample's index
+        if _state.header != split:
+            _write_bytes(json.dumps({"split": split, "stage": SAMPLE, "indexAt": INDEX_AT}).encode())
+            _state.header = split if _state.index is not None else None
+        return
     prefix = _state.sample_json.get(split)
     if prefix is None:
         prefix = _state.sample_json.setdefault(split, _encode({"split": split, "stage": SAMPLE, "index": 0})[:-2])
     _write_bytes(prefix + b"%d}" % index)
+    _state.header = None
 
 
 def idle() -> None:
@@ -211,9 +228,10 @@ def _write(n: dict) -> None:
     try:
         data = _encode(n)
     except (ValueError, TypeError):
-        _state.fd, _state.map = None, None
+        _state.fd, _state.map, _state.index = None, None, None
         return
     _write_bytes(data)
+    _state.header = None  # the file holds this note now, not a sample's header
 
 
 def _write_bytes(data: bytes) -> None:
@@ -223,7 +241,7 @@ def _write_bytes(data: bytes) -> None:
         return
     try:
         size = max(len(data), _state.written)
-        if _state.map is not None and size <= SLOT:
+        if _state.map is not None and size <= INDEX_AT:
             _state.map[:size] = data.ljust(size)  # padded over a longer note before: one note in place
         elif hasattr(os, "pwrite"):
             os.pwrite(fd, data.ljust(size), 0)  # one write in place: a crash leaves a whole note
@@ -232,7 +250,7 @@ def _write_bytes(data: bytes) -> None:
             os.write(fd, data.ljust(size))
         _state.written = size
     except (OSError, ValueError, TypeError):
-        _state.fd, _state.map = None, None  # the folder is gone: keep notes in memory only
+        _state.fd, _state.map, _state.index = None, None, None  # the folder is gone: notes in memory only
 
 
 # -- a DataLoader's fetcher, in this process (num_workers=0) or in a forked worker ----------------
@@ -386,13 +404,21 @@ def take_failure(exc: BaseException) -> Optional[dict]:
 
 
 def read_note(folder: str, pid: int) -> dict:
-    """The last note of process ``pid`` ({} when it wrote none)."""
+    """The last note of process ``pid`` ({} when it wrote none); a sample note's ``"indexAt"`` is
+    replaced by the index stored there (``note_sample``)."""
     try:
-        with open(os.path.join(folder, WHERE.format(pid=pid)), encoding="utf-8", errors="replace") as f:
-            value = json.loads(f.read().rstrip("\x00").strip() or "{}")
+        with open(os.path.join(folder, WHERE.format(pid=pid)), "rb") as f:
+            data = f.read()
+        text = (data[:INDEX_AT] if len(data) == SLOT else data).decode("utf-8", "replace")  # longer: a long note
+        value = json.loads(text.rstrip("\x00").strip() or "{}")
     except (OSError, ValueError):
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    at = value.pop("indexAt", None)
+    if type(at) is int and 0 <= at and at + 8 <= len(data):
+        value["index"] = struct.unpack_from("=q", data, at)[0]
+    return value
 
 
 def read_failure(folder: str, pid: int) -> Optional[dict]:

@@ -113,10 +113,10 @@ print(json.dumps(watch.current()))
 """
 
 
-@pytest.mark.parametrize("index", [0, 12345, "a/b.png"])
+@pytest.mark.parametrize("index", [0, 12345, -3, 2**63 - 1, 2**63, -(2**70), "a/b.png"])
 def test_a_sample_note_reads_back_as_the_general_note_would(tmp_path: Path, index):
-    """note_sample (once per sample, bytes into the mapped note file) says what note() would, in
-    memory and in the file, after a longer note and for an index that is no int."""
+    """note_sample (once per sample, an int64 into the mapped note file) says what note() would, in
+    memory and in the file, after a longer note, for ints past int64 and for an index that is no int."""
     script = tmp_path / "sample_note.py"
     script.write_text(textwrap.dedent(SAMPLE_NOTE))
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
@@ -132,3 +132,43 @@ def test_a_sample_note_reads_back_as_the_general_note_would(tmp_path: Path, inde
     assert json.loads(proc.stdout) == expected
     (pid,) = watch.watched_pids(str(tmp_path))
     assert watch.read_note(str(tmp_path), pid) == expected
+
+
+SAMPLES_THEN_NOTES = """
+import json, sys
+from torchdoctor.data_checks import watch
+
+watch.install(sys.argv[1])
+folder, pid = sys.argv[1], __import__("os").getpid()
+seen = []
+for split, index in [("train", 4), ("train", 5), ("val", 2), ("val", 2**64), ("val", 7)]:
+    watch.note_sample(split, index)
+    seen.append(watch.read_note(folder, pid))
+watch.note("val", "collate", batch=[7, 8])
+seen.append(watch.read_note(folder, pid))
+watch.note_sample("val", 9)  # the same split as before the other note: its header written again
+seen.append(watch.read_note(folder, pid))
+watch.note("val", "collate", batch=list(range(4000)))  # longer than the mapping: written past it
+watch.note_sample("val", 11)
+seen.append(watch.read_note(folder, pid))
+print(json.dumps(seen))
+"""
+
+
+def test_each_sample_note_is_read_back_with_its_own_index_between_other_notes(tmp_path: Path):
+    """The backend reads the last note at any moment: each sample's index (stored alone, its JSON
+    written once per split) across splits, past int64, after another note, and after a note too long
+    for the mapped part of the file."""
+    script = tmp_path / "samples_then_notes.py"
+    script.write_text(textwrap.dedent(SAMPLES_THEN_NOTES))
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    sample = [{"split": s, "stage": "__getitem__", "index": i} for s, i in [("train", 4), ("train", 5), ("val", 2)]]
+    sample += [{"split": "val", "stage": "__getitem__", "index": i} for i in (2**64, 7)]
+    collate = {"split": "val", "stage": "collate", "index": None, "batch": [7, 8], "batchSize": 2}
+    later = [{"split": "val", "stage": "__getitem__", "index": i} for i in (9, 11)]
+    assert seen == [*sample, collate, *later]
