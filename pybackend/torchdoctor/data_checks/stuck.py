@@ -13,7 +13,7 @@ holds), and the global RNG states are put back as they were before the split.
 
 Python cannot stop a thread. In a paused program the stuck call keeps running in the background
 (it stops touching the check's data, calling the user's code and writing notes once it returns:
-``sampling.Guard``, ``watch.abandon_thread``). A draw that raises in its thread is drawn again in
+``guard.Guard``, ``watch.abandon_thread``). A draw that raises in its thread is drawn again in
 the calling thread (``_again``): a dataset may hold objects that work only in the thread that made
 them. The data-check worker (CLI, CodeLens) does not draw in threads (``budget.threads``): it
 draws in its main thread, watched by a thread that gives up by the same rule, finishes the check
@@ -34,8 +34,9 @@ from typing import Any, Callable, Optional, Tuple
 from . import budget, rng, watch
 from . import findings as F
 from .errors import SampleError
+from .guard import Abandoned, Guard
 from .loader_errors import drawing_words, is_user_file, short_path
-from .sampling import Abandoned, Draws, Guard, bind, draw, is_loader
+from .sampling import Draws, bind, draw, is_loader
 
 SLOWER = 3.0  # a call is given up on past the split's stop once it took this many times the slowest seen
 
