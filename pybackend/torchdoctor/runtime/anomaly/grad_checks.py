@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from . import report as R
 from .amp import ScalerTracker, current_scale
 from .clipping import ClipHints
+from .data_origin import nonfinite_data
 from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
@@ -38,6 +39,7 @@ class GradientChecks(WatchHost):
     _pending_scale: Optional[float]
     _pending_order: Optional[List[int]]
     _unscaled_step: int
+    _bad_output_step: int
 
     if TYPE_CHECKING:
 
@@ -102,6 +104,8 @@ class GradientChecks(WatchHost):
         )
         report["threshold"] = self.config.threshold
         report["loss"] = self._last_loss
+        if kind == "nonfinite_grad" and self._bad_output_step != step:  # no module output was bad first
+            report["data_bad"] = nonfinite_data(frame)
         report.update({k: v for k, v in extra.items() if v is not None})
         self._emit(report, frame, step=step, about=grads[found["index"]][1])
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import report as R
 from .amp import ScalerTracker
+from .data_origin import nonfinite_data
 from .dead import DeadEvidence
 from .detect import NONFINITE, ZERO, checkable, extremes_device, grad_norms, verdict
 from .device import DeviceBatch
@@ -139,7 +140,7 @@ class LossChecks(WatchHost):
             if self._amp_step is not None:
                 report["unscaled"] = True
             if rule == "nan":
-                self._explain_nan(report, loss)
+                self._explain_nan(report, loss, frame)
             if rule == "notDecreasing" and self._last_grads:
                 paths, table = self._last_grads
                 if table and not isinstance(table[0], tuple):  # norms (grad_checks): (-n, n) bounds
@@ -176,7 +177,7 @@ class LossChecks(WatchHost):
                 self._sites[key] = entry
         return entry[2], entry[3]
 
-    def _explain_nan(self, report: Dict[str, Any], loss: Any) -> None:
+    def _explain_nan(self, report: Dict[str, Any], loss: Any, frame: Any) -> None:
         from ...spelling import fmt_num
 
         report["loss_text"] = fmt_num(report["loss"])
@@ -185,6 +186,8 @@ class LossChecks(WatchHost):
             origin = find_origin(loss)
             report["origin_op"] = origin
             report["origin"] = describe(origin)
+        if report["modules_clean"] and not report.get("origin"):  # a NaN target reaches only the loss
+            report["data_bad"] = nonfinite_data(frame)
 
     def _flush_deferred(self, loss: Any, frame) -> None:
         """The step's device checks (accelerators) and its gradients, read in one transfer."""

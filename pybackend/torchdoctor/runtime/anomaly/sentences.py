@@ -173,7 +173,19 @@ def _nonfinite_grad(r: Report) -> str:
     loss = r.get("loss")
     if loss is not None:
         text += f"; the loss was {fmt_num(loss)}"
-    return text
+    return text + _data_text(r)
+
+
+def _data_text(r: Report) -> str:
+    """The batch of the user's loop already held NaN/Inf (:mod:`data_origin`): the data is the cause."""
+    bad = r.get("data_bad")
+    if not bad:
+        return ""
+    named = ", ".join(f"`{d['name']}` ({bad_values(d['counts'])}: {_count_text(d['counts'])})" for d in bad[:3])
+    return (
+        f"; the data of this step already had non-finite values: {named}. It came from the input, not the "
+        "model: check the dataset, its transforms and how the batch was built"
+    )
 
 
 def _exploding_grad(r: Report) -> str:
@@ -248,6 +260,8 @@ def _loss_nan(r: Report) -> str:
     what = "NaN" if r.get("loss_text") == "NaN" else "Inf" if r.get("loss_text") in ("+Inf", "-Inf") else "Non-finite"
     text = f"{what} loss at step {r['step']}{_series(r)}"
     origin = r.get("origin")
+    if r.get("modules_clean") and r.get("data_bad") and not origin:  # a NaN target: the data, not the loss code
+        return text + "; every module output was finite" + _data_text(r)
     if r.get("modules_clean"):
         text += "; every module output was finite, so the loss computation made it"
         if origin:

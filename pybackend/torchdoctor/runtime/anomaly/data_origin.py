@@ -1,0 +1,112 @@
+"""Whether the batch in the user's loop holds NaN/Inf, asked once a gradient or the loss is
+already non-finite and no module output showed it first.
+
+Some models stay finite forward on bad data: an LSTM's gates saturate on Inf (sigmoid and tanh
+of Inf are finite), so the first thing that goes wrong is the NaN gradient of its input weights
+(Inf x 0 in the backward), and the report would name the layer, not the data. A NaN target given
+to a functional loss reaches no module at all. The tensors of the loop's frame (and of the frame
+that called it, when the loop is a helper) that come from outside the model (no ``grad_fn``, no
+``requires_grad``, not a parameter: the batch and its labels) are counted. Runs after a hit only,
+so it may read whole tensors; it never keeps one.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from .detect import bad_counts
+from .frames import is_internal
+
+MAX_TENSORS = 16  # tensors looked at: a loop's batch is a few of them
+MAX_ITEMS = 8  # items of a tuple, list or dict in a local (``batch = (x, y)``, ``batch["pixel_values"]``)
+MAX_ELEMENTS = 1 << 27  # bigger tensors are left out (a whole dataset kept in a local)
+FRAMES = 2  # the frame that called backward(), and its caller
+
+
+def nonfinite_data(frame: Optional[FrameType]) -> List[Dict[str, Any]]:
+    """``[{"name": "images", "counts": {...}}]``: the data tensors of the user's frames with NaN/Inf."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    found: List[Dict[str, Any]] = []
+    seen: set = set()
+    for name, t in _data_tensors(torch, frame):
+        if id(t) in seen or len(seen) >= MAX_TENSORS:
+            continue
+        seen.add(id(t))
+        counts = bad_counts(t)
+        if (counts["nan"] or counts["posinf"] or counts["neginf"]) and not _by_design(torch, t, counts):
+            found.append({"name": name, "counts": counts})
+    return found
+
+
+def _by_design(torch: Any, t: Any, counts: Dict[str, int]) -> bool:
+    """Infinities a program puts there on purpose: an additive attention mask (0 and -Inf, as
+    ``generate_square_subsequent_mask`` makes) or a one-value sentinel (``best = torch.tensor(inf)``)."""
+    if counts["nan"]:
+        return False
+    if counts["numel"] == 1:
+        return True
+    if counts["posinf"]:
+        return False
+    with torch.no_grad():
+        finite = t[torch.isfinite(t)]
+        return bool((finite == 0).all())
+
+
+def _data_tensors(torch: Any, frame: Optional[FrameType]) -> Iterator[Tuple[str, Any]]:
+    for f in _user_frames(frame):
+        try:
+            local = dict(f.f_locals)
+        except Exception:  # noqa: BLE001 - a frame's locals are the user's objects
+            continue
+        # plain names first: ``y`` reads better than ``batch[1]`` for the same tensor
+        for plain in (True, False):
+            for name, value in local.items():
+                if isinstance(value, torch.Tensor) is plain:
+                    for label, t in _tensors(torch, name, value):
+                        if _is_data(torch, t):
+                            yield label, t
+
+
+def _user_frames(frame: Optional[FrameType]) -> Iterator[FrameType]:
+    n = 0
+    while frame is not None and n < FRAMES:
+        if not is_internal(frame):
+            yield frame
+            n += 1
+        frame = frame.f_back
+
+
+def _tensors(torch: Any, name: str, value: Any) -> Iterator[Tuple[str, Any]]:
+    """The tensors of one local: itself, or the first items of a tuple, list or dict of str keys."""
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif isinstance(value, (tuple, list)):
+        for i, item in enumerate(value[:MAX_ITEMS]):
+            if isinstance(item, torch.Tensor):
+                yield f"{name}[{i}]", item
+    elif isinstance(value, dict):
+        for i, (key, item) in enumerate(value.items()):
+            if i >= MAX_ITEMS:
+                break
+            if isinstance(key, str) and isinstance(item, torch.Tensor):
+                yield f"{name}[{key!r}]", item
+
+
+def _is_data(torch: Any, t: Any) -> bool:
+    """A plain dense float tensor made outside autograd: data, not a model's output or parameter."""
+    try:
+        return (
+            type(t) is torch.Tensor
+            and t.grad_fn is None
+            and not t.requires_grad
+            and t.layout == torch.strided
+            and (t.dtype.is_floating_point or t.dtype.is_complex)
+            and not t.is_meta
+            and 0 < t.numel() <= MAX_ELEMENTS
+        )
+    except Exception:  # noqa: BLE001 - a tensor of an odd kind (functorch, fake): not read
+        return False

@@ -1,0 +1,111 @@
+"""A non-finite gradient or loss that no module output showed first is traced to the batch the
+loop holds, when the batch has NaN/Inf (``data_origin.py``); masks and sentinels are not blamed."""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import nn
+
+from support.anomaly import watching
+from torchdoctor.runtime.anomaly.data_origin import nonfinite_data
+
+
+class Reader(nn.Module):
+    """An LSTM over rows of an image, as pytorch/examples' mnist_rnn reads MNIST."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(28, 32, batch_first=True)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1])
+
+
+def lstm_run(poison_at: int):
+    torch.manual_seed(0)
+    model = Reader()
+    optimizer = torch.optim.Adam(model.parameters())
+    with watching(mode="log") as seen:
+        for step in range(3):
+            images, labels = torch.randn(8, 28, 28), torch.randint(0, 10, (8,))
+            if step == poison_at:
+                images[3, 5, 7] = float("inf")
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(images), labels).backward()
+            optimizer.step()
+    return seen
+
+
+def test_an_lstm_that_stays_finite_on_inf_data_is_traced_to_the_batch():
+    """The gates saturate on Inf, the forward stays finite, the first sign is the NaN gradient of
+    the input weights: the report names that parameter and says the batch held the Inf."""
+    [report] = lstm_run(poison_at=1).reports
+    assert report["kind"] == "nonfinite_grad" and report["step"] == 1
+    assert report["param"] == "model.lstm.weight_ih_l0"
+    assert [(d["name"], d["counts"]["posinf"]) for d in report["data_bad"]] == [("images", 1)]
+    assert "`images` (Inf: 1 of 6272 values). It came from the input, not the model" in report["sentence"]
+
+
+def test_a_nan_target_of_a_functional_loss_is_the_data_not_the_loss_code():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def train_step(batch):
+        x, y = batch
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+    with watching(mode="log") as seen:
+        for step in range(3):
+            x, y = torch.randn(16, 4), torch.randn(16, 1)
+            if step == 2:
+                y[5] = float("nan")
+            train_step((x, y))
+    [report] = seen.reports
+    assert report["kind"] == "loss_nan" and report["step"] == 2
+    assert [d["name"] for d in report["data_bad"]] == ["y"]  # the plain name, not `batch[1]`
+    assert "every module output was finite; the data of this step already had" in report["sentence"]
+    assert "the loss computation made it" not in report["sentence"]
+
+
+class SqrtNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        return self.fc2(torch.where(h > 0, torch.sqrt(h), torch.zeros_like(h)))  # NaN gradient, finite data
+
+
+def test_a_model_made_nan_gradient_blames_no_mask_no_sentinel_and_no_clean_batch():
+    torch.manual_seed(0)
+    model = SqrtNet()
+    mask = torch.full((6, 6), float("-inf")).triu(1)  # an additive attention mask: 0 and -Inf by design
+    best = torch.tensor(float("inf"))  # a "best loss so far" sentinel
+    batch = torch.randn(16, 4)
+    with watching(mode="log") as seen:
+        model(batch).mean().backward()
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_grad" and report["data_bad"] == []
+    assert "the data of this step" not in report["sentence"]
+    assert mask.isinf().any() and best.isinf()  # kept alive in the frame the watch read
+
+
+def test_only_data_is_counted_and_containers_are_named_by_item():
+    weight = nn.Parameter(torch.full((3,), float("nan")))  # a parameter: the model's, not the data's
+    made = torch.ones(3, requires_grad=True) * float("nan")  # an output of autograd
+    batch = {"pixel_values": torch.tensor([1.0, float("nan")]), "labels": torch.tensor([1, 2])}
+    pair = (torch.zeros(2), torch.tensor([float("inf"), -1.0]))
+    found = nonfinite_data(sys._getframe())
+    assert [(d["name"], d["counts"]["nan"], d["counts"]["posinf"]) for d in found] == [
+        ("batch['pixel_values']", 1, 0),
+        ("pair[1]", 0, 1),
+    ]
+    assert weight.isnan().all() and made.isnan().all() and len(batch) == len(pair) == 2
