@@ -18,6 +18,8 @@ device), the names the user knows (``model.net.2``), and the user's stack. Commo
 Module anomalies add ``module`` (path in its root model), ``module_type``, ``root``,
 ``root_var``, ``qualname``, ``counts``, ``max_abs``, ``output`` / ``inputs`` (stats dicts) and
 ``output_summary`` / ``input_summaries`` (one-line strings). Gradient anomalies add ``param``.
+A non-finite gradient or loss that no module output showed first adds ``data_bad``: the loop's
+data tensors holding NaN/Inf (:mod:`data_origin`), ``[{"name", "counts"}]``.
 """
 
 from __future__ import annotations
