@@ -80,7 +80,7 @@ def _open_files() -> None:
         _state.index = memoryview(_state.map)[INDEX_AT:].cast("q") if _state.map is not None else None
         _state.stack = open(os.path.join(folder, STACK.format(pid=pid)), "w")  # noqa: SIM115 - open for good
     except OSError:
-        _state.fd, _state.map = None, None
+        _state.fd, _state.map, _state.index = None, None, None
         return
     import faulthandler
 
