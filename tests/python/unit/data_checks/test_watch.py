@@ -21,6 +21,16 @@ from torchdoctor.data_checks.errors import SampleError
 from torchdoctor.data_checks.sampling import draw
 
 
+def run_script(folder: Path, text: str, *args: str, timeout: int = 60) -> subprocess.CompletedProcess:
+    """``text`` as a script run by this Python with the backend importable, ``folder`` its first argument."""
+    script = folder / "script.py"
+    script.write_text(textwrap.dedent(text))
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
+    return subprocess.run(
+        [sys.executable, str(script), str(folder), *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
 class Labels(Dataset):
     """A CSV-backed dataset whose row 7 has a class the label map lacks."""
 
@@ -84,12 +94,7 @@ os._exit(3)
 
 @pytest.mark.skipif(os.name != "posix", reason="fork and at-fork hooks")
 def test_installed_notes_survive_the_process_and_a_forked_worker_writes_its_failure(tmp_path: Path):
-    script = tmp_path / "worker_like.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
-    proc = subprocess.run(
-        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=120
-    )
+    proc = run_script(tmp_path, SCRIPT, timeout=120)
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout.split() == ["LoaderWorkerError", "5"]  # shuffled, yet the index the worker wrote
     pids = watch.watched_pids(str(tmp_path))
@@ -117,16 +122,7 @@ print(json.dumps(watch.current()))
 def test_a_sample_note_reads_back_as_the_general_note_would(tmp_path: Path, index):
     """note_sample (once per sample, an int64 into the mapped note file) says what note() would, in
     memory and in the file, after a longer note, for ints past int64 and for an index that is no int."""
-    script = tmp_path / "sample_note.py"
-    script.write_text(textwrap.dedent(SAMPLE_NOTE))
-    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
-    proc = subprocess.run(
-        [sys.executable, str(script), str(tmp_path), json.dumps(index)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    proc = run_script(tmp_path, SAMPLE_NOTE, json.dumps(index))
     assert proc.returncode == 0, proc.stderr
     expected = {"split": 'tr"ain', "stage": "__getitem__", "index": index}
     assert json.loads(proc.stdout) == expected
@@ -159,12 +155,7 @@ def test_each_sample_note_is_read_back_with_its_own_index_between_other_notes(tm
     """The backend reads the last note at any moment: each sample's index (stored alone, its JSON
     written once per split) across splits, past int64, after another note, and after a note too long
     for the mapped part of the file."""
-    script = tmp_path / "samples_then_notes.py"
-    script.write_text(textwrap.dedent(SAMPLES_THEN_NOTES))
-    env = dict(os.environ, PYTHONPATH=str(PYBACKEND))
-    proc = subprocess.run(
-        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
-    )
+    proc = run_script(tmp_path, SAMPLES_THEN_NOTES)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout)
     sample = [{"split": s, "stage": "__getitem__", "index": i} for s, i in [("train", 4), ("train", 5), ("val", 2)]]
