@@ -97,3 +97,55 @@ def test_nan_loss_is_an_error(tmp_path):
     found = json.loads(report_path.read_text())["findings"]
     nan = [f for f in found if f["kind"] == "loss_nan"]
     assert nan and nan[0]["severity"] == "error" and nan[0]["step"] == 6, found
+
+
+TRAINS_IN_CHILDREN = """
+import torch
+import torch.multiprocessing as mp
+
+
+def train(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(5):
+        optimizer.zero_grad()
+        model(torch.randn(8, 4)).pow(2).mean().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    model = torch.nn.Linear(4, 1)
+    model.share_memory()
+    workers = [mp.Process(target=train, args=(model,)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    print("trained in", len(workers), "processes")
+"""
+
+LOADS_ONLY = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == "__main__":
+    loader = DataLoader(TensorDataset(torch.randn(32, 4)), batch_size=8, num_workers=2)
+    print(sum(len(b[0]) for b in loader), "samples loaded")
+"""
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        (TRAINS_IN_CHILDREN, "no step ran in this process, which started 2 child process(es) (multiprocessing)"),
+        (LOADS_ONLY, "no step ran: no optimizer.step() and no loss.backward() was seen"),  # loader workers not counted
+    ],
+)
+def test_a_run_with_no_step_says_why(text, why, tmp_path):
+    """Hogwild trains in child processes: the monitor, which records its own process, says so
+    instead of a bare "0 training steps"; DataLoader workers are not counted as such."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    done = run("--monitor", str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[torchdoctor] monitor: 0 training steps, 0 finding(s)" in done.stderr
+    assert f"[torchdoctor] monitor: {why}" in done.stderr

@@ -42,12 +42,13 @@ def start(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
     # the writer opens (at its import torch) or the report is written (after it ends).
     args.report = os.path.abspath(args.report) if args.report else None
     args.tensorboard = os.path.abspath(args.tensorboard) if args.tensorboard else None
-    from . import startup
+    from . import children, startup
     from .config import MonitorConfig
 
     startup.reset()
     config = MonitorConfig(tensorboard=args.tensorboard)
     startup.activate(config=config)
+    children.watch()
     return {"config": config}
 
 
@@ -63,9 +64,10 @@ def note_exception(exc: BaseException) -> None:
 def finish(session: Optional[Dict[str, Any]], args: argparse.Namespace, status: int) -> int:
     if session is None:
         return status
-    from . import startup
+    from . import children, startup
 
     monitor = startup.finish()
+    started = children.stop()
     for problem in startup.problems():
         print(f"{PREFIX}{problem}", file=sys.stderr)
     startup.reset()
@@ -73,7 +75,7 @@ def finish(session: Optional[Dict[str, Any]], args: argparse.Namespace, status: 
         print(f"{PREFIX}the script never imported torch: nothing was recorded", file=sys.stderr)
         return status
     findings = monitor.findings()
-    _say(findings, monitor.total_steps())
+    _say(findings, monitor.total_steps(), started)
     if args.report:
         from . import report
 
@@ -89,10 +91,23 @@ def finish(session: Optional[Dict[str, Any]], args: argparse.Namespace, status: 
     return 1 if any(f["severity"] in failing for f in findings) else 0
 
 
-def _say(findings: List[Dict[str, Any]], steps: int) -> None:
+def _say(findings: List[Dict[str, Any]], steps: int, children: int = 0) -> None:
     print(f"{PREFIX}{steps} training steps, {len(findings)} finding(s)", file=sys.stderr)
+    if not steps:
+        print(f"{PREFIX}{_why_no_steps(children)}", file=sys.stderr)
     for f in findings:
         where = f.get("where") or {}
         at = f" ({os.path.basename(str(where.get('path')))}:{where.get('line')})" if where else ""
         span = f.get("range") or [f.get("step"), f.get("step")]
         print(f"{PREFIX}{f['kind']} ({f['severity']}, steps {span[0]}-{span[1]}): {f['sentence']}{at}", file=sys.stderr)
+
+
+def _why_no_steps(children: int) -> str:
+    """Why nothing was recorded: the monitor follows only the process it was started in."""
+    if children:
+        return (
+            f"no step ran in this process, which started {children} child process(es) (multiprocessing): "
+            "training there (hogwild, torch.multiprocessing.spawn) is not recorded; the monitor records "
+            "the process it runs in"
+        )
+    return "no step ran: no optimizer.step() and no loss.backward() was seen in this process"
