@@ -23,16 +23,18 @@ MAX_TENSORS = 16  # tensors looked at: a loop's batch is a few of them
 MAX_ITEMS = 8  # items of a tuple, list or dict in a local (``batch = (x, y)``, ``batch["pixel_values"]``)
 MAX_ELEMENTS = 1 << 27  # bigger tensors are left out (a whole dataset kept in a local)
 FRAMES = 2  # the frame that called backward(), and its caller
+FORWARD_FRAMES = 8  # from inside nested forward()s out to the loop that called the model
 
 
-def nonfinite_data(frame: Optional[FrameType]) -> List[Dict[str, Any]]:
-    """``[{"name": "images", "counts": {...}}]``: the data tensors of the user's frames with NaN/Inf."""
+def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dict[str, Any]]:
+    """``[{"name": "images", "counts": {...}}]``: the data tensors with NaN/Inf of the first ``frames``
+    user frames from ``frame`` outward."""
     torch = sys.modules.get("torch")
     if torch is None:
         return []
     found: List[Dict[str, Any]] = []
     seen: set = set()
-    for name, t in _data_tensors(torch, frame):
+    for name, t in _data_tensors(torch, frame, frames):
         if id(t) in seen or len(seen) >= MAX_TENSORS:
             continue
         seen.add(id(t))
@@ -43,12 +45,13 @@ def nonfinite_data(frame: Optional[FrameType]) -> List[Dict[str, Any]]:
 
 
 def _by_design(torch: Any, t: Any, counts: Dict[str, int]) -> bool:
-    """Infinities a program puts there on purpose: an additive attention mask (0 and -Inf, as
-    ``generate_square_subsequent_mask`` makes) or a one-value sentinel (``best = torch.tensor(inf)``)."""
-    if counts["nan"]:
-        return False
+    """Not a batch: a one-value tensor (a sentinel ``best = torch.tensor(inf)``, a running mean of
+    the loss that went NaN a step before), or an additive attention mask (0 and -Inf, as
+    ``generate_square_subsequent_mask`` makes)."""
     if counts["numel"] == 1:
         return True
+    if counts["nan"]:
+        return False
     if counts["posinf"]:
         return False
     with torch.no_grad():
@@ -56,8 +59,8 @@ def _by_design(torch: Any, t: Any, counts: Dict[str, int]) -> bool:
         return bool((finite == 0).all())
 
 
-def _data_tensors(torch: Any, frame: Optional[FrameType]) -> Iterator[Tuple[str, Any]]:
-    for f in _user_frames(frame):
+def _data_tensors(torch: Any, frame: Optional[FrameType], frames: int) -> Iterator[Tuple[str, Any]]:
+    for f in _user_frames(frame, frames):
         try:
             local = dict(f.f_locals)
         except Exception:  # noqa: BLE001 - a frame's locals are the user's objects
@@ -71,9 +74,9 @@ def _data_tensors(torch: Any, frame: Optional[FrameType]) -> Iterator[Tuple[str,
                             yield label, t
 
 
-def _user_frames(frame: Optional[FrameType]) -> Iterator[FrameType]:
+def _user_frames(frame: Optional[FrameType], frames: int) -> Iterator[FrameType]:
     n = 0
-    while frame is not None and n < FRAMES:
+    while frame is not None and n < frames:
         if not is_internal(frame):
             yield frame
             n += 1

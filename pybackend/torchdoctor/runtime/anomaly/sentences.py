@@ -117,7 +117,12 @@ def _inputs_text(r: Report, what: str) -> str:
     keywords = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
     which = f" (`{'`, `'.join(keywords)}`: " if keywords else " ("
     text = f"its inputs already had {bad_values(counts)}{which}{_count_text(counts)})"
-    if r.get("first_bad_in_step"):
+    if r.get("first_bad_in_step") and r.get("data_bad"):
+        text += (
+            ", and no module before it made any: it came from outside the modules, and the data of this step "
+            f"already had non-finite values: {_named_data(r)}; {CHECK_DATA}"
+        )
+    elif r.get("first_bad_in_step"):
         text += ", and no module before it made any: it came from outside the modules (the input data, or code between modules)"
     return text
 
@@ -176,16 +181,22 @@ def _nonfinite_grad(r: Report) -> str:
     return text + _data_text(r)
 
 
+CHECK_DATA = "check the dataset, its transforms and how the batch was built"
+
+
 def _data_text(r: Report) -> str:
     """The batch of the user's loop already held NaN/Inf (:mod:`data_origin`): the data is the cause."""
-    bad = r.get("data_bad")
-    if not bad:
+    if not r.get("data_bad"):
         return ""
-    named = ", ".join(f"`{d['name']}` ({bad_values(d['counts'])}: {_count_text(d['counts'])})" for d in bad[:3])
     return (
-        f"; the data of this step already had non-finite values: {named}. It came from the input, not the "
-        "model: check the dataset, its transforms and how the batch was built"
+        f"; the data of this step already had non-finite values: {_named_data(r)}. It came from the input, "
+        f"not the model: {CHECK_DATA}"
     )
+
+
+def _named_data(r: Report) -> str:
+    bad = r["data_bad"]
+    return ", ".join(f"`{d['name']}` ({bad_values(d['counts'])}: {_count_text(d['counts'])})" for d in bad[:3])
 
 
 def _exploding_grad(r: Report) -> str:

@@ -38,6 +38,7 @@ from .backward import autograd_backward, tensor_backward
 from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
+from .data_origin import FORWARD_FRAMES, nonfinite_data
 from .dead import DeadEvidence, DeadRule
 from .detect import EXPLOSION, NONFINITE, ZERO
 from .device import DeviceBatch
@@ -234,6 +235,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report["first_bad_in_step"] = first_bad
         if kind == NONFINITE and first_bad and report.get("inputs_bad"):
             self._made_inside(report, inputs, frame)
+            if not report.get("made_inside"):  # from outside the modules: the loop's batch, if it holds it
+                report["data_bad"] = nonfinite_data(frame, FORWARD_FRAMES)
         self._emit(report, frame, about=module)
 
     def _made_inside(self, report: Dict[str, Any], inputs: Any, frame) -> None:

@@ -89,13 +89,14 @@ def test_a_model_made_nan_gradient_blames_no_mask_no_sentinel_and_no_clean_batch
     model = SqrtNet()
     mask = torch.full((6, 6), float("-inf")).triu(1)  # an additive attention mask: 0 and -Inf by design
     best = torch.tensor(float("inf"))  # a "best loss so far" sentinel
+    running = torch.tensor(float("nan"))  # a running mean of the loss, NaN since an earlier step
     batch = torch.randn(16, 4)
     with watching(mode="log") as seen:
         model(batch).mean().backward()
     [report] = seen.reports
     assert report["kind"] == "nonfinite_grad" and report["data_bad"] == []
     assert "the data of this step" not in report["sentence"]
-    assert mask.isinf().any() and best.isinf()  # kept alive in the frame the watch read
+    assert mask.isinf().any() and best.isinf() and running.isnan()  # kept alive in the frame the watch read
 
 
 def test_only_data_is_counted_and_containers_are_named_by_item():
@@ -109,3 +110,30 @@ def test_only_data_is_counted_and_containers_are_named_by_item():
         ("pair[1]", 0, 1),
     ]
     assert weight.isnan().all() and made.isnan().all() and len(batch) == len(pair) == 2
+
+
+def run_epoch(model, optimizer, loader):
+    for images, labels in loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(images), labels).backward()
+        optimizer.step()
+
+
+def test_a_nan_the_first_layer_receives_names_the_batch_of_the_loop_that_called_the_model():
+    """Forward: the first module's input had the NaN and no module made it; the loop's batch is
+    named (read from the frames outside the model's forward)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 26 * 26, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = [(torch.randn(8, 1, 28, 28), torch.randint(0, 10, (8,))) for _ in range(3)]
+    loader[1][0][2, 0, 3, 4] = float("nan")
+    with watching(mode="log") as seen:
+        run_epoch(model, optimizer, loader)
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_output" and report["step"] == 1 and report["module"] == "0"
+    assert [d["name"] for d in report["data_bad"]] == ["images"]
+    assert (
+        "no module before it made any: it came from outside the modules, and the data of this step already had "
+        "non-finite values: `images` (NaN: 1 of 6272 values); check the dataset"
+    ) in report["sentence"]
+    assert "code between modules" not in report["sentence"]
