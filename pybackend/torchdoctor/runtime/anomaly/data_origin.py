@@ -34,14 +34,26 @@ def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dic
         return []
     found: List[Dict[str, Any]] = []
     seen: set = set()
+    memory: set = set()  # a view of a batch found already (``x = data.view(-1, 784)``) is the same data
     for name, t in _data_tensors(torch, frame, frames):
         if id(t) in seen or len(seen) >= MAX_TENSORS:
             continue
         seen.add(id(t))
         counts = bad_counts(t)
-        if (counts["nan"] or counts["posinf"] or counts["neginf"]) and not _by_design(torch, t, counts):
+        if not (counts["nan"] or counts["posinf"] or counts["neginf"]) or _by_design(torch, t, counts):
+            continue
+        where = _storage(t)
+        if where is None or where not in memory:
+            memory.add(where)
             found.append({"name": name, "counts": counts})
     return found
+
+
+def _storage(t: Any) -> Any:
+    try:
+        return (str(t.device), t.untyped_storage().data_ptr())
+    except Exception:  # noqa: BLE001 - a tensor without storage: told apart by nothing
+        return None
 
 
 def _by_design(torch: Any, t: Any, counts: Dict[str, int]) -> bool:
@@ -60,7 +72,8 @@ def _by_design(torch: Any, t: Any, counts: Dict[str, int]) -> bool:
 
 
 def _data_tensors(torch: Any, frame: Optional[FrameType], frames: int) -> Iterator[Tuple[str, Any]]:
-    for f in _user_frames(frame, frames):
+    # outermost first: the loop's ``data`` reads better than the ``x`` a forward made of it
+    for f in reversed(list(_user_frames(frame, frames))):
         try:
             local = dict(f.f_locals)
         except Exception:  # noqa: BLE001 - a frame's locals are the user's objects

@@ -137,3 +137,14 @@ def test_a_nan_the_first_layer_receives_names_the_batch_of_the_loop_that_called_
         "non-finite values: `images` (NaN: 1 of 6272 values); check the dataset"
     ) in report["sentence"]
     assert "code between modules" not in report["sentence"]
+
+
+def test_a_view_of_a_named_batch_is_not_named_again_and_the_loops_name_wins():
+    data = torch.randn(4, 1, 2, 2)
+    data[0, 0, 0, 0] = float("nan")
+
+    def forward_like(x):
+        x = x.view(4, -1)  # what a model's forward makes of the batch: the same memory
+        return nonfinite_data(sys._getframe(), 2)
+
+    assert [d["name"] for d in forward_like(data)] == ["data"]
