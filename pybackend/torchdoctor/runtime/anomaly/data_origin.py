@@ -32,9 +32,8 @@ def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dic
     torch = sys.modules.get("torch")
     if torch is None:
         return []
-    found: List[Dict[str, Any]] = []
+    found: Dict[Any, Dict[str, Any]] = {}  # one per memory: a view (``x = data.view(-1, 784)``) is the same data
     seen: set = set()
-    memory: set = set()  # a view of a batch found already (``x = data.view(-1, 784)``) is the same data
     for name, t in _data_tensors(torch, frame, frames):
         if id(t) in seen or len(seen) >= MAX_TENSORS:
             continue
@@ -42,11 +41,12 @@ def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dic
         counts = bad_counts(t)
         if not (counts["nan"] or counts["posinf"] or counts["neginf"]) or _by_design(torch, t, counts):
             continue
-        where = _storage(t)
-        if where is None or where not in memory:
-            memory.add(where)
-            found.append({"name": name, "counts": counts})
-    return found
+        where = _storage(t) or id(t)
+        kept = found.get(where)
+        # the smallest wins: the batch sliced from a whole table (``x[start:start + 64]``), not the table
+        if kept is None or counts["numel"] < kept["counts"]["numel"]:
+            found[where] = {"name": name, "counts": counts}
+    return list(found.values())
 
 
 def _storage(t: Any) -> Any:

@@ -148,3 +148,14 @@ def test_a_view_of_a_named_batch_is_not_named_again_and_the_loops_name_wins():
         return nonfinite_data(sys._getframe(), 2)
 
     assert [d["name"] for d in forward_like(data)] == ["data"]
+
+
+def test_of_a_table_and_the_batch_sliced_from_it_the_batch_is_named():
+    table = torch.randn(320, 10)
+    table[150, 4] = float("nan")
+
+    def forward_like(batch):
+        return nonfinite_data(sys._getframe(), 2)
+
+    [found] = forward_like(table[128:192])
+    assert found["name"] == "batch" and found["counts"]["nan"] == 1 and found["counts"]["numel"] == 640
