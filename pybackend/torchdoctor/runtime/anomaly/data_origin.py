@@ -16,7 +16,7 @@ import sys
 from types import FrameType
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from .detect import bad_counts
+from .detect import bad_counts, checkable
 from .frames import is_internal
 
 MAX_TENSORS = 16  # tensors looked at: a loop's batch is a few of them
@@ -113,16 +113,15 @@ def _tensors(torch: Any, name: str, value: Any) -> Iterator[Tuple[str, Any]]:
 
 
 def _is_data(torch: Any, t: Any) -> bool:
-    """A plain dense float tensor made outside autograd: data, not a model's output or parameter."""
+    """A plain dense float tensor (:func:`detect.checkable`, no subclass) made outside autograd:
+    data, not a model's output or parameter."""
     try:
         return (
             type(t) is torch.Tensor
+            and checkable(t)
             and t.grad_fn is None
             and not t.requires_grad
-            and t.layout == torch.strided
-            and (t.dtype.is_floating_point or t.dtype.is_complex)
-            and not t.is_meta
-            and 0 < t.numel() <= MAX_ELEMENTS
+            and t.numel() <= MAX_ELEMENTS
         )
     except Exception:  # noqa: BLE001 - a tensor of an odd kind (functorch, fake): not read
         return False
