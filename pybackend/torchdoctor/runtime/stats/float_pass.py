@@ -30,17 +30,22 @@ from __future__ import annotations
 import struct
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import cpu_cache
 from .blocks import iter_blocks
 from .guard import block_workers
 from .parallel import map_blocks
 from .raw_pass import _LANE_BYTES, WORDS_PER_ROW, _Scratch, count_true
 
 # Bytes of block per element of the general pass's block (:data:`tensor_stats.BLOCK_CPU`, 2**18):
-# 1 MiB blocks, which a core's L2 holds between the first read (from memory) and the next ones.
-# Measured one thread, 1e8 float32, 2-core Xeon (2 MiB L2) under load 5: 0.5/1/2/4 MiB blocks
-# 2.5x/2.3x/2.5x/2.9x one aminmax; bfloat16 5.3x/3.9x/5.7x/6.1x (an EPYC with a 16 MiB L3 had
-# favoured 4 MiB). The ratio keeps a caller's small blocks small (tests force many blocks).
-BLOCK_BYTES_PER_ELEMENT = 4
+# :func:`cpu_cache.block_bytes` for the general block (1 MiB on a CPU with a 2 MiB L2 a core,
+# 4 MiB where only an L3 holds such blocks: measurements in :mod:`cpu_cache`). The ratio keeps a
+# caller's small blocks small (tests force many blocks).
+REFERENCE_LIMIT = 1 << 18
+
+
+def bytes_per_element() -> int:
+    return max(1, cpu_cache.block_bytes() // REFERENCE_LIMIT)
+
 
 # Elements per row norm: 4096 took 17% less time than 1024 on a cached 2**20 float32 block, at
 # ~1e-8 relative error of the squares (1024: ~4e-9; 65536: ~4e-7; one dot: ~1e-5).
@@ -62,7 +67,7 @@ def applies(torch, base: Any, how: Dict[str, Any]) -> bool:
 def block(limit: int, how: Dict[str, Any]) -> int:
     """Elements per block for a caller's ``limit`` (the general pass's block)."""
     itemsize = 8 if str(how["work"]) == "torch.float64" else 4
-    return max(1, limit * BLOCK_BYTES_PER_ELEMENT // itemsize)
+    return max(1, limit * bytes_per_element() // itemsize)
 
 
 def _is_float(how: Dict[str, Any]) -> bool:

@@ -3,7 +3,7 @@
 The tensor is read in memory order (a transposed or permuted view is permuted back to its
 storage order: min, max, mean and std do not depend on order), in bounded blocks.
 
-First pass: floats on the CPU (:mod:`float_pass`): per block of 1 MiB, the extremes (of the
+First pass: floats on the CPU (:mod:`float_pass`): per block of 1-4 MiB (:mod:`cpu_cache`), the extremes (of the
 integer view of the bits where no sign bit is set: ReLU outputs; half floats on their own bits),
 the sum, row norms for the squares and, where the range holds 0, the exact zeros; four reads of a
 block in all, three of them from the core's cache. On the CPU the blocks are shared among the
@@ -43,7 +43,7 @@ from .raw_pass import direct_rows, plan, raw_rows
 # enough that a block and its float scratch stay in the per-core cache between the first read and
 # the next ones (2**18 f32 = 1 MiB; on a loaded 2-core EPYC 2**18 beat 2**16..2**21, the shared
 # L3 being other processes' too). Below 2**24 so that counts carried in float32 stay exact.
-# The CPU float pass scales it to 4 MiB (``float_pass.block``): fewer ops per block there.
+# The CPU float pass scales it to its own block (``float_pass.block``, 1-4 MiB by the CPU caches).
 BLOCK_CPU = 1 << 18
 BLOCK_DEVICE = 1 << 22
 

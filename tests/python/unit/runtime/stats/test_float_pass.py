@@ -18,7 +18,7 @@ FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 1000 values (float32), at the float32 sums of real sizes."""
-    monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 1000 * 4 // float_pass.BLOCK_BYTES_PER_ELEMENT)
+    monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 1000 * 4 // float_pass.bytes_per_element())
     monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
     return float_pass.block(tensor_stats.BLOCK_CPU, {"work": torch.float32})
 
