@@ -144,12 +144,23 @@
     ]);
   }
 
-  /** An image from its H x W x C uint8 values (C = 1: grey, 3: RGB). */
-  function drawImage(canvas, g, pixels) {
+  /** The uint8 values of a base64 string (the gallery's `pixels`). */
+  function bytesOf(b64) {
+    const text = atob(b64);
+    const out = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) {
+      out[i] = text.charCodeAt(i);
+    }
+    return out;
+  }
+
+  /** An image from its H x W x C uint8 values, base64 (C = 1: grey, 3: RGB). */
+  function drawImage(canvas, g, b64) {
     const ctx = canvas.getContext('2d');
     if (!ctx) {
       return;
     }
+    const pixels = bytesOf(b64);
     const data = ctx.createImageData(g.width, g.height);
     const out = data.data;
     const n = g.width * g.height;

@@ -54,7 +54,8 @@ export interface DataFinding {
   details: Record<string, unknown>;
 }
 
-/** The images of one split for the grid (data_checks/gallery.py): uint8, H x W x C row-major. */
+/** The images of one split for the grid (data_checks/gallery.py): uint8, H x W x C row-major, each
+ * image's values as one base64 string (`pixels`). */
 export interface DataGallery {
   width: number;
   height: number;
@@ -63,7 +64,7 @@ export interface DataGallery {
   sourceShape: number[];
   layout: string;
   scale: { kind: 'uint8' | 'unit' | 'range'; low: number[]; high: number[] };
-  images: { index: number | string; label: string | null; blank: boolean; nonfinite: boolean; pixels: number[] }[];
+  images: { index: number | string; label: string | null; blank: boolean; nonfinite: boolean; pixels: string }[];
   drawn: number;
   /** Per-channel value histograms of the raw samples (data_checks/histograms.py). */
   histograms?: DataHistograms | null;

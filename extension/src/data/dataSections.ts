@@ -32,8 +32,16 @@ export function galleryPages(count: number, size = PAGE_SIZE): GalleryPage[] {
   return pages;
 }
 
-function isPixels(p: unknown, size: number): p is number[] {
-  return Array.isArray(p) && p.length === size && p.every((v) => Number.isInteger(v) && v >= 0 && v <= 255);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** `size` bytes as base64 (the gallery's `pixels`): the right length, only base64 characters. */
+function isPixels(p: unknown, size: number): p is string {
+  return typeof p === 'string' && p.length === 4 * Math.ceil(size / 3) && BASE64.test(p) && decodedLength(p) === size;
+}
+
+function decodedLength(b64: string): number {
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  return (b64.length / 4) * 3 - pad;
 }
 
 function sideOk(n: unknown): n is number {

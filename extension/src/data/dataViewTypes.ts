@@ -55,8 +55,8 @@ export interface GalleryImageView {
   nonfinite: boolean;
   /** A finding names this sample (it is outlined too). */
   flagged: boolean;
-  /** uint8, H x W x C row-major. */
-  pixels: number[];
+  /** uint8, H x W x C row-major, base64 (the page decodes it). */
+  pixels: string;
 }
 
 export interface GalleryView {

@@ -40,6 +40,11 @@ from .source_text import SourceError, read_source
 _MODULES = {R.OVERFIT: "overfit", R.LR_FIND: "lr_finder", R.GRADCHECK: "gradcheck", R.SHAPES: "shape_trace"}
 
 
+def encode(obj: dict[str, Any]) -> str:
+    """One protocol line's JSON (strict: NaN/Inf sanitised), as :meth:`Channel.send` writes it."""
+    return json.dumps(R.sanitize(obj), default=_jsonable, allow_nan=False)
+
+
 class Channel:
     """The protocol stream: a private copy of the original stdout."""
 
@@ -51,7 +56,7 @@ class Channel:
         sys.stdout = sys.stderr
 
     def send(self, obj: dict[str, Any]) -> None:
-        self._out.write(json.dumps(R.sanitize(obj), default=_jsonable, allow_nan=False) + "\n")
+        self._out.write(encode(obj) + "\n")
         self._out.flush()
 
     def result(self, result: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ The server is ``python -m torchdoctor.server``; the check runs in a real worker 
 from __future__ import annotations
 
 import asyncio
+import base64
 import sys
 import time
 from pathlib import Path
@@ -112,7 +113,7 @@ async def test_run_data_check_finds_the_blank_augmentation_with_its_images(clien
     gallery = split.gallery
     assert gallery.channels == 1 and gallery.width == 28 and len(gallery.images) == 32
     assert any(im.blank for im in gallery.images) and not all(im.blank for im in gallery.images)
-    assert all(len(im.pixels) == 28 * 28 for im in gallery.images)
+    assert all(len(base64.b64decode(im.pixels, validate=True)) == 28 * 28 for im in gallery.images)
     ((token, reports),) = list(client.progress_reports.items())
     assert reports[0].kind == "begin" and reports[0].cancellable and reports[-1].kind == "end"
 

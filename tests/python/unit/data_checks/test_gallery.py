@@ -3,6 +3,8 @@ for display, the label under each, blank samples marked (and a later blank one k
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -16,13 +18,19 @@ def gallery(result: dict, split: int = 0):
     return result["splits"][split]["gallery"]
 
 
+def pixels_of(image: dict) -> np.ndarray:
+    """An image's uint8 values, H x W x C row-major: sent as one base64 string."""
+    assert isinstance(image["pixels"], str)
+    return np.frombuffer(base64.b64decode(image["pixels"], validate=True), dtype=np.uint8)
+
+
 def test_normalised_images_are_stretched_per_channel_with_their_labels():
     ds = Images(n=100, flip=False)
     g = gallery(check(ds))
     assert len(g["images"]) == T.GALLERY_IMAGES and g["drawn"] == 100
     assert (g["width"], g["height"], g["channels"], g["layout"]) == (16, 16, 3, "chw")
     assert g["scale"]["kind"] == "range" and min(g["scale"]["low"]) < 0
-    pixels = np.array([im["pixels"] for im in g["images"]])
+    pixels = np.array([pixels_of(im) for im in g["images"]])
     assert pixels.shape == (T.GALLERY_IMAGES, 16 * 16 * 3)
     assert pixels.min() == 0 and pixels.max() == 255  # each channel's range over the kept images
     for im in g["images"]:
@@ -31,7 +39,7 @@ def test_normalised_images_are_stretched_per_channel_with_their_labels():
     first = g["images"][0]
     x = (ds.x[first["index"]] - 0.5) / 0.29
     lo, hi = g["scale"]["low"][1], g["scale"]["high"][1]
-    assert abs(first["pixels"][1] - (float(x[1, 0, 0]) - lo) / (hi - lo) * 255) <= 0.51
+    assert abs(int(pixels_of(first)[1]) - (float(x[1, 0, 0]) - lo) / (hi - lo) * 255) <= 0.51
 
 
 class LateBlank(Images):
@@ -47,7 +55,7 @@ def test_blank_samples_are_marked_and_a_later_one_is_kept():
     assert by_index[3]["blank"] and by_index[90]["blank"]  # 90 is past the first 32 draws
     assert sum(im["blank"] for im in g["images"]) == 2
     assert [im["index"] for im in g["images"]] == sorted(by_index)  # in drawing order
-    flat = np.array(by_index[3]["pixels"]).reshape(-1, 3)  # one value per channel: drawn flat
+    flat = pixels_of(by_index[3]).reshape(-1, 3)  # one value per channel: drawn flat
     assert (flat == flat[0]).all()
 
 
@@ -65,7 +73,7 @@ def test_big_images_are_reduced_by_block_means_to_at_most_64_a_side():
     g = gallery(check(Big()))
     assert (g["height"], g["width"], g["channels"]) == (50, 25, 1)
     assert g["sourceShape"] == [1, 200, 100] and g["scale"]["kind"] == "unit"
-    img = np.array(g["images"][0]["pixels"]).reshape(50, 25)
+    img = pixels_of(g["images"][0]).reshape(50, 25)
     assert img[:, 12].min() > 0 and img[:, :12].max() == 0
     assert downsample(np.ones((64, 64, 3))).shape == (64, 64, 3)
     assert downsample(np.ones((3, 500, 1))).shape[1] <= 64
@@ -86,7 +94,7 @@ def test_uint8_channels_last_images_keep_their_values():
     ds = Uint8Hwc()
     g = gallery(check(ds))
     assert g["scale"]["kind"] == "uint8" and g["layout"] == "hwc"
-    assert g["images"][0]["pixels"] == ds.x[g["images"][0]["index"]].ravel().tolist()
+    assert pixels_of(g["images"][0]).tolist() == ds.x[g["images"][0]["index"]].ravel().tolist()
 
 
 def test_a_dataloader_gives_its_batch_and_non_images_give_none():

@@ -18,7 +18,7 @@ test('the blank augmentation grid: every image drawable, blank ones marked, labe
   assert.equal(g.blank, raw.images.filter((im) => im.blank).length);
   assert.ok(g.blank > 0 && g.blank < g.images.length);
   for (const [k, im] of g.images.entries()) {
-    assert.equal(im.pixels.length, 28 * 28);
+    assert.equal(Buffer.from(im.pixels, 'base64').length, 28 * 28);
     assert.equal(im.caption, `#${raw.images[k].index} · ${raw.images[k].label}`);
   }
   const flagged = new Set(r.findings[0].indices.map(String));
@@ -33,7 +33,7 @@ test('malformed images are dropped, a malformed gallery is none, non-image data 
   const g0 = split.gallery!;
   const bad: DataSplitSummary = {
     ...split,
-    gallery: { ...g0, images: [{ ...g0.images[0], pixels: g0.images[0].pixels.slice(1) }, { ...g0.images[1], pixels: g0.images[1].pixels.map(() => 300) }, g0.images[2]] },
+    gallery: { ...g0, images: [{ ...g0.images[0], pixels: g0.images[0].pixels.slice(4) }, { ...g0.images[1], pixels: '!'.repeat(g0.images[1].pixels.length) }, g0.images[2]] },
   };
   const g = galleryView(bad, [])!;
   assert.equal(g.images.length, 1);
