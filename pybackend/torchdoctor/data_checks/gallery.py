@@ -67,7 +67,7 @@ def _to_uint8(planes: np.ndarray, finite: Optional[np.ndarray], low: np.ndarray,
     wide = not np.all(high - low < np.finfo(np.float32).max)
     work = planes.astype(np.float64) if wide else planes
     if finite is not None:
-        np.copyto(work, np.broadcast_to(low[:, None], work.shape).astype(work.dtype), where=~finite)
+        np.copyto(work, low[:, None], where=~finite)  # broadcast along each row, cast to work's dtype
     work -= low[:, None].astype(work.dtype)
     work *= (255.0 / (high - low))[:, None].astype(work.dtype)
     np.rint(work, out=work)

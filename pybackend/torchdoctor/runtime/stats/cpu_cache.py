@@ -51,8 +51,7 @@ def read_caches(root: Path = _SYSFS) -> Dict[int, Tuple[int, int]]:
     """``{level: (bytes, cpus sharing it)}`` of cpu0's data and unified caches; {} if unreadable."""
     found: Dict[int, Tuple[int, int]] = {}
     try:
-        entries = sorted(root.glob("index*"))
-        for entry in entries:
+        for entry in sorted(root.glob("index*")):
             if (entry / "type").read_text().strip() not in ("Data", "Unified"):
                 continue
             size = parse_size((entry / "size").read_text())

@@ -40,7 +40,7 @@ from .raw_pass import _LANE_BYTES, WORDS_PER_ROW, _Scratch, count_true
 # :func:`cpu_cache.block_bytes` for the general block (1 MiB on a CPU with a 2 MiB L2 a core,
 # 4 MiB where only an L3 holds such blocks: measurements in :mod:`cpu_cache`). The ratio keeps a
 # caller's small blocks small (tests force many blocks).
-REFERENCE_LIMIT = 1 << 18
+REFERENCE_LIMIT = 1 << 18  # tensor_stats.BLOCK_CPU's value (tensor_stats imports this module)
 
 
 def bytes_per_element() -> int:
