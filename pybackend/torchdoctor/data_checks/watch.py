@@ -266,7 +266,7 @@ class _NotedDataset:
 
     def __getitem__(self, index: Any) -> Any:
         self.batch.append(index)
-        note(self._split, "__getitem__", index)
+        note_sample(self._split, index)  # the int64 in the mapped file: a dict's JSON per sample cost ~5 us
         try:
             return self._dataset[index]
         except Exception as exc:

@@ -75,8 +75,8 @@ def test_big_images_are_reduced_by_block_means_to_at_most_64_a_side():
     assert g["sourceShape"] == [1, 200, 100] and g["scale"]["kind"] == "unit"
     img = pixels_of(g["images"][0]).reshape(50, 25)
     assert img[:, 12].min() > 0 and img[:, :12].max() == 0
-    assert downsample(np.ones((64, 64, 3))).shape == (64, 64, 3)
-    assert downsample(np.ones((3, 500, 1))).shape[1] <= 64
+    assert downsample(np.ones((2, 3, 64, 64))).shape == (2, 3, 64, 64)
+    assert downsample(np.ones((1, 1, 3, 500))).shape[3] <= 64
 
 
 class Uint8Hwc(Dataset):
