@@ -11,7 +11,9 @@ the pass runs torch on one thread and shares its blocks among as many threads as
 that OTHER processes leave idle (at least one; :mod:`parallel`), and restores the count.
 Small tensors (:data:`PARALLEL_FROM`) leave the count alone: torch runs them on one thread.
 
-The 1-minute load average counts this process too: a debuggee that trained until the breakpoint,
+What other processes do is read from ``/proc/stat`` between two passes (:mod:`cpu_use`: the load
+average also counts tasks that use no CPU, and lags a minute); where that is unknown (the first
+pass, another OS), from the 1-minute load average. The load average counts this process too: a debuggee that trained until the breakpoint,
 or a bench that just ran, shows load ~1-2 while it is paused and the cores are ours. Its own
 share is estimated by :class:`OwnLoad` from its CPU time and taken off the load first
 (:func:`threads_for`), so an idle machine gives every core and a machine loaded by others
@@ -27,6 +29,8 @@ import os
 import time
 import warnings
 from typing import Any, Callable, Iterator, Optional
+
+from .cpu_use import ForeignUse, process_cpu
 
 # The load average's time constant: the kernel decays the 1-minute figure by exp(-5/60) every 5 s.
 LOAD_WINDOW = 60.0
@@ -45,12 +49,6 @@ def threads_for(current: int, cores: int, load: float, own: float) -> int:
     return max(1, min(current, int(cores - foreign + 0.5)))
 
 
-def _process_cpu() -> float:
-    """CPU seconds of this process, every thread (user + system)."""
-    times = os.times()
-    return times.user + times.system
-
-
 class OwnLoad:
     """This process's share of the 1-minute load average, from its CPU time.
 
@@ -64,7 +62,7 @@ class OwnLoad:
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,
-        cpu: Callable[[], float] = _process_cpu,
+        cpu: Callable[[], float] = process_cpu,
         age: Optional[float] = None,
     ) -> None:
         """``age``: seconds since this process started, when known. Then the CPU time it used
@@ -104,14 +102,21 @@ def process_age() -> Optional[float]:
 OWN = OwnLoad(age=process_age())  # the debuggee's CPU since it started counts as ours
 
 
-def idle_threads(current: int, own: Optional[OwnLoad] = None) -> int:
-    """How many of ``current`` threads to use: the cores the 1-minute load leaves idle once this
-    process's own share is taken off, >= 1."""
+USE = ForeignUse()  # what other processes did with the CPUs since the last pass (/proc/stat)
+
+
+def idle_threads(current: int, own: Optional[OwnLoad] = None, use: Optional[ForeignUse] = None) -> int:
+    """How many of ``current`` threads to use, >= 1: the cores other processes left idle since the
+    last pass (:mod:`cpu_use`), else those the 1-minute load leaves idle once this process's own
+    share is taken off."""
+    cores = os.cpu_count() or current
+    foreign = (use or USE).sample()
+    if foreign is not None:
+        return threads_for(current, cores, foreign, 0.0)
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         return current
-    cores = os.cpu_count() or current
     return threads_for(current, cores, load, (own or OWN).sample(cores))
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from torchdoctor.runtime.stats import guard
+from torchdoctor.runtime.stats.cpu_use import ForeignUse
 from torchdoctor.runtime.stats.guard import OwnLoad, threads_for
 
 
@@ -24,6 +25,10 @@ class Clock:
 
 def tracker(clock):
     return OwnLoad(clock=lambda: clock.wall, cpu=lambda: clock.cpu)
+
+
+# /proc/stat unread: these tests are about the load average (test_cpu_use.py: the measured cores)
+UNKNOWN = ForeignUse(busy=lambda: None)
 
 
 def test_our_own_load_is_not_taken_for_a_busy_machine():
@@ -73,9 +78,9 @@ def test_idle_threads_discounts_this_process_and_counts_others(monkeypatch):
         own.sample(cores=2)
     monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(guard.os, "getloadavg", lambda: (own.level, own.level, own.level))
-    assert guard.idle_threads(2, own) == 2  # load ~2, all of it ours: the cores are idle now
+    assert guard.idle_threads(2, own, UNKNOWN) == 2  # load ~2, all of it ours: the cores are idle now
     monkeypatch.setattr(guard.os, "getloadavg", lambda: (own.level + 1.8, 0.0, 0.0))
-    assert guard.idle_threads(2, own) == 1  # another process keeps a core busy
+    assert guard.idle_threads(2, own, UNKNOWN) == 1  # another process keeps a core busy
 
 
 def test_idle_threads_follows_foreign_load(monkeypatch):
@@ -83,8 +88,8 @@ def test_idle_threads_follows_foreign_load(monkeypatch):
     monkeypatch.setattr(guard.os, "cpu_count", lambda: 4)
     for load, expected in ((9.0, 1), (0.2, 4), (2.0, 2)):
         monkeypatch.setattr(guard.os, "getloadavg", lambda load=load: (load, load, load))
-        assert guard.idle_threads(4, idle) == expected
-    assert guard.idle_threads(2, idle) == 2
+        assert guard.idle_threads(4, idle, UNKNOWN) == expected
+    assert guard.idle_threads(2, idle, UNKNOWN) == 2
 
 
 def test_the_real_tracker_sees_this_process_work():
