@@ -13,11 +13,11 @@ Small tensors (:data:`PARALLEL_FROM`) leave the count alone: torch runs them on 
 
 What other processes do is read from ``/proc/stat`` between two passes (:mod:`cpu_use`: the load
 average also counts tasks that use no CPU, and lags a minute); where that is unknown (the first
-pass, another OS), from the 1-minute load average. The load average counts this process too: a debuggee that trained until the breakpoint,
-or a bench that just ran, shows load ~1-2 while it is paused and the cores are ours. Its own
-share is estimated by :class:`OwnLoad` from its CPU time and taken off the load first
-(:func:`threads_for`), so an idle machine gives every core and a machine loaded by others
-still gives fewer.
+pass, another OS), from the 1-minute load average. The load average counts this process too: a
+debuggee that trained until the breakpoint, or a bench that just ran, shows load ~1-2 while it
+is paused and the cores are ours. Its own share is estimated by :class:`OwnLoad` from its CPU
+time and taken off the load first (:func:`threads_for`), so an idle machine gives every core and
+a machine loaded by others still gives fewer.
 """
 
 from __future__ import annotations
