@@ -23,17 +23,7 @@ CHECK_TIMEOUT_MS = 240_000  # importing torch in the worker and drawing 600 samp
 CAPTION = re.compile(r"^#\d+ · \d$")  # "#<index> · <label>", labels are digit classes 0-9
 PAGE_LABEL = re.compile(r"^Images (\d+)–(\d+) of (\d+)$")
 
-# Every pixel of the canvas equal (a blank tile) or not: read back from what the page drew.
-CANVAS_IS_FLAT = """canvas => {
-  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-  for (let i = 4; i < d.length; i += 4) {
-    if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) { return false; }
-  }
-  return true;
-}"""
-
-
-RESULT = "body[data-state='result'] #verdict"  # the data page once it shows a result
+RESULT = vscode_ui.DATA_RESULT
 
 
 def _data_view(page: Page, timeout_ms: int = CHECK_TIMEOUT_MS) -> FrameLocator:
@@ -79,8 +69,8 @@ def test_check_data_lens_outlines_the_blank_augmented_samples(page: Page) -> Non
     expect(blank.first.locator("figcaption")).to_contain_text("blank")
     assert 0 < blank.count() < grid.locator(".tile").count()
     # What was drawn: a blank tile is one flat colour, a digit is not.
-    assert blank.first.locator("canvas").evaluate(CANVAS_IS_FLAT) is True
-    assert grid.locator(".tile:not(.blank) canvas").first.evaluate(CANVAS_IS_FLAT) is False
+    assert blank.first.locator("canvas").evaluate(vscode_ui.CANVAS_IS_FLAT) is True
+    assert grid.locator(".tile:not(.blank) canvas").first.evaluate(vscode_ui.CANVAS_IS_FLAT) is False
     blank.first.scroll_into_view_if_needed()
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_tiles.png"))  # the outlined tiles, paged
     expect(view.locator(".label-chart .bar-row").first).to_be_visible()

@@ -269,3 +269,15 @@ def find_webview(page: Page, selector: str) -> FrameLocator | None:
 def walkthrough(page: Page) -> Locator:
     """The Welcome editor's walkthrough page (VS Code's "Get started" editor)."""
     return page.locator(".gettingStartedContainer").first
+
+
+DATA_RESULT = "body[data-state='result'] #verdict"  # the data page once it shows a result
+
+# Every pixel of the canvas equal (a blank tile) or not: read back from what the page drew.
+CANVAS_IS_FLAT = """canvas => {
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  for (let i = 4; i < d.length; i += 4) {
+    if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) { return false; }
+  }
+  return true;
+}"""

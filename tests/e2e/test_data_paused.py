@@ -1,0 +1,65 @@
+"""Issue 18 E2E: **Show as Images** from the Variables view's context menu while paused.
+
+sample_workspace/inspect_tensors.py stops at its marked line with ``images``, a batch of 64 random
+3x32x32 images. Right-clicking its row in the Variables view offers Torch Doctor's items; "Show as
+Images" has the paused program draw the batch (data_checks/paused.py) and the data panel shows it
+as a grid of colour tiles, 32 a page, each captioned with its index, drawn on canvases from the
+result's pixels. The program is still paused afterwards, at the same line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+import vscode_ui
+import workbench
+
+SAMPLE = "inspect_tensors.py"
+SHOW_TIMEOUT_S = 180  # the paused program draws 64 images; a loaded 2-core machine is slow
+
+
+def _breakpoint_line() -> int:
+    lines = (workbench.SAMPLE_WORKSPACE / SAMPLE).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if "# Set a breakpoint here" in line)
+
+
+def test_show_as_images_from_the_variables_view_draws_the_paused_batch(page: Page) -> None:
+    vscode_ui.run_command(page, "View: Close All Editors", required=False)
+    vscode_ui.open_file(page, SAMPLE)
+    vscode_ui.go_to_line(page, _breakpoint_line())
+    page.keyboard.press("F9")
+    expect(page.locator(".editor-instance .codicon-debug-breakpoint").first).to_be_visible()
+    vscode_ui.start_debugging(page, "Debug current file")
+    vscode_ui.wait_until_paused(page)
+
+    variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
+    vscode_ui.expand_tree_row(variables.locator(".monaco-list-row", has_text="Locals").first)
+    row = variables.locator(".monaco-list-row", has_text=re.compile(r"^\s*images\s*=")).first
+    expect(row).to_contain_text("tensor[64, 3, 32, 32] f32 cpu", timeout=30_000)
+    row.click(button="right")
+    menu = page.locator(".context-view .action-item")
+    expect(menu.filter(has_text="Check Data")).to_be_visible(timeout=15_000)
+    menu.filter(has_text="Show as Images").click()
+
+    view = vscode_ui.webview_with(page, vscode_ui.DATA_RESULT, timeout_s=SHOW_TIMEOUT_S)
+    grid = view.locator(".grid[data-split='images']")
+    expect(grid.locator(".tile canvas").first).to_be_visible()
+    expect(grid.locator(".tile")).to_have_count(32)  # the first page of the 64 images
+    expect(view.locator(".pager .page-label").first).to_have_text("Images 1–32 of 64")
+    expect(grid.locator(".tile figcaption").first).to_contain_text("#0")
+    assert grid.locator(".tile canvas").first.evaluate(vscode_ui.CANVAS_IS_FLAT) is False  # noise, drawn
+    # colour: three channels, so a tile's pixels differ between red, green and blue somewhere
+    coloured = grid.locator(".tile canvas").first.evaluate(
+        """canvas => { const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+           for (let i = 0; i < d.length; i += 4) { if (d[i] !== d[i + 1] || d[i + 1] !== d[i + 2]) { return true; } }
+           return false; }"""
+    )
+    assert coloured is True
+    page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_show_as_images_paused.png"))
+
+    # Still paused at the marked line: drawing the batch did not resume the program.
+    expect(page.locator(".debug-toolbar")).to_be_visible()
+    expect(page.locator(".debug-call-stack .monaco-list-row .stack-frame").first).to_contain_text(SAMPLE)
+    vscode_ui.stop_debugging(page)
