@@ -68,8 +68,9 @@ def test_check_data_lens_outlines_the_blank_augmented_samples(page: Page) -> Non
     blank = _page_to_a_blank_tile(gallery, grid)
     expect(blank.first.locator("figcaption")).to_contain_text("blank")
     assert 0 < blank.count() < grid.locator(".tile").count()
-    # What was drawn: a blank tile is one flat colour, a digit is not.
-    assert blank.first.locator("canvas").evaluate(vscode_ui.CANVAS_IS_FLAT) is True
+    # What was drawn: a blank tile is one colour but for at most 1% of its pixels (the check's own
+    # rule: a crop may keep a few stroke pixels), a digit is not flat.
+    assert blank.first.locator("canvas").evaluate(vscode_ui.CANVAS_DOMINANT_SHARE) >= 0.99
     assert grid.locator(".tile:not(.blank) canvas").first.evaluate(vscode_ui.CANVAS_IS_FLAT) is False
     blank.first.scroll_into_view_if_needed()
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "data_check_blank_tiles.png"))  # the outlined tiles, paged

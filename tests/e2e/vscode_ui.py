@@ -281,3 +281,18 @@ CANVAS_IS_FLAT = """canvas => {
   }
   return true;
 }"""
+
+# The share of a canvas's pixels that have its most common colour: a blank sample (data_checks
+# thresholds.BLANK_SHARE: 99% of its values at its min or max) may keep a few stroke pixels.
+CANVAS_DOMINANT_SHARE = """canvas => {
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  const counts = new Map();
+  let best = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    const key = (d[i] << 16) | (d[i + 1] << 8) | d[i + 2];
+    const n = (counts.get(key) || 0) + 1;
+    counts.set(key, n);
+    best = Math.max(best, n);
+  }
+  return best / (d.length / 4);
+}"""
