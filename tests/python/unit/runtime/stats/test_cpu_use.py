@@ -24,7 +24,9 @@ class Machine:
         self.ours += seconds * ours
 
     def use(self):
-        return ForeignUse(busy=lambda: self.busy if self.readable else None, clock=lambda: self.wall, cpu=lambda: self.ours)
+        return ForeignUse(
+            busy=lambda: self.busy if self.readable else None, clock=lambda: self.wall, cpu=lambda: self.ours
+        )
 
 
 def test_the_busy_fields_are_summed_and_idle_ones_left_out(tmp_path):
