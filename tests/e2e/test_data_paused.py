@@ -14,25 +14,14 @@ import re
 from playwright.sync_api import Page, expect
 
 import vscode_ui
-import workbench
 
 SAMPLE = "inspect_tensors.py"
 SHOW_TIMEOUT_S = 180  # the paused program draws 64 images; a loaded 2-core machine is slow
 
 
-def _breakpoint_line() -> int:
-    lines = (workbench.SAMPLE_WORKSPACE / SAMPLE).read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if "# Set a breakpoint here" in line)
-
-
 def test_show_as_images_from_the_variables_view_draws_the_paused_batch(page: Page) -> None:
     vscode_ui.run_command(page, "View: Close All Editors", required=False)
-    vscode_ui.open_file(page, SAMPLE)
-    vscode_ui.go_to_line(page, _breakpoint_line())
-    page.keyboard.press("F9")
-    expect(page.locator(".editor-instance .codicon-debug-breakpoint").first).to_be_visible()
-    vscode_ui.start_debugging(page, "Debug current file")
-    vscode_ui.wait_until_paused(page)
+    vscode_ui.pause_at_marked_line(page, SAMPLE)
 
     variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
     vscode_ui.expand_tree_row(variables.locator(".monaco-list-row", has_text="Locals").first)

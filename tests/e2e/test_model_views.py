@@ -12,16 +12,8 @@ import vscode_ui
 VIEW_TIMEOUT_MS = 60_000
 
 
-def _pause_at_marked_line(page: Page, sample: str, timeout_ms: int = 60_000) -> None:
-    vscode_ui.open_file(page, sample)
-    vscode_ui.go_to_line(page, vscode_ui.line_of(sample, "# Set a breakpoint here"))
-    page.keyboard.press("F9")
-    vscode_ui.start_debugging(page, "Debug current file")
-    vscode_ui.wait_until_paused(page, timeout_ms=timeout_ms)
-
-
 def test_views_show_the_sample_model_after_backward(page: Page) -> None:
-    _pause_at_marked_line(page, "views_demo.py")
+    vscode_ui.pause_at_marked_line(page, "views_demo.py")
     vscode_ui.run_command(page, "Torch Doctor: Show Gradient Flow")
     flow = vscode_ui.webview_with(page, "#gradient-table tr.row")
     expect(flow.locator("#gradient-table tr.row").first).to_be_visible(timeout=VIEW_TIMEOUT_MS)
@@ -36,7 +28,7 @@ def test_views_show_the_sample_model_after_backward(page: Page) -> None:
 
 
 def test_gradient_flow_flags_the_dead_relu_layer(page: Page) -> None:
-    _pause_at_marked_line(page, "broken/dead_relu_views.py")
+    vscode_ui.pause_at_marked_line(page, "broken/dead_relu_views.py")
     vscode_ui.run_command(page, "Torch Doctor: Show Gradient Flow")
     flow = vscode_ui.webview_with(page, "#gradient-table tr.row")
     flagged = flow.locator("#gradient-table tr.row.flagged")
@@ -108,7 +100,7 @@ def _no_webview_left(page: Page) -> None:
 
 def test_views_fold_a_twelve_block_transformer_and_fit_the_split(page: Page) -> None:
     _no_webview_left(page)
-    _pause_at_marked_line(page, "tiny_gpt_views.py", timeout_ms=300_000)  # a loaded machine: torch, 3 steps
+    vscode_ui.pause_at_marked_line(page, "tiny_gpt_views.py", timeout_ms=300_000)  # a loaded machine: torch, 3 steps
     vscode_ui.run_command(page, "View: Hide Panel", required=False)  # the editor area's full height
 
     # Variables: the model's line counts the tied head once and says what it counts; expanding it

@@ -184,6 +184,16 @@ def start_debugging(page: Page, configuration: str) -> None:
     row.click()
 
 
+def pause_at_marked_line(page: Page, sample: str, timeout_ms: int = 60_000) -> None:
+    """Open a sample, set a breakpoint on its "# Set a breakpoint here" line, debug it with the
+    provided "Debug current file" configuration until it stops there."""
+    open_file(page, sample)
+    go_to_line(page, line_of(sample, "# Set a breakpoint here"))
+    page.keyboard.press("F9")
+    start_debugging(page, "Debug current file")
+    wait_until_paused(page, timeout_ms=timeout_ms)
+
+
 def wait_until_paused(page: Page, timeout_ms: int = 60_000) -> None:
     """The debugger stopped: the call stack shows a paused frame and the Variables view fills."""
     page.locator(".debug-toolbar").wait_for(timeout=timeout_ms)
