@@ -306,3 +306,12 @@ CANVAS_DOMINANT_SHARE = """canvas => {
   }
   return best / (d.length / 4);
 }"""
+
+# Whether some pixel's red, green and blue differ (a colour image drawn, not a grey one).
+CANVAS_HAS_COLOUR = """canvas => {
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i] !== d[i + 1] || d[i + 1] !== d[i + 2]) { return true; }
+  }
+  return false;
+}"""
