@@ -45,37 +45,59 @@ def channels_first(x: np.ndarray, layout: str) -> np.ndarray:
     return x
 
 
-def downsample(x: np.ndarray, side: int = T.GALLERY_SIDE) -> np.ndarray:
-    """N x C x H x W as a float32 copy at most ``side`` a side: means over k x k blocks (k the
-    smallest whole factor that fits), so a thin stroke stays visible where every k-th pixel would
-    drop it. All the samples of a chunk at once: one per sample (and channels last) cost ~11 us
-    each, 1.4 ms of the 128 images the editor asks for."""
+def downsample(x: np.ndarray, side: int = T.GALLERY_SIDE, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """N x C x H x W as float32 at most ``side`` a side: means over k x k blocks (k the smallest
+    whole factor that fits), so a thin stroke stays visible where every k-th pixel would drop it.
+    All the samples of a chunk at once: one per sample (and channels last) cost ~11 us each, 1.4 ms
+    of the 128 images the editor asks for. Written into ``out`` (any strides, of the right shape:
+    ``reduced_side``) when given, else a new array."""
     h, w = x.shape[2:]
+    hh, ww, k = reduced_side(h, w, side)
+    if k == 1:
+        picked = x
+    elif h < k or w < k:  # a thin strip: take rows/columns by stride
+        picked = x[:, :, :: max(1, h // hh), :: max(1, w // ww)][:, :, :hh, :ww]
+    else:
+        blocks = x[:, :, : hh * k, : ww * k].reshape(x.shape[0], x.shape[1], hh, k, ww, k)
+        return blocks.mean(axis=(3, 5), dtype=np.float32, out=out)
+    if out is None:
+        return np.array(picked, dtype=np.float32)
+    np.copyto(out, picked, casting="unsafe")
+    return out
+
+
+def reduced_side(h: int, w: int, side: int = T.GALLERY_SIDE) -> tuple:
+    """(height, width, k) of an h x w image once ``downsample`` has reduced it by k."""
     k = max(1, -(-max(h, w) // side))
     if k == 1:
-        return np.array(x, dtype=np.float32)
-    hh, ww = max(1, h // k), max(1, w // k)
-    if h < k or w < k:  # a thin strip: take rows/columns by stride
-        return np.array(x[:, :, :: max(1, h // hh), :: max(1, w // ww)][:, :, :hh, :ww], dtype=np.float32)
-    blocks = x[:, :, : hh * k, : ww * k].reshape(x.shape[0], x.shape[1], hh, k, ww, k)
-    return blocks.mean(axis=(3, 5), dtype=np.float32)
+        return h, w, 1
+    return max(1, h // k), max(1, w // k), k
 
 
 def _to_uint8(planes: np.ndarray, finite: Optional[np.ndarray], low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Each channel's row mapped from [low, high] to 0..255, rounded; NaN/Inf as ``low`` (black).
 
-    In place on ``planes`` (a copy made for this), float32 unless a channel's span does not fit in
-    float32 (then float64): 128 CIFAR images took 5 ms in float64 temporaries, ~2 ms this way."""
+    ``planes`` is left as it is: the work runs on one copy, float32 unless a channel's span does not
+    fit in float32 (then float64): 128 CIFAR images took 5 ms in float64 temporaries, ~1 ms this way."""
     wide = not np.all(high - low < np.finfo(np.float32).max)
-    work = planes.astype(np.float64) if wide else planes
+    dtype = np.float64 if wide else np.float32
+    work = np.subtract(planes, low[:, None].astype(dtype), dtype=dtype)
     if finite is not None:
-        np.copyto(work, low[:, None], where=~finite)  # broadcast along each row, cast to work's dtype
-    work -= low[:, None].astype(work.dtype)
-    work *= (255.0 / (high - low))[:, None].astype(work.dtype)
+        work[~finite] = 0.0  # low - low: black
+    work *= (255.0 / (high - low))[:, None].astype(dtype)
     np.rint(work, out=work)
-    np.maximum(work, 0, out=work)
-    np.minimum(work, 255, out=work)
+    np.clip(work, 0, 255, out=work)
     return work.astype(np.uint8)
+
+
+def channels_last(planes: np.ndarray) -> np.ndarray:
+    """c x N x h x w uint8 as N x h x w x c (the page's order): one strided copy per channel (numpy's
+    transposing copy went a byte at a time, ~5x slower for 128 CIFAR images)."""
+    c, n, h, w = planes.shape
+    out = np.empty((n, h, w, c), np.uint8)
+    for ch in range(c):
+        out[..., ch] = planes[ch]
+    return out
 
 
 def box_caption(ids: Any, shown: int = 6) -> str:
@@ -94,7 +116,11 @@ class Gallery:
         self.uint8 = dtype == np.uint8
         self.limit = max(0, int(limit))
         self.max_blank = max(1, self.limit // 4) if self.limit else 0
-        self.items: list = []  # [order, index, C x H x W float32, blank]
+        self.items: list = []  # [order, index, row of planes, blank]
+        # the kept images, written once where they will be read: c x limit x h x w float32 (one plane
+        # per channel), so to_json scales long rows with no stacking copy (a gallery sees one shape:
+        # the reducer keeps one per sample shape)
+        self.planes: Optional[np.ndarray] = None
         self.seen = 0
         self.histograms = Histograms(layout)  # per-channel value histograms (histograms.py)
 
@@ -106,37 +132,46 @@ class Gallery:
         blank = set(blank_positions)
         room = self.limit - len(self.items)
         if room > 0:
-            kept = self._keep(x[:room])
-            for p in range(len(kept)):
-                self.items.append([self.seen + p, idx[p], kept[p], p in blank])
+            taken = min(room, len(idx))
+            start = len(self.items)
+            self._keep(x[:taken], start)
+            for p in range(taken):
+                self.items.append([self.seen + p, idx[p], start + p, p in blank])
         for p in sorted(blank):
             if p < room or sum(1 for it in self.items if it[3]) >= self.max_blank:
                 continue
             last = next((k for k in range(len(self.items) - 1, -1, -1) if not self.items[k][3]), None)
             if last is None:
                 break
-            self.items[last] = [self.seen + p, idx[p], self._keep(x[p : p + 1])[0], True]
+            row = self.items[last][2]
+            self._keep(x[p : p + 1], row)
+            self.items[last] = [self.seen + p, idx[p], row, True]
         self.seen += len(idx)
 
-    def _keep(self, samples: np.ndarray) -> np.ndarray:
-        """Samples of a chunk as they will be shown: N x C x h x w float32, a copy (not the chunk)."""
-        return downsample(channels_first(np.asarray(samples), self.layout))
+    def _keep(self, samples: np.ndarray, row: int) -> None:
+        """Samples of a chunk as they will be shown (C x h x w float32 each), copied into the planes
+        from ``row`` on."""
+        x = channels_first(np.asarray(samples), self.layout)
+        if self.planes is None:
+            h, w, _ = reduced_side(*x.shape[2:])
+            self.planes = np.empty((x.shape[1], self.limit, h, w), np.float32)
+        downsample(x, out=self.planes[:, row : row + len(x)].transpose(1, 0, 2, 3))
 
     def to_json(self, label_of: Callable[[Any], Optional[str]], shape: tuple) -> Optional[dict]:
-        if not self.items:
+        if not self.items or self.planes is None:
             return None
         items = sorted(self.items, key=lambda it: it[0])
-        # one plane per channel (c x N*h*w) in one copy: the per-channel min/max and scaling then run
-        # along long rows (broadcast over a last axis of 3, numpy went one pixel at a time)
-        stack = np.stack([it[2] for it in items], axis=1)  # c x N x h x w, float32 (downsample)
-        c, n, h, w = stack.shape
-        planes = stack.reshape(c, -1)
+        rows = [it[2] for it in items]
+        n = len(rows)
+        # the rows in drawing order: as kept unless a blank sample took an earlier one's row
+        kept = self.planes[:, :n] if rows == list(range(n)) else self.planes[:, rows]
+        c, _, h, w = kept.shape
+        planes = kept.reshape(c, -1)
         lo, hi = planes.min(1).astype(np.float64), planes.max(1).astype(np.float64)
         # a NaN or an Inf shows in a channel's min or max: only then are the per-pixel masks needed
         finite = None if np.isfinite(lo).all() and np.isfinite(hi).all() else np.isfinite(planes)
         kind, low, high = self._scale(planes, finite, lo, hi)
-        pixels = _to_uint8(planes, finite, low, high).reshape(c, n, h, w)
-        pixels = np.ascontiguousarray(pixels.transpose(1, 2, 3, 0))  # N x H x W x C, for display (uint8)
+        pixels = channels_last(_to_uint8(planes, finite, low, high).reshape(c, n, h, w))  # uint8, for display
         bad = np.zeros(n, bool) if finite is None else ~np.all(finite.reshape(c, n, -1), axis=(0, 2))
         images = []
         for k, it in enumerate(items):

@@ -84,7 +84,10 @@ class Histograms:
         self.layout = layout
         self.samples = max(0, int(samples))
         self.per_sample = max(1, int(per_sample))
-        self.parts: list = []  # (channels, samples, values) float32 arrays
+        # (channels, samples x values) float32, allocated at the first chunk and written in place:
+        # each channel's values are one block, read by to_json with no joining copy (a Histograms
+        # sees one sample shape: the reducer keeps one gallery per shape)
+        self.values: Optional[np.ndarray] = None
         self.seen = 0
 
     def offer(self, x: np.ndarray) -> None:
@@ -94,17 +97,20 @@ class Histograms:
             return
         c = channel_values(np.asarray(x[:room]), self.layout)
         stride = max(1, -(-c.shape[2] // self.per_sample))  # ceil: at most per_sample values
-        # kept channel first (channels, samples, values), as a copy (the chunk is not kept): each
-        # channel's values are then one block, joined without a strided copy per channel in to_json
-        self.parts.append(np.array(c[:, :MAX_CHANNELS, ::stride].transpose(1, 0, 2), dtype=np.float32, order="C"))
-        self.seen += c.shape[0]
+        picked = c[:, :MAX_CHANNELS, ::stride]  # (samples, channels, values)
+        k, channels, each = picked.shape
+        if self.values is None:
+            self.values = np.empty((channels, self.samples * each), np.float32)
+        at = self.seen * each
+        np.copyto(
+            self.values[:, at : at + k * each].reshape(channels, k, each), picked.transpose(1, 0, 2), casting="unsafe"
+        )
+        self.seen += k
 
     def to_json(self, bins: int = BINS) -> Optional[dict]:
         """{"bins", "samples", "channels": [histogram per channel]}, or None when nothing was kept."""
-        if not self.parts:
+        if self.values is None or not self.seen:
             return None
-        channels = self.parts[0].shape[0]
-        out = []
-        for ch in range(channels):
-            out.append(histogram(np.concatenate([p[ch].ravel() for p in self.parts]), bins))
+        filled = self.values[:, : self.seen * (self.values.shape[1] // self.samples)]
+        out = [histogram(filled[ch], bins) for ch in range(filled.shape[0])]
         return {"bins": int(bins), "samples": self.seen, "channels": out}

@@ -125,3 +125,18 @@ def test_an_odd_output_is_never_blamed_on_the_model_as_a_crash(tmp_path: Path, c
     r = run("overfit", write(tmp_path, "scalar.py", SCALAR_OUTPUTS), class_name)
     assert (r.get("error") or {}).get("kind") not in ("forward-error", "internal"), r["headline"]
     assert "The model raised" not in r["headline"], r["headline"]
+
+
+def test_the_protocol_line_is_strict_json_with_or_without_nan():
+    """``encode`` writes a clean result as it is and sanitises only one the strict encoder refuses:
+    NaN and Inf (Python floats, numpy scalars, inside numpy arrays) become null, nothing else moves."""
+    import json
+
+    import numpy as np
+
+    clean = {"a": [1, 2.5, "x", None, True], "b": {"c": (3, 4)}, "d": np.arange(3)}
+    assert json.loads(worker.encode(clean)) == {"a": [1, 2.5, "x", None, True], "b": {"c": [3, 4]}, "d": [0, 1, 2]}
+    dirty = {"loss": float("nan"), "top": [float("inf"), 1.0], "np": np.float64("-inf"), "arr": np.array([np.nan, 2.0])}
+    line = worker.encode(dirty)
+    assert "NaN" not in line and "Infinity" not in line
+    assert json.loads(line) == {"loss": None, "top": [None, 1.0], "np": None, "arr": [None, 2.0]}
