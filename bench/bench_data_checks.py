@@ -15,7 +15,7 @@ Every check runs as the editor's data-check worker runs it (``worker.py``): the 
 passes (a time budget of 20 s, the ``torchDoctor.dataChecks.budgetSeconds`` default, and the 128
 gallery images of ``dataOptions.ts``) with the budget's watchdog thread, each note of ``watch.py``
 written to a note file in a temporary folder (one per sample), and the result encoded as the
-worker's protocol line (``checks/worker.encode``), so the figures are what a user waits for, not a
+worker's protocol line (``result_line.encode``, the gallery's pixels spliced in), so the figures are what a user waits for, not a
 leaner in-process path. Until 2026-12-05 the bench left out that line and used 32 gallery images:
 encoding 128 images as JSON lists of ints then took 108 ms, as long as the check itself (since then
 base64, ~1 ms).
@@ -45,8 +45,7 @@ sys.path.insert(0, str(REPO / "pybackend"))
 import torch  # noqa: E402
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
-from torchdoctor.checks import worker as worker_channel  # noqa: E402
-from torchdoctor.data_checks import budget, engine, stuck, watch  # noqa: E402
+from torchdoctor.data_checks import budget, engine, result_line, stuck, watch  # noqa: E402
 
 TARGET = 1.5
 BUDGET_SECONDS = 20  # package.json torchDoctor.dataChecks.budgetSeconds
@@ -91,7 +90,7 @@ def as_the_worker() -> None:
 
 def as_sent(splits: dict, options: dict) -> str:
     """The check and the worker's protocol line of its result (what the editor then reads)."""
-    return worker_channel.encode({"event": "result", "nonce": None, "result": engine.run(splits, options=options)})
+    return result_line.encode({"event": "result", "nonce": None, "result": engine.run(splits, options=options)})
 
 
 def main() -> int:

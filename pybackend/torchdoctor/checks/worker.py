@@ -30,7 +30,7 @@ import re
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from . import result as R
 from . import worker_guard
@@ -55,15 +55,16 @@ def encode(obj: dict[str, Any]) -> str:
 class Channel:
     """The protocol stream: a private copy of the original stdout."""
 
-    def __init__(self, nonce: str | None = None) -> None:
+    def __init__(self, nonce: str | None = None, encoder: Callable[[dict[str, Any]], str] | None = None) -> None:
         self.nonce = nonce
+        self.encode = encoder or encode  # one protocol line's JSON (data checks: result_line.encode)
         sys.stdout.flush()
         self._out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
         os.dup2(2, 1)  # C-level writes to fd 1 now reach stderr
         sys.stdout = sys.stderr
 
     def send(self, obj: dict[str, Any]) -> None:
-        self._out.write(encode(obj) + "\n")
+        self._out.write(self.encode(obj) + "\n")
         self._out.flush()
 
     def result(self, result: dict[str, Any]) -> None:

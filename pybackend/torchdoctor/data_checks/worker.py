@@ -18,7 +18,7 @@ import traceback
 
 from ..checks import worker_guard
 from ..checks.worker import Channel
-from . import budget, watch
+from . import budget, result_line, watch
 from . import findings as F
 from .collate_errors import CollateError
 from .errors import SampleError, user_frames
@@ -168,7 +168,7 @@ def main(argv: list | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.watch:
         watch.install(args.watch)
-    channel = Channel(nonce)
+    channel = Channel(nonce, result_line.encode)  # the gallery's pixels written as they are
     # the splits are drawn in this (main) thread: a dataset's objects may belong to it (a sqlite connection
     # opened in __init__, the default device, grad mode, signal handlers); under a budget a watchdog thread
     # gives up on a draw that never returns, sends the result and ends the process (stuck._watched)
