@@ -175,15 +175,17 @@ def test_only_cpu_8_bit_dense_tensors_take_the_histogram():
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 @pytest.mark.parametrize("start", [0, 3])  # aligned to 8 bytes (uint8 flipped a word at a time) or not
-@pytest.mark.parametrize("path", ["gram"], indirect=True)  # the histogram path reads on one thread
-def test_gram_blocks_shared_by_two_readers_stay_exact(dtype, start, monkeypatch):
-    """On an idle machine the Gram blocks go to two threads, each with its own buffer."""
+def test_blocks_shared_by_two_readers_stay_exact(dtype, start, monkeypatch, path):
+    """On an idle machine the blocks go to two threads, each with its own reader (a Gram buffer, or
+    a counter)."""
     monkeypatch.setattr(guard, "idle_threads", lambda current, own=None: 2)
     monkeypatch.setattr(guard, "PARALLEL_FROM", 1)
     monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of 15 * 256 bytes
+    monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of histogram blocks
     made = []
-    real = byte_stats._GramReader
-    monkeypatch.setattr(byte_stats, "_GramReader", lambda *a: (made.append(1), real(*a))[1])
+    reader = "_GramReader" if path == "gram" else "_counter"
+    real = getattr(byte_stats, reader)
+    monkeypatch.setattr(byte_stats, reader, lambda *a: (made.append(1), real(*a))[1])
     t = make(dtype, BIG + start, seed=5)[start:]
     info = torch.iinfo(dtype)
     t[0], t[-1] = info.min, info.max
