@@ -38,6 +38,12 @@ def test_show_as_images_from_the_variables_view_draws_the_paused_batch(page: Pag
     expect(grid.locator(".tile")).to_have_count(32)  # the first page of the 64 images
     expect(view.locator(".pager .page-label").first).to_have_text("Images 1–32 of 64")
     expect(grid.locator(".tile figcaption").first).to_contain_text("#0")
+    # the page speaks of the tensor's own values: no dataset and no transform ran
+    expect(view.locator(".check-title")).to_have_text("Images")
+    caption = view.locator(".gallery-caption").first
+    expect(caption).to_contain_text("64 of the 64 images in images")
+    expect(caption).to_contain_text("as the variable holds them")
+    expect(caption).not_to_contain_text("transforms")
     assert grid.locator(".tile canvas").first.evaluate(vscode_ui.CANVAS_IS_FLAT) is False  # noise, drawn
     # colour: three channels, so a tile's red, green and blue differ somewhere
     assert grid.locator(".tile canvas").first.evaluate(vscode_ui.CANVAS_HAS_COLOUR) is True

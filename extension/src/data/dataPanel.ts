@@ -79,17 +79,17 @@ export class DataPanel implements vscode.Disposable {
 
   showRunning(): void {
     this.result = undefined;
-    this.host.render(dataRunningView(this.target.name, this.target.file));
+    this.host.render(dataRunningView(this.target.name, this.target.file, this.target.paused?.mode));
   }
 
   showResult(result: DataCheckResult): void {
     this.result = result;
-    this.host.render(buildDataView(result));
+    this.host.render(buildDataView(result, this.target.paused?.mode));
   }
 
   showError(message: string, cancelled = false): void {
     this.result = undefined;
-    this.host.render(dataMessageView(this.target.name, this.target.file, message, cancelled));
+    this.host.render(dataMessageView(this.target.name, this.target.file, message, cancelled, this.target.paused?.mode));
   }
 
   dispose(): void {

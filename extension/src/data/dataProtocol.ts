@@ -128,4 +128,7 @@ export interface DataCheckResult {
   snippet?: string | null;
   durationSeconds: number | null;
   python: string | null;
+  /** A paused program's tensor, array or batch (data_checks/paused.py): the samples are the values
+   * the variable holds, no dataset transform ran. */
+  asHeld?: boolean;
 }

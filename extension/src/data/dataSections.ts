@@ -79,7 +79,7 @@ export function scaleNote(scale: DataGallery['scale'] | undefined): string {
 }
 
 /** One split's grid, or null when it has none or its size is not one the page can draw. */
-export function galleryView(split: DataSplitSummary, findings: readonly DataFinding[]): GalleryView | null {
+export function galleryView(split: DataSplitSummary, findings: readonly DataFinding[], asHeld = false): GalleryView | null {
   const g = split.gallery;
   if (!g || !sideOk(g.width) || !sideOk(g.height) || (g.channels !== 1 && g.channels !== 3) || !Array.isArray(g.images)) {
     return null;
@@ -116,7 +116,9 @@ export function galleryView(split: DataSplitSummary, findings: readonly DataFind
     height: g.height,
     channels: g.channels,
     images,
-    caption: `${images.length} of the ${drawn} samples drawn from ${split.name}${shape}, as the model gets them (after the dataset's transforms)${blankText}.`,
+    caption: asHeld
+      ? `${images.length} of the ${drawn} images in ${split.name}${shape}, as the variable holds them${blankText}.`
+      : `${images.length} of the ${drawn} samples drawn from ${split.name}${shape}, as the model gets them (after the dataset's transforms)${blankText}.`,
     scaleNote: scaleNote(g.scale),
     blank,
     dropped,
@@ -124,8 +126,8 @@ export function galleryView(split: DataSplitSummary, findings: readonly DataFind
   };
 }
 
-export function galleryViews(splits: readonly DataSplitSummary[], findings: readonly DataFinding[]): GalleryView[] {
-  return splits.map((s) => galleryView(s, findings)).filter((g): g is GalleryView => g !== null);
+export function galleryViews(splits: readonly DataSplitSummary[], findings: readonly DataFinding[], asHeld = false): GalleryView[] {
+  return splits.map((s) => galleryView(s, findings, asHeld)).filter((g): g is GalleryView => g !== null);
 }
 
 /** A bar per class (the first MAX_BARS), widths relative to the largest. */

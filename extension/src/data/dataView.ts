@@ -21,6 +21,11 @@ import type {
 } from './dataViewTypes';
 
 export const DATA_TITLE = 'Data check';
+/** The page's title for **Show as Images** on a paused program's variable (pausedData.ts). */
+export const IMAGES_TITLE = 'Images';
+
+/** How a page was asked for: a paused program's Check Data or Show as Images, else undefined. */
+export type PausedMode = 'data' | 'images' | undefined;
 
 const VERDICTS: Record<string, DataVerdictView> = {
   PASS: { label: 'PASS', tone: 'pass', icon: '✓' },
@@ -87,8 +92,8 @@ export function dataVerdict(result: Pick<DataCheckResult, 'verdict' | 'findings'
   return VERDICTS[result.verdict] ?? VERDICTS.ERROR;
 }
 
-function header(target: string, file: string): DataHeaderView {
-  return { title: DATA_TITLE, target, file, fileLabel: file ? baseName(file) : '' };
+function header(target: string, file: string, mode?: PausedMode): DataHeaderView {
+  return { title: mode === 'images' ? IMAGES_TITLE : DATA_TITLE, target, file, fileLabel: file ? baseName(file) : '' };
 }
 
 /**
@@ -147,19 +152,19 @@ function footer(r: DataCheckResult): string {
   return parts.join(' · ');
 }
 
-/** The whole page for a result; findings errors first. */
-export function buildDataView(r: DataCheckResult): DataResultView {
+/** The whole page for a result; findings errors first. ``mode``: asked for in a paused program. */
+export function buildDataView(r: DataCheckResult, mode?: PausedMode): DataResultView {
   const findings = Array.isArray(r.findings) ? r.findings : [];
   const cards = findings.map(findingCard).sort((a, b) => Number(b.severity === 'error') - Number(a.severity === 'error'));
   const splits = Array.isArray(r.splits) ? r.splits : [];
   const notes = (Array.isArray(r.notes) ? r.notes : []).filter((n) => typeof n === 'string' && !n.includes('\n'));
   return {
     kind: 'result',
-    header: header(r.target, r.file),
+    header: header(r.target, r.file, mode),
     verdict: dataVerdict(r),
     headline: splitInlineCode(r.headline ?? ''),
     cards,
-    galleries: galleryViews(splits, findings),
+    galleries: galleryViews(splits, findings, r.asHeld === true),
     histograms: splitHistogramsAll(splits),
     labels: labelCharts(splits),
     splits: splitTable(splits, findings),
@@ -178,7 +183,16 @@ export function dataErrorLabel(kind: string): string {
   return DATA_ERROR_KINDS[kind] ?? errorKindLabel(kind);
 }
 
-export function dataRunningView(target: string, file: string): DataRunningView {
+export function dataRunningView(target: string, file: string, mode?: PausedMode): DataRunningView {
+  if (mode) {
+    return {
+      kind: 'running',
+      header: header(target, file, mode),
+      verdict: VERDICTS.RUNNING,
+      message: mode === 'images' ? `Reading the images in ${target}…` : `Checking the data of ${target}…`,
+      hint: 'Read inside the paused program, which stays paused at the same line; a slow dataset stops at the time budget.',
+    };
+  }
   return {
     kind: 'running',
     header: header(target, file),
@@ -188,10 +202,10 @@ export function dataRunningView(target: string, file: string): DataRunningView {
   };
 }
 
-export function dataMessageView(target: string, file: string, message: string, cancelled = false): DataMessageView {
+export function dataMessageView(target: string, file: string, message: string, cancelled = false, mode?: PausedMode): DataMessageView {
   return {
     kind: 'message',
-    header: header(target, file),
+    header: header(target, file, mode),
     verdict: cancelled ? VERDICTS.CANCELLED : VERDICTS.ERROR,
     message: splitInlineCode(message),
   };

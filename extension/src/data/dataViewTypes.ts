@@ -65,7 +65,8 @@ export interface GalleryView {
   height: number;
   channels: number;
   images: GalleryImageView[];
-  /** "The first 32 of 600 samples drawn, as the model gets them (after the dataset's transforms); 8 blank." */
+  /** "32 of the 600 samples drawn from train, as the model gets them (after the dataset's transforms); …",
+   * or for a paused program's tensor "64 of the 64 images in images [64, 3, 32, 32], as the variable holds them." */
   caption: string;
   /** How values were mapped to grey levels/colours. */
   scaleNote: string;

@@ -16,6 +16,9 @@ program. What a value becomes:
 - ``mode="images"``: an image tensor or array as images: N x C x H x W and N x H x W x C are N
   images, C x H x W, H x W x C and H x W one (float or uint8).
 
+The result of a tensor, array or batch says ``"asHeld": true``: its samples are the values the
+variable holds (the page says so, not "after the dataset's transforms": none ran).
+
 A slow ``__getitem__`` or a huge dataset must not hold the program for long: the check has a time
 budget (``PAUSED_SECONDS``); when it runs out, the result says how many samples were looked at.
 A ``__getitem__`` or DataLoader batch that never returns is given up on at the budget plus a grace
@@ -89,6 +92,8 @@ def check(value: Any, name: str = "value", mode: str = "data", options: dict | N
         )
     except Exception as exc:  # noqa: BLE001 - a paused program must never see our exception
         return F.error_result(name, "", "bad-data", f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
+    if data is not value:  # a tensor, an array or a batch: its values as held, no transform ran
+        result["asHeld"] = True
     if mode == "images":
         result["notes"].insert(0, f"{name} shown as images")
     return result

@@ -22,6 +22,7 @@ def test_a_batch_tensor_shown_as_images_marks_its_blank_samples(tmp_path):
     assert len(g["images"]) == 10 and [im["index"] for im in g["images"] if im["blank"]] == [2, 7]
     assert [f["kind"] for f in result["findings"]] == ["constant-samples"]
     assert result["target"] == "batch" and result["notes"][0] == "batch shown as images"
+    assert result["asHeld"] is True  # the tensor's own values: the page does not speak of transforms
 
 
 def test_a_dict_batch_pairs_images_with_labels_and_one_image_is_one_tile():
@@ -40,6 +41,8 @@ def test_a_dataset_or_loader_is_checked_as_the_cli_would_and_the_rng_is_left_alo
     assert torch.equal(torch.get_rng_state(), before)
     assert r["verdict"] == "PASS" and r["splits"][0]["kind"] == "loader"
     assert r["splits"][0]["gallery"] is not None
+    assert "asHeld" not in r  # drawn through the loader: after the dataset's transforms
+    assert check({"image": torch.rand(4, 3, 8, 8), "label": torch.arange(4)}, "batch")["asHeld"] is True
 
 
 def test_what_cannot_be_checked_is_an_error_status_never_an_exception(tmp_path):

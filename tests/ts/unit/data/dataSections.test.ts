@@ -94,3 +94,14 @@ test('the grid pages through its images, PAGE_SIZE at a time', () => {
   assert.deepEqual(g.pages.map((p) => p.label), ['1–32 of 100', '33–64 of 100', '65–96 of 100', '97–100 of 100']);
   assert.equal(galleryView(split, [])!.pages.length, 1);
 });
+
+test("a paused program's tensor is captioned as the variable holds it, not as transformed", () => {
+  const r = fixture('blank-augmentation');
+  const drawn = galleryView(r.splits[0], r.findings)!;
+  assert.match(drawn.caption, /as the model gets them \(after the dataset's transforms\)/);
+  const held = galleryView(r.splits[0], r.findings, true)!;
+  assert.match(held.caption, new RegExp(`^${held.images.length} of the \\d+ images in ${r.splits[0].name}`));
+  assert.match(held.caption, /as the variable holds them/);
+  assert.doesNotMatch(held.caption, /transforms/);
+  assert.deepEqual(galleryViews(r.splits, r.findings, true).map((g) => g.caption), [held.caption]);
+});

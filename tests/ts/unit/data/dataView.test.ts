@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import type { DataCheckResult } from '../../../../extension/src/data/dataProtocol';
 import {
   buildDataView,
+  DATA_TITLE,
   dataAllowedFiles,
   dataErrorLabel,
   dataMessageView,
@@ -15,6 +16,7 @@ import {
   findingCard,
   findingTitle,
   flaggedCsv,
+  IMAGES_TITLE,
   indicesText,
   messageParts,
   parseDataPageMessage,
@@ -119,4 +121,20 @@ test('running and message views; page messages are checked field by field', () =
   assert.deepEqual(parseDataPageMessage({ type: 'rerun', extra: 1 }), { type: 'rerun' });
   assert.equal(parseDataPageMessage({ type: 'eval' }), undefined);
   assert.equal(parseDataPageMessage(null), undefined);
+});
+
+test('Show as Images on a paused variable is titled Images and speaks of the held values', () => {
+  const r = { ...fixture('blank-augmentation'), asHeld: true };
+  const v = buildDataView(r, 'images');
+  assert.equal(v.header.title, IMAGES_TITLE);
+  assert.match(v.galleries[0].caption, /as the variable holds them/);
+  assert.equal(buildDataView(r, 'data').header.title, DATA_TITLE);
+  assert.equal(buildDataView(fixture('blank-augmentation')).header.title, DATA_TITLE);
+  assert.match(buildDataView(fixture('blank-augmentation')).galleries[0].caption, /after the dataset's transforms/);
+  const running = dataRunningView('images', '/ws/inspect_tensors.py', 'images');
+  assert.equal(running.header.title, IMAGES_TITLE);
+  assert.match(running.message, /images in images/);
+  assert.match(running.hint, /paused program/);
+  assert.doesNotMatch(running.hint, /worker|cancel/);
+  assert.equal(dataMessageView('images', '', 'not paused', false, 'images').header.title, IMAGES_TITLE);
 });
