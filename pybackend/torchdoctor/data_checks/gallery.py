@@ -152,10 +152,22 @@ class Gallery:
         """Samples of a chunk as they will be shown (C x h x w float32 each), copied into the planes
         from ``row`` on."""
         x = channels_first(np.asarray(samples), self.layout)
-        if self.planes is None:
-            h, w, _ = reduced_side(*x.shape[2:])
-            self.planes = np.empty((x.shape[1], self.limit, h, w), np.float32)
-        downsample(x, out=self.planes[:, row : row + len(x)].transpose(1, 0, 2, 3))
+        planes = self._make_room(x, row + len(x))
+        downsample(x, out=planes[:, row : row + len(x)].transpose(1, 0, 2, 3))
+
+    def _make_room(self, x: np.ndarray, rows: int) -> np.ndarray:
+        """Planes of at least ``rows`` rows: grown by doubling up to ``limit``, never allocated for
+        more images than were offered (``galleryImages`` is an option: a huge one costs nothing)."""
+        have = 0 if self.planes is None else self.planes.shape[1]
+        if self.planes is not None and rows <= have:
+            return self.planes
+        size = min(self.limit, max(rows, 2 * have, T.GALLERY_IMAGES))
+        h, w, _ = reduced_side(*x.shape[2:])
+        grown = np.empty((x.shape[1], size, h, w), np.float32)
+        if self.planes is not None:
+            grown[:, :have] = self.planes
+        self.planes = grown
+        return grown
 
     def to_json(self, label_of: Callable[[Any], Optional[str]], shape: tuple) -> Optional[dict]:
         if not self.items or self.planes is None:

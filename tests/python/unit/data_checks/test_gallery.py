@@ -119,3 +119,17 @@ def test_nonfinite_pixels_are_marked_and_do_not_break_the_scale():
     g = gallery(check(WithNaN(n=40, flip=False)))
     assert [im["index"] for im in g["images"] if im["nonfinite"]] == [2]
     assert all(np.isfinite(g["scale"]["low"])) and all(np.isfinite(g["scale"]["high"]))
+
+
+def test_a_huge_gallery_option_holds_only_what_was_offered():
+    """``galleryImages`` is an option: the planes grow with the images kept, never to the limit."""
+    from torchdoctor.data_checks.gallery import Gallery
+
+    g = Gallery("chw", np.dtype(np.float32), limit=10**9)
+    x = np.random.default_rng(0).random((70, 3, 32, 32), dtype=np.float32)
+    for start in range(0, 280, 70):
+        g.offer(list(range(start, start + 70)), x, [])
+    assert g.planes is not None and g.planes.shape[1] <= 2 * 280
+    out = g.to_json(str, (3, 32, 32))
+    assert out is not None and [im["index"] for im in out["images"]] == list(range(280))
+    assert np.array_equal(pixels_of(out["images"][75]), pixels_of(out["images"][5]))  # the same sample x[5]
