@@ -183,22 +183,21 @@ export function dataErrorLabel(kind: string): string {
   return DATA_ERROR_KINDS[kind] ?? errorKindLabel(kind);
 }
 
+const RUNNING_MESSAGE: Record<'worker' | 'data' | 'images', (target: string) => string> = {
+  worker: (target) => `Drawing the data of ${target}…`,
+  data: (target) => `Checking the data of ${target}…`,
+  images: (target) => `Reading the images in ${target}…`,
+};
+
 export function dataRunningView(target: string, file: string, mode?: PausedMode): DataRunningView {
-  if (mode) {
-    return {
-      kind: 'running',
-      header: header(target, file, mode),
-      verdict: VERDICTS.RUNNING,
-      message: mode === 'images' ? `Reading the images in ${target}…` : `Checking the data of ${target}…`,
-      hint: 'Read inside the paused program, which stays paused at the same line; a slow dataset stops at the time budget.',
-    };
-  }
   return {
     kind: 'running',
-    header: header(target, file),
+    header: header(target, file, mode),
     verdict: VERDICTS.RUNNING,
-    message: `Drawing the data of ${target}…`,
-    hint: 'The samples are drawn in a worker of your interpreter, after your transforms; cancel from the notification.',
+    message: RUNNING_MESSAGE[mode ?? 'worker'](target),
+    hint: mode
+      ? 'Read inside the paused program, which stays paused at the same line; a slow dataset stops at the time budget.'
+      : 'The samples are drawn in a worker of your interpreter, after your transforms; cancel from the notification.',
   };
 }
 
