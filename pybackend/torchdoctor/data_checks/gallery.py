@@ -100,6 +100,18 @@ def channels_last(planes: np.ndarray) -> np.ndarray:
     return out
 
 
+def base64_rows(rows: np.ndarray) -> list:
+    """The base64 text of each row of a 2-D uint8 array. When a row is a whole number of 3-byte
+    groups (a 32 x 32 RGB image is), base64 of the joined rows is the rows' texts joined: one
+    encoding, then slices (128 CIFAR images: ~0.1 ms, against ~0.3 ms one by one)."""
+    n, per = rows.shape
+    if per % 3 or not n:
+        return [base64.b64encode(row.tobytes()).decode("ascii") for row in rows]
+    whole = base64.b64encode(np.ascontiguousarray(rows).tobytes()).decode("ascii")
+    step = per // 3 * 4
+    return [whole[k * step : (k + 1) * step] for k in range(n)]
+
+
 def box_caption(ids: Any, shown: int = 6) -> str:
     """The label under a detection image: its box count and class ids, as the label histogram
     counts them (the ids as they are: a detection dataset's ids need not index its classes)."""
@@ -185,6 +197,7 @@ class Gallery:
         kind, low, high = self._scale(planes, finite, lo, hi)
         pixels = channels_last(_to_uint8(planes, finite, low, high).reshape(c, n, h, w))  # uint8, for display
         bad = np.zeros(n, bool) if finite is None else ~np.all(finite.reshape(c, n, -1), axis=(0, 2))
+        texts = base64_rows(pixels.reshape(n, -1))  # uint8 H x W x C each
         images = []
         for k, it in enumerate(items):
             images.append(
@@ -193,7 +206,7 @@ class Gallery:
                     "label": label_of(it[1]),
                     "blank": bool(it[3]),
                     "nonfinite": bool(bad[k]),
-                    "pixels": base64.b64encode(pixels[k].tobytes()).decode("ascii"),  # uint8 H x W x C
+                    "pixels": texts[k],
                 }
             )
         return {

@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from support.data_checks import Images, Vectors, check
 from torchdoctor.data_checks import thresholds as T
-from torchdoctor.data_checks.gallery import downsample
+from torchdoctor.data_checks.gallery import base64_rows, downsample
 
 
 def gallery(result: dict, split: int = 0):
@@ -133,3 +133,12 @@ def test_a_huge_gallery_option_holds_only_what_was_offered():
     out = g.to_json(str, (3, 32, 32))
     assert out is not None and [im["index"] for im in out["images"]] == list(range(280))
     assert np.array_equal(pixels_of(out["images"][75]), pixels_of(out["images"][5]))  # the same sample x[5]
+
+
+def test_base64_rows_match_each_rows_own_encoding_whatever_the_row_length():
+    # one encoding sliced when a row is whole 3-byte groups, else one per row: the texts are the same
+    g = np.random.default_rng(0)
+    for per in (3072, 12, 3, 1, 2, 4, 3073, 0):
+        rows = g.integers(0, 256, (5, per), dtype=np.uint8)
+        assert base64_rows(rows) == [base64.b64encode(r.tobytes()).decode("ascii") for r in rows], per
+    assert base64_rows(np.zeros((0, 12), np.uint8)) == []

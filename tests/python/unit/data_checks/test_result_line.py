@@ -28,7 +28,7 @@ def test_a_gallery_line_is_the_plain_encoding_byte_for_byte():
 
 def test_text_that_json_escapes_is_encoded_as_usual():
     # never a gallery's (base64), but a line must stay right whatever a result holds
-    odd = ['a"b', "back\\slash", "tab\there", "caf\u00e9", "x" * 10]
+    odd = ['a"b', "back\\slash", "tab\there", "caf\u00e9", "del\x7f", "x" * 10]
     result = {"splits": [{"gallery": {"images": [{"pixels": p, "label": "l"} for p in odd]}}, {"gallery": None}, 3]}
     line = result_line.encode(message(result))
     assert line == encode_json(message(result))
@@ -43,3 +43,13 @@ def test_lines_without_a_gallery_and_with_nan_are_as_before():
     ):
         assert result_line.encode(msg) == encode_json(msg)
         assert "NaN" not in result_line.encode(msg)
+
+
+def test_one_odd_text_among_base64_ones_is_the_only_one_encoded_as_usual():
+    # the pixels are vetted all at once; one that JSON escapes sends every one to the per-text test
+    for odd in ("nul\x00", "del\x7f", 'q"', "\u00ff"):
+        texts = ["QUJD", odd, "REVG"]
+        result = {"splits": [{"gallery": {"images": [{"pixels": t} for t in texts]}}]}
+        line = result_line.encode(message(result))
+        assert line == encode_json(message(result))
+        assert [im["pixels"] for im in json.loads(line)["result"]["splits"][0]["gallery"]["images"]] == texts
