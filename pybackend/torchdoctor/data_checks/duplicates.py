@@ -73,13 +73,28 @@ def _raw(split: Split) -> Optional[dict]:
     for start in range(0, len(idx), step):
         part = whole[start : start + step] if in_order else whole[rows[start : start + step]]
         flat = part.reshape(len(part), -1)
-        constant = flat.min(1) == flat.max(1) if flat.shape[1] else np.ones(len(part), bool)
+        constant = constant_rows(flat)
         prints = quick(part).tolist() if flat.shape[1] >= T.DUP_MIN_ELEMENTS else [None] * len(part)
         names = idx[start : start + step]
         out.update(zip(names, prints))
         for k in np.flatnonzero(constant).tolist():  # blank rows repeat by chance: not compared
             out[names[k]] = None
     return out
+
+
+def constant_rows(flat: np.ndarray) -> np.ndarray:
+    """Which rows hold one value throughout (as ``min == max`` says): only the rows whose first value
+    equals their second and their last are read whole, so distinct rows cost three columns, not a
+    min and a max pass (0.6 ms of 2,000 CIFAR rows)."""
+    k, per = flat.shape
+    if per < 2:
+        return np.ones(k, bool)
+    maybe = np.flatnonzero((flat[:, 0] == flat[:, 1]) & (flat[:, 0] == flat[:, -1]))
+    constant = np.zeros(k, bool)
+    if maybe.size:
+        rows = flat[maybe]
+        constant[maybe] = rows.min(1) == rows.max(1)
+    return constant
 
 
 REFINED = 1 << 128  # set in a refined digest: never equal to a quick one (< 2**64)

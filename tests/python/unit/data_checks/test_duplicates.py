@@ -3,10 +3,12 @@ dataset, and silence for distinct samples and low-cardinality rows."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset, random_split
 
 from support.data_checks import Images, check, kinds
+from torchdoctor.data_checks.duplicates import constant_rows
 
 
 def images(n, seed=0):
@@ -180,3 +182,17 @@ def test_copies_under_random_transforms_are_still_found_next_to_noise_rules():
     x, _ = images(150)
     r = check({"train": AugmentedList(x[:100]), "val": AugmentedList(x[90:150])})
     assert [f["count"] for f in r["findings"] if f["kind"] == "duplicates-across-splits"] == [10]
+
+
+def testconstant_rows_are_those_whose_min_is_their_max_whatever_the_dtype():
+    # only rows equal at their first, second and last values are read whole: the answer is min == max's
+    g = np.random.default_rng(0)
+    for dtype in (np.uint8, np.float32, np.int64):
+        flat = g.integers(0, 3, (400, 7)).astype(dtype)
+        flat[::9] = 5  # constant rows
+        flat[1::9, :] = 2
+        flat[1::9, 3] = 1  # equal at both ends, not throughout
+        assert (constant_rows(flat) == (flat.min(1) == flat.max(1))).all()
+    nan = np.array([[np.nan, np.nan], [0.0, -0.0], [1.0, 2.0]])
+    assert constant_rows(nan).tolist() == (nan.min(1) == nan.max(1)).tolist() == [False, True, False]
+    assert constant_rows(np.zeros((3, 1))).all() and constant_rows(np.zeros((2, 0))).all()
