@@ -32,19 +32,19 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import cpu_cache
 from .blocks import iter_blocks
-from .guard import block_workers
+from .guard import block_workers, machine_quiet
 from .parallel import map_blocks
 from .raw_pass import _LANE_BYTES, WORDS_PER_ROW, _Scratch, count_true
 
 # Bytes of block per element of the general pass's block (:data:`tensor_stats.BLOCK_CPU`, 2**18):
-# :func:`cpu_cache.block_bytes` for the general block (1 MiB on a CPU with a 2 MiB L2 a core,
-# 4 MiB where only an L3 holds such blocks: measurements in :mod:`cpu_cache`). The ratio keeps a
-# caller's small blocks small (tests force many blocks).
+# :func:`cpu_cache.block_bytes` for the general block (1 MiB on a CPU with a 2 MiB L2 a core while
+# others load it, 4 MiB where an L3 holds such blocks and is idle: measurements in
+# :mod:`cpu_cache`). The ratio keeps a caller's small blocks small (tests force many blocks).
 REFERENCE_LIMIT = 1 << 18  # tensor_stats.BLOCK_CPU's value (tensor_stats imports this module)
 
 
 def bytes_per_element() -> int:
-    return max(1, cpu_cache.block_bytes() // REFERENCE_LIMIT)
+    return max(1, cpu_cache.block_bytes(machine_quiet()) // REFERENCE_LIMIT)
 
 
 # Elements per row norm: 4096 took 17% less time than 1024 on a cached 2**20 float32 block, at

@@ -136,6 +136,16 @@ def _single_threaded(t: Any) -> bool:
 _WORKERS: "contextvars.ContextVar[int]" = contextvars.ContextVar("torchdoctor_block_workers", default=1)
 
 
+# Whether the pass running now found every core idle of other processes' work (:func:`cpu_threads`):
+# the float pass then takes blocks that an idle L3 keeps (:mod:`cpu_cache`).
+_QUIET: "contextvars.ContextVar[bool]" = contextvars.ContextVar("torchdoctor_machine_quiet", default=False)
+
+
+def machine_quiet() -> bool:
+    """No other process used the CPUs when the pass running now began (False outside a pass)."""
+    return _QUIET.get()
+
+
 def block_workers(base: Any, limit: int) -> int:
     """How many threads the pass running now shares the blocks of ``limit`` elements of ``base``
     among (:mod:`parallel`): one off the CPU, and no more than there are blocks (starting a thread
@@ -148,7 +158,8 @@ def block_workers(base: Any, limit: int) -> int:
 @contextlib.contextmanager
 def cpu_threads(torch, t: Any) -> Iterator[int]:
     """Run the block inside with torch on one intra-op thread when ``t`` is a big CPU tensor, and
-    yield how many block readers it may use: :func:`idle_threads` of torch's count.
+    yield how many block readers it may use: :func:`idle_threads` of torch's count. Whether every
+    core was free of other processes' work is kept for the pass (:func:`machine_quiet`).
 
     One intra-op thread, because a pass is hundreds of short ops and with several threads each op
     is a parallel region that waits for a descheduled thread on a busy machine (see
@@ -157,8 +168,10 @@ def cpu_threads(torch, t: Any) -> Iterator[int]:
         yield 1
         return
     before = torch.get_num_threads()
-    wanted = idle_threads(before)
-    token = _WORKERS.set(wanted)
+    cores = os.cpu_count() or before
+    free = idle_threads(cores)  # the cores others leave idle (one sample of their use)
+    wanted = min(before, free)
+    token, quiet = _WORKERS.set(wanted), _QUIET.set(free >= cores)
     try:
         if before == 1:
             yield wanted
@@ -170,3 +183,4 @@ def cpu_threads(torch, t: Any) -> Iterator[int]:
             torch.set_num_threads(before)
     finally:
         _WORKERS.reset(token)
+        _QUIET.reset(quiet)

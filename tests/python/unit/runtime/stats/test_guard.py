@@ -113,3 +113,18 @@ def test_cpu_used_before_the_stats_were_imported_counts_from_the_process_start()
 def test_the_process_age_is_read_where_the_system_tells_it():
     age = guard.process_age()
     assert age is None or 0 < age < time.monotonic() + 1
+
+
+def test_a_pass_knows_whether_other_processes_left_every_core_idle(monkeypatch):
+    import torch
+
+    big = torch.zeros(guard.PARALLEL_FROM)
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
+    for free, quiet in ((2, True), (1, False)):
+        monkeypatch.setattr(guard, "idle_threads", lambda current, free=free: min(current, free))
+        threads = torch.get_num_threads()  # the pass runs torch on one thread inside
+        with guard.cpu_threads(torch, big) as workers:
+            assert guard.machine_quiet() is quiet and workers == min(threads, free)
+        assert guard.machine_quiet() is False  # outside a pass: the busy machine's rule
+    with guard.cpu_threads(torch, torch.zeros(4)):  # a small tensor: no pass of blocks, no sample
+        assert guard.machine_quiet() is False
