@@ -171,7 +171,8 @@ def cpu_threads(torch, t: Any) -> Iterator[int]:
     cores = os.cpu_count() or before
     free = idle_threads(cores)  # the cores others leave idle (one sample of their use)
     wanted = min(before, free)
-    token, quiet = _WORKERS.set(wanted), _QUIET.set(free >= cores)
+    # one core: idle_threads gives it even to a loaded machine (at least one thread), so no telling
+    token, quiet = _WORKERS.set(wanted), _QUIET.set(cores > 1 and free >= cores)
     try:
         if before == 1:
             yield wanted

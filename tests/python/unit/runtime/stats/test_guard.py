@@ -128,3 +128,6 @@ def test_a_pass_knows_whether_other_processes_left_every_core_idle(monkeypatch):
         assert guard.machine_quiet() is False  # outside a pass: the busy machine's rule
     with guard.cpu_threads(torch, torch.zeros(4)):  # a small tensor: no pass of blocks, no sample
         assert guard.machine_quiet() is False
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 1)  # one core: loaded or not, it is "free"
+    with guard.cpu_threads(torch, big):
+        assert guard.machine_quiet() is False
