@@ -184,7 +184,7 @@ def test_copies_under_random_transforms_are_still_found_next_to_noise_rules():
     assert [f["count"] for f in r["findings"] if f["kind"] == "duplicates-across-splits"] == [10]
 
 
-def testconstant_rows_are_those_whose_min_is_their_max_whatever_the_dtype():
+def test_constant_rows_are_those_whose_min_is_their_max_whatever_the_dtype():
     # only rows equal at their first, second and last values are read whole: the answer is min == max's
     g = np.random.default_rng(0)
     for dtype in (np.uint8, np.float32, np.int64):

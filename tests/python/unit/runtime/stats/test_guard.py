@@ -5,6 +5,7 @@ first; load from others still counts. Load figures are injected: no timing digit
 import time
 
 import pytest
+import torch
 
 from torchdoctor.runtime.stats import guard
 from torchdoctor.runtime.stats.cpu_use import ForeignUse
@@ -116,8 +117,6 @@ def test_the_process_age_is_read_where_the_system_tells_it():
 
 
 def test_a_pass_knows_whether_other_processes_left_every_core_idle(monkeypatch):
-    import torch
-
     big = torch.zeros(guard.PARALLEL_FROM)
     monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
     for free, quiet in ((2, True), (1, False)):
