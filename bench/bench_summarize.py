@@ -11,8 +11,8 @@ baselines measured in the same run, on the same tensor:
 
 ``summarize`` is timed cold: the value cache is cleared before every timed call, and its counters
 prove each cold call missed (real work) and each cached call hit. Repetitions are interleaved
-(aminmax, summarize cold, summarize cached, lovely) and medians compared, because this bench runs
-on small shared machines. Targets (issue 15), reported PASS/MISS, never asserted:
+(aminmax, summarize cold then cached, lovely), their order rotated each time, and medians
+compared, because this bench runs on small shared machines. Targets (issue 15), reported PASS/MISS, never asserted:
 
 - f32: ``summarize`` <= 3× one aminmax pass; bf16, f16, i64, u8, bool, transposed: <= 4×;
 - every kind: ``summarize`` not slower than lovely-tensors.
@@ -141,6 +141,40 @@ def _cold(x: torch.Tensor, threads: Optional[int] = None) -> Callable[[], str]:
     return run
 
 
+def _cold_then_cached(x: torch.Tensor, samples: Dict[str, List[float]], counts: Dict[str, object]) -> None:
+    """One cold summarize (the cache cleared: it must miss) and one cached (it must hit, same text)."""
+    misses, hits = VALUE_STATS.misses, VALUE_STATS.hits
+    start = CLOCK()
+    summary = _cold(x)()
+    samples["summarize"].append(CLOCK() - start)
+    counts["cold_misses"] = int(counts["cold_misses"]) + int(
+        VALUE_STATS.misses - misses == 1 and VALUE_STATS.hits == hits
+    )
+    hits = VALUE_STATS.hits
+    start = CLOCK()
+    again = summarize(x)
+    samples["cached"].append(CLOCK() - start)
+    counts["cached_hits"] = int(counts["cached_hits"]) + int(VALUE_STATS.hits - hits == 1 and again == summary)
+    counts["summary"] = summary
+
+
+def _units(x, base, lovely, threads: bool, samples: Dict[str, List[float]], counts: Dict[str, object]) -> List:
+    """The timed calls of one repetition, each appending to its samples."""
+
+    def lovely_once() -> None:
+        start = CLOCK()
+        counts["lovely_line"] = lovely(x)
+        samples["lovely"].append(CLOCK() - start)
+
+    units = [lambda: samples["aminmax"].append(_timed(base)), lambda: _cold_then_cached(x, samples, counts)]
+    if lovely is not None:
+        units.append(lovely_once)
+    if threads:
+        units.append(lambda: samples["one"].append(_timed(_cold(x, 1))))
+        units.append(lambda: samples["all"].append(_timed(_cold(x, os.cpu_count() or 1))))
+    return units
+
+
 def measure(
     kind: str, numel: int, repeats: int, warmup: bool = True, threads: bool = False, lovely_too: bool = True
 ) -> Dict[str, object]:
@@ -150,32 +184,22 @@ def measure(
     base = baseline(x)
     keys = ["aminmax", "summarize", "cached"] + (["lovely"] if lovely else []) + (["one", "all"] if threads else [])
     samples: Dict[str, List[float]] = {k: [] for k in keys}
-    cold_misses = cached_hits = 0
+    counts: Dict[str, object] = {"cold_misses": 0, "cached_hits": 0, "summary": None}
     summary = lovely_line = None
     try:
         if warmup:  # first-call costs (lazy imports, allocator) are not what we compare
             base(), _cold(x)()
             if lovely is not None:
                 lovely(x)
-        for _ in range(repeats):
-            samples["aminmax"].append(_timed(base))
-            misses, hits = VALUE_STATS.misses, VALUE_STATS.hits
-            start = CLOCK()
-            summary = _cold(x)()
-            samples["summarize"].append(CLOCK() - start)
-            cold_misses += int(VALUE_STATS.misses - misses == 1 and VALUE_STATS.hits == hits)
-            hits = VALUE_STATS.hits
-            start = CLOCK()
-            again = summarize(x)
-            samples["cached"].append(CLOCK() - start)
-            cached_hits += int(VALUE_STATS.hits - hits == 1 and again == summary)
-            if lovely is not None:
-                start = CLOCK()
-                lovely_line = lovely(x)
-                samples["lovely"].append(CLOCK() - start)
-            if threads:
-                samples["one"].append(_timed(_cold(x, 1)))
-                samples["all"].append(_timed(_cold(x, os.cpu_count() or 1)))
+        units = _units(x, base, lovely, threads, samples, counts)
+        for r in range(repeats):
+            # order rotated each repetition: what ran just before a call changes it (after a
+            # 2-thread op, libgomp's worker spins on a core for a few ms; after a pause the
+            # cores clock down), so no call always follows the same one
+            for unit in units[r % len(units) :] + units[: r % len(units)]:
+                unit()
+        summary, lovely_line = counts["summary"], counts.get("lovely_line")
+        cold_misses, cached_hits = counts["cold_misses"], counts["cached_hits"]
     finally:
         del x
         VALUE_STATS.clear()

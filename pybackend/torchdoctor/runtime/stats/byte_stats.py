@@ -5,26 +5,28 @@ they give an exactly rounded mean and standard deviation (integers count no zero
 NaN). Two ways to get them, both exact:
 
 - **Gram** (:func:`gram_sums`, on x86 CPUs with int8 dot-product instructions, VNNI or AMX):
-  each block of ``15 * K`` bytes is written, as int8 ``y`` (``x - 128`` for uint8: the top bit
-  flipped, one pass; int8 as is), into 15 rows of a ``[16, K]`` buffer whose last row holds ones.
-  One ``torch._int_mm(A, A.T)`` then gives the 16 x 16 Gram matrix: its diagonal is each row's
-  sum of squares, its last row each row's sum; ``aminmax`` of the buffer (in cache) gives the
-  extremes. Products accumulate in int32 and cannot overflow (``K * 128**2 = 2**30``).
+  each block of ``(ROWS - 1) * K`` bytes is written, as int8 ``y`` (``x - 128`` for uint8: the top
+  bit flipped, one pass; int8 as is), into the first rows of a ``[ROWS, K]`` buffer whose last row
+  holds ones. One ``torch._int_mm(A, A.T)`` then gives the ROWS x ROWS Gram matrix: its diagonal
+  is each row's sum of squares, its last row each row's sum; ``aminmax`` of the buffer (in cache) gives the
+  extremes. Products accumulate in int32 and cannot overflow (``K * 128**2 <= 2**30``).
   Measured at 1e8 bytes on one thread (Xeon with AMX, load 7-8): flip 19 ms + Gram 20 ms +
   aminmax of the cached buffer, against 12-14 ms for one ``aminmax`` of the tensor and 132 ms
   for one ``bincount``; ``sum(dtype=int64)`` alone took 170 ms, int32/float64 copies with
-  ``dot`` 55-100 ms. The 16 x 16 products are mostly thrown away: the matrix unit does them
+  ``dot`` 55-100 ms. The Gram's products are mostly thrown away: the matrix unit does them
   faster than the vector unit does 2 of them per byte. The blocks are shared among the threads
   the load leaves idle, as the float pass does (:mod:`parallel`); uint8 is flipped 8 bytes an op.
   Measured at 1e8 uint8 on this task's idle 2-core Xeon (AMX): 54 ms on one reader, 28 ms on two,
-  against 6.3 ms for one 2-thread ``aminmax`` (4.4x; it had been 8x on one thread).
+  against 6.3 ms for one 2-thread ``aminmax`` (4.4x; it had been 8x on one thread). With the
+  32 x 32 Ki buffer, on a later idle 2-core Xeon with AMX: 17.5-22 ms against 4.7-5.0 ms, per
+  1 MiB block on one thread flip 116 us, Gram 119 us, aminmax of the buffer 20 us.
 - **Histogram** (:func:`histogram_sums`, everywhere else): one ``bincount`` per block, the 256
   counts say everything; the blocks are shared among the idle threads too (1e8 uint8 on a 2-core
   AMD EPYC without VNNI: 51 ms on one thread, ~30 ms on two, against 3.6 ms for one 2-thread
   ``aminmax``: ``bincount`` is a scalar loop, ~0.43 ns a byte, where a float32 copy, row sums and
   squares came to ~0.35 ns, not worth a second exact path). Chosen where int8 products may be slow (no VNNI/AMX: a naive or
   emulated kernel) or inexact (pre-VNNI ``vpmaddubsw`` saturates int16 pairs), when a probe of
-  the extreme values at the real ``[16, K]`` shape (:func:`_products_exact`) does not come out
+  the extreme values at the real ``[ROWS, K]`` shape (:func:`_products_exact`) does not come out
   exact, or, from then on, when a Gram pass raised (the pass is redone by histogram).
 
 A block that is not a contiguous run is gathered by the copy into the buffer (or by
@@ -41,10 +43,12 @@ from .guard import block_workers
 from .parallel import map_blocks
 
 BLOCK = 1 << 22  # bytes per bincount: few enough ops, and a strided block's gather stays small
-# Gram buffer: ROWS rows of K bytes, the last of them ones. 16 x 64 Ki (1 MiB) measured fastest
-# of 8/16/32 rows x 8-64 Ki; K * 128**2 = 2**30 keeps every int32 entry exact.
-ROWS = 16
-K = 1 << 16
+# Gram buffer: ROWS rows of K bytes, the last of them ones, 1 MiB. On a 2-core Xeon with AMX
+# (2 MiB L2 a core) 32 x 32 Ki took 17.6-18.3 ms for 1e8 uint8 on two readers where 16 x 64 Ki
+# took 20.0-23.5, 32 x 16 Ki 19.2-21.3, 64 x 16 Ki 21.8, 64 x 32 Ki 20.6-22.0, 16 x 128 Ki 19.0
+# (an older Xeon had measured 16 x 64 Ki fastest). K * 128**2 <= 2**30 keeps int32 entries exact.
+ROWS = 32
+K = 1 << 15
 
 Row = Tuple[float, ...]
 _exact_products: Optional[bool] = None  # probed once per process (:func:`gram_applies`)

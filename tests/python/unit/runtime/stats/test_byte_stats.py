@@ -70,7 +70,7 @@ def test_strided_views_are_exact(dtype, how):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
     monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of blocks on a small tensor
-    monkeypatch.setattr(byte_stats, "K", 256)  # Gram blocks of 15 * 256 bytes, a ragged last one
+    monkeypatch.setattr(byte_stats, "K", 256)  # Gram blocks of (ROWS - 1) * 256 bytes, a ragged last one
     t = make(dtype, BIG, seed=2)
     info = torch.iinfo(dtype)
     t[0], t[-1], t[BIG // 2] = info.min, info.max, 0
@@ -85,7 +85,7 @@ def test_a_constant_tensor_has_std_exactly_zero(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_the_extremes_everywhere_stay_exact(dtype):
-    """All -128 or all 255: the largest squares; int32 Gram entries reach K * 128**2 = 2**30."""
+    """All -128 or all 255: the largest squares; int32 Gram entries reach K * 128**2 (2**29 at K = 2**15)."""
     info = torch.iinfo(dtype)
     for value in (info.min, info.max):
         check(torch.full((2 * byte_stats.K * byte_stats.ROWS + 7,), value, dtype=dtype))
@@ -180,7 +180,7 @@ def test_blocks_shared_by_two_readers_stay_exact(dtype, start, monkeypatch, path
     a counter)."""
     monkeypatch.setattr(guard, "idle_threads", lambda current, own=None: 2)
     monkeypatch.setattr(guard, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of 15 * 256 bytes
+    monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of (ROWS - 1) * 256 bytes
     monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of histogram blocks
     made = []
     reader = "_GramReader" if path == "gram" else "_counter"
