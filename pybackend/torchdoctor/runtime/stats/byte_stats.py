@@ -138,34 +138,48 @@ _TOP_BITS = -0x7F7F7F7F7F7F7F80
 
 
 class _GramReader:
-    """One thread's ``[ROWS, K]`` int8 buffer, its last row ones: a block's rows, its Gram matrix."""
+    """One thread's ``[ROWS, K]`` int8 buffer, its last row ones: a block's rows, its Gram matrix.
+
+    The views a whole block needs are made once: torch releases the GIL in every op it runs,
+    even a view, and two readers then hand it back and forth at each one (1e8 uint8 on two
+    readers: 17.1 ms with the views made per block, 14.7 ms for the bare ops)."""
 
     def __init__(self, torch, flip: bool) -> None:
         self.torch, self.flip = torch, flip
         self.buffer = torch.empty(ROWS, K, dtype=torch.int8)
         self.buffer[ROWS - 1].fill_(1)
-        self.body = self.buffer[: ROWS - 1].view(-1)  # contiguous: the first 15 rows
-        self.words = self.body.view(torch.int64)
+        self.body = self.buffer[: ROWS - 1].view(-1)  # contiguous: the first ROWS - 1 rows
+        self.words, self.bytes = self.body.view(torch.int64), self.body.view(torch.uint8)
+        self.transposed = self.buffer.t()
+        self.size = self.body.numel()
+        self.xor, self.aminmax, self.gram = torch.bitwise_xor, torch.aminmax, torch._int_mm
 
     def read(self, block: Any) -> Tuple[int, Any, Any, Any]:
         """``(n, Gram matrix, min, max)`` of one block, as int8 ``y``."""
-        torch, n = self.torch, block.numel()
+        n = block.numel()
+        if n != self.size or block.dim() != 1:
+            return self._read_other(block, n)
+        if not self.flip:
+            self.body.copy_(block)
+        elif block.is_contiguous() and block.storage_offset() % 8 == 0:  # aligned: 8 bytes an op
+            self.xor(block.view(self.torch.int64), _TOP_BITS, out=self.words)
+        else:
+            self.xor(block, 0x80, out=self.bytes)
+        low, high = self.aminmax(self.body)
+        return n, self.gram(self.buffer, self.transposed), low, high
+
+    def _read_other(self, block: Any, n: int) -> Tuple[int, Any, Any, Any]:
+        """A block shorter than the buffer (the last one) or of several dimensions (a strided run)."""
+        torch = self.torch
         target = self.body[:n].view(block.shape)
         if not self.flip:
             target.copy_(block)
-        elif n == self.body.numel() and _word_view(block):
-            torch.bitwise_xor(block.view(torch.int64), _TOP_BITS, out=self.words)
         else:
             torch.bitwise_xor(block, 0x80, out=target.view(torch.uint8))
-        if n < self.body.numel():
+        if n < self.size:
             self.body[n:].zero_()  # y = 0 adds nothing to either sum
         low, high = torch.aminmax(self.body[:n])
-        return n, torch._int_mm(self.buffer, self.buffer.t()), low, high
-
-
-def _word_view(block: Any) -> bool:
-    """The block can be read as int64 words: one contiguous run, aligned to 8 bytes."""
-    return block.dim() == 1 and block.is_contiguous() and block.storage_offset() % 8 == 0
+        return n, torch._int_mm(self.buffer, self.transposed), low, high
 
 
 def histogram_sums(torch, base: Any) -> Tuple[int, int, int, int, int]:

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.filterwarnings("error")
 
 BIG = raw_pass.PRECISE_BELOW + 4_321  # past the small-tensor path: the byte pass is used
 GRAM = byte_stats.gram_applies(torch)  # this machine multiplies int8 fast and exactly
+GRAM_BLOCK = (byte_stats.ROWS - 1) * 256  # bytes per Gram block with K patched to 256
 
 
 @pytest.fixture(params=["gram", "histogram"], autouse=True)
@@ -78,6 +79,22 @@ def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+@pytest.mark.parametrize("start", [0, 1, 8])
+def test_whole_blocks_of_every_kind_stay_exact(dtype, start, monkeypatch, path):
+    """Whole Gram blocks read each way: a contiguous run aligned to 8 bytes (uint8 flipped a word at
+    a time), one that is not, and a 1-D strided run (gathered byte by byte); int8 copied as is."""
+    monkeypatch.setattr(byte_stats, "K", 256)
+    t = make(dtype, 6 * GRAM_BLOCK + start, seed=start)
+    info = torch.iinfo(dtype)
+    t[start], t[-1] = info.min, info.max
+    sums = byte_stats.gram_sums if path == "gram" else byte_stats.histogram_sums  # no fallback to hide an error
+    for view in (t[start:], t[start::2]):
+        values = [int(v) for v in view.tolist()]
+        expected = (len(values), sum(values), sum(v * v for v in values), min(values), max(values))
+        assert sums(torch, view) == expected
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_a_constant_tensor_has_std_exactly_zero(dtype):
     got = value_stats(torch.full((BIG,), -7 if dtype == torch.int8 else 200, dtype=dtype))
     assert got["std"] == 0.0 and got["min"] == got["max"] == got["mean"]
@@ -95,7 +112,7 @@ def test_the_extremes_everywhere_stay_exact(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
-@pytest.mark.parametrize("n", [1, 2, 7, 15 * 256 - 1, 15 * 256, 15 * 256 + 1])
+@pytest.mark.parametrize("n", [1, 2, 7, GRAM_BLOCK - 1, GRAM_BLOCK, GRAM_BLOCK + 1, 2 * GRAM_BLOCK])
 def test_the_byte_pass_itself_on_small_and_ragged_tensors(dtype, n, monkeypatch):
     """Straight to ``byte_rows`` (``value_stats`` reads small tensors another way)."""
     monkeypatch.setattr(byte_stats, "K", 256)
