@@ -95,6 +95,25 @@ def test_whole_blocks_of_every_kind_stay_exact(dtype, start, monkeypatch, path):
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_a_reader_stops_reading_extremes_once_a_block_held_both_limits(dtype, monkeypatch):
+    """Blocks after one holding the dtype's min and max cannot change the extremes: not read."""
+    if not GRAM:
+        pytest.skip("no fast exact int8 products on this CPU")
+    monkeypatch.setattr(byte_stats, "K", 256)
+    info = torch.iinfo(dtype)
+    blocks = make(dtype, 4 * GRAM_BLOCK, seed=9).view(4, GRAM_BLOCK).clamp(info.min + 1, info.max - 1)
+    blocks[1, 5], blocks[2, 5], blocks[2, 9] = info.min, info.min, info.max  # both limits in one block: the third
+    reader = byte_stats._GramReader(torch, flip=dtype == torch.uint8)
+    calls = []
+    real = reader.aminmax
+    reader.aminmax = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+    found = [reader.read(b)[2:] for b in blocks]
+    shift = 128 if dtype == torch.uint8 else 0  # the reader sees uint8 as int8 (x - 128)
+    expected = [(int(b.min()) - shift, int(b.max()) - shift) for b in blocks[:3]]
+    assert found == expected + [(-128, 127)] and len(calls) == 3
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_a_constant_tensor_has_std_exactly_zero(dtype):
     got = value_stats(torch.full((BIG,), -7 if dtype == torch.int8 else 200, dtype=dtype))
     assert got["std"] == 0.0 and got["min"] == got["max"] == got["mean"]
