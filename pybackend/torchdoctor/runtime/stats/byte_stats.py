@@ -17,9 +17,10 @@ NaN). Two ways to get them, both exact:
   faster than the vector unit does 2 of them per byte. The blocks are shared among the threads
   the load leaves idle, as the float pass does (:mod:`parallel`); uint8 is flipped 8 bytes an op.
   Measured at 1e8 uint8 on this task's idle 2-core Xeon (AMX): 54 ms on one reader, 28 ms on two,
-  against 6.3 ms for one 2-thread ``aminmax`` (4.4x; it had been 8x on one thread). With the
-  32 x 32 Ki buffer, on a later idle 2-core Xeon with AMX: 17.5-22 ms against 4.7-5.0 ms, per
-  1 MiB block on one thread flip 116 us, Gram 119 us, aminmax of the buffer 20 us.
+  against 6.3 ms for one 2-thread ``aminmax`` (4.4x; it had been 8x on one thread). On a later
+  idle 2-core Xeon with AMX, per 1 MiB block on one thread: flip 116 us, Gram 119 us, aminmax of
+  the buffer 20 us; with the 32 x 32 Ki buffer, views made once and saturated extremes no longer
+  read, 1e8 uint8 in 15-17 ms against 3.7-4.6 ms for one 2-thread ``aminmax`` (docs/views.md).
 - **Histogram** (:func:`histogram_sums`, everywhere else): one ``bincount`` per block, the 256
   counts say everything; the blocks are shared among the idle threads too (1e8 uint8 on a 2-core
   AMD EPYC without VNNI: 51 ms on one thread, ~30 ms on two, against 3.6 ms for one 2-thread
