@@ -12,7 +12,8 @@ baselines measured in the same run, on the same tensor:
 ``summarize`` is timed cold: the value cache is cleared before every timed call, and its counters
 prove each cold call missed (real work) and each cached call hit. Repetitions are interleaved
 (aminmax, summarize cold then cached, lovely), their order rotated each time, and medians
-compared, because this bench runs on small shared machines. Targets (issue 15), reported PASS/MISS, never asserted:
+compared, because this bench runs on small shared machines. Targets (issue 15), reported
+PASS/MISS, never asserted:
 
 - f32: ``summarize`` <= 3× one aminmax pass; bf16, f16, i64, u8, bool, transposed: <= 4×;
 - every kind: ``summarize`` not slower than lovely-tensors.
@@ -158,7 +159,9 @@ def _cold_then_cached(x: torch.Tensor, samples: Dict[str, List[float]], counts: 
     counts["summary"] = summary
 
 
-def _units(x, base, lovely, threads: bool, samples: Dict[str, List[float]], counts: Dict[str, object]) -> List:
+def _units(
+    x, base, lovely, threads: bool, samples: Dict[str, List[float]], counts: Dict[str, object]
+) -> List[Callable[[], None]]:
     """The timed calls of one repetition, each appending to its samples."""
 
     def lovely_once() -> None:
@@ -186,21 +189,23 @@ def measure(
     samples: Dict[str, List[float]] = {k: [] for k in keys}
     counts: Dict[str, object] = {"cold_misses": 0, "cached_hits": 0, "summary": None}
     summary = lovely_line = None
+    units: List[Callable[[], None]] = []
     try:
         if warmup:  # first-call costs (lazy imports, allocator) are not what we compare
             base(), _cold(x)()
             if lovely is not None:
                 lovely(x)
-        units = _units(x, base, lovely, threads, samples, counts)
+        units += _units(x, base, lovely, threads, samples, counts)
         for r in range(repeats):
-            # order rotated each repetition: what ran just before a call changes it (after a
-            # 2-thread op, libgomp's worker spins on a core for a few ms; after a pause the
-            # cores clock down), so no call always follows the same one
+            # order rotated each repetition: what ran just before a call changes it (a cold uint8
+            # summary took 20.3 ms right after a 2-thread aminmax, 17.5 ms after nothing: likely
+            # libgomp's worker spin-waiting on a core), so no call always follows the same one
             for unit in units[r % len(units) :] + units[: r % len(units)]:
                 unit()
         summary, lovely_line = counts["summary"], counts.get("lovely_line")
         cold_misses, cached_hits = counts["cold_misses"], counts["cached_hits"]
     finally:
+        units.clear()  # their closures hold the tensor
         del x
         VALUE_STATS.clear()
         gc.collect()
