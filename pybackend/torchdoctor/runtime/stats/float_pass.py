@@ -110,11 +110,21 @@ class _Reader:
         self.words = self.marks.view(torch.int64).view(-1, WORDS_PER_ROW) if self.whole else None
         self.buffer: Optional[Any] = None  # the scratch as [cap], once a full block needs a copy
         self.buffer_rows: Optional[Any] = None  # the same as [cap / ROW, ROW]
+        # Outputs written in place (``out=``) and their views, made once: the lean path (_lean).
+        self.pair = torch.empty(2, dtype=work)  # a block's min and max, read in one tolist()
+        self.pair_out = (self.pair[0], self.pair[1])
+        self.lanes = torch.empty(self.marks.numel() // _LANE_BYTES, dtype=torch.int64)  # a sum per row of words
+        self.lane_bytes = self.lanes.view(torch.uint8)
 
     def read(self, block: Any) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
-        """``(n, (min, max), sum, row norms, zeros)`` of one block."""
+        """``(n, (min, max), sum, row norms, zeros)`` of one block; zeros as an int when known on
+        the host (0 where the range excludes 0), else as a 0-d tensor of the *nonzero* values (the
+        block's size minus it is done for all blocks at once, in :func:`_table`)."""
         torch = self.torch
         n = block.numel()
+        if self.whole and n == self.cap and self.half is None and block.dim() == 1:
+            if block.dtype == self.work and block.is_contiguous():
+                return self._lean(block, n)
         bits = self.half or self.bits
         # Half floats: their own bits first (read from memory once), then the float32 copy in cache.
         found = bits.extremes(block) if self.by_bits and self.half is not None else None
@@ -135,6 +145,30 @@ class _Reader:
             zero = self._zeros(bits.view(source), low, high) if integer_zero else 0
         return n, (low, high), rows.sum(), torch.linalg.vector_norm(rows, dim=1), zero
 
+    def _lean(self, block: Any, n: int) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
+        """:meth:`read` of a full 1-D contiguous block of the work dtype (most blocks of a float32 or
+        float64 tensor): eight torch calls where the general path makes about thirteen, with the
+        extremes written into a buffer made once and read in one ``tolist()``. Two readers take
+        turns at the GIL at every call, so a call saved is worth more than its own ~3 µs: a 1e8
+        float32 summary on two readers took 77 ms against 82 in 4 MiB blocks, 72 against 82 in
+        1 MiB blocks (2-core AMX Xeon, 15 interleaved runs in one process, 2026-12-06)."""
+        torch = self.torch
+        rows = block.view(-1, ROW)
+        found = self.bits.extremes(block) if self.by_bits else None
+        if found is None:  # a sign bit is set somewhere: float extremes
+            torch.aminmax(block, out=self.pair_out)
+            low, high = self.pair.tolist()
+            self.by_bits = low >= 0  # the next block tries the integer view only if no value was negative
+            counted = low <= 0 <= high
+        else:  # no sign bit: the integer view is 0 exactly at +0 (and casts to bool as fast)
+            low, high, counted = found
+        zero: Any = 0
+        if counted:  # the bool cast is False exactly at ±0; its words summed a lane at a time
+            self.marks.copy_(block)
+            torch.sum(self.words, dim=1, out=self.lanes)
+            zero = self.lane_bytes.sum(dtype=torch.int64)  # a tensor: the nonzeros (see _table)
+        return n, (low, high), rows.sum(), torch.linalg.vector_norm(rows, dim=1), zero
+
     def _full(self, block: Any) -> Tuple[Any, Any]:
         """``(rows, values)`` of a block of ``cap`` elements: itself when it is a contiguous run
         of the work dtype, else its copy (cast or gathered) in the scratch buffer."""
@@ -148,13 +182,14 @@ class _Reader:
         return self.buffer_rows, self.buffer
 
     def _zeros(self, values: Any, low: float, high: float) -> Any:
-        """Values equal to ±0, where the range holds them. Zeros by the bool cast (False exactly
-        at ±0) and a count of words: ~0.3 ns a value, where count_nonzero of the integer view
-        took ~0.6 (1 MiB blocks, one thread)."""
+        """The nonzero values (a 0-d tensor) where the range holds ±0, else the int 0 (no zeros):
+        the bool cast (False exactly at ±0) and a count of words, ~0.3 ns a value, where
+        count_nonzero of the integer view took ~0.6 (1 MiB blocks, one thread)."""
         if self.words is None or values.numel() != self.cap or not (low <= 0 <= high):
             return _bool_zeros(self.torch, values, self.marks, low, high)
         (self.marks if values.dim() == 1 else self.marks.view(values.shape)).copy_(values)
-        return values.numel() - self.words.sum(dim=1).view(self.torch.uint8).sum(dtype=self.torch.int64)
+        self.torch.sum(self.words, dim=1, out=self.lanes)
+        return self.lane_bytes.sum(dtype=self.torch.int64)  # the nonzeros
 
 
 class _Bits:
@@ -164,6 +199,8 @@ class _Bits:
         key = str(work).replace("torch.", "")
         name, self.int_code, self.float_code, self.inf = _BITS[key] if key in _BITS else _HALF_BITS[key]
         self.torch, self.dtype = torch, getattr(torch, name)
+        self.pair = torch.empty(2, dtype=self.dtype)  # the extremes, written in place, read in one tolist()
+        self.pair_out = (self.pair[0], self.pair[1])
         self.shift = 16 if key == "bfloat16" else 0  # bfloat16 bits are a float32's top half
 
     def view(self, values: Any) -> Any:
@@ -171,7 +208,8 @@ class _Bits:
 
     def extremes(self, values: Any) -> Optional[Tuple[float, float, bool]]:
         """``(min, max, whether +0 occurs)``, or None when some value has its sign bit set."""
-        low, high = (int(v) for v in self.torch.aminmax(self.view(values)))
+        self.torch.aminmax(self.view(values), out=self.pair_out)
+        low, high = self.pair.tolist()
         if low < 0:
             return None
         return self._float(low), self._float(high), low == 0
@@ -183,14 +221,14 @@ class _Bits:
 
 
 def _bool_zeros(torch, values: Any, marks: Any, low: float, high: float) -> Any:
-    """Values equal to ±0 where the range holds 0 (cast to bool, a value is False exactly when it
-    is ±0); 0 where it does not, or where the extremes are NaN (the careful pass counts them)."""
+    """The nonzero values (a 0-d tensor: cast to bool, a value is False exactly when it is ±0)
+    where the range holds 0; the int 0 (no zeros) where it does not, or where the extremes are NaN
+    (the careful pass counts them)."""
     if not (low <= 0 <= high):
         return 0
-    n = values.numel()
-    flags = marks[:n]
+    flags = marks[: values.numel()]
     flags.view(values.shape).copy_(values)
-    return n - count_true(torch, flags)
+    return count_true(torch, flags)
 
 
 def _table(torch, counts: List[int], extremes, sums, norms, zeros) -> List[Tuple[Any, ...]]:
@@ -199,13 +237,13 @@ def _table(torch, counts: List[int], extremes, sums, norms, zeros) -> List[Tuple
     lengths = torch.tensor([r.shape[0] for r in norms], dtype=torch.long)
     owner = torch.repeat_interleave(torch.arange(len(norms)), lengths)
     squares = torch.zeros(len(norms), dtype=wide).index_add_(0, owner, torch.cat(norms).to(wide).square())
-    counted = [i for i, z in enumerate(zeros) if not isinstance(z, int)]
+    counted = [i for i, z in enumerate(zeros) if not isinstance(z, int)]  # tensors: nonzero counts
     columns = [torch.stack(sums).to(wide), squares]
     if counted:  # one stack: a cast and a reshape of each 0-d count cost ~50 µs a block
         columns.append(torch.stack([zeros[i] for i in counted]).to(wide))
     flat = torch.cat(columns).tolist()
     blocks = len(counts)
-    found = dict(zip(counted, flat[2 * blocks :]))
+    found = {i: counts[i] - nonzero for i, nonzero in zip(counted, flat[2 * blocks :])}
     return [
         (n, flat[i], flat[blocks + i], low, high, found.get(i, 0.0))
         for i, (n, (low, high)) in enumerate(zip(counts, extremes))

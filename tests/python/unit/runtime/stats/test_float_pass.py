@@ -114,3 +114,61 @@ def test_half_floats_read_their_own_bits_exactly(small_blocks, dtype):
     assert_matches(got, reference(t), 2e-5)
     pieces = float_pass._Bits(torch, dtype).extremes(values(18).to(dtype))
     assert pieces is not None and pieces[0] == float(values(18).to(dtype).min())
+
+
+WHOLE = float_pass.ROW  # a block of whole rows and whole bool lanes: the lean path's size
+
+
+@pytest.fixture
+def whole_blocks(monkeypatch):
+    """Blocks of ``WHOLE`` values of the dtype asked for (``whole_blocks(dtype)``), and a count
+    of the blocks read by the lean path (``_Reader._lean``)."""
+    monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
+    lean = []
+    original = float_pass._Reader._lean
+
+    def counted(self, block, n):
+        lean.append(n)
+        return original(self, block, n)
+
+    monkeypatch.setattr(float_pass._Reader, "_lean", counted)
+
+    def sized(dtype):
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        monkeypatch.setattr(tensor_stats, "BLOCK_CPU", WHOLE * itemsize // float_pass.bytes_per_element())
+        assert float_pass.block(tensor_stats.BLOCK_CPU, {"work": dtype}) == WHOLE
+        return lean
+
+    return sized
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_whole_blocks_of_every_sign_pattern_stay_exact_on_the_lean_path(whole_blocks, dtype):
+    lean = whole_blocks(dtype)
+    relu = values(21, WHOLE).clone()
+    relu[::3] = 0.0  # min exactly +0: zeros counted on the integer view
+    mixed = values(22, WHOLE) - 1.25
+    mixed[10] = 0.0
+    mixed[11] = -0.0
+    negative = -values(23, WHOLE)  # the range excludes 0: no zeros to count
+    positive = values(24, WHOLE)
+    ragged = values(25, 1000) - 1.25  # the last block is short: the general path
+    pieces = [positive, relu, mixed, negative, relu, mixed, positive, ragged]
+    t = blocks_of(pieces, dtype)
+    got = stats(t)
+    assert lean == [WHOLE] * 7
+    assert got["zeros"] == zeros_of(t) and got["count"] == t.numel()
+    assert got["min"] == float(t.min()) and got["max"] == float(t.max())
+    assert_matches(got, reference(t), 2e-5 if dtype != torch.float64 else 1e-9)
+
+
+@pytest.mark.parametrize("special", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_value_in_a_whole_block_is_found(whole_blocks, special):
+    lean = whole_blocks(torch.float32)
+    bad = values(26, WHOLE) - 1.25
+    bad[100] = special
+    t = blocks_of([values(27, WHOLE), bad, values(28, WHOLE)], torch.float32)
+    got = stats(t)
+    assert lean == [WHOLE] * 3
+    assert_matches(got, reference(t), 2e-5)
+    assert got["count"] == t.numel() - 1  # the count is of finite values
