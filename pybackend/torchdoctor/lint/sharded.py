@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from . import torchapi
 from .bindings import Function
@@ -47,7 +47,15 @@ def _imported(ctx: LintContext) -> Iterator[Sharded]:
     """``a, b = build_loader(cfg)`` where ``build_loader`` (another file) returns a sharded loader,
     itself or through the functions it returns the result of (Swin-Transformer's ``data.build_loader``
     returns ``data.build.build_loader(config)``)."""
+    roots = _project_roots(ctx)
+    if not roots:  # nothing imported but torch: no call can name a function of another file
+        return
     for call in ctx.calls:
+        root = call.func
+        while root.__class__ is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]  # an Attribute's object
+        if root.__class__ is not ast.Name or root.id not in roots:  # type: ignore[attr-defined]
+            continue  # the callee's name starts with no import of the project's: not imported from it
         # ``x = call(...)``: the call is the value of the statement, so its direct parent (no
         # walk up to the statement, for the 51k calls of a long script)
         stmt = ctx.parents.get(call)
@@ -62,6 +70,16 @@ def _imported(ctx: LintContext) -> Iterator[Sharded]:
             continue
         for index, loader, sampler, home in _returned_loaders(found[0], found[1], 0):
             yield Sharded(loader, sampler, home, _kept_at(ctx, call, index))
+
+
+def _project_roots(ctx: LintContext) -> Set[str]:
+    """The names bound by imports whose calls may name a function of another file of the
+    project: every import but torch's (a qualname starting with ``torch`` is never one of the
+    project's, and ``find_function`` needs a dotted name). Tested on each call's leftmost name before
+    anything else: the 51k calls of a 32k-line script that imports only torch are passed over
+    without a lookup in the tree's parents (a dict of ~1M nodes, whose lookups made this rule grow
+    faster than the file)."""
+    return {local for local, imported in ctx.imports.aliases.items() if imported.split(".")[0] != "torch"}
 
 
 def _may_be_imported(ctx: LintContext, call: ast.Call) -> bool:

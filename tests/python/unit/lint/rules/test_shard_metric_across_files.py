@@ -4,12 +4,15 @@ it and evaluates on it without reducing."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from torchdoctor.lint import lint_source
+from torchdoctor.lint import lint_source, sharded
 from torchdoctor.lint import project as P
+from torchdoctor.lint.context import LintContext
+from torchdoctor.lint.source import SourceText
 
 BUILD = """
     import torch
@@ -88,3 +91,29 @@ def test_reduced_sums_are_quiet_across_files_too(tmp_path) -> None:
     )
     files = {"data/__init__.py": WRAPPER, "data/build.py": BUILD, "main.py": MAIN.format(reduce=reduce)}
     assert td020(write(tmp_path, files) / "main.py") == []
+
+
+def test_a_loader_built_through_a_module_attribute_is_followed(tmp_path) -> None:
+    """``import data`` then ``data.build_loader(...)``: the call's leftmost name is the import
+    (the rule passes over calls whose leftmost name is no import of the project's)."""
+    main = (
+        MAIN.format(reduce="")
+        .replace("from data import build_loader", "import data")
+        .replace("= build_loader(16)", "= data.build_loader(16)")
+    )
+    files = {"data/__init__.py": WRAPPER, "data/build.py": BUILD, "main.py": main}
+    ((line, severity, message),) = td020(write(tmp_path, files) / "main.py")
+    assert (line, severity) == (15, "information")
+    assert "`DistributedSampler` (line 10 of build.py)" in message
+
+
+def test_a_script_that_imports_only_torch_is_passed_over_without_its_calls() -> None:
+    """No import but torch's: no call can name a function of another file, so the rule does not
+    look at the script's calls one by one (a 32k-line script: 42 -> 11 ms for this rule)."""
+    text = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(range(4))\n"
+    ctx = LintContext(ast.parse(text), SourceText(text), "main.py")
+    assert sharded._project_roots(ctx) == set()
+    assert list(sharded._imported(ctx)) == []
+    text = "import numpy as np\nimport data\nfrom utils import build as b\n" + text
+    ctx = LintContext(ast.parse(text), SourceText(text), "main.py")
+    assert sharded._project_roots(ctx) == {"np", "data", "b"}
