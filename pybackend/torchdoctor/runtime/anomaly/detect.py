@@ -63,8 +63,8 @@ def _reduce(t: Any):
 
 
 def quick_bound(t: Any) -> Optional[float]:
-    """The sum of squares of a contiguous float32/float64 CPU tensor, in one BLAS pass (about
-    30x faster than ``amin`` + ``amax`` on 2^18 values here); None where it does not apply.
+    """The sum of squares of a contiguous float32/float64 CPU tensor, in one pass (about 30x
+    faster than ``amin`` + ``amax`` on 2^18 values here); None where it does not apply.
 
     When it is finite, above 0 and at most ``threshold**2``, every value is finite and
     ``|x| <= sqrt(it) <= threshold``: the tensor passes without reading its extremes. NaN, Inf,
@@ -76,14 +76,21 @@ def quick_bound(t: Any) -> Optional[float]:
 
 
 def quick_squares(t: Any) -> Optional[float]:
-    """:func:`quick_bound` of a CPU tensor already known to hold ``QUICK_FROM`` values or more."""
+    """:func:`quick_bound` of a CPU tensor already known to hold ``QUICK_FROM`` values or more.
+
+    The 2-norm squared: ATen's ``vector_norm``, not BLAS's ``dot(x, x)``. With the watch reading
+    ~33 module outputs of 16k-131k values a step, a nanoGPT-shaped model (4 layers, width 128, one
+    thread) ran 290-570 µs a step faster (1-1.5%) in each of five interleaved A/B runs; at width
+    256 three runs went either way within 0.6%, the CNN and the MLP of ``bench_anomaly.py`` were
+    the same either way (2026-12-06).
+    """
     global _QUICK
     if not _QUICK:
         _QUICK = _quick_dtypes()
     if t.dtype not in _QUICK or not t.is_contiguous():
         return None
-    flat = t.detach().view(-1)
-    return sys.modules["torch"].dot(flat, flat).item()
+    norm = sys.modules["torch"].linalg.vector_norm(t.detach().view(-1)).item()
+    return norm * norm  # a Python float: inf where the square overflows; NaN stays NaN
 
 
 # Up to this many gradients, one ``.item()`` per norm costs less than a stack and one ``tolist()``.

@@ -13,11 +13,13 @@ from torchdoctor.runtime.anomaly.detect import (
     EXPLOSION,
     MAX_TENSORS,
     NONFINITE,
+    QUICK_FROM,
     ZERO,
     bad_counts,
     checkable,
     extremes,
     iter_tensors,
+    quick_bound,
     verdict,
 )
 
@@ -116,3 +118,53 @@ def test_iter_tensors_walks_outputs_boundedly():
     assert list(iter_tensors([[[[a]]]])) == []  # deeper than MAX_DEPTH
     assert len(list(iter_tensors([torch.ones(1)] * 100))) == MAX_TENSORS
     assert list(iter_tensors("text")) == [] and list(iter_tensors(None)) == []
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_quick_bound_is_the_sum_of_squares_and_says_nan_inf_and_zero(dtype):
+    """The one-pass bound of a big CPU output: Σx² (so |x| <= its root), NaN or Inf where the
+    tensor holds one, 0 for all zeros; None where it does not apply (small, strided, integers)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(QUICK_FROM * 2, generator=g, dtype=dtype)
+    squares = quick_bound(x)
+    assert squares == pytest.approx(float((x.double() ** 2).sum()), rel=1e-5)
+    assert math.sqrt(squares) >= float(x.abs().max())
+    spiked = x.clone()
+    spiked[7] = 2e4  # one value past the default threshold: the bound says so
+    assert quick_bound(spiked) > 1e4**2
+    for special, check in ((NAN, math.isnan), (INF, math.isinf), (-INF, math.isinf)):
+        bad = x.clone()
+        bad[123] = special
+        assert check(quick_bound(bad))
+    assert quick_bound(torch.zeros(QUICK_FROM, dtype=dtype)) == 0.0
+    huge = torch.full((QUICK_FROM,), 1e30 if dtype == torch.float32 else 1e200, dtype=dtype)
+    assert quick_bound(huge) > 1e4**2  # squares past the float range: inf or huge, never a pass
+    assert quick_bound(x[: QUICK_FROM - 1]) is None  # small: the exact read is as cheap
+    assert quick_bound(x.view(2, -1).t()) is None  # not contiguous
+    assert quick_bound(torch.ones(QUICK_FROM, dtype=torch.int64)) is None
+    assert quick_bound(torch.ones(QUICK_FROM, dtype=torch.float16)) is None
+
+
+def test_a_big_output_past_the_threshold_or_nan_is_reported_by_the_watch():
+    """A Linear whose output holds QUICK_FROM values or more takes the one-pass bound: a value past
+    the threshold and a NaN are still reported, with the module named."""
+    from torchdoctor.runtime.anomaly import watch as anomaly_watch
+    from torchdoctor.runtime.anomaly.config import from_mapping
+
+    layer = torch.nn.Linear(64, 256)
+    x = torch.randn(128, 64)  # 128 x 256 = 32k output values
+    assert layer(x).numel() >= QUICK_FROM
+    for poison, kind in ((1e6, "exploding_output"), (NAN, "nonfinite_output")):
+        anomaly_watch.clear_reports()
+        anomaly_watch.install(from_mapping({"mode": "log"}))
+        try:
+            with torch.no_grad():
+                layer.bias[5] = poison
+            layer(x)
+        finally:
+            anomaly_watch.uninstall()
+            with torch.no_grad():
+                layer.bias[5] = 0.0
+        report = anomaly_watch.last_report()
+        assert report is not None and report["kind"] == kind, report
+        assert report["module_type"] == "Linear"
