@@ -77,7 +77,7 @@ def _project_roots(ctx: LintContext) -> Set[str]:
     project: every import but torch's (a qualname starting with ``torch`` is never one of the
     project's, and ``find_function`` needs a dotted name). Tested on each call's leftmost name before
     anything else: the 51k calls of a 32k-line script that imports only torch are passed over
-    without a lookup in the tree's parents (a dict of ~1M nodes, whose lookups made this rule grow
+    without a lookup in the tree's parents (a dict of ~260k nodes, whose lookups made this rule grow
     faster than the file)."""
     return {local for local, imported in ctx.imports.aliases.items() if imported.split(".")[0] != "torch"}
 
