@@ -52,7 +52,9 @@ export function channelHistogram(h: DataChannelHistogram, channel: number, chann
 }
 
 /** A split's histograms, or null when it has none (not images, or no gallery). */
-export function splitHistograms(split: DataSplitSummary): SplitHistogramsView | null {
+/** One split's histograms. ``asHeld``: the values are a paused variable's (Show as Images), not
+ * samples a dataset's transforms produced: the caption says so. */
+export function splitHistograms(split: DataSplitSummary, asHeld = false): SplitHistogramsView | null {
   const h = split.gallery?.histograms;
   if (!h || !Array.isArray(h.channels) || !h.channels.length) {
     return null;
@@ -62,15 +64,16 @@ export function splitHistograms(split: DataSplitSummary): SplitHistogramsView | 
   if (!channels.length) {
     return null;
   }
-  const samples = Number.isInteger(h.samples) ? `the first ${formatNumber(h.samples)} samples drawn` : 'the samples drawn';
+  const count = Number.isInteger(h.samples) ? `the first ${formatNumber(h.samples)}` : 'the';
+  const samples = asHeld ? `${count} images of ${split.name}, as the variable holds them` : `${count} samples drawn, as the model gets them`;
   const bins = channels[0].counts.length;
   return {
     split: split.name,
-    caption: `Values of each channel in ${samples}, as the model gets them; ${bins} equal bins over each channel's range, bar heights by the square root of the counts.`,
+    caption: `Values of each channel in ${samples}; ${bins} equal bins over each channel's range, bar heights by the square root of the counts.`,
     channels,
   };
 }
 
-export function splitHistogramsAll(splits: readonly DataSplitSummary[]): SplitHistogramsView[] {
-  return splits.map(splitHistograms).filter((h): h is SplitHistogramsView => h !== null);
+export function splitHistogramsAll(splits: readonly DataSplitSummary[], asHeld = false): SplitHistogramsView[] {
+  return splits.map((s) => splitHistograms(s, asHeld)).filter((h): h is SplitHistogramsView => h !== null);
 }

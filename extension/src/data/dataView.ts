@@ -165,7 +165,7 @@ export function buildDataView(r: DataCheckResult, mode?: PausedMode): DataResult
     headline: splitInlineCode(r.headline ?? ''),
     cards,
     galleries: galleryViews(splits, findings, r.asHeld === true),
-    histograms: splitHistogramsAll(splits),
+    histograms: splitHistogramsAll(splits, r.asHeld === true),
     labels: labelCharts(splits),
     splits: splitTable(splits, findings),
     notes: notes.map((n) => splitInlineCode(n)),

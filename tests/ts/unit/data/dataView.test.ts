@@ -128,6 +128,12 @@ test('Show as Images on a paused variable is titled Images and speaks of the hel
   const v = buildDataView(r, 'images');
   assert.equal(v.header.title, IMAGES_TITLE);
   assert.match(v.galleries[0].caption, /as the variable holds them/);
+  assert.ok(v.histograms.length > 0);
+  for (const h of v.histograms) {
+    assert.match(h.caption, /images of .*, as the variable holds them/);
+    assert.doesNotMatch(h.caption, /samples drawn|model gets/);
+  }
+  assert.match(buildDataView(fixture('blank-augmentation')).histograms[0].caption, /samples drawn, as the model gets them/);
   assert.equal(buildDataView(r, 'data').header.title, DATA_TITLE);
   assert.equal(buildDataView(fixture('blank-augmentation')).header.title, DATA_TITLE);
   assert.match(buildDataView(fixture('blank-augmentation')).galleries[0].caption, /after the dataset's transforms/);
