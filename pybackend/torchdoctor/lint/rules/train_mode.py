@@ -18,6 +18,7 @@ from ..model import WARNING, Fix, Span, TextEdit
 from ..modes import mode_matters, switch_of
 from ..registry import Reporter, rule
 from ..training import analysis, parameters_taken
+from .frozen_models import deliberately_frozen
 
 _FOLLOW_DEPTH = 3
 Pos = Tuple[int, int]
@@ -50,6 +51,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
         if id(loop) in around_others:
             continue  # an inner loop has the same problem and is reported instead
         if model is not None and not mode_matters(ctx, model):
+            continue
+        if deliberately_frozen(ctx, model if model is not None else _switched_in_helper(ctx, site)):
             continue
         label = ctx.text(model) if model is not None else "the model"
         report.report(
@@ -118,7 +121,7 @@ def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
     if last is None or not mode_matters(ctx, receiver(last)):
         return
     label = ctx.text(receiver(last))
-    if _trained_in_a_later_phase(ctx, scope, loop, label):
+    if _trained_in_a_later_phase(ctx, scope, loop, label) or deliberately_frozen(ctx, receiver(last)):
         return
     report.report(
         last,
@@ -251,6 +254,16 @@ def _optimized_models(ctx: LintContext) -> Set[str]:
         return names
 
     return ctx.shared("optimized_models", collect)
+
+
+def _switched_in_helper(ctx: LintContext, site: ast.Call) -> Optional[ast.expr]:
+    """What the helper called at ``site`` puts in eval mode (``model`` of its ``model.eval()``),
+    when it switches one object only."""
+    helper = ctx.local_function_called(site)
+    if helper is None:
+        return None
+    switched = {ctx.text(receiver(c)): receiver(c) for c in analysis(ctx).own_calls(helper) if switch_of(c) == "eval"}
+    return next(iter(switched.values())) if len(switched) == 1 else None
 
 
 def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: Function) -> Optional[ast.expr]:

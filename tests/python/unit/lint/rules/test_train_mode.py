@@ -145,3 +145,70 @@ def test_linear_in_the_length_of_a_long_script(evaluates_first):
     loop after it): 4x the blocks cost 16x, 14 s for an 8k-line script. Linear is ~4x."""
     header = "import torch\nfrom torch import nn\n"
     assert_linear("TD010", header, _td010_block(evaluates_first), per_block=1 if evaluates_first else 0)
+
+
+# The linear-probe protocol (MoCo/SimSiam ``main_lincls.py`` shape): the backbone is frozen and
+# the whole model kept in eval mode on purpose, so batch-norm statistics of the features never move.
+LINEAR_PROBE = """
+import torch
+from torch import nn
+
+backbone = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+model = nn.Sequential(backbone, nn.Linear(8, 10))
+for name, p in model.named_parameters():
+    if not name.startswith("1."):
+        p.requires_grad = False
+optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def probe_one_epoch(loader):
+    model.eval()  # frozen features: batch-norm statistics must not move
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def run(loader, epochs):
+    for epoch in range(epochs):
+        probe_one_epoch(loader)
+"""
+
+
+def test_a_linear_probe_keeps_its_frozen_model_in_eval_mode_on_purpose():
+    assert hits(LINEAR_PROBE, "TD010") == []
+
+
+@pytest.mark.parametrize(
+    "freeze",
+    [
+        "model.requires_grad_(False)",
+        "model[0].requires_grad_(False)",
+        "for p in backbone.parameters():\n    p.requires_grad = False",
+    ],
+)
+def test_every_way_of_freezing_part_of_the_model_counts(freeze):
+    text = LINEAR_PROBE.replace(
+        'for name, p in model.named_parameters():\n    if not name.startswith("1."):\n        p.requires_grad = False',
+        freeze,
+    )
+    assert freeze in text
+    if freeze.startswith("for p in backbone"):
+        # ``backbone`` is another name for model[0]: the rule compares spellings, so it does not
+        # know and still reports (the eval in the helper, the loop calling it), as unfrozen
+        assert [rule for rule, _ in hits(text, "TD010")] == ["TD010", "TD010"]
+    else:
+        assert hits(text, "TD010") == []
+
+
+def test_without_freezing_the_same_loops_are_reported():
+    unfrozen = LINEAR_PROBE.replace("        p.requires_grad = False", "        p.requires_grad = True")
+    lines = code(unfrozen).splitlines()
+    expected = [
+        ("TD010", n + 1)
+        for n, line in enumerate(lines)
+        if "model.eval()" in line or line.strip() == "probe_one_epoch(loader)"
+    ]
+    assert len(expected) == 2 and hits(unfrozen, "TD010") == expected
