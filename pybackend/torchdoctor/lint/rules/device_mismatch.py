@@ -286,9 +286,26 @@ def _cpu_origin(ctx: LintContext, arg: ast.AST):
     if isinstance(arg, ast.Call):
         return _factory_origin(ctx, arg)
     base = arg.value if isinstance(arg, ast.Subscript) else arg
-    if not isinstance(base, ast.Name):
+    if not isinstance(base, ast.Name) or _items_replaced_before(ctx, base):
         return None
     return _origin_of_name(ctx, base, base is arg, 0)
+
+
+def _items_replaced_before(ctx: LintContext, name: ast.Name) -> bool:
+    """An item of ``name`` was assigned in its scope before this use (``views[0] =
+    views[0].cuda(gpu)``: SimSiam's two augmented views, moved one by one): what the container
+    holds is no longer what the loader gave, so its origin is not known."""
+    cache: Dict[int, Dict[str, List[Tuple[int, int]]]] = ctx.shared("device_mismatch.item_stores", dict)
+    scope = ctx.scope_of(name)
+    stores = cache.get(id(scope))
+    if stores is None:
+        stores = cache[id(scope)] = {}
+        for node in ctx.own_nodes(scope, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    stores.setdefault(target.value.id, []).append((node.lineno, node.col_offset))
+    here = (name.lineno, name.col_offset)
+    return any(at < here for at in stores.get(name.id, ()))
 
 
 def _origin_of_name(ctx: LintContext, name: ast.Name, whole: bool, depth: int):

@@ -170,3 +170,47 @@ model(torch.randn(2, 4))
         )
         == []
     )  # only ever the CPU: nothing mixes
+
+
+SIAMESE = """
+class Siamese(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(16, 8)
+
+    def forward(self, a, b):
+        return self.enc(a), self.enc(b)
+
+
+def fit(loader, net, opt, gpu):
+    for i, (views, _) in enumerate(loader):
+        views[0] = views[0].cuda(gpu, non_blocking=True)
+        views[1] = views[1].cuda(gpu, non_blocking=True)
+        za, zb = net(views[0], views[1])
+        loss = -(za * zb).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def main(dataset, gpu):
+    net = Siamese().cuda(gpu)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    loader = DataLoader(dataset, batch_size=64, shuffle=True)
+    for epoch in range(10):
+        fit(loader, net, opt, gpu)
+"""
+
+
+def test_views_moved_item_by_item_before_the_forward_are_fine():
+    # SimSiam's two augmented views: a list from the loader, each item replaced by its GPU copy
+    assert td014(SIAMESE) == []
+
+
+def test_views_used_before_they_are_moved_are_reported():
+    late = SIAMESE.replace(
+        "        views[0] = views[0].cuda(gpu, non_blocking=True)\n        views[1] = views[1].cuda(gpu, non_blocking=True)\n",
+        "",
+    ).replace("        loss = -(", "        views[0] = views[0].cuda(gpu)\n        loss = -(")
+    found = td014(late)
+    assert len(found) == 2 and {rule for rule, _ in found} == {"TD014"}
