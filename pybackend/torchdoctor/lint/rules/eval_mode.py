@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Union
+from typing import Callable, List, Optional, Union
 
 from .. import torchapi
 from ..bindings import Function
@@ -23,6 +23,8 @@ from ..training import analysis
 
 # Where an evaluation loop's switches are looked for: its function, or the module.
 Scope = Union[Function, ast.Module]
+# How many calls up a switch or a ``no_grad`` is looked for around an evaluation function.
+_CALLER_DEPTH = 3
 
 _EVAL_FIRST_WORDS = frozenset(
     {
@@ -250,11 +252,28 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
         return True
     if found.owner is None:
         return False
-    sites = ctx.call_sites(found.owner)
-    return bool(sites) and all(
-        _switches_before(ctx, ctx.enclosing_function(s) or ctx.tree, s, "eval") or _in_eval_context(ctx, s)
-        for s in sites
+    return _on_every_path(
+        ctx,
+        found.owner,
+        lambda s: _switches_before(ctx, ctx.enclosing_function(s) or ctx.tree, s, "eval") or _in_eval_context(ctx, s),
     )
+
+
+def _on_every_path(ctx: LintContext, func: Function, holds: Callable[[ast.Call], bool], depth: int = 0) -> bool:
+    """Every call of ``func`` in the file is a site where ``holds``, or lies in a function every
+    call of which is, up to ``_CALLER_DEPTH`` calls up: ``evaluate()`` called under ``no_grad``
+    directly, or through an ``evaluate_all()`` only ever called under it (a text-recognition
+    benchmark's ``validation()`` two calls below its ``no_grad``)."""
+    sites = ctx.call_sites(func)
+    if not sites or depth > _CALLER_DEPTH:
+        return False
+    for site in sites:
+        if holds(site):
+            continue
+        outer = ctx.enclosing_function(site)
+        if outer is None or outer is func or not _on_every_path(ctx, outer, holds, depth + 1):
+            return False
+    return True
 
 
 def _switches_before(
@@ -305,8 +324,7 @@ def _grad_disabled(ctx: LintContext, found: EvalLoop) -> bool:
         return True
     if found.owner is None:
         return False
-    sites = ctx.call_sites(found.owner)
-    return bool(sites) and all(torchapi.grad_mode_at(ctx, s) == torchapi.NO_GRAD for s in sites)
+    return _on_every_path(ctx, found.owner, lambda s: torchapi.grad_mode_at(ctx, s) == torchapi.NO_GRAD)
 
 
 def _set_grad_disabled_before(ctx: LintContext, scope: Scope, loop: Loop) -> bool:

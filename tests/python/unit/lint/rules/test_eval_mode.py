@@ -289,3 +289,52 @@ def test_volatile_variable_is_named_as_a_no_op():
     plain = text.replace("Variable(x, volatile=True)", "Variable(x)")
     (finding,) = [f for f in findings(plain) if f.rule_id == "TD009"]
     assert "volatile" not in finding.message
+
+
+# evaluate() has neither switch of its own; every path to it runs after model.eval() and under
+# no_grad: directly, or through evaluate_all(), itself only called there (a text-recognition
+# benchmark's validation() called from benchmark_all_eval() under no_grad has this shape).
+TWO_LEVELS = """
+import torch
+import torch.nn as nn
+
+
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def evaluate_all(model, loaders):
+    return [evaluate(model, loader) for loader in loaders]
+
+
+def main(loaders, single):
+    model = nn.Sequential(nn.Linear(10, 20), nn.Dropout(0.3), nn.Linear(20, 3))
+    model.eval()
+    with torch.no_grad():
+        if single:
+            print(evaluate(model, loaders[0]))
+        else:
+            print(evaluate_all(model, loaders))
+"""
+
+
+def test_switches_two_calls_up_on_every_path_count():
+    assert hits(TWO_LEVELS) == []
+
+
+def test_a_path_two_calls_up_without_no_grad_is_reported():
+    outside = (
+        TWO_LEVELS + "\n\ndef report(model, loaders):\n    model.eval()\n    return evaluate_all(model, loaders)\n"
+    )
+    assert [rule for rule, _ in hits(outside)] == ["TD009"]
+
+
+def test_a_path_two_calls_up_without_eval_is_reported():
+    outside = (
+        TWO_LEVELS
+        + "\n\ndef report(model, loaders):\n    with torch.no_grad():\n        return evaluate_all(model, loaders)\n"
+    )
+    assert [rule for rule, _ in hits(outside)] == ["TD008"]
