@@ -40,7 +40,7 @@ def _losses(ctx: LintContext, wanted: str, broken: Callable[[Activation], bool])
     criterion (the criterion chosen in the other branch of the same ``if``) is left out."""
     analysis = activations(ctx)
     for call, kind, given, _ in torchapi.loss_calls(ctx):
-        if kind != wanted or given is None:
+        if kind != wanted or given is None or _criterion_may_differ(ctx, call):
             continue
         options = analysis.output_alternatives(given)
         chosen: Tuple[Optional[Activation], Optional[Binding]] = (options[0][0], None)
@@ -49,6 +49,25 @@ def _losses(ctx: LintContext, wanted: str, broken: Callable[[Activation], bool])
                 chosen = (act, bound)
                 break
         yield call, given, chosen[0], _path(ctx, chosen[1])
+
+
+def _criterion_may_differ(ctx: LintContext, call: ast.Call) -> bool:
+    """``criterion(...)`` where ``criterion`` is also bound to another class on a path that may
+    reach the call: ``CTCLoss()`` when the head is CTC, ``CrossEntropyLoss()`` otherwise (a text
+    recognizer picks it by an option, then feeds the CTC branch log-probabilities, as CTCLoss
+    requires). Which one a given call sees is not known here: nothing is said."""
+    func = call.func
+    if not isinstance(func, ast.Name):
+        return False
+    seen = ctx.class_of(func)
+    for scope in ctx.scope_chain(func):
+        bindings = ctx.bindings.all_bindings(scope, func.id)
+        if bindings:
+            return any(
+                b.value is not None and ctx.class_of(b.value) not in (None, seen) and not ctx.exclusive(b.stmt, call)
+                for b in bindings
+            )
+    return False
 
 
 def _path(ctx: LintContext, bound: Optional[Binding]) -> str:

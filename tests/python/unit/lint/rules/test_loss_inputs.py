@@ -147,3 +147,39 @@ def test_nll_on_softmax_gets_a_log_softmax_fix():
 def test_nll_on_log_probabilities_or_unknown_is_fine(inp):
     text = HEADER + f"head = nn.Linear(8, 4)\nlogp = head(x).log_softmax(1)\nloss = F.nll_loss({inp}, y)\n"
     assert hits(text) == []
+
+
+# A text recognizer picks its criterion by the head it trains: CTCLoss (which requires
+# log-probabilities) or CrossEntropyLoss; the log_softmax only feeds the CTC branch.
+CRITERION_BY_HEAD = """
+import torch
+import torch.nn as nn
+
+
+def train(model, loader, optimizer, use_ctc):
+    if use_ctc:
+        criterion = nn.CTCLoss(zero_infinity=True)
+    else:
+        criterion = nn.CrossEntropyLoss(ignore_index=0)
+    for images, text, lengths in loader:
+        if use_ctc:
+            preds = model(images)
+            sizes = torch.full((images.size(0),), preds.size(1), dtype=torch.long)
+            preds = preds.log_softmax(2).permute(1, 0, 2)
+            cost = criterion(preds, text, sizes, lengths)
+        else:
+            preds = model(images, text[:, :-1])
+            cost = criterion(preds.reshape(-1, preds.size(-1)), text[:, 1:].reshape(-1))
+        optimizer.zero_grad()
+        cost.backward()
+        optimizer.step()
+"""
+
+
+def test_a_criterion_chosen_by_branch_is_not_assumed_to_be_cross_entropy():
+    assert hits(CRITERION_BY_HEAD, "TD003") == []
+
+
+def test_the_same_loop_with_cross_entropy_only_is_reported():
+    only_ce = CRITERION_BY_HEAD.replace("nn.CTCLoss(zero_infinity=True)", "nn.CrossEntropyLoss()")
+    assert [rule for rule, _ in hits(only_ce, "TD003")] == ["TD003"]
