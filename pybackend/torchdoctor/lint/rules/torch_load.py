@@ -8,7 +8,7 @@ program. ``weights_only=True`` restricts loading to tensors and plain containers
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import Dict, List
 
 from .. import torchapi
 from ..context import LintContext
@@ -41,11 +41,18 @@ def check(ctx: LintContext, report: Reporter) -> None:
         if flag is None:
             if torchapi.has_star_kwargs(call):
                 continue
+            whole = _whole_model(ctx, call)
             report.report(
                 call,
                 f"`torch.load({path})` does not pass `weights_only=True`: before PyTorch 2.6 it unpickles "
-                f"arbitrary code from the file.",
-                fix=add_keyword(ctx.source, call, "weights_only=True", "Pass `weights_only=True`"),
+                f"arbitrary code from the file."
+                + (
+                    f" Here {whole}, which `weights_only=True` refuses: save and load `state_dict()`s instead."
+                    if whole
+                    else ""
+                ),
+                # a whole pickled model is refused under weights_only=True: that fix would break the load
+                fix=None if whole else add_keyword(ctx.source, call, "weights_only=True", "Pass `weights_only=True`"),
                 severity=INFORMATION,
             )
         elif isinstance(flag.value, ast.Constant) and flag.value.value is False:
@@ -62,3 +69,37 @@ def _load_names(ctx: LintContext) -> List[str]:
     ``serialization.load``: a qualified name keeps the last name it is spelled with), and any
     local name imported as it (``from torch import load as tload``)."""
     return ["load"] + [local for local, imported in ctx.imports.aliases.items() if canonical(imported) == "torch.load"]
+
+
+_MODULE_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "modules", "children", "forward"})
+
+
+def _whole_model(ctx: LintContext, call: ast.Call) -> str:
+    """What says this load returns a whole pickled model (which ``weights_only=True`` refuses),
+    or "": the result is used as a module (``torch.load(p).eval()``, ``net2 = torch.load(p)``
+    with a model's name), or the same path is written by ``torch.save(net1, path)`` of a network
+    in this file, as tutorials on saving do (MorvanZhou's ``save_reload``)."""
+    parent = ctx.parents.get(call)
+    if isinstance(parent, ast.Attribute) and parent.attr in _MODULE_METHODS:
+        return f"its result is used as a model (`.{parent.attr}()`)"
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and torchapi.is_model(ctx, parent.targets[0]):
+        return f"it loads a whole model into `{ctx.text(parent.targets[0])}`"
+    path = ctx.text(call.args[0]) if call.args else None
+    saved = _saved_models(ctx).get(path) if path is not None else None
+    if saved is not None:
+        return f"`{path}` holds a whole model (`{ctx.text(saved)}`, line {saved.lineno})"
+    return ""
+
+
+def _saved_models(ctx: LintContext) -> Dict[str, ast.Call]:
+    """``torch.save(model, path)`` calls of a network itself (not its ``state_dict()``), by the
+    text of their path."""
+
+    def find() -> Dict[str, ast.Call]:
+        found: Dict[str, ast.Call] = {}
+        for call in ctx.calls_named_any(["save"]):
+            if ctx.qualname(call.func) == "torch.save" and len(call.args) >= 2 and torchapi.is_model(ctx, call.args[0]):
+                found.setdefault(ctx.text(call.args[1]), call)
+        return found
+
+    return ctx.shared("torch_load.saved_models", find)

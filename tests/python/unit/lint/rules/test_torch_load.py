@@ -55,3 +55,44 @@ def test_torch_load_is_found_under_any_import_spelling(imports, call):
 def test_a_load_that_is_not_torch_load_is_not_taken_for_it():
     text = "import torch\nfrom pickle import load as restore\nrestore(p)\nstate.load(p)\nload(p)\n"
     assert hits(text, "TD015") == []
+
+
+# A tutorial on saving: the whole network pickled to one file, its state dict to another.
+SAVE_RELOAD = """
+import torch
+import torch.nn as nn
+
+net1 = nn.Sequential(nn.Linear(1, 10), nn.ReLU(), nn.Linear(10, 1))
+torch.save(net1, "net.pkl")
+torch.save(net1.state_dict(), "net_params.pkl")
+
+
+def restore_net():
+    net2 = torch.load("net.pkl")
+    return net2
+
+
+def restore_later():
+    return torch.load("net.pkl")
+
+
+def restore_params():
+    net3 = nn.Sequential(nn.Linear(1, 10), nn.ReLU(), nn.Linear(10, 1))
+    net3.load_state_dict(torch.load("net_params.pkl"))
+    return net3
+"""
+
+
+def test_a_whole_pickled_model_gets_no_quick_fix_that_would_refuse_it():
+    found = {f.line: f for f in findings(SAVE_RELOAD, "TD015")}
+    assert sorted(found) == [10, 15, 20]
+    assert found[10].fix is None and "loads a whole model into `net2`" in found[10].message
+    assert found[15].fix is None and '`"net.pkl"` holds a whole model' in found[15].message
+    assert found[20].fix is not None and "whole model" not in found[20].message  # a state dict: fixable
+    assert all(f.severity == "information" for f in found.values())
+
+
+def test_a_load_used_as_a_model_gets_no_quick_fix():
+    text = T + "def restore(p):\n    return torch.load(p).eval()\n"
+    (finding,) = findings(text, "TD015")
+    assert finding.fix is None and "`.eval()`" in finding.message
