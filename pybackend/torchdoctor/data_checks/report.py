@@ -7,6 +7,8 @@ import textwrap
 
 from . import findings as F
 
+SHOWN = 20  # sample indices listed per finding in the text report
+
 
 def _wrap(text: str, indent: str) -> str:
     return textwrap.fill(text, width=110, initial_indent=indent, subsequent_indent=indent + "  ")
@@ -35,8 +37,10 @@ def render(result: dict) -> str:
         lines.append(f"{'!!' if f['severity'] == F.ERRORS else '! '} {f['kind']} [{f['severity']}] in {f['split']}")
         lines.append(_wrap(f["message"], "   "))
         if f.get("indices"):
-            more = f" (+{f['count'] - len(f['indices'])} more)" if f["count"] > len(f["indices"]) else ""
-            lines.append(_wrap("samples: " + ", ".join(map(str, f["indices"][:20])) + more, "   "))
+            shown = f["indices"][:SHOWN]
+            # ``count`` is every sample concerned; ``indices`` keeps only the first few of them
+            more = f" (+{f['count'] - len(shown)} more)" if f["count"] > len(shown) else ""
+            lines.append(_wrap("samples: " + ", ".join(map(str, shown)) + more, "   "))
         if f.get("source"):
             lines.append(f"   at {_where(f['source'])}")
     lines += ["", "Splits:"]
