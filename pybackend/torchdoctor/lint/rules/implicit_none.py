@@ -19,7 +19,14 @@ from ..model import INFORMATION, WARNING, Span
 from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
-from .implicit_none_guards import guarded_dispatch, lookup, module_method, registered_callback
+from .implicit_none_guards import (
+    covered_chain,
+    guarded_dispatch,
+    lookup,
+    module_method,
+    optional_import,
+    registered_callback,
+)
 from .implicit_none_values import is_none, may_be_tensor, plausibly_tensor
 from .implicit_none_values import is_none_check as _is_none_check
 from .implicit_none_values import tensor_use as _tensor_use
@@ -66,8 +73,10 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
                 f"checking for None. Return a fallback or raise.",
             )
             continue
-        if checked or registered_callback(ctx, func) or lookup(ctx, func, example):  # None is meant: a hook's "as is",
-            continue  # a search's "not found"; reported above when a caller uses it as a tensor
+        # None is meant: a hook's "as is", a search's "not found", an optional extra's "not
+        # installed"; reported above when a caller uses it as a tensor.
+        if checked or registered_callback(ctx, func) or lookup(ctx, func, example) or optional_import(ctx, func):
+            continue
         if module_method(ctx, func):
             _report_module_method(ctx, report, func, example, what)
             continue
@@ -109,8 +118,9 @@ def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Re
     for ret in ctx.own_nodes(func, ast.Return):
         if is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
             continue  # a recursive call returns what the other paths return
-        if may_be_tensor(ret.value):
-            return ret if block_completes(ctx, func.body) and not guarded_dispatch(ctx, func) else None
+        if may_be_tensor(ret.value, ctx, func):
+            ends = not block_completes(ctx, func.body) or guarded_dispatch(ctx, func) or covered_chain(ctx, func)
+            return None if ends else ret
     return None
 
 

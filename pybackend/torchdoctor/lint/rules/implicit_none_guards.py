@@ -8,6 +8,10 @@ or ``if data_format not in ("last", "first"): raise ...`` in ``__init__`` before
 that dispatches on ``self.data_format``: the end of the function is never reached (found on
 diffusers' schedulers and ConvNeXt's LayerNorm). A guard that allows a value the chain does not
 test (``dims in (1, 2, 3)``, branches for 2 and 3) leaves the fall-through: still reported.
+
+Two more ends that are not the bug: an ``if p: ... elif q: ...`` chain right under ``if p or q:``
+(YOLO's ``bbox_iou``), whose branches cover every way into it, and the end of an ``except
+ImportError`` handler around an import (an optional dependency: None is "not installed").
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ import ast
 from typing import FrozenSet, Iterable, List, Optional, Tuple
 
 from ..bindings import Function
-from ..context import LintContext
-from ..flow import block_completes
+from ..context import LintContext, walk
+from ..flow import block_completes, statement_completes
 
 # (last name of the value tested, the constants tested or allowed)
 Values = Tuple[str, FrozenSet[object]]
@@ -192,3 +196,109 @@ def _statements(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
             continue
         for field in ("body", "orelse", "finalbody"):
             yield from _statements(getattr(stmt, field, []) or [])
+
+
+def covered_chain(ctx: LintContext, func: Function) -> bool:
+    """Whether the end of ``func`` is out of reach once an ``if p: ... elif q: ...`` chain
+    right under ``if p or q:`` whose branches all return or raise counts as an end: the
+    enclosing test says one of ``p``, ``q`` holds (``bbox_iou`` in YOLO copies: ``if CIoU or
+    DIoU:`` then ``if DIoU: return ...`` / ``elif CIoU: return ...``, ``else: return iou``)."""
+    return not _falls_through(ctx, func.body, None, optional=False)
+
+
+def optional_import(ctx: LintContext, func: Function) -> bool:
+    """For a ``func`` known to fall off its end: whether every way there runs through an
+    ``except ImportError`` (or ``ModuleNotFoundError``) handler of a ``try`` that imports. Its
+    None means "the extra is not installed" (``try: import albumentations as A ... return
+    A.Compose(steps)`` / ``except ImportError: log.warning(...)``); another handler's is a bug."""
+    return not _falls_through(ctx, func.body, None, optional=True)
+
+
+def _falls_through(ctx: LintContext, body: List[ast.stmt], known: Optional[ast.expr], optional: bool) -> bool:
+    """``flow.block_completes`` knowing two more things: ``known`` (the test of the ``if`` whose
+    body this is) holds at its start, so a chain that covers it ends when its branches do; with
+    ``optional``, the handlers of optional imports end too. Only ``if``, ``with`` and ``try``
+    are looked into; any other statement is left to ``flow``."""
+    for i, stmt in enumerate(body):
+        branches = _covering_chain(ctx, known, stmt, body[:i])
+        if branches is not None:
+            ends = not any(_falls_through(ctx, block, test, optional) for test, block in branches)
+        else:
+            ends = not _stmt_falls_through(ctx, stmt, optional)
+        if ends:
+            return False
+    return True
+
+
+def _stmt_falls_through(ctx: LintContext, stmt: ast.stmt, optional: bool) -> bool:
+    if isinstance(stmt, ast.If) and not isinstance(stmt.test, ast.Constant):  # ``if True:``: left to flow
+        return _falls_through(ctx, stmt.body, stmt.test, optional) or _falls_through(ctx, stmt.orelse, None, optional)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return _falls_through(ctx, stmt.body, None, optional)
+    if isinstance(stmt, ast.Try):
+        return _try_falls_through(ctx, stmt, optional)
+    return statement_completes(ctx, stmt)
+
+
+def _try_falls_through(ctx: LintContext, stmt: ast.Try, optional: bool) -> bool:
+    """As ``flow`` decides a ``try``, a handler of an optional import not counted when ``optional``."""
+    if stmt.finalbody and not _falls_through(ctx, stmt.finalbody, None, optional):
+        return False
+    if _falls_through(ctx, stmt.body, None, optional) and _falls_through(ctx, stmt.orelse, None, optional):
+        return True
+    imports = optional and any(isinstance(n, (ast.Import, ast.ImportFrom)) for s in stmt.body for n in walk(s))
+    return any(
+        _falls_through(ctx, h.body, None, optional) and not (imports and _catches_import_error(h))
+        for h in stmt.handlers
+    )
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """``except ImportError:``, ``except (ImportError, ModuleNotFoundError) as e:``; not a bare
+    ``except:`` nor a tuple with another type (``except (ImportError, OSError):``)."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = [k.id if isinstance(k, ast.Name) else getattr(k, "attr", None) for k in kinds]
+    return bool(names) and all(n in _IMPORT_ERRORS for n in names)
+
+
+def _covering_chain(
+    ctx: LintContext, known: Optional[ast.expr], stmt: ast.stmt, before: List[ast.stmt]
+) -> Optional[List[Tuple[ast.expr, List[ast.stmt]]]]:
+    """``(test, body)`` of each branch of ``stmt`` when it is an ``if``/``elif`` chain whose tests
+    are exactly the operands of ``known`` == ``p or q`` (in any order, compared by their AST
+    dump; without calls, which may answer differently twice; not reassigned by the statements
+    ``before`` it). A final ``else`` is never reached then; ``if a or b or c:`` around ``if a:
+    ... elif b: ...`` is not covered."""
+    if not (isinstance(known, ast.BoolOp) and isinstance(known.op, ast.Or)) or not isinstance(stmt, ast.If):
+        return None
+    branches: List[Tuple[ast.expr, List[ast.stmt]]] = []
+    node: Optional[ast.stmt] = stmt
+    while isinstance(node, ast.If):
+        branches.append((node.test, node.body))
+        node = node.orelse[0] if len(node.orelse) == 1 else None
+    operands = {ast.dump(v) for v in known.values}
+    if {ast.dump(test) for test, _ in branches} != operands or any(map(_may_change, known.values)):
+        return None
+    return None if _rebinds(ctx, before, known) else branches
+
+
+_ACTIVE = (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
+
+
+def _may_change(test: ast.expr) -> bool:
+    """A test that may answer differently when asked again (a call, ``:=``)."""
+    return any(isinstance(n, _ACTIVE) for n in walk(test))
+
+
+def _rebinds(ctx: LintContext, stmts: List[ast.stmt], test: ast.expr) -> bool:
+    """Whether ``stmts`` (those before the chain in the enclosing ``if``'s body) assign a name
+    or attribute that ``test`` reads: the chain then tests other values than the guard did."""
+    read = {ctx.text(n) for n in walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store) and ctx.text(n) in read
+        for s in stmts
+        for n in walk(s)
+    )

@@ -4,7 +4,9 @@ Without a caller that uses the result, TD012 speaks only of values that may be t
 constant, a string, a predicate, a container display, the attribute of a dataset or of a
 configuration object, a layer built by a factory (``get_down_block`` returning
 ``DownBlock2D(...)``), nor the result of a function whose return annotation names a type that
-is no tensor (``-> torch.dtype``, ``-> nn.Module``, ``-> "AttentionProcessor"``).
+is no tensor (``-> torch.dtype``, ``-> nn.Module``, ``-> "AttentionProcessor"``). Certainly no
+tensor, so never reported: an object of a class of a library outside torch imported by the
+function itself (``import albumentations as A`` then ``return A.Compose(steps)``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from typing import Optional
 
 from ..bindings import Function
-from ..context import LintContext
+from ..context import LintContext, walk
 
 # Return values that are plainly not tensors: predicates and formatting helpers that fall
 # off the end are a style matter, not the bug this rule is for.
@@ -44,6 +46,37 @@ def _builds_module(ctx: LintContext, value: Optional[ast.expr]) -> bool:
         return ctx.is_module_class(local)  # a local dataclass of outputs holds tensors
     qual = ctx.qualname(value.func)
     return qual is not None and not qual.endswith(_TENSOR_CLASSES)
+
+
+def _built_by_local_import(ctx: LintContext, func: Function, value: ast.AST) -> bool:
+    """``A.Compose(steps)`` / ``Compose(steps)`` (a class call, as ``_builds_module`` reads it)
+    whose root name ``func`` itself imports from a library outside torch and the project: a
+    transform, a tokenizer, a client, an optional extra's object; not a tensor. Functions of such
+    a library may give tensors (``einops.rearrange``), and so may torch's classes or the
+    project's own (a dataclass of outputs): not these."""
+    if not isinstance(value, ast.Call) or not _builds_module(ctx, value):
+        return False
+    root = value.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or ctx.binding(root) is not None:
+        return False  # a parameter or an assignment hides the import
+    module = _imported_by(ctx, func, root.id)
+    if module is None or module.startswith(("torch", ".")):  # torch, torchvision, torchaudio, ...
+        return False
+    return not ctx.is_project_class(f"{module}.{ctx.text(value.func).split('.')[-1]}")
+
+
+def _imported_by(ctx: LintContext, func: Function, name: str) -> Optional[str]:
+    """The module an ``import`` in ``func``'s own body binds ``name`` from, or None."""
+    for node in walk(func):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or ctx.enclosing_function(node) is not func:
+            continue
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            if bound == name:
+                return alias.name if isinstance(node, ast.Import) else "." * node.level + (node.module or "")
+    return None
 
 
 # Classes whose instances are tensors (``nn.Parameter(...)``, ``torch.FloatTensor(...)``).
@@ -94,8 +127,12 @@ _NOT_TENSORS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Co
 _NOT_TENSOR_COMPREHENSIONS = (ast.DictComp, ast.ListComp, ast.SetComp)
 
 
-def may_be_tensor(value: ast.AST) -> bool:
+def may_be_tensor(value: ast.AST, ctx: Optional[LintContext] = None, func: Optional[Function] = None) -> bool:
+    """False for values that are never tensors: constants, displays, predicates, and (given
+    ``ctx`` and the returning ``func``) an object built by a class ``func`` imports from outside torch."""
     if isinstance(value, _NOT_TENSORS) or isinstance(value, _NOT_TENSOR_COMPREHENSIONS):
+        return False
+    if ctx is not None and func is not None and _built_by_local_import(ctx, func, value):
         return False
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
         return False
