@@ -12,6 +12,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
+from ..bindings import Binding, Function
 from ..context import LintContext, Loop, walk
 from ..fixes import replace_node
 from ..model import WARNING, Fix
@@ -49,7 +50,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
             acc, loss = found
             if not _defined_outside(ctx, acc, loop) or _backpropagated(ctx, acc, loop):
                 continue
-            if _returned_for_backward(ctx, acc, loop):
+            if _returned_as_loss(ctx, acc, loop):
                 continue
             if _within_one_step(ctx, loop):
                 continue
@@ -142,23 +143,51 @@ def _live_loss(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[ast
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         return _live_loss(ctx, expr.operand, depth)
     if isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _RELEASES:
-            return None
-        if isinstance(expr.func, ast.Name) and expr.func.id in _NUMBER_CALLS:
-            return None
-        return expr if torchapi.is_loss_value(ctx, expr) else None
-    if _is_ref(expr):
-        value = ctx.value_of(expr)
-        if isinstance(value, ast.Call) and torchapi.is_loss_value(ctx, value):
-            return expr
-        # ``content = weight * mse(a, b)``: a weighted loss is still a loss
-        if isinstance(value, ast.BinOp) and depth < 2 and _live_loss(ctx, value, depth + 1) is not None:
-            return expr
-        if _is_backpropagated_ref(ctx, expr):
-            return expr
-        if isinstance(expr, ast.Name) and depth < 2 and _augmented_loss(ctx, expr, depth):
-            return expr
+        return expr if not _releases(expr) and torchapi.is_loss_value(ctx, expr) else None
+    if _is_ref(expr) and _loss_ref(ctx, expr, depth) and not _computed_without_grad(ctx, expr):
+        return expr
     return None
+
+
+def _loss_ref(ctx: LintContext, ref: ast.expr, depth: int) -> bool:
+    """A name or ``self.attr`` that holds a loss: assigned one, or backpropagated."""
+    value = ctx.value_of(ref)
+    if isinstance(value, ast.Call) and torchapi.is_loss_value(ctx, value):
+        return True
+    # ``content = weight * mse(a, b)``: a weighted loss is still a loss
+    if isinstance(value, ast.BinOp) and depth < 2 and _live_loss(ctx, value, depth + 1) is not None:
+        return True
+    if _is_backpropagated_ref(ctx, ref):
+        return True
+    return isinstance(ref, ast.Name) and depth < 2 and _augmented_loss(ctx, ref, depth)
+
+
+def _computed_without_grad(ctx: LintContext, ref: ast.expr, depth: int = 0) -> bool:
+    """``ref`` holds a value made under ``no_grad`` / ``inference_mode``: ``with torch.no_grad():
+    outputs = model(**batch)``, then, after the block, ``loss = outputs.loss`` (accelerate's
+    examples). Such a tensor has no graph to keep alive, even where the same name is
+    backpropagated in the training loop above. Followed through plain assignments of names,
+    attributes and subscripts; every assignment that may reach ``ref`` must be under no_grad."""
+    root = _root_name(ref)
+    bindings = ctx.alternatives(root) if root is not None else []
+    return bool(bindings) and all(_bound_without_grad(ctx, b, depth) for b in bindings)
+
+
+def _bound_without_grad(ctx: LintContext, bound: Binding, depth: int) -> bool:
+    if torchapi.grad_mode_at(ctx, bound.stmt) == torchapi.NO_GRAD:
+        return True
+    # ``loss = outputs.loss`` outside the block: judged by where ``outputs`` was made
+    if bound.kind != "assign" or bound.value is None or depth >= 3:
+        return False
+    return _root_name(bound.value) is not None and _computed_without_grad(ctx, bound.value, depth + 1)
+
+
+def _root_name(expr: ast.expr) -> Optional[ast.Name]:
+    """``outputs`` in ``outputs``, ``outputs.loss``, ``outputs["loss"]``; None for anything else
+    (a call or an operation may mix in tensors with a graph)."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr if isinstance(expr, ast.Name) else None
 
 
 def _augmented_loss(ctx: LintContext, name: ast.Name, depth: int) -> bool:
@@ -274,29 +303,79 @@ def _backpropagated_in(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bo
     return False
 
 
-def _returned_for_backward(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
-    """``feats_loss += mse(a[i], b[i])`` in a loop, then ``return feats_loss``, and a caller
-    backpropagates what it gets (``loss += helper(...)``; ``loss.backward()``): the sum of one
-    step's loss terms, freed after that step, not a total kept across batches."""
+def _returned_as_loss(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
+    """The accumulator flows into what its function returns (``lcls += bce(p, t)`` per output
+    head, then ``loss = lbox + lobj + lcls; return loss``, PyTorch-YOLOv3's ``compute_loss``):
+    one call's loss being built, which its caller, often in another file, backpropagates.
+    ``.item()`` there would stop those terms from training. Not so for a loop over batches
+    (see ``_spans_batches``): what it returns is an epoch's total, the leak. Nor when this file calls the function and no caller may backpropagate the result
+    (it only logs it): a metric."""
     func = ctx.enclosing_function(loop)
-    if func is None or not isinstance(acc, ast.Name):
+    if func is None or not _flows_into_return(ctx, acc, func) or _spans_batches(ctx, acc, loop):
         return False
-    returns = ctx.own_nodes(func, ast.Return)
-    if not any(isinstance(r.value, ast.Name) and r.value.id == acc.id for r in returns):
-        return False
-    for site in ctx.call_sites(func):
-        stmt = ctx.statement_of(site)
-        if isinstance(stmt, ast.Assign) and stmt.value is site and len(stmt.targets) == 1:
-            target = _as_ref(stmt.targets[0])
-            if target is not None and _backpropagated(ctx, target, site, augmented=True):
-                return True
+    sites = ctx.call_sites(func)
+    return not sites or any(_may_backpropagate(ctx, site) for site in sites)
+
+
+def _spans_batches(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
+    """A loop the accumulator outlives (``loop``, or one around it when the accumulator is made
+    before that one) is a loop over batches: it runs backward, steps an optimizer, or runs the
+    network forward (an evaluation function returning ``total / len(loader)``)."""
+    outer = [o for o in ctx.enclosing_loops(loop) if _defined_outside(ctx, acc, o)]
+    for each in [loop, *outer]:
+        if analysis(ctx).backwards(each):
+            return True
+        if any(
+            torchapi.stepped_optimizer(ctx, c) is not None or _runs_network(ctx, c, each) for c in ctx.own_calls(each)
+        ):
+            return True
     return False
 
 
-def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool = False) -> Set[str]:
+def _runs_network(ctx: LintContext, call: ast.Call, loop: Loop) -> bool:
+    """``call`` runs a network that ``loop`` does not rebind: the same model on each iteration's
+    data. ``disc(fake)`` in ``for disc in discriminators`` (one batch through each of several
+    networks, a loss being built) does not count."""
+    root = _root_name(call.func)
+    if root is None or not torchapi.is_model(ctx, call.func):
+        return False
+    bound = ctx.binding(root)
+    start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
+    return bound is None or not start <= bound.pos <= end
+
+
+def _flows_into_return(ctx: LintContext, acc: Ref, func: Function) -> bool:
+    """A ``return`` of ``func`` mentions the accumulator, or a name built from it, as a tensor
+    (``return total * 0.5``; not ``return total.item() / n``, a number)."""
+    derived = _derived_names(ctx, acc, func, augmented=True, live=True)
+    attr = ctx.text(acc) if isinstance(acc, ast.Attribute) else None
+    returns = ctx.own_nodes(func, ast.Return)
+    return any(r.value is not None and _mentions(ctx, r.value, derived, attr, live=True) for r in returns)
+
+
+def _may_backpropagate(ctx: LintContext, site: ast.Call) -> bool:
+    """What this call returns may be differentiated: handed on by ``return``, differentiated
+    in place (``helper(x).backward()``), or assigned to names that are (``loss += helper(x)``;
+    ``loss, parts = helper(x)`` then ``loss.backward()``)."""
+    stmt = ctx.statement_of(site)
+    if isinstance(stmt, ast.Return):
+        return True
+    if any(ctx.is_inside(site, call) for call in torchapi.backward_calls(ctx)):
+        return True
+    if isinstance(stmt, ast.Assign):
+        targets = [e for t in stmt.targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        targets = [stmt.target]
+    else:
+        return False
+    refs = [r for r in map(_as_ref, targets) if r is not None]
+    return any(_backpropagated(ctx, ref, site, augmented=True) for ref in refs)
+
+
+def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool = False, live: bool = False) -> Set[str]:
     """``acc`` (when a name) and the names assigned, in ``scope``, from expressions mentioning
     it or a name derived from it (a few assignments deep); with ``augmented``, also the targets
-    of ``total += acc``."""
+    of ``total += acc``; with ``live``, not through ``.item()`` and the like."""
     derived: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
     attr = ctx.text(acc) if isinstance(acc, ast.Attribute) else None
     kinds = (ast.Assign, ast.AnnAssign, ast.AugAssign) if augmented else (ast.Assign, ast.AnnAssign)
@@ -306,7 +385,7 @@ def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool =
         for node in assigns:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in derived]
-            if not names or not _mentions(ctx, node.value, derived, attr):
+            if not names or not _mentions(ctx, node.value, derived, attr, live):
                 continue
             derived.update(names)
             grown = True
@@ -315,13 +394,35 @@ def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool =
     return derived
 
 
-def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[str]) -> bool:
-    for sub in walk(expr):
+def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[str], live: bool = False) -> bool:
+    """``expr`` reads one of ``names`` (or ``attr``); with ``live``, outside a call that makes
+    a number or a graph-free tensor of it (``float(total)``, ``total.item()``)."""
+    for sub in _live_parts(expr) if live else walk(expr):
         if isinstance(sub, ast.Name) and sub.id in names:
             return True
         if attr is not None and isinstance(sub, ast.Attribute) and ctx.text(sub) == attr:
             return True
     return False
+
+
+def _live_parts(expr: ast.AST) -> List[ast.AST]:
+    """The nodes of ``expr`` outside ``x.item()``, ``x.detach()``, ``float(x)`` and the like."""
+    found: List[ast.AST] = []
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Call) and _releases(node):
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _releases(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in _RELEASES
+    return isinstance(func, ast.Name) and func.id in _NUMBER_CALLS
 
 
 def _within_one_step(ctx: LintContext, loop: Loop) -> bool:
