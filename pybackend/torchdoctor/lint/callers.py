@@ -89,6 +89,12 @@ class CallerResolution:
             self._sites[func] = sites
         return sites
 
+    def argument_at(self, site: ast.Call, func: Function, name: str) -> Optional[ast.expr]:
+        """The expression ``site`` passes for parameter ``name`` of ``func`` (or its default);
+        None when there is none or it cannot be told (``*args``, ``**kwargs``)."""
+        found = self._argument_at(site, func, name)
+        return None if isinstance(found, _Missing) else found
+
     def _argument_at(self, site: ast.Call, func: Function, name: str) -> Union[ast.expr, None, _Missing]:
         """The expression ``site`` passes for parameter ``name`` of ``func`` (``_MISSING`` when
         it cannot be told, e.g. ``*args``), or the parameter's default, or None."""

@@ -57,16 +57,36 @@ def _criterion_may_differ(ctx: LintContext, call: ast.Call) -> bool:
     recognizer picks it by an option, then feeds the CTC branch log-probabilities, as CTCLoss
     requires). Which one a given call sees is not known here: nothing is said."""
     func = call.func
-    if not isinstance(func, ast.Name):
+    return isinstance(func, ast.Name) and _bound_to_another_class(ctx, func, ctx.class_of(func), call, 0)
+
+
+def _bound_to_another_class(ctx: LintContext, name: ast.Name, seen: Optional[str], at: ast.AST, depth: int) -> bool:
+    """``name`` may hold an object of a class other than ``seen`` where ``at`` runs: a binding
+    of another class not exclusive with ``at``, or, for a parameter, what a caller in this file
+    passes (up to three calls up: a text recognizer's ``validation(model, criterion, ...)``
+    called by ``test()``, which picks the criterion)."""
+    for scope in ctx.scope_chain(name):
+        bindings = ctx.bindings.all_bindings(scope, name.id)
+        if not bindings:
+            continue
+        for b in bindings:
+            if b.kind == "param" and depth < 3 and _passed_another_class(ctx, b, seen, depth):
+                return True
+            if b.value is not None and ctx.class_of(b.value) not in (None, seen) and not ctx.exclusive(b.stmt, at):
+                return True
         return False
-    seen = ctx.class_of(func)
-    for scope in ctx.scope_chain(func):
-        bindings = ctx.bindings.all_bindings(scope, func.id)
-        if bindings:
-            return any(
-                b.value is not None and ctx.class_of(b.value) not in (None, seen) and not ctx.exclusive(b.stmt, call)
-                for b in bindings
-            )
+    return False
+
+
+def _passed_another_class(ctx: LintContext, param: Binding, seen: Optional[str], depth: int) -> bool:
+    """A caller in this file passes, for ``param``, a name that may hold another class."""
+    func = param.stmt
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for site in ctx.callers_of(func):
+        passed = ctx.argument_at(site, func, param.name)
+        if isinstance(passed, ast.Name) and _bound_to_another_class(ctx, passed, seen, site, depth + 1):
+            return True
     return False
 
 

@@ -183,3 +183,44 @@ def test_a_criterion_chosen_by_branch_is_not_assumed_to_be_cross_entropy():
 def test_the_same_loop_with_cross_entropy_only_is_reported():
     only_ce = CRITERION_BY_HEAD.replace("nn.CTCLoss(zero_infinity=True)", "nn.CrossEntropyLoss()")
     assert [rule for rule, _ in hits(only_ce, "TD003")] == ["TD003"]
+
+
+# The same choice made by the caller: validation() gets the criterion as a parameter, from a
+# test() that picks it by the head (directly, and through benchmark_all()).
+CRITERION_PASSED = """
+import torch
+import torch.nn as nn
+
+
+def validation(model, criterion, loader, use_ctc):
+    for images, text, sizes, lengths in loader:
+        preds = model(images)
+        if use_ctc:
+            cost = criterion(preds.log_softmax(2).permute(1, 0, 2), text, sizes, lengths)
+        else:
+            cost = criterion(preds.flatten(0, 1), text.flatten())
+        print(cost.item())
+
+
+def benchmark_all(model, criterion, loaders, use_ctc):
+    for loader in loaders:
+        validation(model, criterion, loader, use_ctc)
+
+
+def test(model, loaders, use_ctc):
+    if use_ctc:
+        criterion = nn.CTCLoss(zero_infinity=True)
+    else:
+        criterion = nn.CrossEntropyLoss(ignore_index=0)
+    benchmark_all(model, criterion, loaders, use_ctc)
+    validation(model, criterion, loaders[0], use_ctc)
+"""
+
+
+def test_a_criterion_chosen_by_the_caller_is_not_assumed_either():
+    assert hits(CRITERION_PASSED, "TD003") == []
+
+
+def test_a_caller_passing_cross_entropy_only_is_reported():
+    only_ce = CRITERION_PASSED.replace("nn.CTCLoss(zero_infinity=True)", "nn.CrossEntropyLoss()")
+    assert [rule for rule, _ in hits(only_ce, "TD003")] == ["TD003"]
