@@ -26,6 +26,7 @@ class Context:
     splits: list
     model: Optional[ModelInfo] = None
     loss: Optional[str] = None  # the loss's class name ("CrossEntropyLoss"), from torchdoctor_data()'s "loss"
+    regression: Optional[str] = None  # a regression loss given as "loss" (L1Loss): the labels are not classes
     notes: list = field(default_factory=list)
     max_samples: int = 2000
     not_drawn: list = field(default_factory=list)  # splits left undrawn after a draw that never returned (stuck.py)

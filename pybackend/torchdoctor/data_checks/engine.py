@@ -68,6 +68,7 @@ def build_context(
     gallery = int(options.get("galleryImages", T.GALLERY_IMAGES))
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
     ctx.loss = label_form.loss_name(loss)
+    ctx.regression = label_form.regression_loss(loss)
     tables = {name: from_object(obj, name) for name, obj in splits.items()}
     # duplicates compare the stored rows when every drawn split keeps them: no digests of the draws then
     raw = all(has_raw_rows(o.dataset if is_loader(o) else o) for n, o in splits.items() if tables[n] is None)

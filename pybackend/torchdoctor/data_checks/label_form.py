@@ -32,6 +32,17 @@ FUNCTIONAL = {
     "binary_cross_entropy": "BCELoss",
 }
 
+# losses that take real-valued targets: integer targets given to them (ages, counts, ratings) are
+# numbers, not class ids, so labels.py makes no class findings (kept apart from ``loss_name``, which
+# names the losses whose target form this module checks)
+REGRESSION_LOSSES = ("L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss")
+_REGRESSION_FUNCTIONAL = {
+    "l1_loss": "L1Loss",
+    "mse_loss": "MSELoss",
+    "smooth_l1_loss": "SmoothL1Loss",
+    "huber_loss": "HuberLoss",
+}
+
 _NEXT_INDEX = (
     "Next step: give the loss the class index: y.argmax(1) on each batch, or return the index "
     "(an int64 scalar) from __getitem__ instead of the one-hot row"
@@ -49,6 +60,18 @@ def loss_name(loss: Any) -> Optional[str]:
     cls = loss if inspect.isclass(loss) else type(loss)
     known = INDEX_LOSSES + BINARY_LOSSES
     return cls.__name__ if cls.__name__ in known and cls.__module__.startswith("torch.nn") else None
+
+
+def regression_loss(loss: Any) -> Optional[str]:
+    """The name of torch's regression loss (an instance, the class, or the functional form), else None;
+    a subclass counts too: it still takes real-valued targets."""
+    if loss is None:
+        return None
+    if inspect.isfunction(loss) or inspect.isbuiltin(loss):
+        module = getattr(loss, "__module__", "") or ""
+        return _REGRESSION_FUNCTIONAL.get(loss.__name__) if module.startswith("torch") else None
+    cls = loss if inspect.isclass(loss) else type(loss)
+    return next((c.__name__ for c in cls.__mro__ if c.__name__ in REGRESSION_LOSSES), None)
 
 
 def check(ctx: Context) -> list:

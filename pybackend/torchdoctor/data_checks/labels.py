@@ -47,6 +47,8 @@ def label_name(split: Split, label: int) -> str:
 
 
 def check(ctx: Context) -> list:
+    if _regression(ctx):
+        return []
     out = []
     for split in ctx.splits:
         y = class_labels(split)
@@ -57,6 +59,29 @@ def check(ctx: Context) -> list:
             out += _imbalance(split, y)
     out += _unseen(ctx)
     return out
+
+
+def _regression(ctx: Context) -> bool:
+    """The labels are regression targets, not classes: a regression loss was given (integer ages with
+    L1Loss), or no loss was and the model has one output while the integer labels take more than 2
+    values. That is regression as often as a class count gone wrong, so a note says so, not an error."""
+    if ctx.regression is not None:
+        ctx.notes.append(f"labels: read as regression targets ({ctx.regression}): no class checks")
+        return True
+    model = ctx.model
+    if ctx.loss is not None or model is None or model.out_features != 1:
+        return False
+    for split in ctx.splits:
+        y = class_labels(split)
+        many = np.unique(y[y != T.IGNORE_INDEX]) if y is not None else np.zeros(0)
+        if len(many) > 2:
+            ctx.notes.append(
+                f"{split.name}: labels take {len(many)} integer values and {model.name}.{model.head_name} has one "
+                "output: read as regression targets, no class checks. If they are classes, give the last layer one "
+                'output per class and use CrossEntropyLoss (return it as "loss" from torchdoctor_data() to check them).'
+            )
+            return True
+    return False
 
 
 def _imbalance(split: Split, y: np.ndarray) -> list:

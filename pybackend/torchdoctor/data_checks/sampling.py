@@ -407,18 +407,43 @@ def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
         d.how, d.x_dtype = how, dtype_name(x)
         d.y_dtype = dtype_name(y) if y is not None else ""
         d.batch_shape = tuple(xa.shape) if xa is not None else None
-    n = len(xa) if xa is not None and xa.ndim else 0
+    if xa is not None and not xa.ndim:
+        xa = None  # one number for the whole batch: no per-sample features in it
+    n = len(xa) if xa is not None else _batch_len(batch, x, y)
     if d.reducer is None:
         d.reducer = Reducer(d.name, d.gallery)
-    if n:
-        assert xa is not None
+    if xa is not None and n:
         d.reducer.add_batch(list(range(pos, pos + n)), xa)
     d.indices += range(pos, pos + n)
-    d.numeric += n
+    d.numeric += n if xa is not None else 0  # unreadable features are counted, not checked: engine says so
     labels = list(ya) if ya is not None and ya.ndim and len(ya) == n else _box_targets(y, n)
     d.ys += labels  # numpy scalars or arrays
     pos += n
     return pos
+
+
+def _batch_len(batch: Any, x: Any, y: Any) -> int:
+    """The samples in a batch whose features are no numeric array (file names first, a list of
+    crops): the first field whose length is the batch's, the features and the label first. Counted
+    as 0, a loader of ``(path, image, label)`` samples read as an empty split."""
+    rest: list = []
+    if isinstance(batch, dict):
+        rest = list(batch.values())
+    elif isinstance(batch, (list, tuple)):
+        rest = list(batch)
+    return next((k for k in map(_field_len, [x, y, *rest]) if k is not None), 0)
+
+
+def _field_len(field: Any) -> Optional[int]:
+    """A collated field's batch size, or None when its length is not that. The default collate
+    makes a list of per-sample strings or numbers from a str field, but a list of batched tensors
+    (one per position) from a list field: that list's length is the views', not the samples'."""
+    if isinstance(field, (list, tuple)):
+        if field and all(isinstance(v, (str, bytes, int, float)) for v in field):
+            return len(field)
+        return None
+    shape = getattr(field, "shape", None)
+    return int(shape[0]) if shape else None
 
 
 def _box_targets(y: Any, n: int) -> list:

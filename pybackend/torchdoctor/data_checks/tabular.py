@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, Optional
 
@@ -133,9 +134,23 @@ def _constant(split: Split) -> list:
     ]
 
 
+# the last word before "_id" that names a class, not an entity: COCO's ``category_id``, ``class_id``,
+# ``label_id``; every class of val is in train by design, and splitting by it would put each class in one split
+CLASS_STEMS = frozenset(("category", "cat", "class", "cls", "label", "target", "type"))
+
+
 def _id_column(name: str) -> bool:
     low = name.lower()
-    return low in ("id", "uuid", "key") or low.endswith("_id") or (name.endswith("Id") and len(name) > 2)
+    if low in ("id", "uuid", "key"):
+        return True
+    if low.endswith("_id"):
+        stem = name[:-3]
+    elif name.endswith("Id") and len(name) > 2:
+        stem = name[:-2]
+    else:
+        return False
+    words = re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", stem)  # category_id, objectClassId
+    return words[-1].lower() not in CLASS_STEMS
 
 
 def _id_overlap(ctx: Context) -> list:

@@ -4,10 +4,14 @@ classes, labels unseen in training; labels that are numpy strings are read like 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
+import torch.nn.functional as TF
+from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset, WeightedRandomSampler
 
 from support.data_checks import check, kinds
+from torchdoctor.data_checks import engine
 
 
 def labelled(y, features=6):
@@ -58,9 +62,30 @@ def test_ignore_index_is_never_out_of_range():
 
 
 def test_one_output_for_many_classes():
-    r = check(labelled(torch.arange(200) % 5), torch.nn.Linear(6, 1))
+    r = engine.run({"train": labelled(torch.arange(200) % 5)}, torch.nn.Linear(6, 1), {}, loss=nn.CrossEntropyLoss())
     assert kinds(r) == ["one-output-many-classes"]
     assert check(labelled(torch.arange(200) % 2), torch.nn.Linear(6, 1))["findings"] == []  # binary: fine
+
+
+def ages(n, seed):
+    """Whole years, skewed (many 20-30, few above 80): imbalanced and unseen "classes" if read as such."""
+    g = torch.Generator().manual_seed(seed)
+    return labelled((torch.randn(n, generator=g).abs() * 15 + 18).long())
+
+
+@pytest.mark.parametrize("loss", [nn.L1Loss(), nn.MSELoss, nn.SmoothL1Loss(), nn.HuberLoss(), TF.l1_loss, None])
+def test_integer_regression_targets_are_not_classes(loss):
+    r = engine.run({"train": ages(300, 0), "val": ages(100, 1)}, nn.Linear(6, 1), {}, loss=loss)
+    assert r["findings"] == []
+    assert any("read as regression targets" in n for n in r["notes"])
+
+
+def test_classes_past_the_head_still_fire_beside_a_regression_rule():
+    y = torch.arange(300) % 15  # 0..14 for a 10-output head
+    r = engine.run({"train": labelled(y)}, nn.Linear(6, 10), {}, loss=nn.CrossEntropyLoss())
+    assert kinds(r) == ["labels-out-of-range"]
+    r = engine.run({"train": labelled(torch.arange(300) % 3)}, nn.Linear(6, 1), {}, loss=nn.NLLLoss())
+    assert kinds(r) == ["one-output-many-classes"]
 
 
 def test_labels_unseen_in_training():

@@ -82,3 +82,42 @@ def test_redraws_differ_between_indices_repeat_for_one_and_leave_the_rng_alone()
     assert all(np.array_equal(x, y) for x, y in zip(a, again))  # seeded by the index: reproducible
     assert not any(np.array_equal(x, y) for x, y in zip(a, b))  # not the same parameters for every index
     assert not np.array_equal(a[0], a[1])
+
+
+class NamedImages(Dataset):
+    """(file name, image, label): PyTorch-YOLOv3's ListDataset order; collated as (list of str, ...)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return f"img_{i:05d}.jpg", torch.full((3, 4, 4), float(i)), i % 4
+
+
+class MultiCrop(Dataset):
+    """A list of views of two sizes and a label (DINO): collated as [[B x 8 x 8, B x 8 x 8, B x 4 x 4], labels]."""
+
+    def __len__(self):
+        return 24
+
+    def __getitem__(self, i):
+        return [torch.rand(3, 8, 8), torch.rand(3, 8, 8), torch.rand(3, 4, 4)], i % 3
+
+
+def test_a_loader_of_unreadable_features_counts_its_samples_and_is_not_empty():
+    d = draw("train", DataLoader(NamedImages(40), batch_size=8))
+    assert d.indices == list(range(40)) and d.numeric == 0
+    r = check({"train": DataLoader(NamedImages(40), batch_size=8, shuffle=True)})
+    assert r["findings"] == [] and r["splits"][0]["sampled"] == 40
+    assert any("not numeric arrays: not checked" in n for n in r["notes"])
+    d = draw("train", DataLoader(MultiCrop(), batch_size=8, drop_last=True))
+    assert len(d.indices) == 24  # the labels' count: the list's length (3) is the views'
+    assert check({"train": DataLoader(MultiCrop(), batch_size=8)})["findings"] == []
+
+
+def test_a_loader_that_gives_no_batch_is_still_empty():
+    r = check({"train": DataLoader(NamedImages(5), batch_size=8, drop_last=True)})
+    assert [f["kind"] for f in r["findings"]] == ["empty-split"]

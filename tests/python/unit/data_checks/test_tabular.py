@@ -55,6 +55,27 @@ def test_id_overlap_between_splits():
     assert r["findings"][0]["indices"] == list(range(10))
 
 
+def annotations(images, first, seed):
+    """COCO-like rows: split by image_id, each row's class in category_id (every class in every split)."""
+    rows = [
+        {"image_id": first + i, "category_id": 1 + (i * 7 + seed) % 10, "area": float(i % 13)} for i in range(images)
+    ]
+    return {k: [r[k] for r in rows] for k in rows[0]}
+
+
+@pytest.mark.parametrize("column", ["category_id", "class_id", "label_id", "cat_id", "target_id", "objectClassId"])
+def test_a_class_column_named_like_an_id_is_no_entity(column):
+    train, val = annotations(200, 0, 0), annotations(50, 10_000, 1)
+    train[column], val[column] = train.pop("category_id"), val.pop("category_id")
+    assert check({"train": train, "val": val})["findings"] == []
+
+
+def test_an_entity_id_beside_a_class_column_still_overlaps():
+    train, val = annotations(200, 0, 0), annotations(50, 190, 1)  # images 190..199 in both
+    r = check({"train": train, "val": val})
+    assert kinds(r) == ["id-overlap"] and r["findings"][0]["details"]["column"] == "image_id"
+
+
 def test_pandas_object_columns():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": ["1", "2", "3", "?"]})
