@@ -196,11 +196,49 @@ def check(ctx: Context) -> list:
             out.append(_same_for_every_index(s, hashes[s.name]))
             hashes[s.name] = {}  # every sample would 'repeat' every other: the byte copies are not reported
     for s in splits:
-        out += _within(s, hashes[s.name], method)
+        out += _within(s, _with_captions(ctx, s, hashes[s.name], method), method)
     for a_pos, a in enumerate(splits):
         for b in splits[a_pos + 1 :]:
             out += _across(a, b, hashes[a.name], hashes[b.name], method)
     return out
+
+
+def _sequence_labels(split: Split, method: str) -> Optional[dict]:
+    """{index: the label's bytes} when every drawn label is a token sequence (a 1-D integer array of
+    2 ids or more: a caption, a target sentence), else None. The stored rows of a loader are not
+    numbered by its stream positions, so there its labels cannot be matched to them."""
+    d = split.draws
+    if split.stats.label_kind != "other" or (method == "raw" and d.kind == "loader"):
+        return None
+    out = {}
+    for i, y in zip(d.indices, d.ys):
+        a = None if y is None else to_array(y)
+        if a is None or a.ndim != 1 or a.size < 2 or a.dtype.kind not in "iu":
+            return None
+        out[i] = a.tobytes()
+    return out or None
+
+
+def _with_captions(ctx: Context, split: Split, hashes: dict, method: str) -> dict:
+    """``hashes`` keyed by features and label when the labels are sequences: one image with several
+    captions (COCO, Flickr, VQA) is the dataset's design, not a copy; the same image with the same
+    caption still is. Rows whose label was not drawn are left out (their captions are unknown).
+    Class labels are left alone: equal features with different classes are conflicting labels."""
+    labels = _sequence_labels(split, method)
+    if labels is None:
+        return hashes
+    keyed = {i: None if h is None or i not in labels else (h, labels[i]) for i, h in hashes.items()}
+    captions: dict = {}
+    for key in keyed.values():
+        if key is not None:
+            captions.setdefault(key[0], set()).add(key[1])
+    several = sum(1 for c in captions.values() if len(c) > 1)
+    if several:
+        ctx.notes.append(
+            f"{split.name}: {several} images appear with several captions (sequence labels that differ): "
+            "not compared as duplicates within the split"
+        )
+    return keyed
 
 
 def _within(split: Split, hashes: dict, method: str) -> list:

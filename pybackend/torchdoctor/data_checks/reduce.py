@@ -56,6 +56,7 @@ class SplitStats:
     label_indices: list = field(default_factory=list)
     label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "boxes" | "other"
     label_width: int = 0  # "onehot": the rows' length
+    label_shape: tuple = ()  # one label's shape (the most common): (H, W) for a segmentation mask
     label_float: bool = False  # the labels' dtype is floating point
     box_labels: Optional[np.ndarray] = None  # "boxes": every box's class id, over box_images images
     box_images: int = 0
@@ -377,7 +378,7 @@ def _labels(s: SplitStats, draws: Any) -> None:
     if found is None:
         return
     s.label_indices, arr = found
-    shape = arr.shape[1:]
+    shape = s.label_shape = arr.shape[1:]
     s.label_float = arr.dtype.kind == "f"
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr.reshape(len(arr), -1)).all(1)

@@ -56,6 +56,7 @@ class Draws:
     gallery: int = T.GALLERY_IMAGES  # images kept for the editor's grid (gallery.py)
     cut: bool = False  # the time budget (budget.py) left samples out that would have been drawn
     guard: Any = None  # Guard of a draw in a thread of its own (stuck.py), else None
+    seq_first: bool = False  # a loader's token batches are [seq_len, batch]: read transposed (_batch_first)
 
     def __post_init__(self) -> None:
         guard = getattr(_local, "guard", None)  # set by draw() in stuck.py's thread: this is its Draws
@@ -409,6 +410,7 @@ def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
         d.batch_shape = tuple(xa.shape) if xa is not None else None
     if xa is not None and not xa.ndim:
         xa = None  # one number for the whole batch: no per-sample features in it
+    xa, ya = _batch_first(d, xa, ya, pos)
     n = len(xa) if xa is not None else _batch_len(batch, x, y)
     if d.reducer is None:
         d.reducer = Reducer(d.name, d.gallery)
@@ -420,6 +422,37 @@ def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
     d.ys += labels  # numpy scalars or arrays
     pos += n
     return pos
+
+
+def _batch_first(d: Draws, xa: Any, ya: Any, pos: int) -> tuple:
+    """Integer token batches ``[seq_len, batch]`` (``pad_sequence``'s default batch_first=False, the
+    layout nn.LSTM/GRU/Transformer take by default) as ``[batch, seq_len]``: read as they come, each
+    time step is a "sample" (the <sos> row of every batch a duplicate). Only when dim 1, not dim 0,
+    holds the batch's sample count (once seen, dim 0 may equal it too: a seq_len equal to it)."""
+    n = _batch_count(d.obj, pos)
+    if n is None or xa is None or xa.ndim < 2 or xa.dtype.kind not in "iu" or xa.shape[1] != n:
+        return xa, ya
+    if xa.shape[0] == n and not d.seq_first:
+        return xa, ya  # square: an ordinary batch-first batch as likely
+    if not d.seq_first:
+        d.seq_first = True
+        d.notes.append(f"{d.name}: batches are [seq_len, batch] (pad_sequence's default): read as batch-first")
+    if ya is not None and ya.ndim >= 2 and ya.shape[1] == n and ya.shape[0] != n:
+        ya = ya.swapaxes(0, 1)  # seq2seq targets padded the same way
+    return xa.swapaxes(0, 1), ya
+
+
+def _batch_count(loader: Any, pos: int) -> Optional[int]:
+    """The samples the loader's batch at stream position ``pos`` holds: its batch size, or the samples
+    left for the last batch (when the sampler's length is known); None without a batch size."""
+    size = getattr(loader, "batch_size", None)
+    if not isinstance(size, int) or size < 1:
+        return None
+    try:
+        total = len(loader.sampler)
+    except (TypeError, AttributeError, NotImplementedError):
+        return size
+    return min(size, total - pos) if total > pos else size
 
 
 def _batch_len(batch: Any, x: Any, y: Any) -> int:

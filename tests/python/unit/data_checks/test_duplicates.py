@@ -196,3 +196,45 @@ def test_constant_rows_are_those_whose_min_is_their_max_whatever_the_dtype():
     nan = np.array([[np.nan, np.nan], [0.0, -0.0], [1.0, 2.0]])
     assert constant_rows(nan).tolist() == (nan.min(1) == nan.max(1)).tolist() == [False, True, False]
     assert constant_rows(np.zeros((3, 1))).all() and constant_rows(np.zeros((2, 0))).all()
+
+
+class Captioned(Dataset):
+    """(image, caption ids): each image with ``per`` different captions (COCO, Flickr); ``copies``:
+    the first that many samples given again, caption and all."""
+
+    def __init__(self, images, per=5, copies=0, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.images, self.per = images, per
+        self.captions = torch.randint(4, 500, (len(images) * per, 12), generator=g)
+        self.order = list(range(len(images) * per)) + list(range(copies))
+
+    def __len__(self):
+        return len(self.order)
+
+    def __getitem__(self, i):
+        k = self.order[i]
+        return self.images[k // self.per], self.captions[k]
+
+
+def test_one_image_with_several_captions_is_not_a_duplicate():
+    r = check({"train": Captioned(images(60)[0]), "val": Captioned(images(20, seed=1)[0], seed=1)})
+    assert r["findings"] == []
+    assert any("train: 60 images appear with several captions" in n for n in r["notes"])
+
+
+def test_captioned_copies_and_leaks_are_still_found():
+    """The same image with the same caption is a copy; the same image in two splits is a leak."""
+    r = check(Captioned(images(60)[0], copies=40))
+    assert kinds(r) == ["duplicates-within-split"] and r["findings"][0]["count"] == 40
+    x = images(60)[0]
+    r = check({"train": Captioned(x), "test": Captioned(x[40:], seed=1)})
+    assert kinds(r) == ["duplicates-across-splits"]
+
+
+def test_equal_features_with_different_class_labels_are_still_duplicates():
+    """Scalar class labels that differ between copies are conflicting labels, not captions."""
+    x, y = images(200)
+    x[50:60] = x[0:10]
+    y[50:60] = (y[0:10] + 1) % 3
+    r = check(TensorDataset(x, y))
+    assert kinds(r) == ["duplicates-within-split"] and r["findings"][0]["indices"] == list(range(50, 60))

@@ -134,3 +134,14 @@ def test_numpy_string_labels_are_read_like_python_strings():
     assert not any("could not" in n or "raised" in n for n in numpy_names["notes"])
     assert kinds(numpy_names) == kinds(python_names)
     assert numpy_names["notes"] == python_names["notes"]
+
+
+def test_segmentation_masks_are_said_to_be_unchecked():
+    """H x W integer masks are no class index: no label check reads them, and a note says so (a 0/255 mask
+    would otherwise pass unsaid); integer keypoint rows (17, 3) and class indices get no such note."""
+    masks = TensorDataset(torch.rand(20, 3, 16, 24), torch.randint(0, 2, (20, 16, 24)) * 255)
+    keypoints = TensorDataset(torch.rand(20, 3, 16, 24), torch.randint(0, 50, (20, 17, 3)))
+    r = check({"train": masks, "val": keypoints, "test": labelled([0, 1, 5] * 10)}, nn.Linear(6, 2))
+    assert "train: labels are H x W masks: pixel classes not checked" in r["notes"]
+    assert not any("masks" in n for n in r["notes"] if not n.startswith("train"))
+    assert kinds(r) == ["labels-out-of-range"] and r["findings"][0]["split"] == "test"

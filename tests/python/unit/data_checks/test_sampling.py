@@ -121,3 +121,49 @@ def test_a_loader_of_unreadable_features_counts_its_samples_and_is_not_empty():
 def test_a_loader_that_gives_no_batch_is_still_empty():
     r = check({"train": DataLoader(NamedImages(5), batch_size=8, drop_last=True)})
     assert [f["kind"] for f in r["findings"]] == ["empty-split"]
+
+
+class Sentences(Dataset):
+    """Token ids <sos> ... <eos> of lengths 5..19 (``length``: all of one length), for pad_sequence."""
+
+    def __init__(self, n, seed=0, length=None):
+        g = torch.Generator().manual_seed(seed)
+        sizes = [length - 2] * n if length else torch.randint(3, 18, (n,), generator=g).tolist()
+        self.ids = [
+            torch.cat([torch.tensor([2]), torch.randint(4, 900, (k,), generator=g), torch.tensor([3])]) for k in sizes
+        ]
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"src": self.ids[i]}
+
+
+def _padded(batch_first):
+    return lambda batch: {"src": torch.nn.utils.rnn.pad_sequence([b["src"] for b in batch], batch_first, 1)}
+
+
+def test_sequence_first_token_batches_are_read_batch_first():
+    """pad_sequence's default [seq_len, batch]: each sentence is a sample, not each time step (whose
+    <sos> row would repeat across every batch and split)."""
+    d = draw("train", DataLoader(Sentences(100), batch_size=16, collate_fn=_padded(False)))
+    assert d.indices == list(range(100)) and d.seq_first
+    assert "train: batches are [seq_len, batch] (pad_sequence's default): read as batch-first" in d.notes
+    splits = {
+        "train": DataLoader(Sentences(200), batch_size=16, shuffle=True, collate_fn=_padded(False)),
+        "val": DataLoader(Sentences(60, seed=1), batch_size=16, collate_fn=_padded(False)),
+    }
+    assert check(splits)["findings"] == []
+    leak = {"train": splits["train"], "val": DataLoader(Sentences(200), batch_size=16, collate_fn=_padded(False))}
+    assert "duplicates-across-splits" in [f["kind"] for f in check(leak)["findings"]]  # a real leak still is
+
+
+def test_batch_first_token_batches_are_untouched():
+    """[batch, seq_len] stays as it is, a seq_len equal to the batch size and a last batch whose seq_len is the
+    batch size (dim 1 is the batch size there, but dim 0 holds the samples left) included."""
+    d = draw("train", DataLoader(Sentences(20, length=8), batch_size=8, collate_fn=_padded(True)))
+    assert d.indices == list(range(20)) and not d.seq_first and len(d.ys) == 20
+    assert not any("seq_len" in n for n in d.notes)
+    d = draw("train", DataLoader(Sentences(40), batch_size=8, collate_fn=_padded(True)))
+    assert d.indices == list(range(40)) and not d.seq_first
