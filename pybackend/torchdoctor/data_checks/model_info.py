@@ -17,6 +17,9 @@ class ModelInfo:
     padding_idx: Optional[int] = None
     head_name: Optional[str] = None
     out_features: Optional[int] = None  # the last Linear's output size: the number of classes, or 1
+    # a normalisation layer met before any conv, Linear or embedding: the model standardises its own
+    # input (audio CNNs put a BatchNorm2d first over log-mel dB values), so the input's scale is not judged
+    input_norm: Optional[str] = None
 
     def describe(self) -> str:
         parts = []
@@ -29,6 +32,20 @@ class ModelInfo:
         return f"model {self.name}: " + (", ".join(parts) if parts else "no conv, embedding or Linear found")
 
 
+_INPUT_NORMS = frozenset(
+    {
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LayerNorm",
+        "GroupNorm",
+    }
+)
+
+
 def inspect_model(model: Any) -> Optional[ModelInfo]:
     named = getattr(model, "named_modules", None)
     if named is None:
@@ -36,6 +53,8 @@ def inspect_model(model: Any) -> Optional[ModelInfo]:
     info = ModelInfo(type(model).__name__)
     for name, mod in named():
         kind = type(mod).__name__
+        if kind in _INPUT_NORMS and info.conv_name is None and info.embedding_name is None and info.head_name is None:
+            info.input_norm = info.input_norm or f"{name or kind} ({kind})"
         if (
             info.conv_name is None
             and kind in ("Conv1d", "Conv2d", "Conv3d", "LazyConv2d")

@@ -13,6 +13,10 @@ IMAGE_LAYOUTS = ("chw", "hwc", "hw")
 
 
 def check(ctx: Context) -> list:
+    norm = ctx.model.input_norm if ctx.model is not None else None
+    if norm is not None:  # the model standardises its input itself: the input's scale does not matter
+        ctx.notes.append(f"normalisation: the model's first layer {norm} standardises its input: scale not judged")
+        return []
     out = []
     for split in ctx.splits:
         s = split.stats
@@ -70,8 +74,9 @@ def _mismatched_statistics(split: Split) -> list:
             F.MISMATCHED_STATS,
             F.WARNING,
             split.name,
-            f"{split.name} images are normalised (values below 0) but their channel means are {nums(mean)} with "
-            f"std {nums(std)}, not about 0 and 1: the mean/std given to Normalize do not match this data.{raw} "
+            f"{split.name} images go below 0, as normalised images do, but their channel means are {nums(mean)} with "
+            f"std {nums(std)}, not about 0 and 1: if they went through Normalize, its mean/std are not this data's; "
+            f"if not, they are not standardised.{raw} "
             "Next step: compute the training split's own per-channel mean and std and normalise with those (or "
             "keep ImageNet's only for natural photos with a pretrained backbone).",
             source=split.source,

@@ -52,3 +52,30 @@ def test_imagenet_statistics_on_photo_like_data_are_silent():
     mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
     std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
     assert check(TensorDataset((photos - mean) / std, torch.arange(200) % 4))["findings"] == []
+
+
+def _log_mel(n=200):
+    """Log-mel spectrograms in dB (about -80..0, mean near -25): an audio pipeline's input, never
+    put through Normalize."""
+    g = torch.Generator().manual_seed(0)
+    return TensorDataset(-25.0 + 6.0 * torch.randn(n, 1, 32, 40, generator=g), torch.arange(n) % 4)
+
+
+def _audio_cnn(first_norm: bool):
+    layers = [torch.nn.BatchNorm2d(1)] if first_norm else []
+    layers += [torch.nn.Conv2d(1, 4, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 4)]
+    return torch.nn.Sequential(*layers)
+
+
+def test_a_model_that_standardises_its_own_input_is_not_told_to_normalise():
+    # PANNs-style audio CNNs put a BatchNorm2d first, over log-mel dB values
+    r = check(_log_mel(), _audio_cnn(first_norm=True))
+    assert r["findings"] == []
+    assert any("first layer 0 (BatchNorm2d) standardises its input" in n for n in r["notes"])
+
+
+def test_the_same_data_into_a_conv_first_model_is_reported_without_assuming_a_normalize():
+    r = check(_log_mel(), _audio_cnn(first_norm=False))
+    assert kinds(r) == ["normalisation-mismatch"]
+    message = r["findings"][0]["message"]
+    assert "if they went through Normalize" in message and "if not, they are not standardised" in message
