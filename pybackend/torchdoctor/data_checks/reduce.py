@@ -56,6 +56,7 @@ class SplitStats:
     label_indices: list = field(default_factory=list)
     label_kind: Optional[str] = None  # "index" | "float" | "onehot" | "multi" | "boxes" | "other"
     label_width: int = 0  # "onehot": the rows' length
+    token_labels: Optional[np.ndarray] = None  # "other" 1-D integer label rows: a target per token
     label_shape: tuple = ()  # one label's shape (the most common): (H, W) for a segmentation mask
     label_float: bool = False  # the labels' dtype is floating point
     box_labels: Optional[np.ndarray] = None  # "boxes": every box's class id, over box_images images
@@ -397,5 +398,7 @@ def _labels(s: SplitStats, draws: Any) -> None:
             s.label_width = int(shape[0])
             return
         s.label_kind = "multi" if binary else "other"
+        if s.label_kind == "other" and arr.dtype.kind in "iu":
+            s.token_labels = arr  # a target id per token (a language model's): sequences.py reads its masking
         return
     s.label_kind = "other"

@@ -66,13 +66,17 @@ def _pad_id(ctx: Context, split: Split) -> tuple[Optional[int], bool]:
 def _padding(ctx: Context, split: Split, tok: np.ndarray) -> list:
     pad, known = _pad_id(ctx, split)
     is_pad = tok == pad
-    if known:
-        count = int(is_pad.sum())
-    else:  # a guessed 0 counts only as trailing runs (right padding)
-        trailing = np.cumprod(is_pad[:, ::-1], axis=1).sum(1)
-        count = int(trailing.sum())
+    if not known:  # a guessed 0 counts only as trailing runs (right padding)
+        is_pad = np.cumprod(is_pad[:, ::-1], axis=1)[:, ::-1].astype(bool)
+    count = int(is_pad.sum())
     share = count / max(1, tok.size)
     if share < T.PADDING_SHARE:
+        return []
+    if _masked_by_targets(split, is_pad):
+        ctx.notes.append(
+            f"{split.name}: {share:.0%} of the tokens are padding, and every padded position's target is an ignore "
+            "index (negative): the loss skips them"
+        )
         return []
     return [
         F.finding(
@@ -88,3 +92,13 @@ def _padding(ctx: Context, split: Split, tok: np.ndarray) -> list:
             share=share,
         )
     ]
+
+
+def _masked_by_targets(split: Split, is_pad: np.ndarray) -> bool:
+    """The split's targets are one id per token (makemore's ``y``: the next characters, then -1) and
+    every padded position's target is negative, an ignore index (``cross_entropy(...,
+    ignore_index=-1)``): the padding is already kept out of the loss."""
+    labels = split.stats.token_labels
+    if labels is None or labels.shape != is_pad.shape:
+        return False
+    return bool(np.all(labels[is_pad] < 0))

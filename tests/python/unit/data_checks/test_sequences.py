@@ -85,3 +85,28 @@ def test_language_model_windows_are_silent():
     r = check({"train": train, "val": Windows(n_tokens=8_000, seed=1)}, GPTLike())
     assert r["findings"] == [], r["findings"]
     assert r["splits"][0]["layout"] == "tokens"
+
+
+def _char_lm(ignore: int):
+    """makemore's names: x = [<start>, chars..., 0, 0...], y = [chars..., <end>=0, ignore, ignore...]
+    (16 tokens, names of 4-7 characters: most of each row is padding)."""
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.randint(4, 8, (200,), generator=g)
+    x = torch.zeros(200, 16, dtype=torch.long)
+    y = torch.full((200, 16), ignore, dtype=torch.long)
+    for i, n in enumerate(lengths.tolist()):
+        chars = torch.randint(1, 27, (n,), generator=g)
+        x[i, 1 : n + 1] = chars
+        y[i, :n] = chars
+        y[i, n] = 0  # <end>
+    return TensorDataset(x, y)
+
+
+def test_padding_whose_targets_are_an_ignore_index_is_only_noted():
+    r = check(_char_lm(ignore=-1))
+    assert r["findings"] == []
+    assert any("every padded position's target is an ignore index" in n for n in r["notes"])
+
+
+def test_padding_whose_targets_are_trained_on_is_reported():
+    assert kinds(check(_char_lm(ignore=0))) == ["padding-share"]
