@@ -52,11 +52,8 @@ _NEXT_INDEX = (
 def loss_name(loss: Any) -> Optional[str]:
     """The name of a torch loss this check knows (an instance, the class, or torch.nn.functional's
     function), else None."""
-    if loss is None:
-        return None
-    if inspect.isfunction(loss) or inspect.isbuiltin(loss):
-        module = getattr(loss, "__module__", "") or ""
-        return FUNCTIONAL.get(loss.__name__) if module.startswith("torch") else None
+    if loss is None or _is_function(loss):
+        return _functional(loss, FUNCTIONAL)
     cls = loss if inspect.isclass(loss) else type(loss)
     known = INDEX_LOSSES + BINARY_LOSSES
     return cls.__name__ if cls.__name__ in known and cls.__module__.startswith("torch.nn") else None
@@ -65,11 +62,8 @@ def loss_name(loss: Any) -> Optional[str]:
 def regression_loss(loss: Any) -> Optional[str]:
     """The name of torch's regression loss (an instance, the class, or the functional form), else None;
     a subclass counts too: it still takes real-valued targets."""
-    if loss is None:
-        return None
-    if inspect.isfunction(loss) or inspect.isbuiltin(loss):
-        module = getattr(loss, "__module__", "") or ""
-        return _REGRESSION_FUNCTIONAL.get(loss.__name__) if module.startswith("torch") else None
+    if loss is None or _is_function(loss):
+        return _functional(loss, _REGRESSION_FUNCTIONAL)
     cls = loss if inspect.isclass(loss) else type(loss)
     return next((c.__name__ for c in cls.__mro__ if c.__name__ in REGRESSION_LOSSES), None)
 
@@ -178,3 +172,16 @@ def _indices_for_binary(ctx: Context, split: Split) -> list:
             classes=int(len(values)),
         )
     ]
+
+
+def _is_function(loss: Any) -> bool:
+    return inspect.isfunction(loss) or inspect.isbuiltin(loss)
+
+
+def _functional(loss: Any, names: dict) -> Optional[str]:
+    """The loss a torch functional (``F.cross_entropy``, ``F.l1_loss``) computes, by ``names``; None
+    for None or a function from elsewhere."""
+    if loss is None:
+        return None
+    module = getattr(loss, "__module__", "") or ""
+    return names.get(loss.__name__) if module.startswith("torch") else None
