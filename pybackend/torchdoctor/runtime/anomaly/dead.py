@@ -34,6 +34,22 @@ PROBE = 8
 MAX_PENDING = 16
 
 
+# torch's own modules whose all-zero output from a non-zero input is the failure itself (a dead
+# ReLU, a pooling of dead units) and never their design or chance: dropout's zeros are chance.
+_ZERO_BY_CHANCE = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+
+
+def zeros_are_evidence(module: Any) -> bool:
+    """A parameterless module's all-zero output says it is dead only for torch's own layers
+    (activations, pooling...), not dropout. A user's parameterless module may output zeros by
+    design (DARTS' "none" candidate: ``x * 0``) or by chance (a DropPath that drops the whole
+    batch of one image, steps in a row at a rate of 0.4): nothing is said of those."""
+    cls = type(module)
+    if cls.__name__ in _ZERO_BY_CHANCE:
+        return float(getattr(module, "p", 0.0)) >= 1.0  # dropping everything is no chance
+    return cls.__module__.startswith("torch.nn.")
+
+
 class DeadEvidence:
     def __init__(self) -> None:
         # id(module) -> (weakref to it, what the report needs, kept from the forward that saw it)
@@ -92,8 +108,11 @@ class DeadRule(WatchHost):
         if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
             return
         evidence = self.dead.verdict(module)
-        if evidence == FLOWS:
-            del self._dead[id(module)]  # zero-initialised, and learning (LoRA's B, adaLN-Zero)
+        if evidence == FLOWS or (evidence == NO_PARAMS and not zeros_are_evidence(module)):
+            # zero-initialised, and learning (LoRA's B, adaLN-Zero); or a module of the user's
+            # with nothing to learn whose zeros are its design (DARTS' "none" op) or chance
+            # (DropPath on a batch of one)
+            del self._dead[id(module)]
             return
         facts = R.output_facts(t, inputs, 0.0, 0.0, self.config.threshold)
         if before is not None:

@@ -158,3 +158,72 @@ def test_a_dead_streak_in_a_gan_is_counted_in_the_optimizers_steps():
     assert "dead_since_counts" not in report
     streak = report["step"] - report["dead_since"] + 1
     assert f"were 0 for {streak} steps in a row" in report["sentence"] and streak > 0
+
+
+class NoConnection(nn.Module):
+    """DARTS' "none" candidate: zeros of the input's shape, on purpose."""
+
+    def forward(self, x):
+        return x * 0.0
+
+
+class DropPath(nn.Module):
+    """Stochastic depth as in Swin/ConvNeXt: the whole residual branch of a sample dropped."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        mask = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(1.0 - self.p)
+        return x * mask / (1.0 - self.p)
+
+
+class Mixed(nn.Module):
+    """A model around one parameterless module whose output is zero at the steps asked for."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner, self.fc = inner, nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.fc(x + self.inner(x))
+
+
+def _train(model: nn.Module, steps: int = 6) -> None:
+    torch.manual_seed(0)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(torch.randn(1, 16)).pow(2).mean().backward()
+        optimizer.step()
+
+
+def test_a_users_module_that_outputs_zeros_by_design_is_not_dead():
+    with watching(deadSteps=3) as seen:
+        _train(Mixed(NoConnection()))
+    assert seen.reports == []
+
+
+def test_drop_path_dropping_a_batch_of_one_steps_in_a_row_is_not_dead():
+    with watching(deadSteps=3) as seen:
+        _train(Mixed(DropPath(0.999)))  # drops the one sample at (almost) every step
+    assert seen.reports == []
+
+
+def test_torch_layers_zeros_still_count_and_dropping_everything_is_dead():
+    class Relu(nn.Module):  # torch's own ReLU inside: its zeros are evidence
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            return self.act(x.abs().neg())
+
+    for inner, name in ((Relu(), "act"), (nn.Dropout(1.0), "inner")):
+        with watching(deadSteps=3) as seen:
+            _train(Mixed(inner))
+        assert [r["kind"] for r in seen.reports] == ["dead_output"]
+        assert seen.reports[0]["qualname"].endswith(name) and seen.reports[0]["evidence"] == "no_params"
