@@ -390,8 +390,20 @@ def print_user_traceback(exc: BaseException, stream: Any = None) -> None:
     while tb is not None and _not_users(tb.tb_frame.f_code.co_filename, ours):
         tb = tb.tb_next
     _cut_stops(exc)
-    text = "".join(traceback.format_exception(type(exc), exc, tb))
-    print(text, end="", file=stream if stream is not None else sys.stderr)
+    shown = traceback.TracebackException(type(exc), exc, tb)
+    _drop_our_frames(shown, ours[0])
+    print("".join(shown.format()), end="", file=stream if stream is not None else sys.stderr)
+
+
+def _drop_our_frames(shown: traceback.TracebackException, package: str) -> None:
+    """Our frames inside the user's stack too: the watch's ``backward()`` wrappers sit between the
+    script's ``loss.backward()`` and torch's when autograd raises (an in-place modification)."""
+    seen = set()
+    link: Optional[traceback.TracebackException] = shown
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.stack = traceback.StackSummary.from_list([f for f in link.stack if not f.filename.startswith(package)])
+        link = link.__cause__ or link.__context__
 
 
 def _cut_stops(exc: BaseException) -> None:

@@ -295,3 +295,26 @@ def test_ctrl_c_while_waiting_for_the_scripts_threads_is_130_with_a_line(tmp_pat
     result = run(tmp_path, str(script))
     assert result.returncode == 130 and result.stdout.splitlines() == ["main body done"]
     assert result.stderr.splitlines() == ["torchdoctor run: interrupted (KeyboardInterrupt), exit status 130"]
+
+
+INPLACE = """
+import torch
+layer = torch.nn.Linear(4, 4)
+x = torch.randn(8, 4, requires_grad=True)
+loss = layer(x).pow(2).mean()
+with torch.no_grad():
+    layer.weight.mul_(2.0)  # the weight backward needs, modified in place
+loss.backward()
+"""
+
+
+def test_an_error_inside_backward_shows_the_users_frames_not_the_watchs_wrappers(tmp_path):
+    # autograd raises from inside the watch's backward() wrappers: only the script's and torch's
+    # frames are printed, as plain Python would
+    (tmp_path / "inplace.py").write_text(INPLACE)
+    result = run(tmp_path, "inplace.py")
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "modified by an inplace operation" in result.stderr
+    assert 'inplace.py", line 8' in result.stderr and "loss.backward()" in result.stderr
+    assert os.path.join("runtime", "anomaly") not in result.stderr
+    assert not any(word in result.stderr for word in OURS)
