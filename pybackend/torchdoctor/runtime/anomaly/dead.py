@@ -50,6 +50,11 @@ def zeros_are_evidence(module: Any) -> bool:
     return cls.__module__.startswith("torch.nn.")
 
 
+# A streak counted in optimizer steps is also reached after this many backwards a step: an
+# optimizer that never steps again must not hide a dead layer for ever.
+_BACKWARDS_PER_STEP = 8
+
+
 class DeadEvidence:
     def __init__(self) -> None:
         # id(module) -> (weakref to it, what the report needs, kept from the forward that saw it)
@@ -105,7 +110,8 @@ class DeadRule(WatchHost):
             # optimizer steps, and a GAN runs two or three backwards per step
             span = self._dead[id(module)] = [self.step, self.step, dict(self.optimizers.counts)]
         span[1] = self.step
-        if span[1] - span[0] + 1 < self.config.dead_steps or not self._may_report(self.config.mode):
+        length = self._streak_length(module, span)
+        if length is None or length < self.config.dead_steps or not self._may_report(self.config.mode):
             return
         evidence = self.dead.verdict(module)
         if evidence == FLOWS or (evidence == NO_PARAMS and not zeros_are_evidence(module)):
@@ -129,6 +135,25 @@ class DeadRule(WatchHost):
         report.update(facts)
         report["evidence"] = evidence
         self._emit(report, frame, about=module)
+
+    def _streak_length(self, module: Any, span: List[Any]) -> Any:
+        """How long the zero streak has lasted, in the steps its report will count: the optimizer
+        steps of the optimizer the report names (:mod:`steps`), else ``backward()`` calls. Two
+        optimizers stepping in turn (a GAN, DARTS' bilevel loop) run two backwards a step: counted
+        in backwards, a streak of 3 was called dead after 2 steps, and reported at both backwards.
+        None: this optimizer step's length was reported already."""
+        backwards = span[1] - span[0] + 1
+        found = self.optimizers.step_of(list(module.parameters()))
+        if found is None:
+            return backwards
+        now, optimizer = found
+        length = now - span[2].get(id(optimizer), 0) + 1
+        if backwards >= _BACKWARDS_PER_STEP * self.config.dead_steps:
+            length = max(length, self.config.dead_steps)  # an optimizer that stopped stepping: not forever
+        if len(span) > 3 and span[3] == length:
+            return None
+        span[3:] = [length]
+        return length
 
     def _dead_after_backward(self, frame) -> None:
         """Modules with parameters whose zero output waited for a backward: dead if no gradient came."""

@@ -133,7 +133,8 @@ def _line(marker: str) -> int:
 
 def test_a_dead_streak_in_a_gan_is_counted_in_the_optimizers_steps():
     """Two backwards per iteration (PyTorch-GAN's EBGAN): the report's step is the
-    discriminator's optimizer step, and so must the streak's start be (it read "-24 steps")."""
+    discriminator's optimizer step, and so must the streak's start be (it read "-24 steps"), and
+    its length, which ``deadSteps`` is compared with."""
     torch.manual_seed(0)
     critic = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 1))
     maker = nn.Linear(4, 10)
@@ -154,7 +155,8 @@ def test_a_dead_streak_in_a_gan_is_counted_in_the_optimizers_steps():
             opt_d.step()
     report = seen.reports[0]
     assert report["qualname"].endswith("1") and report["module_type"] == "ReLU"
-    assert report["dead_since"] == 4 and report["step"] == 6 and report["backward_calls"] == 13
+    # 6 of the discriminator's steps in a row (4-9), not 6 backwards (it had said 3 steps, 4-6)
+    assert report["dead_since"] == 4 and report["step"] == 9 and report["step"] - report["dead_since"] + 1 == 6
     assert "dead_since_counts" not in report
     streak = report["step"] - report["dead_since"] + 1
     assert f"were 0 for {streak} steps in a row" in report["sentence"] and streak > 0
@@ -227,3 +229,38 @@ def test_torch_layers_zeros_still_count_and_dropping_everything_is_dead():
             _train(Mixed(inner))
         assert [r["kind"] for r in seen.reports] == ["dead_output"]
         assert seen.reports[0]["qualname"].endswith(name) and seen.reports[0]["evidence"] == "no_params"
+
+
+def test_a_dead_relu_under_two_optimizers_stepping_in_turn_is_reported_once_a_step_after_dead_steps():
+    """DARTS' bilevel loop: the architecture's optimizer and the weights' step in turn, each after
+    its own backward through the model: two backwards an iteration."""
+    torch.manual_seed(0)
+    body = nn.Linear(8, 16)
+    with torch.no_grad():
+        body.bias.fill_(-100.0)  # every unit of the ReLU below is dead
+    model = nn.Sequential(body, nn.ReLU(), nn.Linear(16, 3))
+    gate = nn.Parameter(torch.zeros(3))
+    w_opt, a_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.Adam([gate], lr=1e-3)
+    with watching(deadSteps=3, mode="log", firstOnly=False) as seen:
+        for _ in range(5):
+            for opt in (a_opt, w_opt):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(torch.randn(16, 8)) + gate, torch.randint(0, 3, (16,))).backward()
+                opt.step()
+    streaks = [r["step"] - r["dead_since"] + 1 for r in seen.reports if r["kind"] == "dead_output"]
+    assert streaks == [3, 4, 5]  # from 3 steps on, once per step (it said 2 steps, twice a step)
+
+
+def test_an_optimizer_that_stopped_stepping_does_not_hide_a_dead_relu_for_ever():
+    torch.manual_seed(0)
+    model = MLP()
+    with torch.no_grad():
+        model.fc1.weight.fill_(-1.0)
+        model.fc1.bias.fill_(-5.0)
+    x, y = data()
+    with watching(deadSteps=3) as seen:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        optimizer.step()  # stepped once, then only backwards (a script that stopped updating)
+        for _ in range(30):
+            nn.functional.cross_entropy(model(x.abs()), y).backward()
+    assert [r["kind"] for r in seen.reports] == ["dead_output"]
