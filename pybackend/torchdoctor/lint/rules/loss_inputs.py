@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Tuple
 
 from .. import torchapi
 from ..activations import LOG_SOFTMAX, LOGITS, SIGMOID, SOFTMAX, Activation, ActivationAnalysis
-from ..bindings import Binding
+from ..bindings import FUNCTIONS, Binding
 from ..context import LintContext
 from ..fixes import replace_node
 from ..model import INFORMATION, WARNING, Fix
@@ -81,7 +81,7 @@ def _bound_to_another_class(ctx: LintContext, name: ast.Name, seen: Optional[str
 def _passed_another_class(ctx: LintContext, param: Binding, seen: Optional[str], depth: int) -> bool:
     """A caller in this file passes, for ``param``, a name that may hold another class."""
     func = param.stmt
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if not isinstance(func, FUNCTIONS):
         return False
     for site in ctx.callers_of(func):
         passed = ctx.argument_at(site, func, param.name)

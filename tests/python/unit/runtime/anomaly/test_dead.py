@@ -90,12 +90,18 @@ def test_zero_output_with_no_gradient_to_its_parameters_is_dead():
     assert "its parameters' gradients are 0 as well" in report["sentence"]
 
 
-def test_a_dead_relu_is_still_dead_from_its_zeros_alone():
+def _dead_relu_mlp() -> MLP:
+    """An MLP whose ReLU is dead on positive inputs: weights -1, biases -5 (seed 002)."""
     torch.manual_seed(0)
     model = MLP()
     with torch.no_grad():
         model.fc1.weight.fill_(-1.0)
         model.fc1.bias.fill_(-5.0)
+    return model
+
+
+def test_a_dead_relu_is_still_dead_from_its_zeros_alone():
+    model = _dead_relu_mlp()
     x, y = data()
     with watching(deadSteps=3) as seen:
         train(model, x.abs(), y)
@@ -252,11 +258,7 @@ def test_a_dead_relu_under_two_optimizers_stepping_in_turn_is_reported_once_a_st
 
 
 def test_an_optimizer_that_stopped_stepping_does_not_hide_a_dead_relu_for_ever():
-    torch.manual_seed(0)
-    model = MLP()
-    with torch.no_grad():
-        model.fc1.weight.fill_(-1.0)
-        model.fc1.bias.fill_(-5.0)
+    model = _dead_relu_mlp()
     x, y = data()
     with watching(deadSteps=3) as seen:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
