@@ -139,7 +139,7 @@ class ActivationAnalysis:
         if qual in _SHAPE_FUNCTIONS and call.args:
             return self.output_of(call.args[0], depth + 1)
         if qual is None and isinstance(func, ast.Attribute):
-            if func.attr in _METHODS:
+            if func.attr in _METHODS and not self._layer_attribute(func):
                 return Activation(_METHODS[func.attr], call)
             if func.attr == "log":
                 return self._log_of(func.value, call, depth)
@@ -148,6 +148,12 @@ class ActivationAnalysis:
             if func.attr == "forward":
                 return self._module_output(func.value, depth)
         return self._module_output(func, depth)
+
+    def _layer_attribute(self, func: ast.Attribute) -> bool:
+        """``self.softmax(x)`` where ``__init__`` set ``self.softmax = nn.LogSoftmax(dim=1)``: a
+        layer named like a tensor method, read through what built it (not by its name)."""
+        value = func.value
+        return isinstance(value, ast.Name) and value.id == "self" and self.ctx.construction_of(func) is not None
 
     def _log_of(self, inner: ast.AST, call: ast.Call, depth: int) -> Optional[Activation]:
         """``torch.log(softmax(x))`` is a (numerically poorer) log-softmax."""

@@ -161,6 +161,13 @@ class CallerResolution:
             index = self._index_calls_by_name()
         return index.get(name, [])
 
+    def call_names(self) -> List[str]:
+        """Every name some call of the file is spelled with (``x.step_and_update_lr()``)."""
+        index = self._calls_by_name
+        if index is None:
+            index = self._index_calls_by_name()
+        return list(index)
+
     def calls_named_any(self, names: Iterable[str]) -> List[ast.Call]:
         """The calls named any of ``names`` (as ``calls_named`` reads names), in the order of
         ``calls``: what a loop over every call of the file that skips the other names sees,

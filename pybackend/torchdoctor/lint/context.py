@@ -147,6 +147,10 @@ class LintContext(ValueResolution, CallerResolution):
         self._index(tree, import_nodes)
         self.bindings.finish()
         self.imports = ImportMap(import_nodes)
+        # ``from utils import *``: names not imported here may still be torch's (``_star_qualname``)
+        self.star_imports = any(
+            isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in import_nodes
+        )
         self._shared: Dict[str, object] = {}
         self._values: Dict[ast.AST, Optional[ast.expr]] = {}
         self._constructions: Dict[ast.AST, Optional[ast.Call]] = {}
@@ -367,8 +371,31 @@ class LintContext(ValueResolution, CallerResolution):
     def qualname(self, expr: ast.AST) -> Optional[str]:
         found = self._qualnames.get(expr, _UNKNOWN)  # one lookup: asked of most calls by most rules
         if found is _UNKNOWN:
-            found = self._qualnames[expr] = self.imports.qualname(expr)
+            found = self.imports.qualname(expr)
+            if found is None and self.star_imports:
+                found = self._star_qualname(expr)
+            self._qualnames[expr] = found
         return found  # type: ignore[return-value]  # never the marker: it was replaced above
+
+    def _star_qualname(self, expr: ast.AST) -> Optional[str]:
+        """``torch.no_grad`` in a file that gets ``torch`` from ``from utils import *`` (utils.py
+        imports it): the torch name, as for a direct import. Only torch imports are taken, and
+        only for a name the file does not bind itself; each name is looked up once."""
+        root = expr
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return None
+        cache: Dict[str, Optional[ImportMap]] = self.shared("context.star_torch_names", dict)
+        if root.id not in cache:
+            module_names = self.bindings.scopes.get(self.tree)
+            bound_here = module_names is not None and root.id in module_names.names
+            imported = None if bound_here else self.project.star_torch_import(self, root.id)
+            cache[root.id] = (
+                ImportMap([ast.Import(names=[ast.alias(name=imported, asname=root.id)])]) if imported else None
+            )
+        found = cache[root.id]
+        return found.qualname(expr) if found is not None else None
 
     def context_for(self, node: ast.AST) -> "LintContext":
         """The context of the file ``node`` comes from (a class found by ``local_class``)."""

@@ -61,6 +61,7 @@ def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
 
 
 def _walk_class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:
+    itself = "local:" + cls.name  # ``model = GPT(config)`` in its own ``from_pretrained``: no new layer
     for node in walk(cls):
         if isinstance(node, ast.Attribute) and node.attr == "training":
             return True
@@ -68,6 +69,8 @@ def _walk_class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool
             qual = ctx.qualname(node.func) or ""
             if qual.startswith("torch.nn.functional.") and ("dropout" in qual or "batch_norm" in qual):
                 return True
+            if ctx.callee_class(node) == itself:
+                continue
             if _constructs_layer(ctx, node) and _built_matters(ctx, node, depth + 1):
                 return True
     return any(not _is_module_base(ctx, base) for base in cls.bases)

@@ -100,13 +100,31 @@ class ProjectIndex:
         """Of the project modules ``ctx``'s file star-imports, the one ``name`` comes from: the
         last whose file defines it and exports it (each ``import *`` binds its names in turn, so
         the last wins; ``__all__`` and the ``_private`` rule decide what it exports)."""
+        found = self._star_origin(ctx, name)
+        return found[0] if found is not None else None
+
+    def star_torch_import(self, ctx: "LintContext", name: str) -> Optional[str]:
+        """What ``name`` imports from torch in the project module ``ctx``'s file star-imports it
+        from (``from utils import *`` where utils.py does ``import torch``: ``torch``); None when
+        it is not a torch import there."""
+        found = self._star_origin(ctx, name)
+        imported = found[1].imports.aliases.get(name) if found is not None else None
+        return imported if imported is not None and imported.split(".")[0] == "torch" else None
+
+    def star_class(self, ctx: "LintContext", name: str) -> Optional[str]:
+        """``utils.AverageMeter`` for ``AverageMeter`` that ``from utils import *`` brings, when
+        that module defines the class itself; None otherwise."""
+        found = self._star_origin(ctx, name)
+        return f"{found[0]}.{name}" if found is not None and name in found[1].classes else None
+
+    def _star_origin(self, ctx: "LintContext", name: str) -> Optional[Tuple[str, "LintContext"]]:
         if not ctx.path:
             return None
         for module in reversed(star_modules(ctx)):
             path = next(_candidate_files(module, os.path.abspath(ctx.path)), None) if module.strip(".") else None
             other = self.context(path) if path else None
             if other is not None and name in _star_names(other):
-                return module
+                return module, other
         return None
 
     def importers(self, path: str, word: str) -> List["LintContext"]:

@@ -224,8 +224,10 @@ def backward_calls(ctx: LintContext) -> List[ast.Call]:
 
 
 def step_calls(ctx: LintContext) -> List[ast.Call]:
-    """Every ``x.step(...)`` call of the file, in source order (``stepped_optimizer`` needs one)."""
-    return [c for c in ctx.calls_named("step") if isinstance(c.func, ast.Attribute)]
+    """Every ``x.step(...)`` call of the file, and every ``x.step_*(...)`` (a schedule wrapper's
+    ``optimizer.step_and_update_lr()``), in source order (``stepped_optimizer`` needs one)."""
+    names = ["step"] + [n for n in ctx.call_names() if n.startswith(_STEP_PREFIX)]
+    return [c for c in ctx.calls_named_any(names) if isinstance(c.func, ast.Attribute)]
 
 
 def unscaled(expr: ast.expr) -> ast.expr:
@@ -259,13 +261,20 @@ def is_scaler(ctx: LintContext, expr: ast.expr) -> bool:
 def stepped_optimizer(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
     """The optimizer an ``optimizer.step()`` / ``scaler.step(optimizer)`` call updates."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "step"):
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr.startswith(_STEP_PREFIX):  # ``optimizer.step_and_update_lr()``: a wrapper's step
+        return func.value if is_optimizer(ctx, func.value) and not is_scaler(ctx, func.value) else None
+    if func.attr != "step":
         return None
     if call.args and is_scaler(ctx, func.value):
         return call.args[0]
     if is_optimizer(ctx, func.value):
         return func.value
     return None
+
+
+_STEP_PREFIX = "step_"
 
 
 def zero_grad_target(ctx: LintContext, node: ast.AST) -> Tuple[bool, Optional[ast.expr]]:

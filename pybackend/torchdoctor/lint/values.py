@@ -9,7 +9,8 @@ about values, and ``callers.py`` about calls.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional
+import os
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, cast
 
 from .bindings import FUNCTIONS, Binding, Bindings, Function
 from .names import ImportMap
@@ -96,6 +97,7 @@ class ValueResolution:
     classes: Dict[str, ast.ClassDef]
     project: ProjectIndex
     path: Optional[str]
+    star_imports: bool
     _foreign: Dict[ast.ClassDef, LintContext]
     _values: Dict[ast.AST, Optional[ast.expr]]
     _constructions: Dict[ast.AST, Optional[ast.Call]]
@@ -111,6 +113,7 @@ class ValueResolution:
         def argument_for(self, param: Binding) -> Optional[ast.expr]: ...
         def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
         def text(self, node: ast.AST) -> str: ...
+        def shared(self, key: str, factory: Any) -> Any: ...
 
         parents: Dict[ast.AST, ast.AST]
 
@@ -314,6 +317,9 @@ class ValueResolution:
             return qual
         if isinstance(func, ast.Name) and func.id in self.classes:
             return "local:" + func.id
+        if isinstance(func, ast.Name) and self.star_imports and func.id[:1].isupper():
+            # ``from utils import *``, then ``AverageMeter()``: a class utils.py defines
+            return self.project.star_class(cast("LintContext", self), func.id)
         return None
 
     def local_class(self, class_name: Optional[str]) -> Optional[ast.ClassDef]:
@@ -324,7 +330,7 @@ class ValueResolution:
             return None
         if class_name.startswith("local:"):
             return self.classes.get(class_name[len("local:") :])
-        if class_name.startswith(LIBRARIES):
+        if self._library(class_name):
             return None
         found = self.project.find_class(class_name, self.path)
         if found is None:
@@ -336,11 +342,27 @@ class ValueResolution:
     def is_project_class(self, class_name: Optional[str]) -> bool:
         """Whether ``class_name`` names a class of the user's own code: defined here, imported
         relatively, or from a module that is a file of the project (not an installed library)."""
-        if not class_name or class_name.startswith(LIBRARIES):
+        if not class_name or self._library(class_name):
             return False
         if class_name.startswith(("local:", ".")):
             return True
         return self.project.has_module(class_name.rpartition(".")[0], self.path)
+
+    def _library(self, class_name: str) -> bool:
+        """A class of an installed library, unless a file of the script's own folder has the
+        library's name (``datasets.py`` beside ``train.py``): Python imports that file first."""
+        if not class_name.startswith(LIBRARIES):
+            return False
+        top = class_name.split(".", 1)[0]
+        if top.startswith("torch") or not self.path:
+            return True
+        shadowed: Dict[str, bool] = self.shared("values.shadowed_libraries", dict)
+        if top not in shadowed:
+            here = os.path.dirname(os.path.abspath(self.path))
+            shadowed[top] = os.path.isfile(os.path.join(here, top + ".py")) or os.path.isfile(
+                os.path.join(here, top, "__init__.py")
+            )
+        return not shadowed[top]
 
     def base_names(self, cls: ast.ClassDef) -> List[str]:
         """Qualified names of a class's bases, local bases as ``local:Name``, transitively."""

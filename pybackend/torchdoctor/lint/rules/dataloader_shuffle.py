@@ -65,7 +65,9 @@ def check(ctx: LintContext, report: Reporter) -> None:
             continue
         if not _is_training_loader(ctx, call) or _in_test_function(ctx, call):
             continue
-        if call.args and (_is_iterable_dataset(ctx, call.args[0]) or _is_one_batch(ctx, call)):
+        if call.args and (
+            _is_iterable_dataset(ctx, call.args[0]) or _ignores_index(ctx, call.args[0]) or _is_one_batch(ctx, call)
+        ):
             continue
         if _only_first_batch_taken(ctx, call):
             continue
@@ -377,6 +379,23 @@ def _is_iterable_dataset(ctx: LintContext, dataset: ast.expr) -> bool:
         return any("IterableDataset" in base for base in ctx.base_names(cls))
     name = terminal_name(dataset).lower()
     return "iter" in name or "stream" in name
+
+
+def _ignores_index(ctx: LintContext, dataset: ast.expr) -> bool:
+    """A dataset whose ``__getitem__`` never reads the index it is given draws its own sample
+    (``start = torch.randint(...)``: a random window of a long text): the order the loader asks
+    in changes nothing."""
+    cls = ctx.local_class(ctx.class_of(dataset))
+    if cls is None:
+        return False
+    getitem = next(
+        (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__getitem__"),
+        None,
+    )
+    if getitem is None or len(getitem.args.args) != 2 or getitem.args.vararg or getitem.args.kwarg:
+        return False
+    index = getitem.args.args[1].arg
+    return not any(isinstance(n, ast.Name) and n.id == index for n in ast.walk(getitem))
 
 
 def _is_one_batch(ctx: LintContext, call: ast.Call) -> bool:

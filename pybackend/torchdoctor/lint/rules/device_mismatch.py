@@ -18,6 +18,7 @@ from ..context import LintContext, receiver, terminal_name
 from ..fixes import add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
+from .dataloader_shuffle import is_test_file
 
 _DTYPE_PREFIXES = (
     "torch.float",
@@ -144,6 +145,7 @@ def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.
     scope = ctx.scope_of(move.call)
     moved_at = (move.call.lineno, move.call.col_offset)
     target = _moved_binding(ctx, move)
+    in_one_test = _in_test_function(ctx, move)
     uses, taken = [], set()
     for call in candidates:
         if id(call) in taken:
@@ -153,11 +155,25 @@ def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.
                 continue
             if not _same_object(ctx, call, move):
                 continue
-        elif target is None or _binding_of(ctx, call.func) is not target:
+        elif in_one_test or target is None or _binding_of(ctx, call.func) is not target:
             continue
         taken.add(id(call))
         uses.append(call)
     return uses
+
+
+def _in_test_function(ctx: LintContext, move: Move) -> bool:
+    """The move is made inside a test (``def test_sample(self): self.model.cuda()``): unittest and
+    pytest build the fixture afresh for every test, so the other tests still get a CPU model. A
+    test is a ``test*`` method of a ``Test*`` or ``TestCase`` class, or a ``test*`` function of a
+    test file (a script's own ``def test(model)`` is an evaluation, whose move does persist)."""
+    func = ctx.enclosing_function(move.call)
+    if func is None or not func.name.startswith("test"):
+        return False
+    owner = ctx.enclosing_class(func)
+    if owner is not None:
+        return owner.name.startswith("Test") or any(b.endswith("TestCase") for b in ctx.base_names(owner))
+    return is_test_file(ctx.path)
 
 
 def _moved_binding(ctx: LintContext, move: Move) -> Optional[BindingNode]:
@@ -324,14 +340,54 @@ def _origin_of_name(ctx: LintContext, name: ast.Name, whole: bool, depth: int):
     if bound.kind == "unpack" and isinstance(bound.source, ast.Name):
         return _origin_of_name(ctx, bound.source, False, depth + 1)
     if bound.kind == "for" and bound.source is not None:
-        loader = torchapi.unwrap_iterable(ctx, bound.source)
-        built = ctx.construction_of(loader)
-        if (
-            built is not None
-            and ctx.callee_class(built) == torchapi.DATALOADER
-            and not torchapi.keyword(built, "collate_fn")
-        ):
-            return f"a batch from `{ctx.text(loader)}`, still on the CPU (no `.to(device)`)", None
+        return _loader_batch(ctx, torchapi.unwrap_iterable(ctx, bound.source))
+    drawn = bound.source if bound.kind == "unpack" else bound.value if bound.kind == "assign" else None
+    if isinstance(drawn, ast.Call) and isinstance(drawn.func, ast.Name) and drawn.func.id == "next" and drawn.args:
+        inner = drawn.args[0]  # ``x, _ = next(iter(loader))``: one batch drawn by hand
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "iter" and inner.args:
+            return _loader_batch(ctx, inner.args[0])
+    return None
+
+
+def _loader_batch(ctx: LintContext, loader: ast.expr):
+    """A batch of ``loader`` when it is a ``DataLoader`` whose batches stay on the CPU."""
+    built = ctx.construction_of(loader)
+    if built is not None and ctx.callee_class(built) == torchapi.DATALOADER and not _collate_may_move(ctx, built):
+        return f"a batch from `{ctx.text(loader)}`, still on the CPU (no `.to(device)`)", None
+    return None
+
+
+def _collate_may_move(ctx: LintContext, loader: ast.Call) -> bool:
+    """The loader's ``collate_fn`` may put the batch on the device: unless it is a function or a
+    method of a dataset class of the project whose body never moves anything (``.to(...)``,
+    ``.cuda()``) nor speaks of a device (a detection dataset's ``collate_fn`` that stacks the
+    images and keeps the boxes in lists)."""
+    given = torchapi.keyword(loader, "collate_fn")
+    if given is None:
+        return False
+    cache: Dict[ast.Call, bool] = ctx.shared("device_mismatch.collate_moves", dict)
+    if loader not in cache:
+        body = _collate_body(ctx, given.value)
+        cache[loader] = body is None or any(_moves_something(node) for node in ast.walk(body))
+    return cache[loader]
+
+
+def _moves_something(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and terminal_name(node.func) in ("to", "cuda", "pin_memory"):
+        return True
+    return isinstance(node, (ast.Name, ast.Attribute)) and "device" in terminal_name(node).lower()
+
+
+def _collate_body(ctx: LintContext, expr: ast.expr) -> Optional[ast.AST]:
+    """The ``def`` that ``collate_fn=expr`` names: a function of this file, or a method of the
+    dataset's class (``dataset.collate_fn``); None when it cannot be read."""
+    if isinstance(expr, ast.Name):
+        bound = ctx.binding(expr)
+        return bound.stmt if bound is not None and bound.kind == "def" else None
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        cls = ctx.local_class(ctx.class_of(expr.value))
+        if cls is not None:
+            return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == expr.attr), None)
     return None
 
 

@@ -221,9 +221,18 @@ def _is_framework_hook(ctx: LintContext, func: Function) -> bool:
 
 
 def _iterates_eval_data(ctx: LintContext, loop: Loop) -> bool:
+    """``for x in val_loader``, or ``for _ in range(args.val_steps)`` / ``range(len(test_x))``:
+    a count of evaluation batches (the batches fetched inside the loop)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     source = torchapi.unwrap_iterable(ctx, loop.iter)
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "range":
+        return any(
+            _EVAL_DATA.search(terminal_name(n).lower())
+            for arg in source.args
+            for n in ast.walk(arg)
+            if isinstance(n, (ast.Name, ast.Attribute))
+        )
     return bool(_EVAL_DATA.search(terminal_name(source).lower()))
 
 

@@ -10,6 +10,10 @@ so that batch-norm statistics of the frozen features never move. TD010 must not 
 - ``for p in model.parameters(): p.requires_grad = False`` (also ``named_parameters()``, with
   the assignment under an ``if``), or
 - ``model.requires_grad_(False)``.
+
+A model the file runs only under ``torch.no_grad()`` (a distillation teacher:
+``teacher.eval()``, then ``with torch.no_grad(): soft = teacher(x)`` in the loop) gets no
+gradient either: its eval mode is the point too.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set
 
+from .. import torchapi
 from ..context import LintContext, receiver
 
 _PARAMETER_LISTS = ("parameters", "named_parameters")
@@ -27,7 +32,13 @@ def deliberately_frozen(ctx: LintContext, model: Optional[ast.expr]) -> bool:
     if model is None:
         return False
     label = ctx.text(model)
-    return any(_related(label, frozen) for frozen in _frozen(ctx))
+    return any(_related(label, frozen) for frozen in _frozen(ctx)) or _run_only_without_grad(ctx, label)
+
+
+def _run_only_without_grad(ctx: LintContext, label: str) -> bool:
+    """Every call of the model spelled ``label`` in the file (at least one) is under ``no_grad``."""
+    runs = [c for c in ctx.calls_named(label.rsplit(".", 1)[-1]) if ctx.text(c.func) == label]
+    return bool(runs) and all(torchapi.grad_mode_at(ctx, c) == torchapi.NO_GRAD for c in runs)
 
 
 def _related(label: str, frozen: str) -> bool:

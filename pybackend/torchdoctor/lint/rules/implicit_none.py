@@ -20,6 +20,7 @@ from ..project import star_modules
 from ..registry import Reporter, rule
 from ..values import LIBRARIES
 from .implicit_none_guards import (
+    coalesce,
     covered_chain,
     guarded_dispatch,
     lookup,
@@ -113,8 +114,8 @@ def _falls_off_after_tensor(ctx: LintContext, func: Function) -> Optional[ast.Re
     a ``return`` (and nothing says None is meant); None otherwise."""
     if func.name in _SKIPPED or _is_hook(ctx, func) or _is_stub(func) or _declares_none(ctx, func):
         return None
-    if ctx.own_nodes(func, ast.Yield, ast.YieldFrom):
-        return None  # generators end with StopIteration, not None
+    if ctx.own_nodes(func, ast.Yield, ast.YieldFrom) or coalesce(ctx, func):
+        return None  # generators end with StopIteration, not None; a coalesce passes a None on
     for ret in ctx.own_nodes(func, ast.Return):
         if is_none(ret.value) or _returns_none(ctx, ret.value) or _recursive(func, ret.value):
             continue  # a recursive call returns what the other paths return

@@ -109,6 +109,20 @@ def lookup(ctx: LintContext, func: Function, example: ast.Return) -> bool:
     return isinstance(target, ast.Name) and all(isinstance(v, ast.Name) and v.id == target.id for v in inside)
 
 
+def coalesce(ctx: LintContext, func: Function) -> bool:
+    """``def default(*values): for v in values: if v is not None: return v``: the first value
+    given that is not None. It gives None only when every value it was given is None, so the
+    None is its caller's, not a path the function forgot (quiet even when a caller multiplies)."""
+    last = func.body[-1] if func.body else None
+    rest = func.args.vararg
+    if rest is None or not isinstance(last, (ast.For, ast.AsyncFor)) or not isinstance(last.target, ast.Name):
+        return False
+    if not (isinstance(last.iter, ast.Name) and last.iter.id == rest.arg):
+        return False
+    returns = [r.value for r in ctx.own_nodes(func, ast.Return)]
+    return bool(returns) and all(isinstance(v, ast.Name) and v.id == last.target.id for v in returns)
+
+
 def guarded_dispatch(ctx: LintContext, func: Function) -> bool:
     """Whether ``func`` ends with a dispatch chain that a guard makes exhaustive: an
     ``assert x in (...)`` or ``if x not in (...): raise`` earlier in ``func``, or in its class's

@@ -134,8 +134,8 @@ def may_be_tensor(value: ast.AST, ctx: Optional[LintContext] = None, func: Optio
         return False
     if ctx is not None and func is not None and _built_by_local_import(ctx, func, value):
         return False
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
-        return False
+    if isinstance(value, ast.UnaryOp) and (isinstance(value.op, ast.Not) or isinstance(value.operand, ast.Constant)):
+        return False  # ``not x``; ``-1``, a status code (``ast`` spells it as minus one)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_CALLS:
         return False
     return True

@@ -18,6 +18,7 @@ from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
+from .loss_meters import fed_meter
 
 # What an accumulator can be: a name or ``self.attr``.
 Ref = Union[ast.Name, ast.Attribute]
@@ -25,6 +26,7 @@ Ref = Union[ast.Name, ast.Attribute]
 # Wrapping a loss in one of these yields a number or a graph-free tensor.
 _RELEASES = frozenset({"item", "detach", "tolist", "numpy", "cpu_item"})
 _NUMBER_CALLS = frozenset({"float", "int", "round"})
+_COLLECTS = frozenset({"append", "update"})  # ``list.append(loss)``; ``meter.update(loss, n)`` (loss_meters.py)
 
 
 @rule(
@@ -73,7 +75,7 @@ def _may_accumulate(node: ast.AST) -> bool:
     if isinstance(node, ast.Assign):
         return isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
     value = getattr(node, "value", None)
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "append"
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _COLLECTS
 
 
 def _directly_in(ctx: LintContext, node: ast.AST, loop: Loop) -> bool:
@@ -133,7 +135,10 @@ def _accumulation(ctx: LintContext, node: ast.AST) -> Optional[Tuple[Ref, ast.ex
             return None
         loss = _live_loss(ctx, node.value.args[0])
         return (holder, loss) if loss is not None else None
-    return None
+    meter = fed_meter(ctx, node)  # ``losses.update(loss, n)`` into a meter that sums it
+    holder = _as_ref(meter.func.value) if meter is not None and isinstance(meter.func, ast.Attribute) else None
+    loss = _live_loss(ctx, meter.args[0]) if meter is not None and holder is not None else None
+    return (holder, loss) if holder is not None and loss is not None else None
 
 
 def _live_loss(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[ast.expr]:
@@ -222,12 +227,17 @@ def _backward_subjects(call: ast.Call) -> List[ast.expr]:
 
 
 def _is_backpropagated_ref(ctx: LintContext, ref: ast.expr) -> bool:
-    """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a loss."""
+    """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a
+    loss; so is a name copied into one (``loss = raw_loss``, regularisers added, ``loss.backward()``)."""
     scope = ctx.scope_of(ref)
     for call in analysis(ctx).backwards(scope):
         for subject in _backward_subjects(call):
             if _is_ref(subject) and _same(ctx, subject, ref):
                 return True
+            if isinstance(subject, ast.Name) and isinstance(ref, ast.Name) and subject.id != ref.id:
+                copies = ctx.bindings.all_bindings(scope, subject.id)
+                if any(isinstance(b.value, ast.Name) and b.value.id == ref.id for b in copies):
+                    return True
     return False
 
 

@@ -213,12 +213,16 @@ def _syncs_inside(ctx: LintContext, call: ast.Call) -> bool:
 
 
 def _evaluation(ctx: LintContext, loop: ast.AST) -> bool:
-    calls = ctx.own_calls(loop)
-    if any(torchapi.is_backward(ctx, c) or terminal_name(c.func) == "step" for c in calls):
+    # Also in functions defined in the loop (``def train_step(): ... loss.backward()`` handed to a
+    # timer): their ``no_grad`` blocks are looked at below, so their backward counts too.
+    nodes = walk(loop)
+    if any(
+        isinstance(c, ast.Call) and (torchapi.is_backward(ctx, c) or terminal_name(c.func) == "step") for c in nodes
+    ):
         return False
     if torchapi.grad_mode_at(ctx, loop) == torchapi.NO_GRAD:
         return True
-    inner = [n for n in walk(loop) if isinstance(n, (ast.With, ast.AsyncWith))]
+    inner = [n for n in nodes if isinstance(n, (ast.With, ast.AsyncWith))]
     if any(torchapi.grad_mode_of(ctx, item.context_expr) == torchapi.NO_GRAD for w in inner for item in w.items):
         return True
     func = ctx.enclosing_function(loop)

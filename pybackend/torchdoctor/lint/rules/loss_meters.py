@@ -1,0 +1,62 @@
+"""For TD007 (loss_accumulation.py only): a running-average meter fed the loss tensor.
+
+``losses.update(loss, images.size(0))`` where ``losses = AverageMeter()`` and the meter's
+``update(self, val, n=1)`` does ``self.sum += val * n``: the meter's sum is the loss tensor
+plus every later one, and keeps each batch's graph alive, exactly as ``total += loss`` does.
+Only meters whose class the project defines are followed: their ``update`` must add its first
+argument into an attribute (``self.sum += ...``) and never turn it into a number (``.item()``,
+``float(...)``, ``.detach()``); a meter we cannot read, or one that converts, is no accumulator.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..context import LintContext, terminal_name
+
+_CONVERTS = frozenset({"item", "float", "int", "detach", "tolist", "numpy", "round"})
+
+
+def fed_meter(ctx: LintContext, node: ast.AST) -> Optional[ast.Call]:
+    """The ``meter.update(value, ...)`` call of the statement ``node`` when ``meter`` (a name or
+    ``self.attr``) is an object of a project class whose ``update`` sums its first argument."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"):
+        return None
+    holder = call.func.value
+    if not call.args or not isinstance(holder, (ast.Name, ast.Attribute)):
+        return None
+    cls = ctx.local_class(ctx.class_of(holder))
+    return call if cls is not None and _sums_first_argument(ctx, cls) else None
+
+
+def _sums_first_argument(ctx: LintContext, cls: ast.ClassDef) -> bool:
+    cache = ctx.shared("loss_meters.sums", dict)
+    if cls not in cache:
+        update = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "update"), None)
+        cache[cls] = update is not None and _sums(update)
+    return cache[cls]
+
+
+def _sums(update: ast.FunctionDef) -> bool:
+    params = [a.arg for a in update.args.args][1:]
+    if not params:
+        return False
+    value = params[0]
+    added = False
+    for node in ast.walk(update):
+        if isinstance(node, ast.Call) and terminal_name(node.func) in _CONVERTS and _mentions(node, value):
+            return False  # ``self.sum += val.item() * n``: a number
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, ast.Add)
+            and isinstance(node.target, ast.Attribute)
+            and _mentions(node.value, value)
+        ):
+            added = True
+    return added
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
