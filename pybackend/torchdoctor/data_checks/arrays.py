@@ -41,10 +41,42 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
             f"sample[{fx!r}]" + (f", label sample[{fy!r}]" if fy is not None else ""),
         )
     if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
+        if len(sample) >= 2 and _named_first(sample):
+            if len(sample) >= 3:
+                last = f", label sample[{len(sample) - 1}] (sample[0] is text)"
+                return _views(sample[1], sample[-1], "sample[1]", last)
+            return _views(sample[1], None, "sample[1]", " (sample[0] is text; no label)")
         if len(sample) >= 2:
-            return sample[0], sample[1], "sample[0], label sample[1]"
+            return _views(sample[0], sample[1], "sample[0]", ", label sample[1]")
         return sample[0], None, "sample[0]"
     return sample, None, "the whole sample (no label)"
+
+
+def _views(x: Any, y: Any, where: str, rest: str) -> tuple:
+    """(features, label, how): the first of two or more views of one image (MoCo's
+    ``[q, k]``, SimCLR's pair: a list of same-shape arrays, or of same-shape batches in a DataLoader's
+    batch) is the features; counted as one sample, not as a stack of images nor as two samples."""
+    if type(x) in (list, tuple) and len(x) >= 2:
+        shape = getattr(x[0], "shape", None)
+        if shape is not None and len(shape) >= 1 and all(getattr(v, "shape", None) == shape for v in x[1:]):
+            return x[0], y, f"{where}[0] (the first of {len(x)} views){rest}"
+    return x, y, where + rest
+
+
+def _named_first(sample: Any) -> bool:
+    """A ``(path, image, label)`` sample (or its batch: a list of paths first): text first, then an
+    array (a batch's: of 2 dimensions at least, so ``(texts, labels)`` batches keep their texts)."""
+    first = sample[0]
+    if isinstance(first, (str, bytes)):
+        least = 1
+    elif type(first) in (list, tuple) and first and isinstance(first[0], (str, bytes)):
+        least = 2
+    else:
+        return False
+    shape = getattr(sample[1], "shape", None)
+    if shape is None and hasattr(sample[1], "__array_interface__"):  # a PIL image
+        return True
+    return shape is not None and len(shape) >= least
 
 
 def _is_number(value: Any) -> bool:

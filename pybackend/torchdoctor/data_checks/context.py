@@ -26,6 +26,7 @@ class Context:
     splits: list
     model: Optional[ModelInfo] = None
     loss: Optional[str] = None  # the loss's class name ("CrossEntropyLoss"), from torchdoctor_data()'s "loss"
+    ignore_index: Optional[int] = None  # the given loss's ignore_index (CrossEntropyLoss(ignore_index=255))
     regression: Optional[str] = None  # a regression loss given as "loss" (L1Loss): the labels are not classes
     notes: list = field(default_factory=list)
     max_samples: int = 2000

@@ -139,7 +139,12 @@ def _drawn(split: Split) -> dict:
         xs = stuck.bounded_list(split.name, len(d.indices), seeded_draws, d.obj, s.indices, 0, split.name)
         return {i: _digest(x) for i, x in zip(s.indices, xs)}
     blank = set(s.blank)
-    return {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}
+    out = {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}
+    if s.hashed and s.ragged:  # token sequences of other lengths (unpadded sentences): as a chunk's rows are
+        out.update((i, fingerprints(a[None])[0] if a.size >= T.DUP_MIN_ELEMENTS else None) for i, a in s.ragged)
+        if all(isinstance(i, int) for i in out):
+            out = dict(sorted(out.items()))  # in index order, as the pairs are listed
+    return out
 
 
 def _noise(split: Split, hashes: dict) -> bool:
@@ -196,7 +201,7 @@ def check(ctx: Context) -> list:
             out.append(_same_for_every_index(s, hashes[s.name]))
             hashes[s.name] = {}  # every sample would 'repeat' every other: the byte copies are not reported
     for s in splits:
-        out += _within(s, _with_captions(ctx, s, hashes[s.name], method), method)
+        out += _within(ctx, s, _with_captions(ctx, s, hashes[s.name], method), method)
     for a_pos, a in enumerate(splits):
         for b in splits[a_pos + 1 :]:
             out += _across(a, b, hashes[a.name], hashes[b.name], method)
@@ -241,7 +246,7 @@ def _with_captions(ctx: Context, split: Split, hashes: dict, method: str) -> dic
     return keyed
 
 
-def _within(split: Split, hashes: dict, method: str) -> list:
+def _within(ctx: Context, split: Split, hashes: dict, method: str) -> list:
     first: dict = {}
     dups = []
     for i, h in hashes.items():
@@ -251,7 +256,7 @@ def _within(split: Split, hashes: dict, method: str) -> list:
         if j != i:
             dups.append((i, j))
     n = len(first) + len(dups)  # the samples hashed
-    if len(dups) < max(T.DUP_WITHIN_MIN, T.DUP_WITHIN_SHARE * n):
+    if len(dups) < max(T.DUP_WITHIN_MIN, T.DUP_WITHIN_SHARE * n) or _wraps(ctx, split, hashes, dups):
         return []
     pairs = ", ".join(f"{i} = {j}" for i, j in dups[:5])
     return [
@@ -269,6 +274,28 @@ def _within(split: Split, hashes: dict, method: str) -> list:
             method=method,
         )
     ]
+
+
+def _wraps(ctx: Context, split: Split, hashes: dict, dups: list) -> bool:
+    """The repeats are an index taken modulo ``m`` in a dict sample without a label: every sample drawn at
+    ``i >= m`` is sample ``i - m``, and ``m`` is more than half the length. A dataset of two unpaired parts
+    of different sizes (CycleGAN's unaligned ``{"A", "B"}``, B drawn at random) is as long as its bigger
+    part and wraps the smaller one by design; that part is seen more often per epoch, which a note says.
+    Data appended twice (``m`` half the length) and labelled samples given again are still reported."""
+    offsets = {i - j for i, j in dups}
+    length = split.draws.length
+    unlabelled_dict = split.stats.label_kind is None and split.draws.how.startswith("sample[")
+    if len(offsets) != 1 or not isinstance(length, int) or not unlabelled_dict:
+        return False
+    m = offsets.pop()
+    tail = [i for i, h in hashes.items() if h is not None and isinstance(i, int) and i >= m]
+    if not (2 * m > length and len(tail) == len(dups) and all(j < m <= i for i, j in dups)):
+        return False
+    ctx.notes.append(
+        f"{split.name}: samples {m}..{length - 1} repeat samples 0..{length - m - 1} (the index wraps around "
+        f"modulo {m}, as a dataset of two unpaired parts does for its smaller part): not reported as duplicates"
+    )
+    return True
 
 
 def _across(a: Split, b: Split, ha: dict, hb: dict, method: str) -> list:

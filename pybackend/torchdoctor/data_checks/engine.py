@@ -69,6 +69,8 @@ def build_context(
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
     ctx.loss = label_form.loss_name(loss)
     ctx.regression = label_form.regression_loss(loss)
+    ignore = getattr(loss, "ignore_index", None)
+    ctx.ignore_index = ignore if isinstance(ignore, int) and not isinstance(ignore, bool) else None
     tables = {name: from_object(obj, name) for name, obj in splits.items()}
     # duplicates compare the stored rows when every drawn split keeps them: no digests of the draws then
     raw = all(has_raw_rows(o.dataset if is_loader(o) else o) for n, o in splits.items() if tables[n] is None)
@@ -126,6 +128,7 @@ def _coverage_notes(split: Split) -> list:
             f"of {drawn} samples drawn, those of the most common shape {list(s.shape)}; the other "
             f"{s.other_shapes} have other shapes: {why}"
             + (". The label checks use every labelled sample" if s.label_kind not in (None, "boxes") else "")
+            + (", the token-id and duplicate checks every sequence" if s.ragged else "")
         )
     if s.label_kind == "boxes":
         boxes = 0 if s.box_labels is None else len(s.box_labels)

@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 from . import findings as F
+from . import masks
 from . import thresholds as T
 from .context import Context, Split
 
@@ -51,7 +52,7 @@ def check(ctx: Context) -> list:
         return []
     out = []
     for split in ctx.splits:
-        _mask_note(ctx, split)
+        out += masks.check(ctx, split)
         y = class_labels(split)
         if y is None:
             continue
@@ -60,17 +61,6 @@ def check(ctx: Context) -> list:
             out += _imbalance(split, y)
     out += _unseen(ctx)
     return out
-
-
-MASK_SIDE = 8  # the least height and width of a mask: (17, 3) integer rows are keypoints, not a mask
-
-
-def _mask_note(ctx: Context, split: Split) -> None:
-    """Integer H x W labels (segmentation masks) are no class index: no label check reads them, and the
-    note says so, or a 0/255 mask for a 2-class head would pass unsaid."""
-    s = split.stats
-    if s.label_kind == "other" and len(s.label_shape) == 2 and not s.label_float and min(s.label_shape) >= MASK_SIDE:
-        ctx.notes.append(f"{split.name}: labels are H x W masks: pixel classes not checked")
 
 
 def _regression(ctx: Context) -> bool:

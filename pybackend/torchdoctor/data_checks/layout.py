@@ -88,6 +88,8 @@ def _float_labels(ctx: Context, split: Split) -> list:
     k = model.out_features
     if k < 2 or not y.size or not np.all(y == np.round(y)) or y.min() < 0 or y.max() >= k:
         return []
+    if y.min() == y.max():  # one value for every sample: a placeholder (an autoencoder's ``img, 0.0``), no classes
+        return []
     return [
         F.finding(
             F.FLOAT_LABELS,

@@ -17,6 +17,9 @@ class ModelInfo:
     padding_idx: Optional[int] = None
     head_name: Optional[str] = None
     out_features: Optional[int] = None  # the last Linear's output size: the number of classes, or 1
+    # the last conv when no Linear comes after it (a segmentation head: its output channels are the classes)
+    conv_head_name: Optional[str] = None
+    out_channels: Optional[int] = None
     # a normalisation layer met before any conv, Linear or embedding: the model standardises its own
     # input (audio CNNs put a BatchNorm2d first over log-mel dB values), so the input's scale is not judged
     input_norm: Optional[str] = None
@@ -29,6 +32,8 @@ class ModelInfo:
             parts.append(f"embedding {self.embedding_name} ({self.num_embeddings} ids)")
         if self.head_name:
             parts.append(f"last Linear {self.head_name} ({self.out_features} outputs)")
+        if self.conv_head_name:
+            parts.append(f"last conv {self.conv_head_name} ({self.out_channels} output channels)")
         return f"model {self.name}: " + (", ".join(parts) if parts else "no conv, embedding or Linear found")
 
 
@@ -66,4 +71,10 @@ def inspect_model(model: Any) -> Optional[ModelInfo]:
             info.padding_idx = mod.padding_idx
         if kind == "Linear":
             info.head_name, info.out_features = name or kind, int(mod.out_features)
+            info.conv_head_name = info.out_channels = None
+        if kind in _CONVS and isinstance(getattr(mod, "out_channels", None), int):
+            info.conv_head_name, info.out_channels = name or kind, int(mod.out_channels)
     return info
+
+
+_CONVS = frozenset({"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"})

@@ -33,7 +33,7 @@ def check(ctx: Context) -> list:
 
 def _uint8_range(split: Split) -> list:
     s = split.stats
-    if not (s.integral and T.UINT8_LOW < s.vmax <= T.UINT8_HIGH and s.vmin >= -0.5):
+    if not (T.UINT8_LOW < s.vmax <= T.UINT8_HIGH and s.vmin >= -0.5) or not (s.integral or _rgb_0_255(s)):
         return []
     return [
         F.finding(
@@ -51,6 +51,14 @@ def _uint8_range(split: Split) -> list:
             std=s.ch_std,
         )
     ]
+
+
+def _rgb_0_255(s) -> bool:
+    """RGB images whose every channel averages above ``UINT8_LOW`` within 0..255: 0..255 pixels that a
+    float resize or blur (after the conversion, before any scaling) left fractional. Only three
+    channels: one-channel maps in metres or degrees take such values by design."""
+    mean = s.ch_mean
+    return s.channels == 3 and mean is not None and bool(np.all(mean > T.UINT8_LOW))
 
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

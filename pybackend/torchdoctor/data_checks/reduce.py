@@ -23,6 +23,7 @@ from . import thresholds as T
 from .arrays import BoxLabels, to_array
 from .fingerprint import fingerprints
 from .gallery import IMAGE_LAYOUTS, Gallery
+from .masks import is_mask, other_masks, presence
 
 MAX_VECTOR = 4096
 MAX_SHAPES = 8  # shapes reduced apart (padded batches of a few sizes); the statistics are of the most common
@@ -59,10 +60,17 @@ class SplitStats:
     token_labels: Optional[np.ndarray] = None  # "other" 1-D integer label rows: a target per token
     label_shape: tuple = ()  # one label's shape (the most common): (H, W) for a segmentation mask
     label_float: bool = False  # the labels' dtype is floating point
+    mask_values: Optional[np.ndarray] = None  # integer H x W labels (masks.py): the values met ...
+    mask_presence: Optional[np.ndarray] = None  # ... and which mask holds which (masks x values) ...
+    mask_indices: list = field(default_factory=list)  # ... the masks' sample indices (every size)
     box_labels: Optional[np.ndarray] = None  # "boxes": every box's class id, over box_images images
     box_images: int = 0
     label_nonfinite: list = field(default_factory=list)
     float_kind: bool = False
+    # "tokens": (index, ids) of the sequences of other lengths than the main shape's (a Dataset of unpadded
+    # sentences: most of them), and of the target sequences of other lengths: the id checks read them too
+    ragged: list = field(default_factory=list)
+    ragged_labels: list = field(default_factory=list)
     hashed: bool = True  # digests of the drawn samples are computed (not when the stored rows are hashed instead)
 
     @property
@@ -160,6 +168,8 @@ class Reducer:
             return
         self._flush()
         if x.shape[1:] != self.s.shape:
+            if self.s.layout == "tokens" and x.ndim == 2 and x.dtype.kind in "iu":
+                self.s.ragged += zip(indices, x)
             other = self._other(tuple(x.shape[1:]))
             if other is not None:
                 other.add_batch(indices, x)
@@ -188,6 +198,8 @@ class Reducer:
             if arr is not None and arr.shape == self.s.shape:
                 keep.append((i, arr))
             elif arr is not None:
+                if self.s.layout == "tokens" and arr.ndim == 1 and arr.dtype.kind in "iu":
+                    self.s.ragged.append((i, arr))
                 other = self._other(tuple(arr.shape))
                 if other is not None:
                     other.add(i, arr)
@@ -212,6 +224,9 @@ class Reducer:
             if other.s.sampled > best.s.sampled:
                 best = other
         if best is not self:
+            if self.s.layout == "tokens":  # the first shape's sequences are ragged ones now
+                mine = list(zip(self.s.indices, np.concatenate(self.vectors))) if self.vectors else []
+                best.s.ragged = [(i, a) for i, a in self.s.ragged if a.shape != best.s.shape] + mine
             total = self.s.sampled + self.s.other_shapes
             best.s.other_shapes = total - best.s.sampled
             self.s, self.gallery, self.means, self.vectors = best.s, best.gallery, best.means, best.vectors
@@ -400,5 +415,22 @@ def _labels(s: SplitStats, draws: Any) -> None:
         s.label_kind = "multi" if binary else "other"
         if s.label_kind == "other" and arr.dtype.kind in "iu":
             s.token_labels = arr  # a target id per token (a language model's): sequences.py reads its masking
+            s.ragged_labels = _ragged_rows(draws, shape)
         return
     s.label_kind = "other"
+    if is_mask(arr):  # masks of other sizes too (an evaluation split resized, not cropped), read once here
+        arrays = (None if y is None or isinstance(y, BoxLabels) else to_array(y) for y in ys)
+        extra = other_masks(draws.indices, list(arrays), arr.shape[1:])
+        s.mask_indices = s.label_indices + [i for i, _ in extra]
+        s.mask_values, s.mask_presence = presence(arr, [m for _, m in extra])
+
+
+def _ragged_rows(draws: Any, shape: tuple) -> list:
+    """(index, ids) of the 1-D integer labels whose length is not ``shape``'s (target sentences of other
+    lengths), read once at the split's end."""
+    out = []
+    for i, y in zip(draws.indices, draws.ys):
+        a = None if y is None or isinstance(y, BoxLabels) else to_array(y)
+        if a is not None and a.ndim == 1 and a.shape != shape and a.dtype.kind in "iu":
+            out.append((i, a))
+    return out

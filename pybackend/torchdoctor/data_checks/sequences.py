@@ -19,9 +19,90 @@ def check(ctx: Context) -> list:
         s = split.stats
         if s.layout != "tokens" or s.vectors is None:
             continue
-        out += _range(ctx, split, s.vectors)
-        out += _padding(ctx, split, s.vectors)
+        ranged = _range(ctx, split, s.vectors)
+        padding = _padding(ctx, split, s.vectors)
+        out += ranged + padding + _second(ctx, split, ranged, padding)
     return out
+
+
+def _second(ctx: Context, split: Split, ranged: list, padding: list) -> list:
+    """A pair of token sequences (a translation's ``(src_ids, tgt_ids)``; a language model's inputs and
+    next-token targets): the second field's ids against the model's output size (the last Linear: the
+    ids it can predict, a decoder's vocabulary; negative ids are left to the loss's ignore index; only
+    when that output is a vocabulary, a quarter of the embedding's at least: a head of 3 classes over
+    a pair of sentences, ``(premise_ids, hypothesis_ids)``, predicts no ids) and
+    its share of padding, said in the first field's padding warning when there is one."""
+    tgt = split.stats.token_labels
+    if tgt is None or tgt.ndim != 2:
+        return []
+    out = []
+    model = ctx.model
+    if (
+        model is not None
+        and model.num_embeddings
+        and model.out_features
+        and 4 * model.out_features >= model.num_embeddings
+    ):
+        past = _target_range(split, tgt, model)
+        if past and ranged:  # one vocabulary too small for both fields: one error, which says both
+            ranged[0]["message"] += (
+                f" The targets (the second field) hold ids past {past[0]['details']['numOutputs']} too."
+            )
+        else:
+            out += past
+    pad, known = _pad_id(ctx, split)
+    is_pad = tgt == pad
+    if not known:
+        is_pad = np.cumprod(is_pad[:, ::-1], axis=1)[:, ::-1].astype(bool)
+    share = float(is_pad.mean()) if tgt.size else 0.0
+    if share < T.PADDING_SHARE:
+        return out
+    if padding:  # the first field's warning says it: one cause, one warning
+        padding[0]["message"] += f" The targets (the second field) are {share:.0%} padding too."
+        padding[0]["details"]["targetShare"] = share
+        return out
+    said = f"{share:.0%} of the {split.name} targets (the second field, sequences of {tgt.shape[1]}) are padding"
+    if ctx.ignore_index == pad:
+        ctx.notes.append(f"{split.name}: {said}, and the loss ignores id {pad}")
+        return out
+    out.append(
+        F.finding(
+            F.PADDING,
+            F.WARNING,
+            split.name,
+            f"{said} (id {pad}{'' if known else ', trailing zeros'}). The decoder runs on the padding, and without "
+            "ignore_index the loss teaches the model to predict it. Next step: pad per batch to the longest "
+            "sequence (a collate_fn) and give the loss ignore_index=<pad id>.",
+            source=split.source,
+            padId=pad,
+            share=share,
+            field=1,
+        )
+    )
+    return out
+
+
+def _target_range(split: Split, tgt: np.ndarray, model: Any) -> list:
+    k = model.out_features
+    idx, _, high = _outside(split.stats.label_indices, tgt, split.stats.ragged_labels, k, None)
+    if not idx:
+        return []
+    return [
+        F.finding(
+            F.TOKEN_RANGE,
+            F.ERRORS,
+            split.name,
+            f"{len(idx)} {split.name} target sequences (the second field) hold ids past the {k} outputs of "
+            f"{model.name}.{model.head_name} (ids up to {high}). Likely cause: the target side's "
+            "vocabulary is bigger than the decoder's (a source and a target vocabulary swapped, or built from "
+            "other data). Next step: size the decoder's embedding and output layer to the target vocabulary.",
+            idx,
+            source=split.source,
+            numOutputs=k,
+            maxId=high,
+            field=1,
+        )
+    ]
 
 
 def _range(ctx: Context, split: Split, tok: np.ndarray) -> list:
@@ -29,26 +110,43 @@ def _range(ctx: Context, split: Split, tok: np.ndarray) -> list:
     if model is None or not model.num_embeddings:
         return []
     n = model.num_embeddings
-    bad_rows: np.ndarray = np.asarray(((tok >= n) | (tok < 0)).any(1))
-    if not bad_rows.any():
+    idx, low, high = _outside(split.stats.indices, tok, split.stats.ragged, n, 0)
+    if not idx:
         return []
-    idx = [i for i, b in zip(split.stats.indices, bad_rows) if b]
     return [
         F.finding(
             F.TOKEN_RANGE,
             F.ERRORS,
             split.name,
             f"{len(idx)} {split.name} sequences hold token ids outside [0, {n}) of {model.name}."
-            f"{model.embedding_name} (ids {int(tok.min())}..{int(tok.max())}). Likely cause: a tokenizer with a "
+            f"{model.embedding_name} (ids {low}..{high}). Likely cause: a tokenizer with a "
             "bigger vocabulary than the embedding, added special tokens without resize, or -1/-100 used as "
             "padding in the inputs. Next step: size the embedding to the tokenizer (len(tokenizer)) and pad "
             "inputs with a real id.",
             idx,
             source=split.source,
             numEmbeddings=n,
-            maxId=int(tok.max()),
+            maxId=high,
         )
     ]
+
+
+def _outside(indices: list, rows: np.ndarray, ragged: list, n: int, least: Optional[int]) -> tuple:
+    """(the indices, sorted, of the sequences holding an id >= ``n`` or below ``least``; the least id; the
+    biggest id): over the rows of the main length and the ``ragged`` ones of other lengths."""
+    bad = rows >= n if least is None else (rows >= n) | (rows < least)
+    hit: np.ndarray = np.asarray(bad.any(1)) if rows.size else np.zeros(len(rows), bool)
+    found = [i for i, b in zip(indices, hit) if b]
+    low = int(rows.min()) if rows.size else 0
+    high = int(rows.max()) if rows.size else 0
+    for i, a in ragged:
+        if not a.size:
+            continue
+        lo, hi = int(a.min()), int(a.max())
+        low, high = min(low, lo), max(high, hi)
+        if hi >= n or (least is not None and lo < least):
+            found.append(i)
+    return (sorted(found) if ragged and all(isinstance(i, int) for i in found) else found), low, high
 
 
 def _pad_id(ctx: Context, split: Split) -> tuple[Optional[int], bool]:

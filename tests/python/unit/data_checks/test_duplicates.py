@@ -238,3 +238,48 @@ def test_equal_features_with_different_class_labels_are_still_duplicates():
     y[50:60] = (y[0:10] + 1) % 3
     r = check(TensorDataset(x, y))
     assert kinds(r) == ["duplicates-within-split"] and r["findings"][0]["indices"] == list(range(50, 60))
+
+
+class UnpairedDomains(Dataset):
+    """Two unpaired image sets of different sizes (an image-to-image translation's A and B): as long as
+    the bigger one, each index takes A modulo its size and a random B."""
+
+    def __init__(self, n_a=90, n_b=110):
+        self.a, _ = images(n_a)
+        self.b, _ = images(n_b, seed=1)
+
+    def __len__(self):
+        return max(len(self.a), len(self.b))
+
+    def __getitem__(self, i):
+        return {"A": self.a[i % len(self.a)], "B": self.b[int(torch.randint(len(self.b), ()))]}
+
+
+def test_a_smaller_part_wrapped_around_is_a_note_but_data_appended_twice_is_not():
+    r = check(UnpairedDomains())
+    assert r["findings"] == [] and any("wraps around modulo 90" in n for n in r["notes"])
+    x, y = images(100)
+    twice = TensorDataset(torch.cat([x, x]), torch.cat([y, y]))  # the same rows appended again
+    assert kinds(check(twice)) == ["duplicates-within-split"]
+
+
+class Sentences(Dataset):
+    """Unpadded id sequences of 8 to 30 ids (a text dataset before its collate pads them)."""
+
+    def __init__(self, n=150, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.rows = [torch.randint(4, 1000, (int(k),), generator=g) for k in torch.randint(8, 31, (n,), generator=g)]
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i], i % 2
+
+
+def test_sentences_of_every_length_are_compared_across_splits():
+    train, val = Sentences(), Sentences(50, seed=1)
+    assert check({"train": train, "val": val})["findings"] == []
+    val.rows[10:20] = train.rows[30:40]  # ten training sentences in the validation split
+    r = check({"train": train, "val": val})
+    assert kinds(r) == ["duplicates-across-splits"] and r["findings"][0]["indices"] == list(range(10, 20))

@@ -137,11 +137,14 @@ def test_numpy_string_labels_are_read_like_python_strings():
 
 
 def test_segmentation_masks_are_said_to_be_unchecked():
-    """H x W integer masks are no class index: no label check reads them, and a note says so (a 0/255 mask
-    would otherwise pass unsaid); integer keypoint rows (17, 3) and class indices get no such note."""
+    """H x W integer masks are no class index: with no conv head to compare them with (a Linear model), a
+    note lists their values (a 0/255 mask would otherwise pass unsaid); integer keypoint rows (17, 3) and
+    class indices get no such note (test_masks.py: masks against a segmentation head)."""
     masks = TensorDataset(torch.rand(20, 3, 16, 24), torch.randint(0, 2, (20, 16, 24)) * 255)
     keypoints = TensorDataset(torch.rand(20, 3, 16, 24), torch.randint(0, 50, (20, 17, 3)))
     r = check({"train": masks, "val": keypoints, "test": labelled([0, 1, 5] * 10)}, nn.Linear(6, 2))
-    assert "train: labels are H x W masks: pixel classes not checked" in r["notes"]
+    assert any(
+        n.startswith("train: labels are H x W masks (values 0, 255): pixel classes not checked") for n in r["notes"]
+    )
     assert not any("masks" in n for n in r["notes"] if not n.startswith("train"))
     assert kinds(r) == ["labels-out-of-range"] and r["findings"][0]["split"] == "test"

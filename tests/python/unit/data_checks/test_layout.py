@@ -54,3 +54,12 @@ def test_float_class_ids_with_a_classifier():
 def test_pose_sequences_are_not_images_without_a_model():
     poses = TensorDataset(torch.randn(100, 64, 33, 3), torch.arange(100) % 4)  # (frames, joints, xyz)
     assert check(poses)["findings"] == []
+
+
+def test_a_placeholder_label_is_no_float_class_id():
+    """An autoencoder's dataset returns ``image, 0.0`` to fit a (input, label) loop: one value, no classes."""
+    model = torch.nn.Linear(8, 4)
+    dummy = TensorDataset(torch.randn(100, 8), torch.zeros(100))
+    assert check(dummy, model)["findings"] == []
+    two = TensorDataset(torch.randn(100, 8), (torch.arange(100) % 2).float())
+    assert kinds(check(two, model)) == ["float-class-labels"]

@@ -79,3 +79,15 @@ def test_the_same_data_into_a_conv_first_model_is_reported_without_assuming_a_no
     assert kinds(r) == ["normalisation-mismatch"]
     message = r["findings"][0]["message"]
     assert "if they went through Normalize" in message and "if not, they are not standardised" in message
+
+
+def test_rgb_0_255_floats_left_fractional_by_a_resize():
+    """Photos converted to 0..255 floats and then resized as floats (bilinear) are no longer whole
+    numbers: still pixel values never scaled. A one-channel map of the same range stays quiet above."""
+    photos = torch.randint(0, 256, (200, 3, 16, 16)).float()
+    resized = torch.nn.functional.interpolate(photos, size=20, mode="bilinear", align_corners=False)
+    r = check(TensorDataset(resized, torch.arange(200) % 4))
+    assert kinds(r) == ["uint8-range-floats"]
+    assert check(TensorDataset(resized / 255, torch.arange(200) % 4))["findings"] == []
+    readings = torch.rand(200, 3, 16, 16) * 15  # three channels of small readings, averaging 7.5: not pixels
+    assert check(TensorDataset(readings, torch.arange(200) % 4))["findings"] == []

@@ -107,12 +107,24 @@ class MultiCrop(Dataset):
         return [torch.rand(3, 8, 8), torch.rand(3, 8, 8), torch.rand(3, 4, 4)], i % 3
 
 
+class Remarks(Dataset):
+    """(text, class): a loader's batch is (list of str, labels), nothing numeric to check as features."""
+
+    def __len__(self):
+        return 40
+
+    def __getitem__(self, i):
+        return f"sentence number {i}", i % 4
+
+
 def test_a_loader_of_unreadable_features_counts_its_samples_and_is_not_empty():
-    d = draw("train", DataLoader(NamedImages(40), batch_size=8))
+    d = draw("train", DataLoader(Remarks(), batch_size=8))
     assert d.indices == list(range(40)) and d.numeric == 0
-    r = check({"train": DataLoader(NamedImages(40), batch_size=8, shuffle=True)})
+    r = check({"train": DataLoader(Remarks(), batch_size=8, shuffle=True)})
     assert r["findings"] == [] and r["splits"][0]["sampled"] == 40
     assert any("not numeric arrays: not checked" in n for n in r["notes"])
+    d = draw("train", DataLoader(NamedImages(40), batch_size=8))  # the image after the names is read
+    assert d.indices == list(range(40)) and d.numeric == 40
     d = draw("train", DataLoader(MultiCrop(), batch_size=8, drop_last=True))
     assert len(d.indices) == 24  # the labels' count: the list's length (3) is the views'
     assert check({"train": DataLoader(MultiCrop(), batch_size=8)})["findings"] == []

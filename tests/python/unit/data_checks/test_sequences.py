@@ -110,3 +110,94 @@ def test_padding_whose_targets_are_an_ignore_index_is_only_noted():
 
 def test_padding_whose_targets_are_trained_on_is_reported():
     assert kinds(check(_char_lm(ignore=0))) == ["padding-share"]
+
+
+class Translator(torch.nn.Module):
+    """A source embedding, a target embedding and an output layer over the target vocabulary."""
+
+    def __init__(self, src_vocab=100, tgt_vocab=60):
+        super().__init__()
+        self.src_emb = torch.nn.Embedding(src_vocab, 8, padding_idx=0)
+        self.tgt_emb = torch.nn.Embedding(tgt_vocab, 8, padding_idx=0)
+        self.generator = torch.nn.Linear(8, tgt_vocab)
+
+
+def test_target_ids_of_a_pair_against_the_output_layer():
+    src, tgt = tokens(high=100), tokens(length=30, high=60, seed=1)
+    assert check(TensorDataset(src, tgt), Translator())["findings"] == []
+    tgt[[4, 9], 2] = 75  # ids of a bigger target vocabulary
+    r = check(TensorDataset(src, tgt), Translator())
+    assert kinds(r) == ["token-ids-out-of-range"]
+    f = r["findings"][0]
+    assert f["indices"] == [4, 9] and f["details"]["field"] == 1 and f["details"]["numOutputs"] == 60
+
+
+def test_next_token_targets_with_an_ignore_index_stay_quiet():
+    """A language model's (inputs, targets): targets padded with -1 are left to the loss."""
+    x = tokens(high=100)
+    y = torch.cat([x[:, 1:], torch.full((100, 1), -1)], 1)
+    lm = torch.nn.Sequential(torch.nn.Embedding(100, 8), torch.nn.Linear(8, 100))
+    assert check(TensorDataset(x, y), lm)["findings"] == []
+
+
+def test_padded_targets_of_a_pair():
+    src, tgt = tokens(high=100), tokens(length=40, high=60, seed=1)
+    tgt[:, 10:] = 0  # three quarters of every target is padding, the sources are not padded
+    r = check(TensorDataset(src, tgt), Translator())
+    assert kinds(r) == ["padding-share"] and r["findings"][0]["details"]["field"] == 1
+    src[:, 8:] = 0  # both padded: one warning, which names the targets too
+    r = check(TensorDataset(src, tgt), Translator())
+    assert kinds(r) == ["padding-share"] and "targets (the second field) are 75% padding" in r["findings"][0]["message"]
+
+
+def test_one_vocabulary_too_small_for_inputs_and_targets_is_one_error():
+    x = tokens(high=100)
+    y = torch.cat([x[:, 1:], x[:, :1]], 1)  # the next ids
+    lm = torch.nn.Sequential(torch.nn.Embedding(90, 8), torch.nn.Linear(8, 90))
+    r = check(TensorDataset(x, y), lm)
+    assert kinds(r) == ["token-ids-out-of-range"] and "targets (the second field)" in r["findings"][0]["message"]
+
+
+class Sentences(torch.utils.data.Dataset):
+    """Unpadded (source, target) sentences of 6 to 24 ids, as a translation dataset returns them before
+    its collate pads each batch: every length is a shape of its own."""
+
+    def __init__(self, n=200, seed=0, high=100):
+        g = torch.Generator().manual_seed(seed)
+        lengths = torch.randint(6, 25, (n,), generator=g).tolist()
+        self.pairs = [
+            (torch.randint(4, high, (k,), generator=g), torch.randint(4, 60, (k + 2,), generator=g)) for k in lengths
+        ]
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def __getitem__(self, i):
+        return self.pairs[i]
+
+
+def test_ids_of_sentences_of_every_length_are_read():
+    assert check(Sentences(), Translator())["findings"] == []
+    ds = Sentences()
+    lengths = [len(s) for s, _ in ds.pairs]
+    common = max(set(lengths), key=lengths.count)
+    rare = [i for i, k in enumerate(lengths) if k != common][:3]
+    for i in rare:
+        ds.pairs[i][0][0] = 130  # past the source embedding, in sentences of other lengths
+        ds.pairs[i][1][1] = 75  # past the target vocabulary too: one error says both
+    r = check(ds, Translator())
+    assert kinds(r) == ["token-ids-out-of-range"] and r["findings"][0]["indices"] == rare
+    assert "targets (the second field)" in r["findings"][0]["message"]
+    ds = Sentences()
+    for i in rare:
+        ds.pairs[i][1][1] = 75  # the targets alone
+    r = check(ds, Translator())
+    assert kinds(r) == ["token-ids-out-of-range"] and r["findings"][0]["indices"] == rare
+    assert r["findings"][0]["details"]["field"] == 1
+
+
+def test_a_pair_of_sentences_for_a_classifier_is_no_target_sequence():
+    """(premise ids, hypothesis ids) into a 3-way classifier: the second field's ids are inputs too; the
+    head's 3 outputs are classes, not a vocabulary, so its ids are not compared with them."""
+    classifier = torch.nn.Sequential(torch.nn.Embedding(100, 8), torch.nn.Linear(8, 3))
+    assert check(TensorDataset(tokens(), tokens(seed=1)), classifier)["findings"] == []
