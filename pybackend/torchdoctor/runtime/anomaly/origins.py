@@ -123,22 +123,48 @@ _CALLS = {
 _BINOPS = {"matrix product": ast.MatMult, "product": ast.Mult, "division": ast.Div, "power": ast.Pow}
 
 
+def made_by_own_code(module: Any, bad: Any) -> Optional[Origin]:
+    """A module's output went bad from finite inputs, parameters and buffers while every child's
+    output was finite: its own ``forward`` code made it (pygcn's GCN written with
+    ``torch.log(F.softmax(x))``, an RMSNorm's ``rsqrt`` of a zero mean square). The autograd graph
+    names the op; the line is the last statement of its ``forward`` doing it. None for torch's own
+    layers (the layer is the op) and when the graph names nothing (no grad, or no known op)."""
+    if type(module).__module__.startswith("torch."):
+        return None
+    op = _graph_origin([bad])
+    if op is None:
+        return None
+    origin: Origin = {"module": module, "op": op["op"], "detail": op["detail"], "node": op["node"]}
+    origin["dtype"] = op.get("dtype")
+    code = getattr(getattr(type(module), "forward", None), "__code__", None)
+    if isinstance(code, CodeType):
+        found = _last_doing(code, str(op["op"]), None)
+        if found is not None:
+            origin["line"], origin["code"], origin["file"] = found[0], found[1], code.co_filename
+    return origin
+
+
 def find_line(frame: Optional[FrameType], op: str) -> Optional[Tuple[int, str]]:
     """``(line, source)`` of the last statement before ``frame``'s current line doing ``op``."""
     if frame is None:
         return None
-    tree = _function_tree(frame.f_code)
+    return _last_doing(frame.f_code, op, frame.f_lineno)
+
+
+def _last_doing(code: CodeType, op: str, before: Optional[int]) -> Optional[Tuple[int, str]]:
+    """The last statement of ``code``'s function doing ``op`` (before line ``before``, if given)."""
+    tree = _function_tree(code)
     if tree is None:
         return None
-    now, best = frame.f_lineno, None
+    best = None
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             line = node.lineno
-            if line < now and (best is None or line > best) and _does(node, op):
+            if (before is None or line < before) and (best is None or line > best) and _does(node, op):
                 best = line
     if best is None:
         return None
-    return best, _without_comment(linecache.getline(frame.f_code.co_filename, best).strip())
+    return best, _without_comment(linecache.getline(code.co_filename, best).strip())
 
 
 def _without_comment(code: str) -> str:

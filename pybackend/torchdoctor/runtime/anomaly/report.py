@@ -109,23 +109,43 @@ def origin_facts(found: Dict[str, Any]) -> Report:
     facts["origin_node"] = found.get("node")
     if found.get("dtype"):
         facts["origin_dtype"] = found["dtype"]
-    if found.get("line") is not None and frame is not None:
-        facts["origin_where"] = f"{frame.f_code.co_filename}:{found['line']}"
+    filename = frame.f_code.co_filename if frame is not None else found.get("file")
+    if found.get("line") is not None and filename is not None:
+        facts["origin_where"] = f"{filename}:{found['line']}"
         facts["origin_code"] = found.get("code")
     return facts
 
 
 def params_facts(module: Any) -> Report:
-    """Names of the module's own parameters (and its children's) that hold NaN/Inf already."""
+    """Names of the module's own parameters (and its children's) that hold NaN/Inf already, and
+    of its buffers (a positional table, BatchNorm's running statistics: an Inf planted in
+    attention-is-all-you-need's ``pos_table`` read "its inputs were finite" and nothing more)."""
     bad, shared = [], False
     for name, p in list(unwrap(module).named_parameters())[:MAX_PARAMS]:
-        if checkable(p) and verdict(*extremes(p), float("inf")) == NONFINITE:
+        if _nonfinite(p):
             bad.append(name)
             shared = shared or _is_shared(p)
     facts: Report = {"params_bad": bad}
     if shared:  # in shared memory (hogwild): other processes update them too
         facts["params_shared"] = True
+    buffers = [name for name, b in list(unwrap(module).named_buffers())[:MAX_PARAMS] if _nonfinite(b)]
+    if buffers:
+        facts["buffers_bad"] = buffers
     return facts
+
+
+def _nonfinite(t: Any) -> bool:
+    return checkable(t) and verdict(*extremes(t), float("inf")) == NONFINITE
+
+
+def evaluation_facts(root: Any, torch: Any) -> Report:
+    """A forward outside training: its model in eval mode, or gradients off (a ``test()`` loop,
+    where BatchNorm uses its running statistics); ``{}`` in a training forward."""
+    eval_mode = root is not None and not getattr(unwrap(root), "training", True)
+    grad_off = "inference_mode" if torch.is_inference_mode_enabled() else None
+    if grad_off is None and not torch.is_grad_enabled():
+        grad_off = "no_grad"
+    return {"evaluation": {"eval_mode": eval_mode, "grad_off": grad_off}} if eval_mode or grad_off else {}
 
 
 def _is_shared(p: Any) -> bool:

@@ -19,13 +19,26 @@ Report = Dict[str, Any]
 def sentence(report: Report) -> str:
     writer = _WRITERS.get(str(report.get("kind")))
     text = writer(report) if writer else f"{report.get('kind')} at step {report.get('step')}"
+    at = f"at step {report.get('step')}"
     if report.get("step_optimizer"):  # several optimizers: whose steps these are
-        at = f"at step {report.get('step')}"
         text = text.replace(at, f"{at} of `{report['step_optimizer']}`", 1)
+        at += f" of `{report['step_optimizer']}`"
+    if report.get("evaluation"):  # a test() loop, not the training step
+        text = text.replace(at, f"{at}, {_evaluation(report)}", 1)
     if report.get("worker_id") is not None:
         index = report.get("sample_index")
         text += f" (in DataLoader worker {report['worker_id']}" + (f", sample {index})" if index is not None else ")")
     return " ".join(text.split())  # one line, whatever the names contain
+
+
+def _evaluation(r: Report) -> str:
+    """``in evaluation (`model` in eval mode, under no_grad)``: a forward that was not training
+    (BatchNorm's running statistics, not the batch's, are used in eval mode)."""
+    facts = r["evaluation"]
+    parts = [f"`{r.get('root_var') or r.get('root') or 'the model'}` in eval mode"] if facts.get("eval_mode") else []
+    if facts.get("grad_off"):
+        parts.append(f"under {facts['grad_off']}")
+    return f"in evaluation ({', '.join(parts)})"
 
 
 def bad_values(counts: Dict[str, int]) -> str:
@@ -60,9 +73,19 @@ def _nonfinite_output(r: Report) -> str:
         return _made_inside(r, bad_values(r.get("inputs_counts") or counts))
     text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(counts)}"
     text += "; " + _inputs_text(r, what)
-    if not r.get("inputs_bad") and (counts.get("posinf") or counts.get("neginf")):
-        text += _precision(r.get("dtype"), "the op")
+    if r.get("inputs_bad") or r.get("params_bad") or r.get("buffers_bad"):
+        return text
+    if counts.get("posinf") or counts.get("neginf") or r.get("dtype") == "float16":
+        # float16 from finite inputs: NaN too is an overflow inside the op (Inf - Inf, a softmax of Inf)
+        nan_only = not (counts.get("posinf") or counts.get("neginf"))
+        text += _precision(
+            r.get("dtype"), "the op", _attention(r.get("module_type")), nan_only, r.get("inputs_max_abs")
+        )
     return text
+
+
+def _attention(module_type: Any) -> bool:
+    return "attention" in str(module_type).lower()
 
 
 def _made_inside(r: Report, what: str) -> str:
@@ -81,20 +104,34 @@ def _made_inside(r: Report, what: str) -> str:
         f"; it reached `{reached.get('qualname', '?')}` ({reached.get('module_type', '?')}) as its input{label} "
         f"({_count_text(r.get('inputs_counts') or {})}), and no module before made any"
     )
-    return text + _precision(r.get("origin_dtype") or r.get("dtype"), f"the {r.get('origin_op') or 'op'}")
+    if r.get("params_bad") or r.get("buffers_bad"):  # the parent's own weights held it (awd-lstm's embedded_dropout)
+        return text + "; " + _held(r, what)
+    attention = r.get("origin_op") == "matrix product" or _attention(r.get("module_type"))
+    return text + _precision(r.get("origin_dtype") or r.get("dtype"), f"the {r.get('origin_op') or 'op'}", attention)
 
 
 _LIMITS = {"float16": "65504", "bfloat16": "3.4e38"}
 
 
-def _precision(dtype: Any, op: str) -> str:
-    """What to do when reduced precision overflowed."""
+def _precision(dtype: Any, op: str, attention: bool = True, nan_only: bool = False, inputs_max_abs: Any = None) -> str:
+    """What to do when reduced precision overflowed. The attention advice only where there is
+    attention (a Conv2d's overflow under autocast was told to scale q and k); a NaN alone from
+    finite float16 inputs is an overflow inside the op too; inputs past float16's range (finite in
+    float32) overflowed when autocast cast them."""
     if dtype == "float16":
-        return (
-            f"; float16 overflows past {_LIMITS['float16']}: keep {op} in float32, scale the attention "
-            f"(q and k by 1/sqrt(head size) before the product, or F.scaled_dot_product_attention), "
-            f"or use bfloat16"
+        if isinstance(inputs_max_abs, (int, float)) and inputs_max_abs > float(_LIMITS["float16"]):
+            return (
+                f"; they reach {fmt_num(inputs_max_abs)}, past float16's largest value {_LIMITS['float16']}, "
+                f"so casting them to float16 (autocast) made Inf: scale them down, keep {op} in float32, "
+                f"or use bfloat16"
+            )
+        scale = (
+            ", scale the attention (q and k by 1/sqrt(head size) before the product, or F.scaled_dot_product_attention)"
+            if attention
+            else ""
         )
+        made = " (an Inf inside it turns into NaN: Inf - Inf, a softmax of Inf)" if nan_only else ""
+        return f"; float16 overflows past {_LIMITS['float16']}{made}: keep {op} in float32{scale}, or use bfloat16"
     if dtype == "bfloat16":
         return f"; bfloat16 overflows past {_LIMITS['bfloat16']}: keep {op} in float32"
     return ""
@@ -108,10 +145,10 @@ def _inputs_text(r: Report, what: str) -> str:
     if r.get("inputs_counts") is None:
         return "its inputs were not kept (checked at the end of the step)"
     if not r.get("inputs_bad"):
-        params = r.get("params_bad")
-        if params:
-            names = ", ".join(f"`{p}`" for p in params[:3]) + (", ..." if len(params) > 3 else "")
-            return f"its inputs were finite, but its parameters already had {what} ({names}){_params_origin(r)}"
+        if r.get("params_bad") or r.get("buffers_bad"):
+            return "its inputs were finite, but " + _held(r, what)
+        if r.get("own_code") and r.get("origin_op"):  # its forward's own code, not a child
+            return "its inputs were finite: its own forward made it" + _origin_text(r)
         return "its inputs were finite"
     counts = r["inputs_counts"]
     keywords = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
@@ -127,15 +164,53 @@ def _inputs_text(r: Report, what: str) -> str:
     return text
 
 
+def _origin_text(r: Report) -> str:
+    """``, at line 17 `return torch.log(...)`: `log` of 232 zeros`` (``origins.made_by_own_code``)."""
+    where, code = r.get("origin_where"), r.get("origin_code")
+    text = f", at line {where.rsplit(':', 1)[-1]} `{code}`" if where and code else ""
+    return text + f": `{r['origin_op']}` {r.get('origin_detail')}"
+
+
+def _names(names: Any) -> str:
+    return ", ".join(f"`{p}`" for p in names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def _held(r: Report, what: str) -> str:
+    """``its parameters already had NaN (`weight`) ...`` / ``its buffers ...``: the module's own state."""
+    params, buffers = r.get("params_bad"), r.get("buffers_bad")
+    parts = [f"its parameters already had {what} ({_names(params)}){_params_origin(r)}"] if params else []
+    if buffers:  # a positional table, BatchNorm's running statistics: not trained, not an update's doing
+        parts.append(
+            f"its buffers already had {what} ({_names(buffers)}), set when the model was built or loaded, by the "
+            f"module's own updates (running statistics), or by code that writes them"
+        )
+    return "; ".join(parts)
+
+
 def _params_origin(r: Report) -> str:
-    """Where a parameter's NaN came from: at step 0 nothing has updated it yet (real scripts
-    with a NaN planted in a weight were told "an earlier update" before their first step),
-    unless other processes share the weights (hogwild's workers step them)."""
+    """Where a parameter's NaN came from. Before the first ``backward()`` nothing has updated it
+    (real scripts with a NaN planted in a weight were told "an earlier update" before their first
+    step); after it, an optimizer update is named only when one of the parameters' optimizers
+    stepped since the last ``backward()`` (``params_stepped_by``; ``params_stepped`` False: none
+    did, so code between the steps wrote it: a DiT-like loop's ``w[0] = nan`` under no_grad was told
+    "an earlier update"); hogwild's workers step weights in shared memory."""
     if r.get("params_shared"):
         return ": an update by a process sharing these weights, or the initialisation, put it there"
-    if r.get("step") == 0:
+    if r.get("backward_calls", r.get("step")) == 0:
         return " before any update: its initialisation or a loaded checkpoint put it there"
-    return ": an earlier update put it there"
+    if r.get("params_stepped") is None:  # not known (a report made before this fact existed)
+        return " before this step's forward"
+    if r.get("params_stepped"):
+        by = r.get("params_stepped_by") or "optimizer"
+        step = f"`{by}.step()`" if r.get("params_stepped_named", True) else f"a step of their optimizer (`{by}`)"
+        return (
+            f" before this step's forward, and {step} ran since the last backward: that update, or code after it "
+            f"that writes the weights, put it there"
+        )
+    return (
+        " before this step's forward, and no optimizer step ran since the last backward: code between the steps "
+        "that writes the weights (an assignment under no_grad, a hand-written update, a loaded state) put it there"
+    )
 
 
 def _exploding_output(r: Report) -> str:

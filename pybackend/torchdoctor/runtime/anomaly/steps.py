@@ -19,6 +19,7 @@ class OptimizerSteps:
     def __init__(self) -> None:
         self._refs: Dict[int, "weakref.ref[Any]"] = {}
         self.counts: Dict[int, int] = {}
+        self.updated_at: Dict[int, int] = {}  # id(optimizer) -> the backward() count at its last real update
 
     def created(self, optimizer: Any) -> None:
         try:
@@ -32,6 +33,22 @@ class OptimizerSteps:
         if key not in self._refs or self._refs[key]() is not optimizer:
             self.created(optimizer)
         self.counts[key] = self.counts.get(key, 0) + 1
+
+    def updated(self, optimizer: Any, backward_calls: int) -> None:
+        """A real update (the step post hook; a step a GradScaler skipped changes no weight)."""
+        self.updated_at[id(optimizer)] = backward_calls
+
+    def stepped_since(self, params: List[Any], backward_calls: int) -> Tuple[bool, Any]:
+        """Did an optimizer holding any of ``params`` update them since the ``backward()`` that
+        made the count ``backward_calls``? ``(False, None)`` when none holds them (updates by hand)."""
+        wanted = {id(p) for p in params}
+        owner = None
+        for optimizer in self.live():
+            if any(id(p) in wanted for group in optimizer.param_groups for p in group["params"]):
+                if self.updated_at.get(id(optimizer)) == backward_calls:
+                    return True, optimizer
+                owner = owner or optimizer
+        return False, owner
 
     def live(self) -> List[Any]:
         return [o for o in (r() for r in self._refs.values()) if o is not None]

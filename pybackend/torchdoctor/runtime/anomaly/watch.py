@@ -49,7 +49,7 @@ from .loss_checks import LossChecks
 from .loss_health import LossSeries
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
-from .origins import bad_inputs, made_inside
+from .origins import bad_inputs, made_by_own_code, made_inside
 from .patches import Patches
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
 from .sentences import sentence
@@ -231,8 +231,11 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report.update(R.module_facts(self.names, module, frame, outermost_module(sys._getframe())))
         report.update(R.output_facts(t, inputs, low, high, self.config.threshold, _names(inputs, kwargs)))
         if kind == NONFINITE:
-            report.update(R.params_facts(module))
+            self._held_facts(report, module, frame)
+        report.update(R.evaluation_facts(self.names.name(module)[0], self._torch))
         report["first_bad_in_step"] = first_bad
+        if kind == NONFINITE and first_bad and not report.get("inputs_bad"):
+            self._own_code(report, module, t)
         if kind == NONFINITE and first_bad and report.get("inputs_bad"):
             self._made_inside(report, inputs, frame)
             if not report.get("made_inside"):  # from outside the modules: the loop's batch, if it holds it
@@ -248,6 +251,30 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report.update(R.module_facts(self.names, found["module"], frame, outermost_module(sys._getframe())))
         report["made_inside"] = True
         report.update(R.origin_facts(found))
+        for key in ("params_shared", "buffers_bad", "params_stepped", "params_stepped_by", "params_stepped_named"):
+            report.pop(key, None)  # the reached child's: the parent's are read now
+        self._held_facts(report, found["module"], frame)  # its own weights may hold it (awd-lstm's embedding)
+
+    def _own_code(self, report: Dict[str, Any], module: Any, t: Any) -> None:
+        """Finite inputs, parameters and buffers, no child bad first: the op of its own forward."""
+        if report.get("params_bad") or report.get("buffers_bad"):
+            return
+        found = made_by_own_code(names_unwrap(module), t)
+        if found is not None:
+            report["own_code"] = True
+            report.update(R.origin_facts(found))
+
+    def _held_facts(self, report: Dict[str, Any], module: Any, frame) -> None:
+        """The module's parameters and buffers holding NaN/Inf, and whether one of its optimizers
+        updated them since the last ``backward()`` (else code between the steps wrote them)."""
+        report.update(R.params_facts(module))
+        if report["params_bad"] and self.step > 0:
+            stepped, optimizer = self.optimizers.stepped_since(list(names_unwrap(module).parameters()), self.step)
+            report["params_stepped"] = stepped
+            if stepped:  # the script's name for it (`opt`), else its class (one wrapped in a scheduler)
+                label = R.root_label(optimizer, frame)
+                report["params_stepped_by"] = label["root_var"] or type(optimizer).__name__
+                report["params_stepped_named"] = label["root_var"] is not None
 
     def _is_loss_module(self, module: Any, t: Any) -> bool:
         """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
@@ -276,6 +303,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self.updates += 1
         try:
             self.optimizers.stepped(optimizer)
+            self.optimizers.updated(optimizer, self.step)  # one dict store a step: what a NaN weight is blamed on
             self.stale.after_step(optimizer)
         except Exception as exc:
             self._error(exc)

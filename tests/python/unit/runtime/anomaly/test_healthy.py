@@ -3,7 +3,9 @@
 Each script is written in our own words in the shape of a real recipe (AMP with a GradScaler
 that backs off, bfloat16 autocast, a DCGAN-like loop, LoRA and adaLN-Zero with gradient
 accumulation, a VAE with a summed BCE, clipping of huge raw norms, ``torch.compile``, noisy
-mini-batch losses). Each runs under ``torchdoctor run --json`` in break mode: no report at all
+mini-batch losses; from the 2026-12-06 corpus: a DiT-like diffusion model with an EMA copy, a
+VQ-VAE whose codebook is a new parameter every forward, a GCN validated in eval mode after each
+step, a CLIP-like contrastive model evaluated under no_grad, an AWD-style LSTM at SGD lr 30). Each runs under ``torchdoctor run --json`` in break mode: no report at all
 (neither anomaly nor advice), exit status 0, the script's own output printed. One driver process
 runs them all (importing torch costs more than most scripts), one torch thread.
 """
@@ -56,7 +58,7 @@ def runs(tmp_path_factory):
         capture_output=True,
         text=True,
         env=env,
-        timeout=900,  # 14 programs, one compiled from scratch, on a shared 2-core machine
+        timeout=900,  # 19 programs, one compiled from scratch, on a shared 2-core machine
         cwd=str(HEALTHY),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -210,3 +210,41 @@ def test_gradients_are_ordered_by_distance_from_the_loss():
     assert report["kind"] == "exploding_grad" and report["bad_params"] == 6
     # registration order reversed would start at `model.body.1.bias`, two layers from the loss
     assert report["param"].startswith("model.head.") and report["nearest"].startswith("model.head.")
+
+
+class GraphNet(nn.Module):
+    """A two-layer classifier returning log-probabilities, written as ``log(softmax)`` by hand."""
+
+    def __init__(self, sharp: float = 1.0) -> None:
+        super().__init__()
+        self.layer1, self.layer2, self.sharp = nn.Linear(6, 8), nn.Linear(8, 3), sharp
+
+    def forward(self, x):
+        h = F.relu(self.layer1(x))
+        return torch.log(F.softmax(self.layer2(h) * self.sharp, dim=1))  # log of a softmax that underflows
+
+
+def test_a_modules_own_forward_code_is_named_when_its_children_were_finite():
+    torch.manual_seed(0)
+    model = GraphNet(sharp=1e4)
+    with watching() as seen:
+        F.nll_loss(model(torch.randn(16, 6)), torch.zeros(16, dtype=torch.long)).backward()
+    report = seen.reports[0]
+    assert report["qualname"] == "model" and report["own_code"] is True and report["origin_op"] == "log"
+    assert report["origin_where"] == line_of("# log of a softmax that underflows", __file__)
+    assert "its inputs were finite: its own forward made it, at line" in report["sentence"]
+    assert report["sentence"].endswith(
+        "`return torch.log(F.softmax(self.layer2(h) * self.sharp, dim=1))`: `log` of "
+        + f"{report['counts']['neginf']} zeros"
+    )
+
+
+def test_a_childs_nan_weight_is_still_named_at_the_child():
+    torch.manual_seed(0)
+    model = GraphNet()
+    with torch.no_grad():
+        model.layer2.weight[1, 2] = float("nan")
+    with watching() as seen:
+        F.nll_loss(model(torch.randn(16, 6)), torch.zeros(16, dtype=torch.long)).backward()
+    report = seen.reports[0]
+    assert report["qualname"] == "model.layer2" and report["params_bad"] == ["weight"] and "own_code" not in report

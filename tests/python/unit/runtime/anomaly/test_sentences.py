@@ -214,10 +214,124 @@ def test_a_parameters_nan_is_blamed_on_an_update_only_after_one():
         inputs_bad=False,
         params_bad=["weight"],
     )
-    assert sentence(report).endswith("parameters already had NaN (`weight`): an earlier update put it there")
+    # without the watch's facts about the optimizer, the sentence says when, not who
+    assert sentence(report).endswith("parameters already had NaN (`weight`) before this step's forward")
     first = sentence(dict(report, step=0))
     assert first.endswith("(`weight`) before any update: its initialisation or a loaded checkpoint put it there")
     shared = sentence(dict(report, step=0, params_shared=True))  # hogwild: the workers update them
     assert shared.endswith(
         "(`weight`): an update by a process sharing these weights, or the initialisation, put it there"
+    )
+
+
+NAN_WEIGHT = dict(
+    MODULE,
+    kind="nonfinite_output",
+    backward_calls=412,
+    counts={"nan": 4, "posinf": 0, "neginf": 0, "numel": 64},
+    inputs_counts={"nan": 0, "posinf": 0, "neginf": 0, "numel": 64},
+    inputs_bad=False,
+    params_bad=["weight"],
+)
+
+
+def test_a_nan_written_into_a_weight_between_steps_is_not_blamed_on_an_update():
+    # `with torch.no_grad(): w[0] = nan` between two micro-steps, no optimizer step in between
+    text = sentence(dict(NAN_WEIGHT, params_stepped=False))
+    assert "update put it there" not in text and "earlier update" not in text
+    assert text.endswith(
+        "(`weight`) before this step's forward, and no optimizer step ran since the last backward: code between "
+        "the steps that writes the weights (an assignment under no_grad, a hand-written update, a loaded state) put it there"
+    )
+
+
+def test_an_optimizer_step_since_the_last_backward_is_named_as_a_possible_cause():
+    text = sentence(dict(NAN_WEIGHT, params_stepped=True, params_stepped_by="opt"))
+    assert text.endswith(
+        "(`weight`) before this step's forward, and `opt.step()` ran since the last backward: that update, "
+        "or code after it that writes the weights, put it there"
+    )
+    # an optimizer the script holds under no name of its own (wrapped in a scheduler object): its class
+    wrapped = sentence(dict(NAN_WEIGHT, params_stepped=True, params_stepped_by="Adam", params_stepped_named=False))
+    assert "and a step of their optimizer (`Adam`) ran since the last backward" in wrapped
+    # the first backward has not run: nothing updated anything yet, whatever an optimizer did
+    first = sentence(dict(NAN_WEIGHT, step=0, backward_calls=0, params_stepped=False))
+    assert first.endswith("before any update: its initialisation or a loaded checkpoint put it there")
+
+
+def test_a_buffer_holding_the_inf_is_named():
+    # an Inf in a positional table (a buffer, not a parameter): "its inputs were finite" alone hid it
+    report = dict(NAN_WEIGHT, counts={"nan": 0, "posinf": 16, "neginf": 0, "numel": 5120}, params_bad=[])
+    assert sentence(report).endswith("its inputs were finite")
+    text = sentence(dict(report, buffers_bad=["pos_table"]))
+    assert text.endswith(
+        "its inputs were finite, but its buffers already had Inf (`pos_table`), set when the model was built or "
+        "loaded, by the module's own updates (running statistics), or by code that writes them"
+    )
+
+
+def test_a_report_made_in_evaluation_says_so():
+    report = dict(NAN_WEIGHT, kind="exploding_output", root_var="model", max_abs=2e4, threshold=1e4)
+    assert "evaluation" not in sentence(report)
+    text = sentence(dict(report, evaluation={"eval_mode": True, "grad_off": "no_grad"}))
+    assert text.startswith(
+        "Exploding values in the output of `model.encoder.layers.3.attn.proj` (Linear) at step 412, "
+        "in evaluation (`model` in eval mode, under no_grad): max |x| = 20000"
+    )
+    several = sentence(dict(report, step_optimizer="opt_d", evaluation={"eval_mode": False, "grad_off": "no_grad"}))
+    assert "at step 412 of `opt_d`, in evaluation (under no_grad): max" in several
+
+
+FP16 = dict(
+    MODULE,
+    kind="nonfinite_output",
+    dtype="float16",
+    inputs_counts={"nan": 0, "posinf": 0, "neginf": 0, "numel": 64},
+    inputs_bad=False,
+    params_bad=[],
+)
+
+
+def test_float16_advice_speaks_of_attention_only_for_attention():
+    conv = sentence(dict(FP16, module_type="Conv2d", counts={"nan": 0, "posinf": 3, "neginf": 0, "numel": 64}))
+    assert conv.endswith(
+        "its inputs were finite; float16 overflows past 65504: keep the op in float32, or use bfloat16"
+    )
+    attention = dict(FP16, module_type="MultiheadAttention", counts={"nan": 64, "posinf": 0, "neginf": 0, "numel": 64})
+    assert sentence(attention).endswith(
+        "its inputs were finite; float16 overflows past 65504 (an Inf inside it turns into NaN: Inf - Inf, a softmax "
+        "of Inf): keep the op in float32, scale the attention (q and k by 1/sqrt(head size) before the product, or "
+        "F.scaled_dot_product_attention), or use bfloat16"
+    )
+    # a NaN alone in float32 from finite inputs is no overflow: no advice
+    assert sentence(dict(attention, dtype="float32")).endswith("its inputs were finite")
+
+
+def test_float32_inputs_past_the_float16_range_are_named_as_the_overflow():
+    report = dict(FP16, module_type="Conv2d", counts={"nan": 2, "posinf": 5, "neginf": 0, "numel": 64})
+    assert sentence(dict(report, inputs_max_abs=96455.0)).endswith(
+        "its inputs were finite; they reach 96455, past float16's largest value 65504, so casting them to float16 "
+        "(autocast) made Inf: scale them down, keep the op in float32, or use bfloat16"
+    )
+
+
+def test_a_parent_whose_own_weights_held_the_nan_says_so():
+    report = dict(
+        MODULE,
+        kind="nonfinite_output",
+        qualname="model",
+        module_type="RNNModel",
+        step=5,
+        backward_calls=5,
+        made_inside=True,
+        counts={"nan": 2, "posinf": 0, "neginf": 0, "numel": 100},
+        inputs_counts={"nan": 2, "posinf": 0, "neginf": 0, "numel": 100},
+        reached={"qualname": "model.lockdrop", "module_type": "LockedDropout"},
+    )
+    assert sentence(report).endswith("and no module before made any")
+    text = sentence(dict(report, params_bad=["encoder.weight"], params_stepped=False))
+    assert text.endswith(
+        "and no module before made any; its parameters already had NaN (`encoder.weight`) before this step's "
+        "forward, and no optimizer step ran since the last backward: code between the steps that writes the weights "
+        "(an assignment under no_grad, a hand-written update, a loaded state) put it there"
     )
