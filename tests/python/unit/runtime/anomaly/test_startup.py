@@ -85,8 +85,7 @@ def test_the_pydevd_plugin_activates_it():
     """As debugpy does at start: load the plugin modules, send on_debugger_modules_loaded."""
     from pathlib import Path
 
-    import debugpy
-
+    debugpy = pytest.importorskip("debugpy", reason="debugging needs debugpy, which needs Python 3.10 or later")
     pydevd_dir = Path(debugpy.__file__).parent / "_vendored" / "pydevd"
     code = textwrap.dedent("""
         import json, sys
