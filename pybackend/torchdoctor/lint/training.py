@@ -104,6 +104,11 @@ class TrainingAnalysis:
     def _has_backward(self, func: ast.AST) -> bool:
         return bool(self.backwards(func))
 
+    def backpropagates(self, node: ast.AST) -> bool:
+        """``node`` calls ``backward()`` itself or through a function of this file it calls
+        (``optimizer_step(loss, optimizer)`` that backpropagates the loss it is handed)."""
+        return bool(self.backwards(node)) or self._calls_local(node, self._has_backward)
+
     # -- following local calls ------------------------------------------------------
 
     def _calls_local(

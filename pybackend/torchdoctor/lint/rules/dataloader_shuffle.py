@@ -27,6 +27,8 @@ from ..fixes import add_dict_entry, add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
+from .loader_demos import only_looked_at
+from .loader_samplers import sampler_only_sometimes
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"val|test|eval|dev|holdout|predict|infer", re.IGNORECASE)
@@ -55,8 +57,11 @@ def check(ctx: LintContext, report: Reporter) -> None:
     for call in ctx.calls:
         if ctx.callee_class(call) != torchapi.DATALOADER:
             continue
+        sometimes = None  # ``sampler=train_sampler``, None outside distributed runs (loader_samplers.py)
         if any(k.arg in _ORDER_KWARGS for k in call.keywords) or len(call.args) >= 3:
-            continue
+            sometimes = sampler_only_sometimes(ctx, call)
+            if sometimes is None:
+                continue
         options = _star_options(ctx, call)
         if options is None:
             continue  # ``**kwargs`` we cannot read: it may well shuffle
@@ -69,9 +74,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
             _is_iterable_dataset(ctx, call.args[0]) or _ignores_index(ctx, call.args[0]) or _is_one_batch(ctx, call)
         ):
             continue
-        if _only_first_batch_taken(ctx, call):
+        if _only_first_batch_taken(ctx, call) or only_looked_at(ctx, call, _assigned_target(ctx, call)):
             continue
-        report.report(call, _message(ctx, call, branch), fix=_fix(ctx, call, literal))
+        message, fix = sometimes or (_message(ctx, call, branch), _fix(ctx, call, literal))
+        report.report(call, message, fix=fix)
 
 
 def is_test_file(path: Optional[str]) -> bool:

@@ -18,6 +18,7 @@ from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
+from .loss_handoffs import backward_subjects, handed_to_backward
 from .loss_meters import fed_meter
 
 # What an accumulator can be: a name or ``self.attr``.
@@ -214,24 +215,14 @@ def _augmented_loss(ctx: LintContext, name: ast.Name, depth: int) -> bool:
     return False
 
 
-def _backward_subjects(call: ast.Call) -> List[ast.expr]:
-    """What a backward call differentiates: ``loss`` in ``loss.backward()``,
-    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``self.manual_backward(loss)``,
-    ``torch.autograd.backward(loss)``. (A tensor's own ``backward(gradient)`` argument is listed
-    too; it does no harm.)"""
-    func = call.func
-    subjects: List[ast.expr] = list(call.args[:1])
-    if isinstance(func, ast.Attribute) and func.attr == "backward":
-        subjects.append(torchapi.unscaled(func.value))
-    return subjects
-
-
 def _is_backpropagated_ref(ctx: LintContext, ref: ast.expr) -> bool:
     """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a
     loss; so is a name copied into one (``loss = raw_loss``, regularisers added, ``loss.backward()``)."""
     scope = ctx.scope_of(ref)
+    if isinstance(ref, ast.Name) and ref.id in handed_to_backward(ctx, scope):
+        return True  # ``optimizer_step(loss / accum, opt)``, a helper that backpropagates it
     for call in analysis(ctx).backwards(scope):
-        for subject in _backward_subjects(call):
+        for subject in backward_subjects(call):
             if _is_ref(subject) and _same(ctx, subject, ref):
                 return True
             if isinstance(subject, ast.Name) and isinstance(ref, ast.Name) and subject.id != ref.id:

@@ -28,7 +28,40 @@ def fed_meter(ctx: LintContext, node: ast.AST) -> Optional[ast.Call]:
     if not call.args or not isinstance(holder, (ast.Name, ast.Attribute)):
         return None
     cls = ctx.local_class(ctx.class_of(holder))
-    return call if cls is not None and _sums_first_argument(ctx, cls) else None
+    if cls is None:
+        return call if _library_meter(ctx, holder) else None
+    return call if _sums_first_argument(ctx, cls) else None
+
+
+# Library meters whose ``update(val, n=1)`` does ``self.sum += val * n`` with no conversion.
+_SUMMING_METERS = frozenset({"timm.utils.AverageMeter", "timm.utils.metrics.AverageMeter"})
+
+
+def _library_meter(ctx: LintContext, holder: ast.expr) -> bool:
+    """``losses_m = AverageMeter()`` imported from timm, by name or through ``from timm.utils
+    import *`` (timm's training script, copied by many projects)."""
+    if ctx.class_of(holder) in _SUMMING_METERS:
+        return True
+    built = ctx.construction_of(holder)
+    return (
+        built is not None
+        and isinstance(built.func, ast.Name)
+        and built.func.id == "AverageMeter"
+        and ctx.binding(built.func) is None
+        and _star_imports_timm_utils(ctx)
+    )
+
+
+def _star_imports_timm_utils(ctx: LintContext) -> bool:
+    def collect() -> bool:
+        return any(
+            isinstance(node, ast.ImportFrom)
+            and node.module in ("timm.utils", "timm.utils.metrics")
+            and any(a.name == "*" for a in node.names)
+            for node in ctx.tree.body
+        )
+
+    return ctx.shared("loss_meters.star_timm_utils", collect)
 
 
 def _sums_first_argument(ctx: LintContext, cls: ast.ClassDef) -> bool:

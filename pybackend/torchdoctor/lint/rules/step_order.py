@@ -56,7 +56,13 @@ def check(ctx: LintContext, report: Reporter) -> None:
                 (_pos(s.call) for s in steps if s.key != step.key and _pos(s.call) < at and s.call not in run),
                 default=(0, 0),
             )
-            before = [b for b in backwards if since < _pos(b) < at and not _cut_off(ctx, b, step.call, unit.node)]
+            before = [
+                b
+                for b in backwards
+                if since < _pos(b) < at
+                and not _cut_off(ctx, b, step.call, unit.node)
+                and not ctx.exclusive(b, step.call)  # ``if fp16: scaled.backward()`` / ``else: opt.step()``
+            ]
             after = [b for b in backwards if _pos(b) > at]
             condition = _condition_around(ctx, step.call, unit.node)
             if condition is not None and not (after and ctx.is_inside(after[0], condition)):

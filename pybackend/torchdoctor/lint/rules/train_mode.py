@@ -82,13 +82,31 @@ def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call
             ):
                 return call, model
             continue
-        helper = ctx.local_function_called(call)
-        if helper is not None and _any_switch(ctx, training.own_calls(helper), "eval", 1):
-            passed = _argument_for_switched_param(ctx, call, helper)
+        found = _helper(ctx, call)
+        if found is not None and _any_switch(found[0], analysis(found[0]).own_calls(found[1]), "eval", 1):
+            passed = _argument_for_switched_param(found[0], call, found[1])
             if passed is not None and _fresh_each_iteration(ctx, passed, loop):
                 continue
             return call, passed
     return None
+
+
+def _helper(ctx: LintContext, call: ast.Call) -> Optional[Tuple[LintContext, Function]]:
+    """The function ``call`` runs, with the context of its file: one of this file, or one of the
+    project imported by name (``from training import train_epoch``: a main script whose epoch loop
+    calls ``train_epoch(...)`` and ``val_epoch(...)`` from two files). Found once per call."""
+    cache: Dict[ast.Call, Optional[Tuple[LintContext, Function]]] = ctx.shared("train_mode.helpers", dict)
+    if call in cache:
+        return cache[call]
+    local = ctx.local_function_called(call)
+    found: Optional[Tuple[LintContext, Function]] = (ctx, local) if local is not None else None
+    if found is None and isinstance(call.func, ast.Name) and call.func.id in ctx.imports.aliases:
+        qualname = ctx.qualname(call.func)
+        if qualname and not qualname.startswith("torch."):
+            hit = ctx.project.find_function(qualname, ctx.path)
+            found = hit if hit is not None and hit[0] is not ctx else None
+    cache[call] = found
+    return found
 
 
 def _fresh_each_iteration(ctx: LintContext, model: ast.expr, loop: Loop) -> bool:
@@ -207,40 +225,80 @@ def _trains(ctx: LintContext, loop: Loop) -> bool:
 
 def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
     training = analysis(ctx)
-
-    def step_and_backward(node: ast.AST) -> Tuple[bool, bool]:
-        calls = training.own_calls(node)
-        return (
-            any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls),
-            any(torchapi.is_backward(ctx, c) for c in calls),
-        )
-
-    steps, backs = step_and_backward(loop)
-    for call in training.own_calls(loop):
-        helper = ctx.local_function_called(call)
-        if helper is not None:
-            h_steps, h_backs = step_and_backward(helper)
+    calls = training.own_calls(loop)
+    steps = any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls)
+    backs = any(torchapi.is_backward(ctx, c) for c in calls)
+    for call in calls:
+        found = _helper(ctx, call)
+        if found is not None:
+            home, helper = found
+            h_calls = analysis(home).own_calls(helper)
+            h_steps = any(torchapi.stepped_optimizer(home, c) is not None for c in h_calls)
+            h_backs = any(torchapi.is_backward(home, c) for c in h_calls)
             steps, backs = steps or h_steps, backs or h_backs
     return steps and backs
 
 
 def _any_switch(ctx: LintContext, calls: List[ast.Call], mode: str, depth: int) -> bool:
-    training = analysis(ctx)
     for call in calls:
         if switch_of(call) == mode:
             return True
         if depth < _FOLLOW_DEPTH:
-            helper = ctx.local_function_called(call)
-            if helper is not None and _any_switch(ctx, training.own_calls(helper), mode, depth + 1):
+            found = _helper(ctx, call)
+            if found is not None and _any_switch(found[0], analysis(found[0]).own_calls(found[1]), mode, depth + 1):
                 return True
     return False
 
 
 def _is_trained(ctx: LintContext, model: ast.expr) -> bool:
     """When the file builds optimizers from ``x.parameters()``, only those ``x`` count: a
-    frozen teacher or EMA copy put in eval mode is fine."""
+    frozen teacher or EMA copy put in eval mode is fine. When every optimizer of the file is
+    built over a list of tensors (``Adam([latent] + noises)``: a GAN inversion tunes the
+    latent through a frozen generator), no model is trained."""
     optimized = _optimized_models(ctx)
-    return not optimized or ctx.text(model) in optimized
+    if optimized:
+        return ctx.text(model) in optimized
+    return not _only_tensors_optimized(ctx)
+
+
+def _only_tensors_optimized(ctx: LintContext) -> bool:
+    def collect() -> bool:
+        constructions = [
+            call
+            for call in ctx.calls
+            if (ctx.callee_class(call) or "").startswith("torch.optim.")
+            and not (ctx.callee_class(call) or "").startswith("torch.optim.lr_scheduler")
+        ]
+        return bool(constructions) and all(_over_tensor_list(ctx, c) for c in constructions)
+
+    return ctx.shared("train_mode.only_tensors_optimized", collect)
+
+
+def _over_tensor_list(ctx: LintContext, construction: ast.Call) -> bool:
+    """``Adam([latent_in] + noises, lr=...)``: the parameters are a list written here, of names
+    that are not models and hold no ``.parameters()``."""
+    params = construction.args[0] if construction.args else None
+    params = params or next((k.value for k in construction.keywords if k.arg == "params"), None)
+    if params is None:
+        return False
+    parts: List[ast.expr] = []
+    pending = [params]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            pending += [node.left, node.right]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            parts.append(node)
+            pending += node.elts
+        elif isinstance(node, ast.Name):
+            value = ctx.value_of(node)
+            if value is None or torchapi.is_model(ctx, node) or parameters_taken(ctx, value):
+                return False
+            if not isinstance(value, (ast.Call, ast.List, ast.ListComp)):
+                return False
+        else:
+            return False
+    return bool(parts)  # at least one list literal: not one opaque ``params`` name
 
 
 def _optimized_models(ctx: LintContext) -> Set[str]:

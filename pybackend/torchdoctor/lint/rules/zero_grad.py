@@ -46,6 +46,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
             on_path = [m for m in cleared.modules if _on_the_steps_path(ctx, step, cleared, m)]
             left = _owners_left(ctx, step, on_path)
             if left is None:
+                sometimes = _cleared_only_sometimes(ctx, step, unit, cleared, on_path)
+                if sometimes is not None and not _distributed(ctx, step):
+                    reported.add(step.key)
+                    report.report(step.call, _sometimes_message(ctx, step, sometimes))
                 continue
             if _distributed(ctx, step) or _fresh_each_pass(ctx, step, unit):
                 continue
@@ -67,6 +71,45 @@ def _on_the_steps_path(ctx: LintContext, step: Step, cleared, module: str) -> bo
     if not calls:
         return True  # cleared by a helper: its branches are not ours to judge
     return any(not ctx.never_together(call, step.call) for call in calls)
+
+
+def _cleared_only_sometimes(ctx: LintContext, step: Step, unit: Unit, cleared, modules: List[str]) -> Optional[ast.If]:
+    """The ``if`` around the only ``model.zero_grad()`` of the loop, when the step and a backward
+    run on every pass and that clear does not (StyleGAN2's ``if d_regularize:`` block clears,
+    backpropagates and steps on its own): on the other passes each ``backward()`` adds to the
+    last one's gradients. None when some clear runs every pass, when the ``if`` has an ``else``,
+    when the step itself is conditional (gradient accumulation), or when a helper clears."""
+    loop = unit.node
+    if not unit.is_loop or _first_if_within(ctx, step.call, loop) is not None:
+        return None
+    if ctx.enclosing_loops(step.call)[:1] != [loop]:
+        return None
+    owners = parameter_owners(ctx, ctx.construction_of(step.optimizer))
+    covering = [m for m in modules if any(o == m or o.startswith(m + ".") for o in owners)]
+    if not owners or not covering:
+        return None
+    ifs: List[ast.If] = []
+    for module in covering:
+        calls = cleared.module_calls.get(module)
+        if not calls:
+            return None  # cleared by a helper
+        for call in calls:
+            around = _first_if_within(ctx, call, loop)
+            if around is None or around.orelse:
+                return None
+            ifs.append(around)
+    every_pass = [b for b in analysis(ctx).backwards(loop) if not any(ctx.is_inside(b, i) for i in ifs)]
+    return ifs[0] if every_pass else None
+
+
+def _first_if_within(ctx: LintContext, node: ast.AST, loop: ast.AST) -> Optional[ast.If]:
+    """The innermost ``if`` around ``node`` inside ``loop``, else None."""
+    for anc in ctx.ancestors(node):
+        if anc is loop:
+            return None
+        if isinstance(anc, ast.If):
+            return anc
+    return None
 
 
 def _owners_left(ctx: LintContext, step: Step, modules: List[str]) -> Optional[List[str]]:
@@ -206,6 +249,14 @@ def _partial_message(step: Step, unit: Unit, cleared: List[str], left: List[str]
         f"`{step.key}` also steps the parameters of {rest}, but {where} only calls {done}: their "
         f"gradients add up over the iterations, so every step applies their running sum. "
         f"Call `{step.key}.zero_grad()` instead."
+    )
+
+
+def _sometimes_message(ctx: LintContext, step: Step, around: ast.If) -> str:
+    return (
+        f"`{step.key}` is stepped on every pass, but its gradients are cleared only when "
+        f"`{ctx.text(around.test)}` (line {around.lineno}): on the other passes each `backward()` adds to the "
+        f"previous gradients. Call `{step.key}.zero_grad()` before each backward."
     )
 
 

@@ -1,0 +1,62 @@
+"""TD017's demo loops: a training set's loader that a dataset file iterates only to show its
+samples (``for imgs, labels in loader: plt.imshow(...)``), with no model and no training step,
+is not a training run and has no order to shuffle."""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Union
+
+from .. import torchapi
+from ..context import LintContext, terminal_name
+from ..training import analysis
+
+_DISPLAY = frozenset({"imshow", "show", "savefig", "save_image"})
+
+
+def only_looked_at(ctx: LintContext, call: ast.Call, target: Optional[ast.expr]) -> bool:
+    """``train_loader = DataLoader(dst, batch_size=4)`` read only by loops that show its batches
+    (``plt.imshow(imgs[j])``) and run no model, no backward and no step: a dataset file's demo
+    of its samples, whatever the loader is named, not a training run. The loader must not
+    leave the scope (passed to a call, returned, stored): a loop elsewhere could train on it."""
+    if not isinstance(target, ast.Name):
+        return False
+    training = analysis(ctx)
+    assigned = ctx.statement_of(call)
+    loops: List[Union[ast.For, ast.AsyncFor]] = []
+    for node in ast.walk(ctx.scope_of(call)):
+        if not (isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load)):
+            continue
+        bound = ctx.binding(node)
+        if bound is not None and bound.stmt is not assigned:
+            continue  # another variable of the same name (a function's parameter)
+        loop = _loop_drawing_from(ctx, node)
+        if loop is None:
+            return False
+        loops.append(loop)
+    for loop in loops:
+        calls = training.own_calls(loop)
+        if training.backpropagates(loop) or any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls):
+            return False
+        if any(_runs_a_model(ctx, c) for c in calls):
+            return False
+        if not any(terminal_name(c.func) in _DISPLAY for c in calls):
+            return False
+    return bool(loops)
+
+
+def _runs_a_model(ctx: LintContext, call: ast.Call) -> bool:
+    """``model(x)``, or a model handed to a helper (``train_step(model, batch)``)."""
+    called = [call.func, *call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(e, (ast.Name, ast.Attribute)) and torchapi.is_model(ctx, e) for e in called)
+
+
+def _loop_drawing_from(ctx: LintContext, name: ast.Name) -> Optional[Union[ast.For, ast.AsyncFor]]:
+    """The ``for`` loop whose iterable is ``name`` (``for b in enumerate(name)``), else None."""
+    node: ast.AST = name
+    parent = ctx.parents.get(node)
+    while isinstance(parent, ast.Call) and terminal_name(parent.func) in torchapi.ITERABLE_WRAPPERS:
+        node, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
+        return parent
+    return None
