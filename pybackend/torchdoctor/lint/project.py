@@ -22,6 +22,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
+from .names import ImportMap
+
 if TYPE_CHECKING:  # pragma: no cover
     from .bindings import Function
     from .context import LintContext
@@ -108,7 +110,7 @@ class ProjectIndex:
         from (``from utils import *`` where utils.py does ``import torch``: ``torch``); None when
         it is not a torch import there."""
         found = self._star_origin(ctx, name)
-        imported = found[1].imports.aliases.get(name) if found is not None else None
+        imported = _imported_only(found[1]).get(name) if found is not None else None
         return imported if imported is not None and imported.split(".")[0] == "torch" else None
 
     def star_class(self, ctx: "LintContext", name: str) -> Optional[str]:
@@ -229,6 +231,29 @@ def _module_level(tree: ast.Module) -> List[ast.stmt]:
                 nested.body += [s for handler in stmt.handlers for s in handler.body] + stmt.finalbody
             found.extend(_module_level(nested))
     return found
+
+
+def _imported_only(ctx: "LintContext") -> Dict[str, str]:
+    """The module-level names of ``ctx``'s file that an import binds and nothing else does, with
+    what they import: ``DataLoader`` of ``from torch.utils.data import DataLoader`` unless the
+    module rebinds it (``DataLoader = functools.partial(DataLoader, shuffle=True)``, a ``def``, a
+    ``global DataLoader`` in a function, an import of something else under that name)."""
+    return ctx.shared("project.imported_only", lambda: _imports_alone(ctx))
+
+
+def _imports_alone(ctx: "LintContext") -> Dict[str, str]:
+    found: Dict[str, str] = {}
+    clashing: Set[str] = set()
+    for stmt in _module_level(ctx.tree):
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or any(a.name == "*" for a in stmt.names):
+            continue
+        for local, imported in ImportMap([stmt]).aliases.items():
+            if found.setdefault(local, imported) != imported:
+                clashing.add(local)
+    module = ctx.bindings.scopes.get(ctx.tree)
+    rebound = set(module.names) if module is not None else set()
+    rebound.update(name for scope in ctx.bindings.scopes.values() for name in scope.globals)
+    return {local: imported for local, imported in found.items() if local not in clashing and local not in rebound}
 
 
 def _star_names(ctx: "LintContext") -> Set[str]:

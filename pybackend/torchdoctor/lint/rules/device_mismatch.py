@@ -9,6 +9,7 @@ script "falls back" to the CPU and trains many times slower than intended.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -145,7 +146,7 @@ def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.
     scope = ctx.scope_of(move.call)
     moved_at = (move.call.lineno, move.call.col_offset)
     target = _moved_binding(ctx, move)
-    in_one_test = _in_test_function(ctx, move)
+    in_one_test = target is not None and _fresh_in_each_test(ctx, move, target)
     uses, taken = [], set()
     for call in candidates:
         if id(call) in taken:
@@ -162,18 +163,39 @@ def _uses(ctx: LintContext, move: Move, candidates: List[ast.Call]) -> List[ast.
     return uses
 
 
-def _in_test_function(ctx: LintContext, move: Move) -> bool:
-    """The move is made inside a test (``def test_sample(self): self.model.cuda()``): unittest and
-    pytest build the fixture afresh for every test, so the other tests still get a CPU model. A
-    test is a ``test*`` method of a ``Test*`` or ``TestCase`` class, or a ``test*`` function of a
-    test file (a script's own ``def test(model)`` is an evaluation, whose move does persist)."""
+def _fresh_in_each_test(ctx: LintContext, move: Move, target: BindingNode) -> bool:
+    """The move is made inside a test (``def test_sample(self): self.model.cuda()``) to a model
+    that test gets afresh: built in the test itself, or in ``setUp`` (unittest and pytest run it
+    before every test), so the other tests still get a CPU model. A model built once for many
+    tests (at module level, in ``setUpClass``) stays moved for the tests that run after."""
     func = ctx.enclosing_function(move.call)
-    if func is None or not func.name.startswith("test"):
+    if func is None or not _is_test(ctx, func):
+        return False
+    built_in = ctx.enclosing_function(target)
+    if built_in is func:
+        return True
+    return (
+        built_in is not None
+        and built_in.name in _PER_TEST_FIXTURES
+        and ctx.enclosing_class(built_in) is ctx.enclosing_class(func)
+    )
+
+
+# Methods unittest / pytest run before each test of their class (not ``setUpClass``).
+_PER_TEST_FIXTURES = frozenset({"setUp", "asyncSetUp", "setup_method"})
+_TEST_CLASS = re.compile(r"Test(?:[A-Z_]|$)")
+
+
+def _is_test(ctx: LintContext, func: ast.AST) -> bool:
+    """A ``test*`` method of a ``TestCase`` subclass or of a pytest ``Test*`` class of a test
+    file (``TestSampling``, not ``Tester``), or a ``test*`` function of a test file (a script's
+    own ``def test(model)`` is an evaluation, whose move does persist)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not func.name.startswith("test"):
         return False
     owner = ctx.enclosing_class(func)
-    if owner is not None:
-        return owner.name.startswith("Test") or any(b.endswith("TestCase") for b in ctx.base_names(owner))
-    return is_test_file(ctx.path)
+    if owner is not None and any(b.endswith("TestCase") for b in ctx.base_names(owner)):
+        return True
+    return (owner is None or _TEST_CLASS.match(owner.name) is not None) and is_test_file(ctx.path)
 
 
 def _moved_binding(ctx: LintContext, move: Move) -> Optional[BindingNode]:

@@ -4,8 +4,10 @@
 ``update(self, val, n=1)`` does ``self.sum += val * n``: the meter's sum is the loss tensor
 plus every later one, and keeps each batch's graph alive, exactly as ``total += loss`` does.
 Only meters whose class the project defines are followed: their ``update`` must add its first
-argument into an attribute (``self.sum += ...``) and never turn it into a number (``.item()``,
-``float(...)``, ``.detach()``); a meter we cannot read, or one that converts, is no accumulator.
+argument itself into an attribute (``self.sum += val * n``: arithmetic only) and never let go of
+its graph (``.item()``, ``float(...)``, ``.detach()``, ``.data``); a meter we cannot read, one that
+converts, or one that passes the value through any other call (``to_number(val)``, whatever it
+does) is no accumulator.
 """
 
 from __future__ import annotations
@@ -73,22 +75,51 @@ def _sums_first_argument(ctx: LintContext, cls: ast.ClassDef) -> bool:
 
 
 def _sums(update: ast.FunctionDef) -> bool:
+    """Whether ``update`` adds its first argument itself, still a tensor with its graph, into an
+    attribute: ``self.sum += val * n``. Only arithmetic keeps the tensor; ``.data``,
+    ``.detach()``, ``.item()``, ``float()``, ``.tolist()``, ``.cpu().numpy()`` let go of the graph,
+    and what any other call returns (``to_number(val)``) is not known, so it is not reported; nor
+    is a meter that rebinds the argument (``val = val.item()``) or converts it anywhere."""
     params = [a.arg for a in update.args.args][1:]
     if not params:
         return False
     value = params[0]
     added = False
     for node in ast.walk(update):
-        if isinstance(node, ast.Call) and terminal_name(node.func) in _CONVERTS and _mentions(node, value):
+        if _releases(node) and _mentions(node, value):
             return False  # ``self.sum += val.item() * n``: a number
+        if isinstance(node, ast.Name) and node.id == value and not isinstance(node.ctx, ast.Load):
+            return False  # ``val = to_number(val)``: whatever it is now, not known to be the tensor
         if (
             isinstance(node, ast.AugAssign)
             and isinstance(node.op, ast.Add)
             and isinstance(node.target, ast.Attribute)
-            and _mentions(node.value, value)
+            and _carries(node.value, value)
         ):
             added = True
     return added
+
+
+def _releases(node: ast.AST) -> bool:
+    """``x.item()``, ``float(x)``, ``x.detach()``, ``x.data``...: a number or a tensor without a graph."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "data"
+    return isinstance(node, ast.Call) and terminal_name(node.func) in _CONVERTS
+
+
+def _carries(expr: ast.expr, name: str) -> bool:
+    """Whether ``expr`` is ``name`` itself through arithmetic only (``val * n``, ``-val / 2``):
+    a call, an attribute, a subscript in the way makes the value unknown."""
+    pending = [expr]  # a list, not recursion: ``a + b + ... + z`` nests one level per term
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            return True
+        if isinstance(node, ast.BinOp):
+            pending += [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            pending.append(node.operand)
+    return False
 
 
 def _mentions(node: ast.AST, name: str) -> bool:

@@ -89,3 +89,63 @@ def test_a_file_linted_without_a_path_guesses_nothing():
     result = lint_source(textwrap.dedent(EVALUATE.format(loop=GUARDED)).lstrip("\n"))
     assert result.internal_errors == []
     assert [f.rule_id for f in result.all if f.rule_id == "TD009"] == ["TD009"]
+
+
+# -- a name the helpers module rebinds after importing it -----------------------------------
+
+LOADERS = """
+import functools
+
+from torch.utils.data import DataLoader
+{rebind}
+"""
+
+FIT = """
+from loaders import *
+import torch
+
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.Adam(model.parameters())
+batches = DataLoader(torch.utils.data.TensorDataset(torch.randn(64, 3), torch.randn(64, 1)), batch_size=16)
+for epoch in range(5):
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def td017(tmp_path: Path, rebind: str) -> List[Tuple[str, int]]:
+    write(tmp_path, {"loaders.py": LOADERS.format(rebind=rebind), "fit.py": FIT})
+    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
+    try:
+        result = lint_source((tmp_path / "fit.py").read_text(encoding="utf-8"), str(tmp_path / "fit.py"))
+    finally:
+        P.PROJECT = saved
+    assert result.internal_errors == []
+    return [(f.rule_id, f.line) for f in result.all if f.rule_id == "TD017"]
+
+
+def test_a_torch_class_the_helpers_only_import_is_torch_s(tmp_path):
+    # ``DataLoader`` reaches fit.py as torch's own class: its loader keeps the stored order
+    assert td017(tmp_path, "") == [("TD017", 6)]
+
+
+def test_a_torch_class_the_helpers_rebind_with_a_partial_is_not_torch_s(tmp_path):
+    # the project's own ``DataLoader`` shuffles every loader it builds: nothing to report
+    assert td017(tmp_path, "DataLoader = functools.partial(DataLoader, shuffle=True)") == []
+
+
+def test_a_torch_class_the_helpers_replace_with_a_function_is_not_torch_s(tmp_path):
+    wrapper = "\n\ndef DataLoader(dataset, **options):\n    return functools.partial(dataset, **options)\n"
+    assert td017(tmp_path, wrapper) == []
+
+
+def test_a_torch_class_the_helpers_import_again_from_elsewhere_is_not_torch_s(tmp_path):
+    assert td017(tmp_path, "from shuffled_loaders import DataLoader") == []
+
+
+def test_a_torch_class_a_helpers_function_rebinds_globally_is_not_torch_s(tmp_path):
+    patched = "\n\ndef patch():\n    global DataLoader\n    DataLoader = functools.partial(DataLoader, shuffle=True)\n"
+    assert td017(tmp_path, patched) == []

@@ -79,3 +79,44 @@ def test_a_meter_class_from_a_star_import_is_read_where_it_is_defined(tmp_path: 
     assert result.internal_errors == []
     found: List[Tuple[str, int]] = [(f.rule_id, f.line) for f in result.all if f.rule_id == "TD007"]
     assert found == [("TD007", 15)]
+
+
+# -- meters whose ``update`` lets go of the graph before it sums -----------------------------
+
+TO_NUMBER = """
+
+def as_number(v):
+    return v.item() if torch.is_tensor(v) else float(v)
+"""
+
+
+def test_a_meter_that_sums_the_data_of_what_it_gets_is_fine():
+    # ``.data`` is the same numbers without the autograd history: no graph is kept
+    assert td007("val.data * n", "loss") == []
+
+
+def test_a_meter_that_sums_a_detached_copy_is_fine():
+    assert td007("val.detach() * n", "loss") == []
+
+
+def test_a_meter_that_sums_a_numpy_copy_is_fine():
+    assert td007("val.cpu().numpy() * n", "loss") == []
+
+
+def test_a_meter_that_sums_a_python_float_is_fine():
+    assert td007("float(val) * n", "loss") == []
+
+
+def test_a_meter_that_sums_what_a_helper_of_ours_returns_is_fine():
+    # ``as_number`` calls ``.item()``; whatever a call returns is not known to be the tensor
+    assert td007("as_number(val) * n", "loss", LOOP + TO_NUMBER) == []
+
+
+def test_a_meter_that_rebinds_what_it_gets_through_a_helper_is_fine():
+    rebinding = METER.replace("        self.last = val\n", "        val = as_number(val)\n")
+    assert "as_number" in rebinding
+    assert hits(LOOP.format(fed="loss") + TO_NUMBER + rebinding.format(added="val * n"), "TD007") == []
+
+
+def test_a_meter_that_sums_the_tensor_scaled_and_negated_still_keeps_the_graph():
+    assert td007("-(val * n) / 2", "loss") == [("TD007", 13)]
