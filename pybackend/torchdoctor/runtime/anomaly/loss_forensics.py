@@ -101,6 +101,24 @@ def _nonfinite_result(torch, x) -> Verdict:
     return f"gave {bad} non-finite values" if bad else None
 
 
+def _sqrt_result(torch, x) -> Verdict:
+    """``sqrt`` saves its result only: a NaN there is the root of a negative value (or of a NaN an
+    op not searched made), an Inf the root of an Inf."""
+    nan, inf = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+    parts = [f"{nan} NaN (roots of negative values, or of NaN)"] if nan else []
+    parts += [f"{inf} Inf (roots of Inf)"] if inf else []
+    return "gave " + " and ".join(parts) if parts else None
+
+
+def _rsqrt_result(torch, x) -> Verdict:
+    """``rsqrt`` (1/sqrt): an Inf is the root of a zero (an RMSNorm's zero mean square), a NaN of a
+    negative value (or of a NaN)."""
+    nan, inf = int(torch.isnan(x).sum()), int(torch.isinf(x).sum())
+    parts = [f"{inf} Inf (of zeros)"] if inf else []
+    parts += [f"{nan} NaN (of negative values, or of NaN)"] if nan else []
+    return "gave " + " and ".join(parts) if parts else None
+
+
 def _softmax_result(torch, x) -> Verdict:
     bad = int(torch.isnan(x).sum())
     return f"gave {bad} NaN (a row of -Inf only, or Inf in its input)" if bad else None
@@ -114,8 +132,8 @@ _RULES: Dict[str, Tuple[str, str, Callable[[Any, Any], Verdict]]] = {
     "Log1pBackward0": ("_saved_self", "log1p", _below_minus_one),
     "DivBackward0": ("_saved_other", "division", _zero_divisor),
     "ReciprocalBackward0": ("_saved_result", "reciprocal", _nonfinite_result),
-    "RsqrtBackward0": ("_saved_result", "rsqrt", _nonfinite_result),
-    "SqrtBackward0": ("_saved_result", "sqrt", _nonfinite_result),
+    "RsqrtBackward0": ("_saved_result", "rsqrt", _rsqrt_result),
+    "SqrtBackward0": ("_saved_result", "sqrt", _sqrt_result),
     "ExpBackward0": ("_saved_result", "exp", _nonfinite_result),
     "SoftmaxBackward0": ("_saved_result", "softmax", _softmax_result),
 }

@@ -104,9 +104,13 @@ class ModuleNames:
 
 
 def unwrap(module: Any) -> Any:
-    """The user's module inside ``torch.compile``'s wrapper (``OptimizedModule._orig_mod``)."""
+    """The user's module inside ``torch.compile``'s wrapper (``OptimizedModule._orig_mod``). The
+    wrapper's class is asked first: a ``torch.jit.script`` module's ``_modules`` has no ``get``
+    (every report about one was lost to an AttributeError)."""
+    if type(module).__name__ != "OptimizedModule":
+        return module
     inner = module.__dict__.get("_modules", {}).get("_orig_mod") if hasattr(module, "__dict__") else None
-    return inner if inner is not None and type(module).__name__ == "OptimizedModule" else module
+    return inner if inner is not None else module
 
 
 def _join(prefix: str, name: str) -> str:

@@ -127,8 +127,10 @@ def made_by_own_code(module: Any, bad: Any) -> Optional[Origin]:
     """A module's output went bad from finite inputs, parameters and buffers while every child's
     output was finite: its own ``forward`` code made it (pygcn's GCN written with
     ``torch.log(F.softmax(x))``, an RMSNorm's ``rsqrt`` of a zero mean square). The autograd graph
-    names the op; the line is the last statement of its ``forward`` doing it. None for torch's own
-    layers (the layer is the op) and when the graph names nothing (no grad, or no known op)."""
+    names the op; the line is the one statement of its ``forward`` doing it, or, when several do
+    (``torch.log(p)`` and ``torch.log(p + 1e-9)``), all of them (``lines``): the graph does not say
+    which, and the last one was named wrongly. None for torch's own layers (the layer is the op)
+    and when the graph names nothing (no grad, or no known op)."""
     if type(module).__module__.startswith("torch."):
         return None
     op = _graph_origin([bad])
@@ -138,9 +140,12 @@ def made_by_own_code(module: Any, bad: Any) -> Optional[Origin]:
     origin["dtype"] = op.get("dtype")
     code = getattr(getattr(type(module), "forward", None), "__code__", None)
     if isinstance(code, CodeType):
-        found = _last_doing(code, str(op["op"]), None)
-        if found is not None:
-            origin["line"], origin["code"], origin["file"] = found[0], found[1], code.co_filename
+        lines = _lines_doing(code, str(op["op"]))
+        if len(lines) == 1:
+            origin["line"], origin["file"] = lines[0], code.co_filename
+            origin["code"] = _without_comment(linecache.getline(code.co_filename, lines[0]).strip())
+        elif lines:
+            origin["lines"], origin["file"] = lines, code.co_filename
     return origin
 
 
@@ -153,18 +158,37 @@ def find_line(frame: Optional[FrameType], op: str) -> Optional[Tuple[int, str]]:
 
 def _last_doing(code: CodeType, op: str, before: Optional[int]) -> Optional[Tuple[int, str]]:
     """The last statement of ``code``'s function doing ``op`` (before line ``before``, if given)."""
+    lines = [line for line in _lines_doing(code, op) if before is None or line < before]
+    if not lines:
+        return None
+    return lines[-1], _without_comment(linecache.getline(code.co_filename, lines[-1]).strip())
+
+
+def _lines_doing(code: CodeType, op: str) -> List[int]:
+    """The lines of the simple statements of ``code``'s function doing ``op``, in order (a compound
+    statement, ``if`` or ``for``, is not a line doing it: its body's statements are)."""
     tree = _function_tree(code)
     if tree is None:
-        return None
-    best = None
+        return []
+    lines = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            line = node.lineno
-            if (before is None or line < before) and (best is None or line > best) and _does(node, op):
-                best = line
-    if best is None:
-        return None
-    return best, _without_comment(linecache.getline(code.co_filename, best).strip())
+        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND) and _does(node, op):
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+)
 
 
 def _without_comment(code: str) -> str:

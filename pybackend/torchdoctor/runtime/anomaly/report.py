@@ -113,39 +113,93 @@ def origin_facts(found: Dict[str, Any]) -> Report:
     if found.get("line") is not None and filename is not None:
         facts["origin_where"] = f"{filename}:{found['line']}"
         facts["origin_code"] = found.get("code")
+    elif found.get("lines"):  # several lines of the forward do the op: which one is not known
+        facts["origin_lines"] = found["lines"]
     return facts
 
 
 def params_facts(module: Any) -> Report:
     """Names of the module's own parameters (and its children's) that hold NaN/Inf already, and
     of its buffers (a positional table, BatchNorm's running statistics: an Inf planted in
-    attention-is-all-you-need's ``pos_table`` read "its inputs were finite" and nothing more)."""
+    attention-is-all-you-need's ``pos_table`` read "its inputs were finite" and nothing more).
+    A buffer holding -Inf by design (a causal mask: 0 and -Inf) is not named, and a module whose
+    ``named_parameters`` / ``named_buffers`` raise loses those names, not its report."""
     bad, shared = [], False
-    for name, p in list(unwrap(module).named_parameters())[:MAX_PARAMS]:
+    for name, p in _named(module, "named_parameters"):
         if _nonfinite(p):
             bad.append(name)
             shared = shared or _is_shared(p)
     facts: Report = {"params_bad": bad}
     if shared:  # in shared memory (hogwild): other processes update them too
         facts["params_shared"] = True
-    buffers = [name for name, b in list(unwrap(module).named_buffers())[:MAX_PARAMS] if _nonfinite(b)]
+    buffers, kinds = [], []
+    for name, b in _named(module, "named_buffers"):
+        if _nonfinite(b) and not _mask(name, b):
+            buffers.append(name)
+            kinds.append(_kind(b))
     if buffers:
-        facts["buffers_bad"] = buffers
+        facts["buffers_bad"], facts["buffers_bad_kinds"] = buffers, kinds
     return facts
+
+
+def _named(module: Any, method: str) -> List[Any]:
+    try:
+        return list(getattr(unwrap(module), method)())[:MAX_PARAMS]
+    except Exception:  # noqa: BLE001 - the user's module may override them (and raise)
+        return []
 
 
 def _nonfinite(t: Any) -> bool:
     return checkable(t) and verdict(*extremes(t), float("inf")) == NONFINITE
 
 
-def evaluation_facts(root: Any, torch: Any) -> Report:
-    """A forward outside training: its model in eval mode, or gradients off (a ``test()`` loop,
-    where BatchNorm uses its running statistics); ``{}`` in a training forward."""
+def _kind(t: Any) -> str:
+    counts = bad_counts(t)
+    nan, inf = counts["nan"], counts["posinf"] + counts["neginf"]
+    return "NaN and Inf" if nan and inf else "Inf" if inf else "NaN"
+
+
+def _mask(name: str, t: Any) -> bool:
+    """A buffer that holds Inf by design, with no NaN: one named as a mask (``mask``,
+    ``attn_mask``), or an additive attention mask by its values (a matrix of -Inf and finite values
+    all 0, or 0 and 1, as ``full(-inf).triu(1)`` makes). A fresh BatchNorm's running statistics
+    (all 0, all 1) with an Inf planted are one-dimensional: named."""
+    try:
+        counts = bad_counts(t)
+        if counts["nan"]:
+            return False
+        if "mask" in name.rsplit(".", 1)[-1].lower():
+            return True
+        if counts["posinf"] or t.dim() < 2:
+            return False
+        finite = t.detach()[t.detach().isfinite()]
+        return bool(((finite == 0) | (finite == 1)).all())
+    except Exception:  # noqa: BLE001 - an odd tensor: named, as before
+        return False
+
+
+def evaluation_facts(root: Any, torch: Any, frame: Any = None) -> Report:
+    """A forward outside training: its model in eval mode (a ``test()`` loop, where BatchNorm uses
+    its running statistics), or gradients off. Gradients off alone is not evaluation (a GAN's
+    fakes drawn under no_grad in the discriminator's step): it is named as such; inside
+    ``torch.utils.checkpoint`` (whose first forward runs under no_grad) it is not named at all.
+    ``{}`` in a training forward."""
     eval_mode = root is not None and not getattr(unwrap(root), "training", True)
     grad_off = "inference_mode" if torch.is_inference_mode_enabled() else None
     if grad_off is None and not torch.is_grad_enabled():
         grad_off = "no_grad"
+    if grad_off and not eval_mode and _in_checkpoint(frame):
+        grad_off = None
     return {"evaluation": {"eval_mode": eval_mode, "grad_off": grad_off}} if eval_mode or grad_off else {}
+
+
+def _in_checkpoint(frame: Any) -> bool:
+    """Is ``torch.utils.checkpoint`` running this forward (a frame of its on the stack)?"""
+    while frame is not None:
+        if frame.f_code.co_filename.replace("\\", "/").endswith("torch/utils/checkpoint.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _is_shared(p: Any) -> bool:

@@ -33,9 +33,12 @@ def sentence(report: Report) -> str:
 
 def _evaluation(r: Report) -> str:
     """``in evaluation (`model` in eval mode, under no_grad)``: a forward that was not training
-    (BatchNorm's running statistics, not the batch's, are used in eval mode)."""
+    (BatchNorm's running statistics, not the batch's, are used in eval mode). Gradients off alone
+    is ``under no_grad``: a GAN's discriminator step draws its fakes so, and it is training."""
     facts = r["evaluation"]
-    parts = [f"`{r.get('root_var') or r.get('root') or 'the model'}` in eval mode"] if facts.get("eval_mode") else []
+    if not facts.get("eval_mode"):
+        return f"under {facts['grad_off']}"
+    parts = [f"`{r.get('root_var') or r.get('root') or 'the model'}` in eval mode"]
     if facts.get("grad_off"):
         parts.append(f"under {facts['grad_off']}")
     return f"in evaluation ({', '.join(parts)})"
@@ -73,7 +76,7 @@ def _nonfinite_output(r: Report) -> str:
         return _made_inside(r, bad_values(r.get("inputs_counts") or counts))
     text = f"{what} in the output of {_where(r)} at step {r['step']}: {_count_text(counts)}"
     text += "; " + _inputs_text(r, what)
-    if r.get("inputs_bad") or r.get("params_bad") or r.get("buffers_bad"):
+    if r.get("inputs_bad") or r.get("params_bad") or r.get("buffers_bad") or not _may_overflow(r):
         return text
     if counts.get("posinf") or counts.get("neginf") or r.get("dtype") == "float16":
         # float16 from finite inputs: NaN too is an overflow inside the op (Inf - Inf, a softmax of Inf)
@@ -82,6 +85,29 @@ def _nonfinite_output(r: Report) -> str:
             r.get("dtype"), "the op", _attention(r.get("module_type")), nan_only, r.get("inputs_max_abs")
         )
     return text
+
+
+# Ops whose NaN/Inf is a value out of their domain (log of 0, sqrt of a negative, x / 0), not an
+# overflow: no precision advice for them, whatever the dtype.
+_DOMAIN = frozenset(("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "division", "reciprocal"))
+# Layers that multiply and sum (or exponentiate): a NaN alone in their float16 output is an overflow.
+_SUMMING = ("linear", "conv", "attention", "bilinear", "softmax", "lstm", "gru", "rnn", "transformer")
+
+
+def _may_overflow(r: Report) -> bool:
+    """Can the non-finite output be reduced precision's overflow? Not when the op named is a domain
+    error (``sqrt`` of negatives in float16 was told "float16 overflows past 65504"); a NaN alone in
+    float16 only from an op or a layer that sums or exponentiates, or inputs near float16's limit."""
+    op = r.get("origin_op")
+    if op in _DOMAIN:
+        return False
+    counts = r.get("counts") or {}
+    if counts.get("posinf") or counts.get("neginf") or r.get("dtype") != "float16" or op:
+        return True
+    big = r.get("inputs_max_abs")
+    if isinstance(big, (int, float)) and big > 256.0:  # 256 squared is 65536: a product overflows
+        return True
+    return any(word in str(r.get("module_type")).lower() for word in _SUMMING)
 
 
 def _attention(module_type: Any) -> bool:
@@ -106,6 +132,8 @@ def _made_inside(r: Report, what: str) -> str:
     )
     if r.get("params_bad") or r.get("buffers_bad"):  # the parent's own weights held it (awd-lstm's embedded_dropout)
         return text + "; " + _held(r, what)
+    if r.get("origin_op") in _DOMAIN:  # log of 0, sqrt of a negative: no overflow
+        return text
     attention = r.get("origin_op") == "matrix product" or _attention(r.get("module_type"))
     return text + _precision(r.get("origin_dtype") or r.get("dtype"), f"the {r.get('origin_op') or 'op'}", attention)
 
@@ -165,9 +193,15 @@ def _inputs_text(r: Report, what: str) -> str:
 
 
 def _origin_text(r: Report) -> str:
-    """``, at line 17 `return torch.log(...)`: `log` of 232 zeros`` (``origins.made_by_own_code``)."""
-    where, code = r.get("origin_where"), r.get("origin_code")
-    text = f", at line {where.rsplit(':', 1)[-1]} `{code}`" if where and code else ""
+    """``, at line 17 `return torch.log(...)`: `log` of 232 zeros`` (``origins.made_by_own_code``);
+    ``, at one of lines 8, 9 (each does `log`)`` when several lines of the forward do the op."""
+    where, code, lines = r.get("origin_where"), r.get("origin_code"), r.get("origin_lines")
+    if where and code:
+        text = f", at line {where.rsplit(':', 1)[-1]} `{code}`"
+    elif lines:
+        text = f", at one of lines {', '.join(str(n) for n in lines)} (each does `{r['origin_op']}`)"
+    else:
+        text = ""
     return text + f": `{r['origin_op']}` {r.get('origin_detail')}"
 
 
@@ -181,10 +215,20 @@ def _held(r: Report, what: str) -> str:
     parts = [f"its parameters already had {what} ({_names(params)}){_params_origin(r)}"] if params else []
     if buffers:  # a positional table, BatchNorm's running statistics: not trained, not an update's doing
         parts.append(
-            f"its buffers already had {what} ({_names(buffers)}), set when the model was built or loaded, by the "
-            f"module's own updates (running statistics), or by code that writes them"
+            f"its buffers already had {_buffer_kinds(buffers, r.get('buffers_bad_kinds'), what)}, set when the "
+            f"model was built or loaded, by the module's own updates (running statistics), or by code that writes them"
         )
     return "; ".join(parts)
+
+
+def _buffer_kinds(buffers: Any, kinds: Any, what: str) -> str:
+    """``Inf (`table`)``, or ``NaN (`running_var`) and Inf (`table`)``: what each buffer holds."""
+    if not kinds or len(kinds) != len(buffers):
+        return f"{what} ({_names(buffers)})"
+    groups: Dict[str, list] = {}
+    for name, kind in zip(buffers, kinds):
+        groups.setdefault(str(kind), []).append(name)
+    return " and ".join(f"{kind} ({_names(names)})" for kind, names in groups.items())
 
 
 def _params_origin(r: Report) -> str:
@@ -200,9 +244,16 @@ def _params_origin(r: Report) -> str:
         return " before any update: its initialisation or a loaded checkpoint put it there"
     if r.get("params_stepped") is None:  # not known (a report made before this fact existed)
         return " before this step's forward"
+    by = r.get("params_stepped_by") or "optimizer"
+    step = f"`{by}.step()`" if r.get("params_stepped_named", True) else f"a step of their optimizer (`{by}`)"
+    if r.get("params_update") == "under_way":  # an LBFGS closure: the forward runs inside the step
+        return (
+            f" before this forward, which runs inside {step} (its closure): an update made within that step, "
+            f"or code in the closure that writes the weights, put it there"
+        )
+    if r.get("params_update") == "unknown":  # other models' backwards may have come since: no cause claimed
+        return f" before this step's forward: an update by {step}, or code that writes the weights, put it there"
     if r.get("params_stepped"):
-        by = r.get("params_stepped_by") or "optimizer"
-        step = f"`{by}.step()`" if r.get("params_stepped_named", True) else f"a step of their optimizer (`{by}`)"
         return (
             f" before this step's forward, and {step} ran since the last backward: that update, or code after it "
             f"that writes the weights, put it there"

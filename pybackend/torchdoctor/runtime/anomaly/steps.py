@@ -38,17 +38,28 @@ class OptimizerSteps:
         """A real update (the step post hook; a step a GradScaler skipped changes no weight)."""
         self.updated_at[id(optimizer)] = backward_calls
 
-    def stepped_since(self, params: List[Any], backward_calls: int) -> Tuple[bool, Any]:
-        """Did an optimizer holding any of ``params`` update them since the ``backward()`` that
-        made the count ``backward_calls``? ``(False, None)`` when none holds them (updates by hand)."""
+    def stepped_since(self, params: List[Any], backward_calls: int, frame: Any = None) -> Tuple[Optional[str], Any]:
+        """Did an optimizer holding any of ``params`` update them since the last ``backward()`` that
+        gave them gradients? Asked after a hit only. ``("under_way", opt)``: this forward runs inside
+        ``opt.step()`` (an LBFGS closure; ``frame`` is where the stack is read from); ``("stepped",
+        opt)``: it updated them after the latest ``backward()`` (the count ``backward_calls``);
+        ``("not_stepped", opt)``: it did not, and it is the script's only optimizer, so the latest
+        backward was theirs; ``("unknown", opt)``: it did not, but the script has other optimizers, and
+        their models' backwards may have come since (models trained in turn: the last step of these
+        parameters may well be after their last backward); ``(None, None)``: none holds them."""
         wanted = {id(p) for p in params}
-        owner = None
-        for optimizer in self.live():
-            if any(id(p) in wanted for group in optimizer.param_groups for p in group["params"]):
-                if self.updated_at.get(id(optimizer)) == backward_calls:
-                    return True, optimizer
-                owner = owner or optimizer
-        return False, owner
+        stepping = _stepping(wanted, frame)  # an optimizer the watch may not know yet (made before it)
+        if stepping is not None:
+            return "under_way", stepping
+        live = self.live()
+        owners = [o for o in live if _holds(o, wanted)]
+        if not owners:
+            return None, None
+        for optimizer in owners:
+            if self.updated_at.get(id(optimizer)) == backward_calls:
+                return "stepped", optimizer
+        latest = max(owners, key=lambda o: self.updated_at.get(id(o), -1))
+        return ("not_stepped" if len(live) == 1 else "unknown"), latest
 
     def live(self) -> List[Any]:
         return [o for o in (r() for r in self._refs.values()) if o is not None]
@@ -65,6 +76,25 @@ class OptimizerSteps:
                     return self.counts.get(id(optimizer), 0), optimizer
         fewest = min(optimizers, key=lambda o: self.counts.get(id(o), 0))
         return self.counts.get(id(fewest), 0), fewest
+
+
+def _holds(optimizer: Any, wanted: set) -> bool:
+    return any(id(p) in wanted for group in optimizer.param_groups for p in group["params"])
+
+
+def _stepping(wanted: set, frame: Any) -> Any:
+    """The optimizer holding any of ``wanted`` whose ``step()`` is on the stack (its closure calling
+    the model), or None."""
+    while frame is not None:
+        if frame.f_code.co_name == "step":
+            owner = frame.f_locals.get("self")
+            try:
+                if isinstance(getattr(owner, "param_groups", None), list) and _holds(owner, wanted):
+                    return owner
+            except Exception:  # noqa: BLE001 - some other object's step(), with odd groups
+                pass
+        frame = frame.f_back
+    return None
 
 
 def scaler_step_wrapper(original: Any, current: Any) -> Any:

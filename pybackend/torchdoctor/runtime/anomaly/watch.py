@@ -58,6 +58,10 @@ from .steps import OptimizerSteps, init_wrapper, scaler_step_wrapper
 
 MAX_REPORTS = 100
 MAX_ERRORS = 20
+ERROR_PREFIX = "[torchdoctor] internal error in the anomaly watch: "
+# a module's held state (:meth:`Watch._held_facts`): the reached child's is dropped for its parent's
+_HELD_KEYS = "params_shared buffers_bad buffers_bad_kinds params_stepped params_update params_stepped_by".split()
+_HELD_KEYS.append("params_stepped_named")
 
 _WATCH: Optional["Watch"] = None
 _REPORTS: List[Dict[str, Any]] = []  # the first and the latest MAX_REPORTS // 2 reports (anomalies and advice)
@@ -232,7 +236,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report.update(R.output_facts(t, inputs, low, high, self.config.threshold, _names(inputs, kwargs)))
         if kind == NONFINITE:
             self._held_facts(report, module, frame)
-        report.update(R.evaluation_facts(self.names.name(module)[0], self._torch))
+        report.update(R.evaluation_facts(self.names.name(module)[0], self._torch, sys._getframe()))
         report["first_bad_in_step"] = first_bad
         if kind == NONFINITE and first_bad and not report.get("inputs_bad"):
             self._own_code(report, module, t)
@@ -251,7 +255,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report.update(R.module_facts(self.names, found["module"], frame, outermost_module(sys._getframe())))
         report["made_inside"] = True
         report.update(R.origin_facts(found))
-        for key in ("params_shared", "buffers_bad", "params_stepped", "params_stepped_by", "params_stepped_named"):
+        for key in _HELD_KEYS:
             report.pop(key, None)  # the reached child's: the parent's are read now
         self._held_facts(report, found["module"], frame)  # its own weights may hold it (awd-lstm's embedding)
 
@@ -266,15 +270,20 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
 
     def _held_facts(self, report: Dict[str, Any], module: Any, frame) -> None:
         """The module's parameters and buffers holding NaN/Inf, and whether one of its optimizers
-        updated them since the last ``backward()`` (else code between the steps wrote them)."""
+        updated them since the last ``backward()`` that gave them gradients (else code between the
+        steps wrote them), or is updating them now (``steps.OptimizerSteps.stepped_since``)."""
         report.update(R.params_facts(module))
-        if report["params_bad"] and self.step > 0:
-            stepped, optimizer = self.optimizers.stepped_since(list(names_unwrap(module).parameters()), self.step)
-            report["params_stepped"] = stepped
-            if stepped:  # the script's name for it (`opt`), else its class (one wrapped in a scheduler)
-                label = R.root_label(optimizer, frame)
-                report["params_stepped_by"] = label["root_var"] or type(optimizer).__name__
-                report["params_stepped_named"] = label["root_var"] is not None
+        if not (report["params_bad"] and self.step > 0):
+            return
+        params = list(names_unwrap(module).parameters())
+        status, optimizer = self.optimizers.stepped_since(params, self.step, sys._getframe())
+        report["params_stepped"] = status in ("stepped", "under_way")
+        if status in ("under_way", "unknown"):
+            report["params_update"] = status
+        if optimizer is not None and status != "not_stepped":  # the script's name for it, else its class
+            label = R.root_label(optimizer, frame)
+            report["params_stepped_by"] = label["root_var"] or type(optimizer).__name__
+            report["params_stepped_named"] = label["root_var"] is not None
 
     def _is_loss_module(self, module: Any, t: Any) -> bool:
         """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
@@ -408,8 +417,12 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         return self.force_deferred or not t.is_cpu
 
     def _error(self, exc: BaseException) -> None:
+        """A failure of the watch itself: kept (at most :data:`MAX_ERRORS`), and the first one said
+        once, on its own line, so that a check that stopped working is not silent (the script goes on)."""
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(f"{type(exc).__name__}: {exc}")
+            if len(self.errors) == 1:
+                announce(f"{self.errors[0]} (the watch goes on; later ones are not shown)", prefix=ERROR_PREFIX)
 
 
 def _names(inputs: Any, kwargs: Any) -> Optional[List[str]]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+import torch
 from torch import nn
 
+from support.anomaly import watching
 from torchdoctor.runtime.anomaly.names import ModuleNames
 
 
@@ -69,3 +72,24 @@ def test_a_named_root_is_not_kept_alive():
     gc.collect()
     assert gone() is None
     assert names.roots() == []
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_a_scripted_module_is_reported_under_its_name():
+    """``torch.jit.script``'s module keeps its children in a dict without ``get``: naming it raised,
+    and every report about it was lost."""
+
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.lin(x) * 2.0
+
+    scripted = torch.jit.script(Scaled())
+    with torch.no_grad():
+        scripted.lin.bias[0] = float("nan")
+    with watching() as seen:
+        scripted(torch.randn(2, 3))
+    assert seen.watch.errors == [] and seen.reports[0]["qualname"] == "scripted"

@@ -248,3 +248,53 @@ def test_a_childs_nan_weight_is_still_named_at_the_child():
         F.nll_loss(model(torch.randn(16, 6)), torch.zeros(16, dtype=torch.long)).backward()
     report = seen.reports[0]
     assert report["qualname"] == "model.layer2" and report["params_bad"] == ["weight"] and "own_code" not in report
+
+
+class Policy(nn.Module):
+    """A policy head returning log-probabilities, with a guarded entropy term computed beside them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 6)
+
+    def forward(self, x):
+        p = F.softmax(self.lin(x) * 1e3, dim=-1)
+        logp = torch.log(p)  # the unguarded one
+        self.entropy = -(p * torch.log(p + 1e-9)).sum(-1).mean()
+        return logp
+
+
+def test_when_several_lines_do_the_op_none_is_asserted():
+    torch.manual_seed(0)
+    model = Policy()
+    with watching() as seen:
+        torch.nan_to_num(model(torch.randn(8, 4)), neginf=0.0).mean().backward()
+    report = seen.reports[0]
+    first = int(line_of("# the unguarded one", __file__).rsplit(":", 1)[1])
+    assert report["own_code"] is True and report["origin_lines"] == [first, first + 1]
+    assert "origin_where" not in report
+    assert (
+        f"its own forward made it, at one of lines {first}, {first + 1} (each does `log`): `log` of"
+        in (report["sentence"])
+    )
+
+
+class HalfRoot(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.sqrt(self.lin(x))  # negative values: NaN
+
+
+def test_a_float16_sqrt_of_negatives_is_no_overflow():
+    torch.manual_seed(0)
+    model = HalfRoot().half()
+    with watching() as seen:
+        torch.nan_to_num(model(torch.randn(4, 8).half())).float().mean().backward()
+    report = seen.reports[0]
+    assert report["origin_op"] == "sqrt" and report["origin_where"] == line_of("# negative values: NaN", __file__)
+    nan = report["counts"]["nan"]
+    assert report["sentence"].endswith(f"`sqrt` gave {nan} NaN (roots of negative values, or of NaN)")
+    assert "overflow" not in report["sentence"]

@@ -172,3 +172,159 @@ def test_the_same_explosion_in_training_is_not_called_evaluation():
     report = seen.reports[0]
     assert report["kind"] == "exploding_output" and report["qualname"] == "model.out"
     assert "evaluation" not in report and "evaluation" not in report["sentence"]
+
+
+class MaskedSelfAttention(nn.Module):
+    """Causal self-attention keeping its additive mask (0 above nothing, -Inf above the diagonal) as
+    a buffer, with no 1/sqrt(d) scaling: large activations overflow ``q @ k`` in float16."""
+
+    def __init__(self, width: int = 16, length: int = 8) -> None:
+        super().__init__()
+        self.qkv, self.out = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.register_buffer("causal", torch.full((length, length), float("-inf")).triu(1))
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1)  # unscaled: overflows float16
+        return self.out(F.softmax(scores + self.causal, dim=-1) @ v)
+
+
+def test_a_causal_mask_buffer_does_not_take_the_blame_for_a_float16_overflow():
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(16, 16), MaskedSelfAttention()).half()
+    with torch.no_grad():
+        model[0].weight.mul_(2000.0)
+    with watching() as seen:
+        model(torch.randn(2, 8, 16).half()).float().pow(2).mean().backward()
+    report = seen.reports[0]
+    assert report["made_inside"] is True and report["qualname"] == "model.1" and "buffers_bad" not in report
+    assert "buffers already had" not in report["sentence"]
+    assert report["sentence"].endswith(
+        "float16 overflows past 65504: keep the matrix product in float32, scale the attention (q and k by "
+        "1/sqrt(head size) before the product, or F.scaled_dot_product_attention), or use bfloat16"
+    )
+
+
+class Decoder(nn.Module):
+    """A tiny language model: an attention child holding the usual causal ``mask`` buffer, and its
+    own forward turning sharp logits into log-probabilities by hand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.head = nn.Embedding(20, 16), nn.Linear(16, 20)
+        self.attn = MaskedSelfAttention()
+        self.attn.register_buffer("mask", torch.full((8, 8), float("-inf")).triu(1))
+
+    def forward(self, ids):
+        logits = self.head(self.attn(self.embed(ids)))
+        return torch.log(F.softmax(logits * 1e3, dim=-1))  # underflows to 0, then log
+
+
+def test_a_childs_mask_buffer_does_not_hide_the_parents_own_op():
+    torch.manual_seed(0)
+    model = Decoder()
+    ids = torch.randint(0, 20, (3, 8))
+    with watching() as seen:
+        F.nll_loss(model(ids).clamp(min=-100).flatten(0, 1), ids.flatten()).backward()
+    report = seen.reports[0]
+    assert report["qualname"] == "model" and "buffers_bad" not in report and report["own_code"] is True
+    assert "its inputs were finite: its own forward made it, at line" in report["sentence"]
+    assert report["sentence"].endswith(f"`log` of {report['counts']['neginf']} zeros")
+
+
+class Normalizer(nn.Module):
+    """Running statistics and a table kept as buffers, one of them poisoned with NaN, one with Inf."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("shift", torch.zeros(8))
+        self.register_buffer("table", torch.linspace(0.5, 2.0, 8))
+
+    def forward(self, x):
+        return (x - self.shift) * self.table
+
+
+def test_each_buffer_is_named_with_what_it_holds():
+    norm = Normalizer()
+    norm.shift[1], norm.table[2] = float("nan"), float("inf")
+    with watching() as seen:
+        norm(torch.randn(4, 8)).sum()
+    report = seen.reports[0]
+    assert report["buffers_bad"] == ["shift", "table"] and report["buffers_bad_kinds"] == ["NaN", "Inf"]
+    assert "its buffers already had NaN (`shift`) and Inf (`table`), set when" in report["sentence"]
+    only_inf = Normalizer()
+    only_inf.table[0] = float("-inf")  # -Inf, but its other values are no mask's 0 and 1
+    with watching() as seen:
+        only_inf(torch.randn(4, 8)).sum()
+    assert "its buffers already had Inf (`table`)" in seen.reports[0]["sentence"]
+    fresh = Normalizer()
+    fresh.shift[0] = float("-inf")  # all 0 and -Inf, like a mask, but a vector of statistics: named
+    with watching() as seen:
+        fresh(torch.randn(4, 8)).sum()
+    assert seen.reports[0]["buffers_bad"] == ["shift"]
+
+
+class Sharpener(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.log(F.relu(self.lin(x)))
+
+
+class Unlisted(Sharpener):
+    def named_buffers(self, *args, **kwargs):
+        raise RuntimeError("this module lists no buffers")
+
+
+def test_a_module_whose_buffers_cannot_be_listed_is_still_reported():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), Unlisted())
+    with watching() as seen:
+        torch.nan_to_num(model(torch.randn(8, 4)), neginf=0.0).mean().backward()
+    [report] = seen.reports
+    assert report["qualname"] == "model.1" and seen.watch.errors == []
+    assert "its own forward made it" in report["sentence"]
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.log(F.relu(self.lin(x)))
+
+
+class Checkpointed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block, self.head = Block(), nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.head(torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=True))
+
+
+def test_a_checkpointed_training_forward_is_not_called_evaluation():
+    torch.manual_seed(0)
+    model = Checkpointed()
+    with watching() as seen:
+        model(torch.randn(4, 8, requires_grad=True)).nan_to_num(neginf=0.0).mean().backward()
+    report = seen.reports[0]
+    assert report["qualname"].endswith("block") and "evaluation" not in report
+    assert "evaluation" not in report["sentence"] and "no_grad" not in report["sentence"]
+
+
+def test_fakes_drawn_under_no_grad_in_a_training_step_are_not_called_evaluation():
+    torch.manual_seed(0)
+    generator, critic = Block(), nn.Linear(8, 1)
+    opt_c = torch.optim.Adam(critic.parameters())
+    with watching() as seen:
+        with torch.no_grad():
+            fake = torch.nan_to_num(generator(torch.randn(16, 8)), neginf=0.0)
+        F.softplus(critic(fake)).mean().backward()
+        opt_c.step()
+    report = seen.reports[0]
+    assert report["qualname"] == "generator" and report["evaluation"] == {"eval_mode": False, "grad_off": "no_grad"}
+    assert "at step 0, under no_grad: " in report["sentence"] and "evaluation" not in report["sentence"]

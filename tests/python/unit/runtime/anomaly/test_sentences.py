@@ -278,8 +278,9 @@ def test_a_report_made_in_evaluation_says_so():
         "Exploding values in the output of `model.encoder.layers.3.attn.proj` (Linear) at step 412, "
         "in evaluation (`model` in eval mode, under no_grad): max |x| = 20000"
     )
+    # gradients off alone is no evaluation (a GAN's discriminator step draws its fakes under no_grad)
     several = sentence(dict(report, step_optimizer="opt_d", evaluation={"eval_mode": False, "grad_off": "no_grad"}))
-    assert "at step 412 of `opt_d`, in evaluation (under no_grad): max" in several
+    assert "at step 412 of `opt_d`, under no_grad: max" in several and "evaluation" not in several
 
 
 FP16 = dict(
@@ -335,3 +336,30 @@ def test_a_parent_whose_own_weights_held_the_nan_says_so():
         "forward, and no optimizer step ran since the last backward: code between the steps that writes the weights "
         "(an assignment under no_grad, a hand-written update, a loaded state) put it there"
     )
+
+
+def test_a_domain_error_in_float16_gets_no_overflow_advice():
+    # an own forward's log of zeros in float16: -Inf, but no overflow
+    log = dict(
+        FP16,
+        module_type="Scorer",
+        counts={"nan": 0, "posinf": 0, "neginf": 5, "numel": 64},
+        own_code=True,
+        origin_op="log",
+        origin_detail="of 5 zeros",
+    )
+    assert sentence(log).endswith("its inputs were finite: its own forward made it: `log` of 5 zeros")
+    # a NaN alone in float16 from a module that neither sums nor exponentiates, op not known: no advice
+    plain = dict(FP16, module_type="Scorer", counts={"nan": 5, "posinf": 0, "neginf": 0, "numel": 64})
+    assert sentence(plain).endswith("its inputs were finite")
+    # the same NaN from inputs near float16's limit, or from a product: the advice stays
+    assert "float16 overflows past 65504" in sentence(dict(plain, inputs_max_abs=3000.0))
+    product = dict(
+        plain, own_code=True, origin_op="matrix product", origin_detail="gave 5 Inf/NaN from finite operands"
+    )
+    assert "float16 overflows past 65504" in sentence(product)
+
+
+def test_buffers_are_named_with_their_own_kind():
+    report = dict(NAN_WEIGHT, params_bad=[], buffers_bad=["running_var", "pos"], buffers_bad_kinds=["NaN", "Inf"])
+    assert "its buffers already had NaN (`running_var`) and Inf (`pos`), set when" in sentence(report)

@@ -56,3 +56,51 @@ def test_hand_written_updates_count_backward_calls():
                     p.grad = None
     report = seen.reports[0]
     assert report["step"] == 2 and "step_optimizer" not in report
+
+
+def test_two_models_stepped_in_turn_do_not_blame_code_for_their_optimizers_nan():
+    """Two small regressors, each with its own optimizer, trained one after the other; the first
+    one's learning rate is NaN, so its own step writes NaN into its weights."""
+    torch.manual_seed(0)
+    first, second = nn.Linear(3, 1), nn.Linear(3, 1)
+    opt_first = torch.optim.SGD(first.parameters(), lr=float("nan"))
+    opt_second = torch.optim.SGD(second.parameters(), lr=0.05)
+    with watching() as seen:
+        for _ in range(2):
+            x, y = torch.randn(6, 3), torch.randn(6, 1)
+            for net, opt in ((first, opt_first), (second, opt_second)):
+                opt.zero_grad()
+                (net(x) - y).pow(2).mean().backward()
+                opt.step()
+    report = seen.reports[0]
+    assert report["qualname"] == "first" and report["params_bad"] == ["weight", "bias"]
+    assert "no optimizer step ran" not in report["sentence"]
+    assert report["sentence"].endswith(
+        "before this step's forward: an update by `opt_first.step()`, or code that writes the weights, put it there"
+    )
+
+
+def test_a_closure_forward_inside_an_lbfgs_step_says_the_step_is_under_way():
+    """A quasi-Newton fit whose step size is absurd: the step evaluates its closure at the weights
+    it wrote itself, NaN by then; no backward was followed by a finished step yet."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = torch.optim.LBFGS(model.parameters(), lr=1e38, max_iter=5)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+        return loss
+
+    with watching(mode="log", firstOnly=False) as seen:
+        for _ in range(2):
+            opt.step(closure)
+    nan = [r for r in seen.reports if r["kind"] == "nonfinite_output"]
+    assert nan and all(r["params_update"] == "under_way" for r in nan)
+    assert not any("no optimizer step ran" in r["sentence"] for r in nan)
+    assert (
+        "before this forward, which runs inside `opt.step()` (its closure): an update made within"
+        in (nan[0]["sentence"])
+    )

@@ -496,3 +496,13 @@ def test_a_spike_in_adversarial_training_is_advice():
     [report] = seen.reports
     assert report["kind"] == "loss_spike" and report["advice"] is True and seen.breaks == []
     assert "often the other model winning a step" in report["sentence"]
+
+
+def test_the_first_internal_error_is_said_once(capsys):
+    with watching() as seen:
+        seen.watch._error(RuntimeError("a check broke"))
+        seen.watch._error(ValueError("another one"))
+    err = capsys.readouterr().err
+    assert err.count("[torchdoctor] internal error in the anomaly watch: ") == 1
+    assert "RuntimeError: a check broke (the watch goes on; later ones are not shown)" in err
+    assert seen.watch.errors == ["RuntimeError: a check broke", "ValueError: another one"]
