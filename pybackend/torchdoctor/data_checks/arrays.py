@@ -41,11 +41,9 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
             f"sample[{fx!r}]" + (f", label sample[{fy!r}]" if fy is not None else ""),
         )
     if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
-        if len(sample) >= 2 and _named_first(sample):
-            if len(sample) >= 3:
-                last = f", label sample[{len(sample) - 1}] (sample[0] is text)"
-                return _views(sample[1], sample[-1], "sample[1]", last)
-            return _views(sample[1], None, "sample[1]", " (sample[0] is text; no label)")
+        if len(sample) >= 3 and _named_first(sample):
+            last = f", label sample[{len(sample) - 1}] (sample[0] is text)"
+            return _views(sample[1], sample[-1], "sample[1]", last)
         if len(sample) >= 2:
             return _views(sample[0], sample[1], "sample[0]", ", label sample[1]")
         return sample[0], None, "sample[0]"
@@ -54,23 +52,41 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
 
 def _views(x: Any, y: Any, where: str, rest: str) -> tuple:
     """(features, label, how): the first of two or more views of one image (MoCo's
-    ``[q, k]``, SimCLR's pair: a list of same-shape arrays, or of same-shape batches in a DataLoader's
-    batch) is the features; counted as one sample, not as a stack of images nor as two samples."""
+    ``[q, k]``, SimCLR's pair: a list of same-shape arrays with one label, or in a DataLoader's batch
+    of same-shape batches as long as the batch's labels) is the features; counted as one sample, not
+    as a stack of images nor as two samples. A tuple of one image per sample beside as many labels
+    (a detection collate's ``tuple(zip(*batch))``) is a batch of images, not views."""
     if type(x) in (list, tuple) and len(x) >= 2:
         shape = getattr(x[0], "shape", None)
         if shape is not None and len(shape) >= 1 and all(getattr(v, "shape", None) == shape for v in x[1:]):
-            return x[0], y, f"{where}[0] (the first of {len(x)} views){rest}"
+            if _view_label(x, y, shape):
+                return x[0], y, f"{where}[0] (the first of {len(x)} views){rest}"
     return x, y, where + rest
+
+
+def _view_label(x: Any, y: Any, shape: tuple) -> bool:
+    """Views of same ``shape`` fit the label ``y``: one label (a number, a 0-d array, a dict), or labels of
+    a batch (n of them) when each view is a batch of n (2 dimensions at least) and the views are not
+    one per label of a per-sample tuple of labels (``zip(*batch)``'s)."""
+    if type(y) in (list, tuple):
+        n: Optional[int] = len(y)
+    else:
+        dims = getattr(y, "shape", None)
+        n = int(dims[0]) if dims is not None and len(dims) >= 1 else None
+    if n is None:
+        return True
+    return len(shape) >= 2 and shape[0] == n and not (type(y) in (list, tuple) and len(x) == n)
 
 
 def _named_first(sample: Any) -> bool:
     """A ``(path, image, label)`` sample (or its batch: a list of paths first): text first, then an
-    array (a batch's: of 2 dimensions at least, so ``(texts, labels)`` batches keep their texts)."""
+    image (2 dimensions at least, H x W or C x H x W, or a PIL image; a batch's: 3 at least) and a
+    label after it. ``(text, label vector)`` and ``(text, token ids)`` keep their text as features."""
     first = sample[0]
     if isinstance(first, (str, bytes)):
-        least = 1
-    elif type(first) in (list, tuple) and first and isinstance(first[0], (str, bytes)):
         least = 2
+    elif type(first) in (list, tuple) and first and isinstance(first[0], (str, bytes)):
+        least = 3
     else:
         return False
     shape = getattr(sample[1], "shape", None)

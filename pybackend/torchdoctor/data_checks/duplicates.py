@@ -15,6 +15,8 @@ by chance.
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -23,7 +25,7 @@ from . import findings as F
 from . import stuck
 from . import thresholds as T
 from .arrays import to_array
-from .context import Context, Split
+from .context import Context, Split, unwrap
 from .fingerprint import fingerprints, quick
 from .raw_rows import base_of, raw_store
 from .reduce import is_blank
@@ -278,10 +280,12 @@ def _within(ctx: Context, split: Split, hashes: dict, method: str) -> list:
 
 def _wraps(ctx: Context, split: Split, hashes: dict, dups: list) -> bool:
     """The repeats are an index taken modulo ``m`` in a dict sample without a label: every sample drawn at
-    ``i >= m`` is sample ``i - m``, and ``m`` is more than half the length. A dataset of two unpaired parts
-    of different sizes (CycleGAN's unaligned ``{"A", "B"}``, B drawn at random) is as long as its bigger
-    part and wraps the smaller one by design; that part is seen more often per epoch, which a note says.
-    Data appended twice (``m`` half the length) and labelled samples given again are still reported."""
+    ``i >= m`` is sample ``i - m``, ``m`` is more than half the length, and the dataset's ``__getitem__``
+    takes its index modulo something (a ``%`` in its source). A dataset of two unpaired parts of
+    different sizes (CycleGAN's unaligned ``{"A", "B"}``, B drawn at random) is as long as its bigger
+    part and wraps the smaller one by design; that part is seen more often per epoch, which a note
+    says. The same rows from data appended again (an overlapping shard) look alike but their
+    ``__getitem__`` reads its index as it is: they are reported, as are labelled samples given again."""
     offsets = {i - j for i, j in dups}
     length = split.draws.length
     unlabelled_dict = split.stats.label_kind is None and split.draws.how.startswith("sample[")
@@ -291,11 +295,27 @@ def _wraps(ctx: Context, split: Split, hashes: dict, dups: list) -> bool:
     tail = [i for i, h in hashes.items() if h is not None and isinstance(i, int) and i >= m]
     if not (2 * m > length and len(tail) == len(dups) and all(j < m <= i for i, j in dups)):
         return False
+    if not _index_modulo(split.draws.obj):
+        return False
     ctx.notes.append(
         f"{split.name}: samples {m}..{length - 1} repeat samples 0..{length - m - 1} (the index wraps around "
         f"modulo {m}, as a dataset of two unpaired parts does for its smaller part): not reported as duplicates"
     )
     return True
+
+
+def _index_modulo(obj: Any) -> bool:
+    """The split's dataset's ``__getitem__`` takes its index modulo something (``self.a[index % self.n]``):
+    its source holds the index's name before a ``%`` (not after it: ``"%05d.png" % index`` is a name)."""
+    getitem: Any = getattr(type(unwrap(obj)), "__getitem__", None)
+    if getitem is None:
+        return False
+    try:
+        code = inspect.getsource(getitem)
+        names = list(inspect.signature(getitem).parameters)
+    except (OSError, TypeError, ValueError):
+        return False
+    return len(names) >= 2 and re.search(rf"\b{re.escape(names[1])}\s*%", code) is not None
 
 
 def _across(a: Split, b: Split, ha: dict, hb: dict, method: str) -> list:

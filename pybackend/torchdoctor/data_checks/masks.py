@@ -1,22 +1,29 @@
 """Segmentation masks (integer H x W labels): their pixel classes against the model's output channels.
 
 A mask is no class index, so the label checks of ``labels.py`` do not read it. Here the values met in
-a split's masks are compared with the output channels of the model's last conv (a segmentation head;
-``model_info.py``): a value outside ``[0, channels)`` that the loss does not ignore is an error, with
-the samples that hold it. 255 is the usual "void" label: it is read as ignored (a note) when the
-given loss ignores it, or, with no loss given, when every other value is a class of the head and at
-least two of them occur (so a 0/255 binary mask, whose foreground is 255, is still an error). With
-no conv head the values are only listed in a note.
+a split's masks are compared with the output channels of the model's head: the last conv that runs in
+one forward on a zero sample (``model_info.output_conv``), else the last conv registered. A value
+outside ``[0, channels)`` that the loss does not ignore is an error, with the samples that hold it,
+only when the head is sure (the model ran and its output is a map of that conv's channels) and the
+values surely class ids (``_unsure``); else a note says why it was not reported. 255 is the usual
+"void" label: it is read as ignored (a note) when the given loss ignores it, or, with no loss given,
+when every other value is a class of the head and at least two of them occur (so a 0/255 binary
+mask for 2 classes, whose foreground is 255, is still an error). With no conv head the values are
+only listed in a note.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from . import findings as F
 from . import thresholds as T
+from .model_info import output_conv
+
+INDEX_LOSSES = ("CrossEntropyLoss", "NLLLoss")  # label_form's: it imports context, which imports this module
+BINARY_LOSSES = ("BCEWithLogitsLoss", "BCELoss")
 
 if TYPE_CHECKING:  # context imports reduce, which reads the masks' values here
     from .context import Context, Split
@@ -78,15 +85,15 @@ def check(ctx: Context, split: Split) -> list:
     if s.mask_values is None:
         return []
     values = [int(v) for v in s.mask_values]
-    model = ctx.model
-    k = model.out_channels if model is not None else None
-    if model is None or not k:
+    found = _head(ctx, split)
+    if found is None:
         ctx.notes.append(
             f"{split.name}: labels are H x W masks (values {_shown(values)}): pixel classes not checked (no model "
             'whose last layer is a conv: return it as "model" from torchdoctor_data() to check them)'
         )
         return []
-    head = f"{model.name}.{model.conv_head_name}"
+    name, k, unsure = found
+    head = f"{ctx.model.name}.{name}" if ctx.model is not None else name
     classes = (0, 1) if k == 1 else range(k)  # one channel: a binary mask for a BCE loss
     ignored = T.IGNORE_INDEX if ctx.ignore_index is None else ctx.ignore_index
     inside = [v for v in values if v in classes]
@@ -99,7 +106,69 @@ def check(ctx: Context, split: Split) -> list:
         return []
     if not outside:
         return []
+    unsure = unsure or _unsure(ctx, values, inside, outside, k)
+    if unsure:
+        ctx.notes.append(
+            f"{split.name}: H x W labels hold values outside {_span(k)} of {head}'s {k} output channel"
+            f"{'s' if k > 1 else ''} (values met: {_shown(values)}): not reported as labels out of range, {unsure}"
+        )
+        return []
     return [_outside(ctx, split, values, outside, k, head)]
+
+
+def _head(ctx: Context, split: Split) -> Optional[tuple]:
+    """(conv name, output channels, why it may not be the head or ``""``): the conv that ran last in one
+    forward on a zero sample of the features' shape, sure when the model's output is a map of its
+    channels; else the last conv registered (a head registered before its body is missed so: never
+    sure). None without a conv head."""
+    model = ctx.model
+    if model is None:
+        return None
+    ran = output_conv(model, split.stats.shape)
+    if ran is not None:
+        name, k, channels = ran
+        if channels is None and not model.out_channels:
+            return None  # a classifier's output (a Linear after the convs), no map
+        why = "" if channels == k else "as the model's output is no map of that conv's channels"
+        return name, k, why
+    if not model.out_channels or not model.conv_head_name:
+        return None
+    return (
+        model.conv_head_name,
+        model.out_channels,
+        "as that conv was found by the modules' order, not by running the model on a sample (it could not run): "
+        "it may not be the head that gives the output",
+    )
+
+
+def _unsure(ctx: Context, values: list, inside: list, outside: list, k: int) -> str:
+    """Why the values need not be class ids of the head (then a note, no error), or ``""`` when they
+    surely are: a classification loss over the head's channels was given (CrossEntropyLoss or NLLLoss
+    and 2 channels or more; a BCE loss and 1 channel, 0..255 values); or, with no loss known, a mask
+    saved as 0/255 for 2 classes, or a few values past the head beside the classes (one value past
+    per 4 values inside, one at least). One channel without a BCE loss is a depth or intensity map as
+    often; many values past the head (instance ids, millimetres) are no class ids."""
+    if ctx.loss in INDEX_LOSSES and k >= 2:
+        return ""
+    if ctx.loss in BINARY_LOSSES and k == 1 and 0 <= min(values) <= max(values) <= VOID:
+        return ""
+    if ctx.loss is not None:
+        return f"as {ctx.loss} with {k} output channel{'s' if k > 1 else ''} takes no class id per pixel"
+    if k == 1:
+        return "as one output channel with no loss given may predict a depth or intensity map, not classes"
+    if set(values) == {0, VOID} and k == 2:
+        return ""
+    past = [v for v in outside if v != VOID]
+    if len(inside) >= 2 and min(past, default=0) >= 0 and len(past) <= max(1, len(inside) // 4):
+        return ""
+    return (
+        f"as {len(past)} values past the head beside {len(inside)} within it, with no loss given, look like ids "
+        "or measurements (instance ids, depth), not classes; return the loss from torchdoctor_data() to check them"
+    )
+
+
+def _span(k: int) -> str:
+    return "0 or 1 (one output channel)" if k == 1 else f"[0, {k})"
 
 
 def _outside(ctx: Context, split: Split, values: list, outside: list, k: int, head: str) -> dict:
@@ -110,7 +179,7 @@ def _outside(ctx: Context, split: Split, values: list, outside: list, k: int, he
         held: np.ndarray = np.asarray(s.mask_presence[:, cols].any(1))
         idx = [i for i, b in zip(s.mask_indices, held) if b]
         idx = sorted(idx) if all(isinstance(i, int) for i in idx) else idx
-    span = "0 or 1 (one output channel)" if k == 1 else f"[0, {k})"
+    span = _span(k)
     return F.finding(
         F.LABEL_RANGE,
         F.ERRORS,

@@ -28,28 +28,24 @@ def check(ctx: Context) -> list:
 def _second(ctx: Context, split: Split, ranged: list, padding: list) -> list:
     """A pair of token sequences (a translation's ``(src_ids, tgt_ids)``; a language model's inputs and
     next-token targets): the second field's ids against the model's output size (the last Linear: the
-    ids it can predict, a decoder's vocabulary; negative ids are left to the loss's ignore index; only
-    when that output is a vocabulary, a quarter of the embedding's at least: a head of 3 classes over
-    a pair of sentences, ``(premise_ids, hypothesis_ids)``, predicts no ids) and
-    its share of padding, said in the first field's padding warning when there is one."""
+    ids it can predict, a decoder's vocabulary; negative ids are left to the loss's ignore index) and
+    its share of padding (the input's pad id), said in the first field's padding warning when there is
+    one. Only when that output is a vocabulary, a quarter of the embedding's at least: a head of 3
+    classes over a pair of sentences, ``(premise_ids, hypothesis_ids)``, predicts no ids, and a tagger's
+    tags (``(input_ids, tag_ids)``, 9 tags) are ids of their own, whose commonest (``O``, 0) is no padding
+    whatever the input embedding's ``padding_idx``. Without a model nothing is said of the second field."""
     tgt = split.stats.token_labels
-    if tgt is None or tgt.ndim != 2:
+    model = ctx.model
+    if tgt is None or tgt.ndim != 2 or model is None or not model.num_embeddings or not model.out_features:
+        return []
+    if 4 * model.out_features < model.num_embeddings:
         return []
     out = []
-    model = ctx.model
-    if (
-        model is not None
-        and model.num_embeddings
-        and model.out_features
-        and 4 * model.out_features >= model.num_embeddings
-    ):
-        past = _target_range(split, tgt, model)
-        if past and ranged:  # one vocabulary too small for both fields: one error, which says both
-            ranged[0]["message"] += (
-                f" The targets (the second field) hold ids past {past[0]['details']['numOutputs']} too."
-            )
-        else:
-            out += past
+    past = _target_range(split, tgt, model)
+    if past and ranged:  # one vocabulary too small for both fields: one error, which says both
+        ranged[0]["message"] += f" The targets (the second field) hold ids past {past[0]['details']['numOutputs']} too."
+    else:
+        out += past
     pad, known = _pad_id(ctx, split)
     is_pad = tgt == pad
     if not known:

@@ -283,3 +283,24 @@ def test_sentences_of_every_length_are_compared_across_splits():
     val.rows[10:20] = train.rows[30:40]  # ten training sentences in the validation split
     r = check({"train": train, "val": val})
     assert kinds(r) == ["duplicates-across-splits"] and r["findings"][0]["indices"] == list(range(10, 20))
+
+
+class Shards(Dataset):
+    """Unlabelled dict rows where an overlapping shard was appended: the first ``again`` rows twice."""
+
+    def __init__(self, n=400, again=120):
+        g = torch.Generator().manual_seed(2)
+        base = torch.randint(5, 1000, (n, 24), generator=g)
+        self.ids = torch.cat([base, base[:again]])
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i]}
+
+
+def test_a_shard_appended_again_is_reported_though_it_looks_wrapped():
+    r = check(Shards())
+    assert kinds(r) == ["duplicates-within-split"] and r["findings"][0]["indices"][:2] == [400, 401]
+    assert not any("wraps around" in n for n in r["notes"])

@@ -36,6 +36,9 @@ class TinySegmenter(nn.Module):
         self.decode = nn.ConvTranspose2d(8, 8, 2, stride=2)
         self.classify = nn.Conv2d(8, classes, 1)
 
+    def forward(self, x):
+        return self.classify(self.decode(self.encode(x)))
+
 
 def with_loss(splits, model, loss):
     return engine.run(splits, model, {}, loss=loss)
@@ -68,7 +71,10 @@ def test_the_losss_ignore_index_decides_what_255_is():
 
 def test_a_one_channel_head_takes_0_1_masks_not_0_255():
     assert check(Scenes((0, 1)), TinySegmenter(1))["findings"] == []
-    assert kinds(check(Scenes((0, 255)), TinySegmenter(1))) == ["labels-out-of-range"]
+    bce = with_loss({"train": Scenes((0, 255))}, TinySegmenter(1), nn.BCEWithLogitsLoss())
+    assert kinds(bce) == ["labels-out-of-range"] and "0/255" in bce["findings"][0]["message"]
+    r = check(Scenes((0, 255)), TinySegmenter(1))  # no loss: one channel may predict an intensity map
+    assert r["findings"] == [] and any("not reported" in n for n in r["notes"])
 
 
 def test_masks_from_a_loader_and_classes_numbered_from_1():
@@ -107,3 +113,78 @@ def test_masks_of_every_size_are_read():
     ds.items[2][1][5, 5] = 7
     r = check(ds, TinySegmenter(3))
     assert kinds(r) == ["labels-out-of-range"] and r["findings"][0]["indices"] == [1, 2]
+
+
+class Maps(Dataset):
+    """Images with an integer H x W map per image that is no class map: ``kind`` "depth" (millimetres,
+    500 to 9000) or "instances" (object ids 0..max_id, a discriminative-loss embedding's target)."""
+
+    def __init__(self, kind, n=40, max_id=14):
+        g = torch.Generator().manual_seed(4)
+        self.x = torch.rand(n, 3, 24, 24, generator=g)
+        if kind == "depth":
+            self.maps = torch.randint(500, 9000, (n, 24, 24), generator=g)
+        else:
+            self.maps = torch.zeros(n, 24, 24, dtype=torch.int64)
+            for i in range(n):
+                for obj in range(1, int(torch.randint(3, max_id + 1, (), generator=g)) + 1):
+                    r, c = torch.randint(0, 20, (2,), generator=g).tolist()
+                    self.maps[i, r : r + 4, c : c + 4] = obj
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i], self.maps[i]
+
+
+class ConvOut(nn.Module):
+    """A body and a 1 x 1 conv of ``channels`` outputs; ``head_first`` registers the head before the body."""
+
+    def __init__(self, channels, head_first=False):
+        super().__init__()
+        if head_first:
+            self.head = nn.Conv2d(8, channels, 1)
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1))
+        if not head_first:
+            self.head = nn.Conv2d(8, channels, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def test_a_depth_map_or_instance_ids_are_no_class_ids():
+    assert check(Maps("depth"), ConvOut(1))["findings"] == []
+    r = check(Maps("instances"), ConvOut(8))
+    assert r["findings"] == [] and any("not reported" in n for n in r["notes"])
+
+
+def test_the_head_is_the_conv_that_runs_last():
+    assert (
+        with_loss({"train": Scenes(tuple(range(12)))}, ConvOut(12, head_first=True), nn.CrossEntropyLoss())["findings"]
+        == []
+    )
+    r = with_loss({"train": Scenes(tuple(range(13)))}, ConvOut(12, head_first=True), nn.CrossEntropyLoss())
+    assert kinds(r) == ["labels-out-of-range"] and "ConvOut.head" in r["findings"][0]["message"]
+
+
+class TwoInputs(ConvOut):
+    """The same net, whose forward takes a second input: it cannot be run on one sample."""
+
+    def forward(self, x, scale):
+        return self.head(self.body(x)) * scale
+
+
+def test_a_head_found_without_running_the_model_is_only_a_note():
+    r = with_loss({"train": Scenes(tuple(range(13)))}, TwoInputs(12), nn.CrossEntropyLoss())
+    assert r["findings"] == [] and any("could not run" in n for n in r["notes"])
+
+
+def test_running_the_model_leaves_it_as_it_was():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Conv2d(4, 3, 1))
+    model.train()
+    before = torch.get_rng_state()
+    assert check(Scenes((0, 1, 2)), model)["findings"] == []
+    assert model.training and model[1].training and int(model[1].num_batches_tracked) == 0
+    assert torch.equal(torch.get_rng_state(), before)
+    assert all(not m._forward_hooks for m in model.modules())

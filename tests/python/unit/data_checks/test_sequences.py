@@ -6,6 +6,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from support.data_checks import check, kinds
+from torchdoctor.data_checks import engine
 
 
 class LM(torch.nn.Module):
@@ -201,3 +202,30 @@ def test_a_pair_of_sentences_for_a_classifier_is_no_target_sequence():
     head's 3 outputs are classes, not a vocabulary, so its ids are not compared with them."""
     classifier = torch.nn.Sequential(torch.nn.Embedding(100, 8), torch.nn.Linear(8, 3))
     assert check(TensorDataset(tokens(), tokens(seed=1)), classifier)["findings"] == []
+
+
+class Tagged(torch.utils.data.Dataset):
+    """Token classification: (ids padded with 0, one tag per token), most tags 0 (outside any entity),
+    padded tags -100 (the loss's default ignore index)."""
+
+    def __init__(self, n=150, length=30, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.ids = torch.zeros(n, length, dtype=torch.int64)
+        self.tags = torch.full((n, length), -100, dtype=torch.int64)
+        for i, k in enumerate(torch.randint(22, length + 1, (n,), generator=g).tolist()):
+            self.ids[i, :k] = torch.randint(1, 500, (k,), generator=g)
+            entity = torch.rand(k, generator=g) < 0.15
+            self.tags[i, :k] = torch.where(entity, torch.randint(1, 7, (k,), generator=g), 0)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return self.ids[i], self.tags[i]
+
+
+def test_the_commonest_tag_of_a_tagger_is_no_padding():
+    tagger = torch.nn.Sequential(torch.nn.Embedding(500, 8, padding_idx=0), torch.nn.Linear(8, 7))
+    r = engine.run({"train": Tagged()}, tagger, {}, loss=torch.nn.CrossEntropyLoss())
+    assert r["findings"] == []
+    assert check(Tagged(), tagger)["findings"] == []
