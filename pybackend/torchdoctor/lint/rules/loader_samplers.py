@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple
 
 from ..context import LintContext
 from ..fixes import add_keyword
+from ..flow import block_completes
 from ..model import Fix
 
 _ORDERING = ("shuffle", "sampler", "batch_sampler")
@@ -26,7 +27,10 @@ def sampler_only_sometimes(ctx: LintContext, call: ast.Call) -> Optional[Tuple[s
     if not isinstance(name, ast.Name):
         return None
     values: List[Optional[ast.expr]] = []
-    for bound in ctx.alternatives(name):
+    scope = ctx.scope_of(name)
+    for index, bound in enumerate(ctx.alternatives(name)):
+        if index and ctx.scope_of(bound.stmt) is scope and _overwritten(ctx, bound.stmt, name.id, call):
+            continue  # ``train_sampler = None`` then an if/else that sets it on both branches
         value = bound.value
         if isinstance(value, ast.IfExp):
             values += [value.body, value.orelse]
@@ -42,3 +46,67 @@ def sampler_only_sometimes(ctx: LintContext, call: ast.Call) -> Optional[Tuple[s
     )
     code = f"shuffle=({name.id} is None)"
     return message, add_keyword(ctx.source, call, code, f"Pass `{code}`")
+
+
+def _overwritten(ctx: LintContext, stmt: ast.AST, name: str, use: ast.AST) -> bool:
+    """Whether every path from ``stmt`` to ``use`` binds ``name`` again: a statement after it
+    (in its block, then in the blocks around it) that always binds the name, before the one
+    that holds ``use``. When unsure (the rebinding is in a loop, or beside ``use``), it is."""
+    holders = {id(anc) for anc in ctx.ancestors(use)}
+    while True:
+        parent = ctx.parents.get(stmt)
+        block = _block_of(parent, stmt)
+        if block is None:
+            return True  # not a statement in a block: unsure
+        at = next(i for i, s in enumerate(block) if s is stmt)
+        for later in block[at + 1 :]:
+            if later is use or id(later) in holders:
+                return False
+            if _always_binds(ctx, later, name):
+                return True
+        if parent is None or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            return True  # ``use`` is not after ``stmt`` in this scope: unsure
+        stmt = parent
+
+
+def _block_of(parent: Optional[ast.AST], stmt: ast.AST) -> Optional[List[ast.stmt]]:
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    return None
+
+
+def _always_binds(ctx: LintContext, stmt: ast.stmt, name: str) -> bool:
+    """Whether running ``stmt`` to its end surely binds ``name`` (a branch that leaves by
+    ``return`` or ``raise`` does not reach what follows: it counts as binding)."""
+    if isinstance(stmt, ast.Assign):
+        return any(_names(target, name) for target in stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return stmt.value is not None and _names(stmt.target, name)
+    if isinstance(stmt, ast.If):
+        return _block_binds(ctx, stmt.body, name) and _block_binds(ctx, stmt.orelse, name)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return _block_binds(ctx, stmt.body, name)
+    if isinstance(stmt, ast.Try):
+        if _block_binds(ctx, stmt.finalbody, name):
+            return True
+        body = _block_binds(ctx, stmt.body, name) or _block_binds(ctx, stmt.orelse, name)
+        return body and all(_block_binds(ctx, h.body, name) for h in stmt.handlers)
+    return False
+
+
+def _block_binds(ctx: LintContext, block: List[ast.stmt], name: str) -> bool:
+    if not block:
+        return False
+    return any(_always_binds(ctx, s, name) for s in block) or not block_completes(ctx, block)
+
+
+def _names(target: ast.expr, name: str) -> bool:
+    if isinstance(target, ast.Name):
+        return target.id == name
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_names(e, name) for e in target.elts)
+    if isinstance(target, ast.Starred):
+        return _names(target.value, name)
+    return False

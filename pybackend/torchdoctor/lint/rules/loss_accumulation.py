@@ -18,7 +18,7 @@ from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
-from .loss_handoffs import backward_subjects, handed_to_backward
+from .loss_handoffs import backward_subjects, holds_handed_value
 from .loss_meters import fed_meter
 
 # What an accumulator can be: a name or ``self.attr``.
@@ -163,9 +163,22 @@ def _loss_ref(ctx: LintContext, ref: ast.expr, depth: int) -> bool:
     # ``content = weight * mse(a, b)``: a weighted loss is still a loss
     if isinstance(value, ast.BinOp) and depth < 2 and _live_loss(ctx, value, depth + 1) is not None:
         return True
+    if _holds_a_number(ctx, ref):
+        return False  # ``loss = loss.item()`` after the backward: the name, not the value
     if _is_backpropagated_ref(ctx, ref):
         return True
     return isinstance(ref, ast.Name) and depth < 2 and _augmented_loss(ctx, ref, depth)
+
+
+def _holds_a_number(ctx: LintContext, ref: ast.expr) -> bool:
+    """Every assignment that may reach the name ``ref`` stores ``x.item()``, ``float(x)``,
+    ``x.detach()`` and the like: no graph, whatever else the name holds elsewhere."""
+    if not isinstance(ref, ast.Name):
+        return False
+    bindings = ctx.alternatives(ref)
+    return bool(bindings) and all(
+        b.kind == "assign" and isinstance(b.value, ast.Call) and _releases(b.value) for b in bindings
+    )
 
 
 def _computed_without_grad(ctx: LintContext, ref: ast.expr, depth: int = 0) -> bool:
@@ -219,7 +232,7 @@ def _is_backpropagated_ref(ctx: LintContext, ref: ast.expr) -> bool:
     """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a
     loss; so is a name copied into one (``loss = raw_loss``, regularisers added, ``loss.backward()``)."""
     scope = ctx.scope_of(ref)
-    if isinstance(ref, ast.Name) and ref.id in handed_to_backward(ctx, scope):
+    if isinstance(ref, ast.Name) and holds_handed_value(ctx, ref):
         return True  # ``optimizer_step(loss / accum, opt)``, a helper that backpropagates it
     for call in analysis(ctx).backwards(scope):
         for subject in backward_subjects(call):

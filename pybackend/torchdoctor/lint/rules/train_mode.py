@@ -85,8 +85,8 @@ def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call
         found = _helper(ctx, call)
         if found is not None and _any_switch(found[0], analysis(found[0]).own_calls(found[1]), "eval", 1):
             passed = _argument_for_switched_param(found[0], call, found[1])
-            if passed is not None and _fresh_each_iteration(ctx, passed, loop):
-                continue
+            if passed is not None and (_fresh_each_iteration(ctx, passed, loop) or _untrained(ctx, passed, calls)):
+                continue  # a new model each pass, or one nothing here tunes (an EMA copy)
             return call, passed
     return None
 
@@ -259,6 +259,24 @@ def _is_trained(ctx: LintContext, model: ast.expr) -> bool:
     if optimized:
         return ctx.text(model) in optimized
     return not _only_tensors_optimized(ctx)
+
+
+def _untrained(ctx: LintContext, model: ast.expr, calls: List[ast.Call]) -> bool:
+    """``model`` (handed to an evaluation helper) is neither an optimizer's model here nor handed
+    by the loop to a helper that backpropagates (``fit_epoch(..., net, ...)`` trains ``net``;
+    the ``ema`` copy evaluated beside it is never trained)."""
+    if _is_trained(ctx, model):
+        return False
+    text = ctx.text(model)
+    for call in calls:
+        found = _helper(ctx, call) if any(ctx.text(a) == text for a in _arguments(call)) else None
+        if found is not None and analysis(found[0]).backpropagates(found[1]):
+            return False
+    return True
+
+
+def _arguments(call: ast.Call) -> List[ast.expr]:
+    return list(call.args) + [k.value for k in call.keywords]
 
 
 def _only_tensors_optimized(ctx: LintContext) -> bool:

@@ -7,7 +7,7 @@ the sum of every gradient since the start, and the loss wanders instead of falli
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from ..bindings import FUNCTIONS, Function
 from ..context import LintContext
@@ -80,9 +80,9 @@ def _cleared_only_sometimes(ctx: LintContext, step: Step, unit: Unit, cleared, m
     last one's gradients. None when some clear runs every pass, when the ``if`` has an ``else``,
     when the step itself is conditional (gradient accumulation), or when a helper clears."""
     loop = unit.node
-    if not unit.is_loop or _first_if_within(ctx, step.call, loop) is not None:
+    if not unit.is_loop or ctx.enclosing_loops(step.call)[:1] != [loop]:
         return None
-    if ctx.enclosing_loops(step.call)[:1] != [loop]:
+    if not _runs_every_pass(ctx, step.call, loop):
         return None
     owners = parameter_owners(ctx, ctx.construction_of(step.optimizer))
     covering = [m for m in modules if any(o == m or o.startswith(m + ".") for o in owners)]
@@ -95,11 +95,72 @@ def _cleared_only_sometimes(ctx: LintContext, step: Step, unit: Unit, cleared, m
             return None  # cleared by a helper
         for call in calls:
             around = _first_if_within(ctx, call, loop)
-            if around is None or around.orelse:
+            if around is None or around.orelse or _maybe_always(around.test):
                 return None
             ifs.append(around)
+    if _complementary(ifs):
+        return None  # ``if c: clear()`` and ``if not c: clear()``: one of them runs on every pass
     every_pass = [b for b in analysis(ctx).backwards(loop) if not any(ctx.is_inside(b, i) for i in ifs)]
     return ifs[0] if every_pass else None
+
+
+def _runs_every_pass(ctx: LintContext, node: ast.AST, loop: ast.AST) -> bool:
+    """Whether ``node`` surely runs on each pass of ``loop``: nothing but ``with`` blocks between
+    them (no ``if``, ``try``, ``match``), and no ``continue``, ``break``, ``return`` or ``raise``
+    before it in the loop body, at any depth (``if (i + 1) % accum: continue`` before the step
+    is gradient accumulation, as conditional as an ``if`` around the step)."""
+    for anc in ctx.ancestors(node):
+        if anc is loop:
+            break
+        if isinstance(anc, (ast.IfExp, ast.BoolOp, ast.Lambda)):
+            return False  # ``opt.step() if ready else None``
+        if not isinstance(anc, (ast.With, ast.AsyncWith, ast.Expr, ast.expr, ast.withitem)):
+            return False
+    first = _first_jump(ctx, loop)
+    return first is None or first >= (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _first_jump(ctx: LintContext, loop: ast.AST) -> Optional[Tuple[int, int]]:
+    """Where the first ``continue``/``break`` of ``loop`` itself, or ``return``/``raise``, sits
+    in its body (not in nested functions or classes); found once per loop."""
+    cache: Dict[ast.AST, Optional[Tuple[int, int]]] = ctx.shared("zero_grad.first_jump", dict)
+    if loop in cache:
+        return cache[loop]
+    first: Optional[Tuple[int, int]] = None
+    todo: List[Tuple[ast.AST, bool]] = [(stmt, False) for stmt in getattr(loop, "body", [])]
+    while todo:
+        stmt, inner = todo.pop()
+        if isinstance(stmt, (ast.Return, ast.Raise)) or (isinstance(stmt, (ast.Continue, ast.Break)) and not inner):
+            at = (stmt.lineno, stmt.col_offset)
+            first = at if first is None or at < first else first
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        is_loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+        orelse = {id(c) for c in getattr(stmt, "orelse", ())} if is_loop else set()
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
+                todo.append((child, inner or (is_loop and id(child) not in orelse)))  # a loop's else is ours
+    cache[loop] = first
+    return first
+
+
+def _maybe_always(test: ast.expr) -> bool:
+    """A test we cannot call a real condition: a constant (``if True:``), or one on a module's
+    ``training`` flag (``if model.training:`` holds on every training pass)."""
+    if isinstance(test, ast.Constant):
+        return True
+    return any(isinstance(n, ast.Attribute) and n.attr == "training" for n in ast.walk(test))
+
+
+def _complementary(ifs: List[ast.If]) -> bool:
+    """Whether two of ``ifs`` test ``c`` and ``not c``."""
+    tests = {ast.dump(i.test) for i in ifs}
+    for around in ifs:
+        test = around.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ast.dump(test.operand) in tests:
+            return True
+    return False
 
 
 def _first_if_within(ctx: LintContext, node: ast.AST, loop: ast.AST) -> Optional[ast.If]:
