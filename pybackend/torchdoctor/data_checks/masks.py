@@ -20,7 +20,7 @@ import numpy as np
 
 from . import findings as F
 from . import thresholds as T
-from .model_info import output_conv
+from .model_info import not_run, output_conv
 
 INDEX_LOSSES = ("CrossEntropyLoss", "NLLLoss")  # label_form's: it imports context, which imports this module
 BINARY_LOSSES = ("BCEWithLogitsLoss", "BCELoss")
@@ -136,7 +136,8 @@ def _head(ctx: Context, split: Split) -> Optional[tuple]:
     return (
         model.conv_head_name,
         model.out_channels,
-        "as that conv was found by the modules' order, not by running the model on a sample (it could not run): "
+        f"as that conv was found by the modules' order, not by running the model on a sample "
+        f"({not_run(model, split.stats.shape)}): "
         "it may not be the head that gives the output",
     )
 

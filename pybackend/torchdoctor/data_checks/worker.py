@@ -188,7 +188,9 @@ def main(argv: list | None = None) -> int:
 
     send(run(args, channel.progress, send_and_end))
     stuck = sys.modules.get(f"{__package__}.stuck")  # imported by the checks (it needs numpy: not here)
-    if stuck is not None and stuck.left_running():  # a draw given up on under a time budget: no thread
+    probe = sys.modules.get(f"{__package__}.model_info")  # a forward on a zero sample given up on
+    if (stuck is not None and stuck.left_running()) or (probe is not None and probe.left_running()):
+        # a draw given up on under a time budget, or the model's forward: no thread
         sys.stdout.flush()  # can be stopped, so the process is (its DataLoader workers follow it)
         sys.stderr.flush()
         os._exit(0)

@@ -249,3 +249,29 @@ def test_onehot_labels_against_the_loss_and_swapped_height_and_width(tmp_path: P
     else:  # without the loss, one-hot labels are a note, not a finding
         assert found == swapped
         assert any(n.startswith("train: labels are one-hot rows of width 3") for n in result["notes"])
+
+
+SLOW_SEGMENTER = (
+    "import time\nimport torch\nfrom torch import nn\nfrom torch.utils.data import Dataset\n\n"
+    "class Tiles(Dataset):\n"
+    "    def __len__(self):\n        return 24\n\n"
+    "    def __getitem__(self, i):\n"
+    "        g = torch.Generator().manual_seed(i)\n"
+    "        return torch.rand(3, 16, 16, generator=g), torch.randint(0, 3, (16, 16), generator=g)\n\n"
+    "class Waits(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n        self.body, self.head = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 2, 1)\n\n"
+    "    def forward(self, x):\n        time.sleep(60)  # a model that waits on something that never comes\n"
+    "        return self.head(self.body(x))\n\n"
+    "def torchdoctor_data():\n"
+    "    return {'train': Tiles(), 'model': Waits(), 'loss': nn.CrossEntropyLoss()}\n"
+)
+
+
+def test_a_model_that_never_answers_on_a_zero_sample_costs_the_check_nothing_but_a_note(tmp_path: Path, capsys):
+    path = tmp_path / "slow_model.py"
+    path.write_text(SLOW_SEGMENTER)
+    code, result = run_json(f"{path}::torchdoctor_data", capsys, "--timeout", "40")
+    assert code == 0 and not result.get("error"), result["headline"]
+    assert any("did not answer within 5 s on a zero sample" in n for n in result["notes"]), result["notes"]
+    assert result["durationSeconds"] < 30

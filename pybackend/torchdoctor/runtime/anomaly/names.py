@@ -61,14 +61,15 @@ class ModuleNames:
         return (root, found[1]) if root is not None and found is not None else (None, "")
 
     def parameters(self) -> List[Tuple[str, Any, Any]]:
-        """``(path, parameter, owning module)`` of every root, in registration order."""
+        """``(path, parameter, owning module)`` of every root, in registration order. Computed
+        once after a new module shows up."""
         self._refresh()
         if self._params is None:
             self._params = []
             seen = set()
             for root in self.roots():
                 for mod_path, module in root.named_modules():
-                    for name, p in module.named_parameters(recurse=False):
+                    for name, p in _own_parameters(module):
                         if id(p) not in seen:
                             seen.add(id(p))
                             self._params.append((_join(mod_path, name), p, module))
@@ -111,6 +112,17 @@ def unwrap(module: Any) -> Any:
         return module
     inner = module.__dict__.get("_modules", {}).get("_orig_mod") if hasattr(module, "__dict__") else None
     return inner if inner is not None else module
+
+
+def _own_parameters(module: Any) -> List[Tuple[str, Any]]:
+    """The module's own parameters by name. A user's module may override ``named_parameters``
+    (a proxy raising for it): its exception is not the watch's error; its registered
+    ``_parameters`` are read instead."""
+    try:
+        return list(module.named_parameters(recurse=False))
+    except Exception:  # noqa: BLE001 - the user's override
+        own = module.__dict__.get("_parameters") if hasattr(module, "__dict__") else None
+        return [(k, p) for k, p in own.items() if p is not None] if isinstance(own, dict) else []
 
 
 def _join(prefix: str, name: str) -> str:

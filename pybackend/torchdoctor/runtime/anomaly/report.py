@@ -122,8 +122,9 @@ def params_facts(module: Any) -> Report:
     """Names of the module's own parameters (and its children's) that hold NaN/Inf already, and
     of its buffers (a positional table, BatchNorm's running statistics: an Inf planted in
     attention-is-all-you-need's ``pos_table`` read "its inputs were finite" and nothing more).
-    A buffer holding -Inf by design (a causal mask: 0 and -Inf) is not named, and a module whose
-    ``named_parameters`` / ``named_buffers`` raise loses those names, not its report."""
+    A buffer holding -Inf by design (an additive attention mask: :func:`_mask`) is not named, and
+    a module whose ``named_parameters`` / ``named_buffers`` raise loses those names, not its
+    report."""
     bad, shared = [], False
     for name, p in _named(module, "named_parameters"):
         if _nonfinite(p):
@@ -160,22 +161,43 @@ def _kind(t: Any) -> str:
 
 
 def _mask(name: str, t: Any) -> bool:
-    """A buffer that holds Inf by design, with no NaN: one named as a mask (``mask``,
-    ``attn_mask``), or an additive attention mask by its values (a matrix of -Inf and finite values
-    all 0, or 0 and 1, as ``full(-inf).triu(1)`` makes). A fresh BatchNorm's running statistics
-    (all 0, all 1) with an Inf planted are one-dimensional: named."""
+    """A buffer that holds Inf by design: an additive attention mask, with no NaN, no +Inf, and
+    -Inf where attention is barred. Named as one (``attn_mask``; nanoGPT's causal ``bias``), or by
+    its values: a matrix whose finite values are all 0 and whose -Inf fill whole diagonals (a
+    triangle as ``full(-inf).triu(1)`` makes, the outside of a sliding window's band), the same in
+    every slice. An identity or adjacency with a -Inf (finite 1s), a lone -Inf in zeros, and a
+    fresh BatchNorm's statistics (one-dimensional) are named."""
     try:
         counts = bad_counts(t)
-        if counts["nan"]:
+        if counts["nan"] or counts["posinf"]:
             return False
-        if "mask" in name.rsplit(".", 1)[-1].lower():
+        leaf = name.rsplit(".", 1)[-1].lower()
+        if "mask" in leaf or "bias" in leaf:
             return True
-        if counts["posinf"] or t.dim() < 2:
+        if t.dim() < 2:
             return False
-        finite = t.detach()[t.detach().isfinite()]
-        return bool(((finite == 0) | (finite == 1)).all())
+        data = t.detach()
+        finite = data.isfinite()
+        return bool((data[finite] == 0).all()) and _banded(data.isneginf())
     except Exception:  # noqa: BLE001 - an odd tensor: named, as before
         return False
+
+
+def _banded(barred: Any) -> bool:
+    """Do the True entries of a (..., rows, cols) matrix fill whole diagonals (a triangle, the
+    outside of a band, the diagonal itself), the same in every slice, and number at least
+    ``min(rows, cols) - 1`` (a causal mask's fewest)? A lone planted value shares its diagonal."""
+    rows, cols = barred.shape[-2], barred.shape[-1]
+    slices = barred.reshape(-1, rows, cols)
+    first = slices[0]
+    if not bool((slices == first).all()):
+        return False
+    open_at, barred_at = (~first).nonzero(), first.nonzero()
+    if not len(open_at) or len(barred_at) < min(rows, cols) - 1:
+        return False
+    open_d = (open_at[:, 1] - open_at[:, 0]).unique()
+    barred_d = (barred_at[:, 1] - barred_at[:, 0]).unique()
+    return not bool((barred_d.unsqueeze(1) == open_d.unsqueeze(0)).any())
 
 
 def evaluation_facts(root: Any, torch: Any, frame: Any = None) -> Report:

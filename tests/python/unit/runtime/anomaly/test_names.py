@@ -93,3 +93,33 @@ def test_a_scripted_module_is_reported_under_its_name():
     with watching() as seen:
         scripted(torch.randn(2, 3))
     assert seen.watch.errors == [] and seen.reports[0]["qualname"] == "scripted"
+
+
+class Proxy(nn.Module):
+    """Forwards attribute reads to the layer it wraps and refuses to list its parameters by name:
+    the user's own exception, which must not read as an error of the watch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = nn.Linear(4, 1)
+
+    def named_parameters(self, *args, **kwargs):
+        raise RuntimeError("parameters are listed by the wrapped layer")
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def test_a_module_refusing_to_name_its_parameters_still_gets_them_named():
+    proxy = Proxy()
+    names = ModuleNames()
+    names.see(proxy)
+    assert [path for path, _, _ in names.parameters()] == ["inner.weight", "inner.bias"]
+    with torch.no_grad():
+        proxy.inner.weight[0, 0] = float("nan")
+    with watching() as seen:
+        opt = torch.optim.SGD(proxy.inner.parameters(), lr=0.1)
+        for _ in range(2):
+            proxy(torch.randn(8, 4)).pow(2).mean().backward()
+            opt.step()
+    assert seen.watch.errors == [] and seen.reports

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from support.anomaly import watching
+from torchdoctor.runtime.anomaly import report as R
 
 
 def accumulating_loop(poison_at: int, micro_steps: int = 8, accumulate: int = 2) -> None:
@@ -328,3 +329,78 @@ def test_fakes_drawn_under_no_grad_in_a_training_step_are_not_called_evaluation(
     report = seen.reports[0]
     assert report["qualname"] == "generator" and report["evaluation"] == {"eval_mode": False, "grad_off": "no_grad"}
     assert "at step 0, under no_grad: " in report["sentence"] and "evaluation" not in report["sentence"]
+
+
+class GraphMixer(nn.Module):
+    """Mixes features through a fixed matrix kept as a buffer (a graph's adjacency, a projection),
+    then a Linear: the matrix is the only place a non-finite value can come from."""
+
+    def __init__(self, matrix: torch.Tensor, name: str = "adjacency") -> None:
+        super().__init__()
+        self.lin, self.name = nn.Linear(4, 1), name
+        self.register_buffer(name, matrix)
+
+    def forward(self, x):
+        return self.lin(x @ getattr(self, self.name))
+
+
+def mixer_report(matrix: torch.Tensor, name: str = "adjacency") -> dict:
+    torch.manual_seed(0)
+    with watching() as seen:
+        GraphMixer(matrix, name)(torch.randn(6, 4)).sum()
+    return seen.reports[0]
+
+
+def test_an_identity_adjacency_with_one_minus_inf_is_blamed():
+    graph = torch.eye(4)
+    graph[2, 0] = float("-inf")  # finite values 0 and 1: no additive mask looks like this
+    report = mixer_report(graph)
+    assert report["made_inside"] is True and report["buffers_bad"] == ["adjacency"]
+    assert report["buffers_bad_kinds"] == ["Inf"]
+    assert "its buffers already had Inf (`adjacency`)" in report["sentence"]
+
+
+def test_a_zero_matrix_with_a_lone_minus_inf_is_blamed_unless_named_as_a_mask():
+    lone = torch.zeros(4, 4)
+    lone[1, 1] = float("-inf")  # on the diagonal, with finite values beside it: no triangle, no band
+    assert mixer_report(lone.clone(), "proj")["buffers_bad"] == ["proj"]
+    corner = torch.zeros(4, 4)
+    corner[0, 3] = float("-inf")  # a triangle of one: too few to be a causal mask
+    assert mixer_report(corner, "proj")["buffers_bad"] == ["proj"]
+    for name in ("attn_mask", "rel_bias"):
+        assert "buffers_bad" not in mixer_report(lone.clone(), name)
+
+
+def test_zero_matrices_with_minus_inf_filling_whole_diagonals_are_masks():
+    upper = torch.full((5, 5), float("-inf")).triu(1)
+    lower = torch.full((5, 5), float("-inf")).tril(-1)
+    window = upper + torch.full((5, 5), float("-inf")).tril(-2)  # causal, and at most two back
+    prefix = torch.full((3, 5), float("-inf")).triu(3)  # three new tokens after two cached ones
+    batched = upper.expand(2, 1, 5, 5).clone()
+    no_self = torch.zeros(5, 5).fill_diagonal_(float("-inf"))  # no token attends to itself
+    for matrix in (upper, lower, window, prefix, batched, no_self):
+        assert R._mask("future", matrix), matrix
+    assert not R._mask("future", torch.full((5, 5), float("-inf")))  # nothing finite: not a mask
+    uneven = torch.stack([upper, lower])  # not the same pattern in every slice
+    assert not R._mask("future", uneven)
+
+
+def test_a_mask_named_buffer_holding_plus_inf_is_blamed_for_the_softmax_nan():
+    pad = torch.zeros(4, 4)
+    pad[0, 0] = float("inf")  # +Inf: softmax of the row is NaN, no mask holds +Inf
+
+    class Padded(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(4, 1)
+            self.register_buffer("pad_mask", pad)
+
+        def forward(self, x):
+            return self.lin(x @ F.softmax(self.pad_mask, dim=-1))
+
+    with watching() as seen:
+        Padded()(torch.randn(6, 4)).sum()
+    report = seen.reports[0]
+    assert report["buffers_bad"] == ["pad_mask"] and report["buffers_bad_kinds"] == ["Inf"]
+    assert "its buffers already had Inf (`pad_mask`)" in report["sentence"]
+    assert not R._mask("pad_mask", pad) and not R._mask("causal_bias", pad)
