@@ -19,7 +19,9 @@ Every number is a ratio to a baseline measured in the same run, on the same file
    with a one-second budget.
 4. With ``--rules``: the same scaling per rule (and for the parse and the context's index),
    each rule timed on the same context in registry order (an analysis several rules share is
-   counted at the first rule that builds it), so a rule that is not linear shows by name.
+   counted at the first rule that builds it), so a rule that is not linear shows by name; then
+   the same on two scripts of shapes that once made rules quadratic (a loss accumulated in
+   every block, a sampler and a training loader in every block).
 
     .venv/bin/python bench/bench_lint.py [PATH...] [--repeat 5] [--lines 5000] [--rules]
 
@@ -148,12 +150,60 @@ for epoch in range(2):
 SCRIPT_BUDGET = 1.0  # seconds for a 32k-line script
 
 
-def generated_script(lines: int) -> str:
-    """A long top-level script (every block moves a model, feeds it, evaluates it)."""
-    parts = [_HEADER + "device = torch.device('cuda')\n"]
-    count, i = 6, 0
+# Shapes that once made a rule rescan the module per block (TD007, TD017-TD020): the loss and
+# the accumulators rebound in every block or numbered per block; a sampler and a training
+# loader per block, under the same names or numbered. Timed per rule by ``--rules``.
+_SHAPES_HEADER = (
+    "import torch\nimport torch.nn as nn\n"
+    "from torch.utils.data import DataLoader, DistributedSampler, TensorDataset\n"
+    "model = nn.Linear(8, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "criterion = nn.CrossEntropyLoss()\ndistributed = False\n"
+    "ds = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))\n"
+    "loader = DataLoader(ds, batch_size=8, shuffle=True)\n"
+)
+_ACCUMULATING_BLOCK = """
+total = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total += loss
+running_{i} = 0
+for epoch in range(2):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running_{i} = running_{i} + loss
+    print(running_{i})
+"""
+_SAMPLER_BLOCK = """
+train_sampler = DistributedSampler(ds) if distributed else None
+train_loader = DataLoader(ds, batch_size=8, sampler=train_sampler)
+sampler_{i} = DistributedSampler(ds)
+train_loader_{i} = DataLoader(ds, batch_size=8, sampler=sampler_{i}, shuffle=True)
+train_sampler = None
+if distributed:
+    train_sampler = DistributedSampler(ds)
+train_loader = DataLoader(ds, batch_size=8, sampler=train_sampler)
+for epoch in range(2):
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def generated_script(
+    lines: int, header: str = _HEADER + "device = torch.device('cuda')\n", block: str = _SCRIPT_BLOCK
+) -> str:
+    """A long top-level script (every block moves a model, feeds it, evaluates it; or another
+    ``block`` repeated)."""
+    parts = [header]
+    count, i = header.count("\n"), 0
     while count < lines:
-        text = _SCRIPT_BLOCK.format(i=i, d=8 + i % 24)
+        text = block.format(i=i, d=8 + i % 24)
         parts.append(text)
         count += text.count("\n")
         i += 1
@@ -180,8 +230,8 @@ def scaling(repeat: int) -> None:
     print(f"  32k lines: {verdict} the {SCRIPT_BUDGET:.0f} s budget ({times[-1] / SCRIPT_BUDGET:.2f}x the budget)")
 
 
-def rule_scaling(repeat: int) -> None:
-    """Each rule's CPU time on the 4k-32k-line scripts and its growth per doubling."""
+def rule_scaling(repeat: int, title: str = "the long script", make: Callable[[int], str] = generated_script) -> None:
+    """Each rule's CPU time on the 4k-32k-line scripts ``make`` writes and its growth per doubling."""
     from torchdoctor.lint import all_rules
     from torchdoctor.lint.context import LintContext
     from torchdoctor.lint.registry import Reporter
@@ -190,7 +240,7 @@ def rule_scaling(repeat: int) -> None:
     sizes = (4000, 8000, 16000, 32000)
     table: dict = {}
     for size in sizes:
-        text = generated_script(size)
+        text = make(size)
         best: dict = {}
         for _ in range(max(1, repeat // 2)):
             gc.disable()  # as lint_source does while it runs (engine._collector_paused)
@@ -209,7 +259,7 @@ def rule_scaling(repeat: int) -> None:
             for key, value in row.items():
                 best[key] = min(best.get(key, float("inf")), value)
         table[size] = best
-    print("per rule on the long script (ms at 4k/8k/16k/32k lines; each doubling; their mean, judged when 4k > 2 ms):")
+    print(f"per rule on {title} (ms at 4k/8k/16k/32k lines; each doubling; their mean, judged when 4k > 2 ms):")
     worst = []
     for key in table[sizes[0]]:
         times = [table[size][key] for size in sizes]
@@ -337,6 +387,12 @@ def main(argv=None) -> int:
     scaling(args.repeat)
     if args.rules:
         rule_scaling(args.repeat)
+        rule_scaling(
+            args.repeat,
+            "a script accumulating losses",
+            lambda n: generated_script(n, _SHAPES_HEADER, _ACCUMULATING_BLOCK),
+        )
+        rule_scaling(args.repeat, "a script of samplers", lambda n: generated_script(n, _SHAPES_HEADER, _SAMPLER_BLOCK))
     return 0
 
 

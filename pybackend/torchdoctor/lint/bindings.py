@@ -274,6 +274,32 @@ class Bindings:
             return None
         return bindings[0]
 
+    def in_range(self, scope_node: ast.AST, name: str, after: Optional[Pos], through: Pos) -> List[Binding]:
+        """The bindings of ``name`` in ``scope_node`` with ``after < pos <= through`` (from the
+        first with ``after`` None), in order: found by bisection, not by a scan of every binding
+        (a name rebound in every block of a long script)."""
+        scope = self.scopes.get(scope_node)
+        bindings = scope.names.get(name) if scope is not None else None
+        if not bindings:
+            return []
+        positions = scope.positions(name)  # type: ignore[union-attr]  # not None: it has bindings
+        low = 0 if after is None else bisect.bisect_right(positions, after)
+        return bindings[low : bisect.bisect_right(positions, through)]
+
+    def latest(self, scope_node: ast.AST, name: str, at: Pos, count: int) -> List[Binding]:
+        """``sorted(bindings with pos <= at, key=pos, reverse=True)[:count]`` (equal positions
+        in source order), sorting only the last ``count`` of them and any tied with those."""
+        scope = self.scopes.get(scope_node)
+        bindings = scope.names.get(name) if scope is not None else None
+        if not bindings:
+            return []
+        positions = scope.positions(name)  # type: ignore[union-attr]  # not None: it has bindings
+        high = bisect.bisect_right(positions, at)
+        low = max(0, high - count)
+        while 0 < low < high and positions[low - 1] == positions[low]:
+            low -= 1
+        return sorted(bindings[low:high], key=lambda b: b.pos, reverse=True)[:count]
+
     def all_bindings(self, scope_node: ast.AST, name: str) -> List[Binding]:
         scope = self.scopes.get(scope_node)
         return list(scope.names.get(name, [])) if scope else []

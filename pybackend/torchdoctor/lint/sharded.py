@@ -158,7 +158,7 @@ def _uses(ctx: LintContext, loader_call: ast.Call) -> List[ast.expr]:
         target = stmt.targets[0]
         if isinstance(target, ast.Name):
             held = target.id
-            found += _loads(ctx, target.id, lambda b: b.kind == "assign" and b.value is loader_call)
+            found += _loads(ctx, target.id, value=loader_call)
         elif isinstance(target, ast.Attribute):
             text = ctx.text(target)
             found += [
@@ -204,11 +204,11 @@ def _kept_at(ctx: LintContext, site: ast.Call, index: Optional[int]) -> List[ast
         return []
     target = stmt.targets[0]
     if index is None and isinstance(target, ast.Name):
-        return _loads(ctx, target.id, lambda b: b.kind == "assign" and b.value is site)
+        return _loads(ctx, target.id, value=site)
     if index is not None and isinstance(target, ast.Tuple) and index < len(target.elts):
         element = target.elts[index]
         if isinstance(element, ast.Name) and not any(isinstance(e, ast.Starred) for e in target.elts):
-            return _loads(ctx, element.id, lambda b: b.stmt is stmt)
+            return _loads(ctx, element.id, stmt=stmt)
     return []
 
 
@@ -221,39 +221,81 @@ def _held_name(ctx: LintContext, loader_call: ast.Call) -> Optional[str]:
     return None
 
 
+# Reads of a name grouped by a node of their binding (its value or its statement).
+_ReadsOf = Dict[ast.AST, List[ast.Name]]
+
+
 class Index:
     """Built once per file: every read of each name, and the calls each name flows into (as an
     argument, or as the object a method is called on)."""
 
     def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
         self.reads: Dict[str, List[ast.Name]] = {}
-        self.args: Dict[str, List[ast.Call]] = {}
-        self.receivers: Dict[str, List[ast.Call]] = {}
         self.attributes: Dict[str, List[ast.Attribute]] = {}
+        self._flows: Optional[Tuple[Dict[str, List[ast.Call]], Dict[str, List[ast.Call]]]] = None
+        self._by_binding: Dict[str, Tuple[_ReadsOf, _ReadsOf]] = {}
         for node in walk(ctx.tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 self.reads.setdefault(node.id, []).append(node)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self.attributes.setdefault(node.attr, []).append(node)
-        for call in ctx.calls:
-            for name in {n.id for a in _arguments(call) for n in walk(a) if isinstance(n, ast.Name)}:
-                self.args.setdefault(name, []).append(call)
-            if isinstance(call.func, ast.Attribute):
-                for name in {n.id for n in walk(call.func.value) if isinstance(n, ast.Name)}:
-                    self.receivers.setdefault(name, []).append(call)
+
+    @property
+    def args(self) -> Dict[str, List[ast.Call]]:
+        """Each name -> the calls it is an argument of (inside any argument expression)."""
+        return self._calls_by_name()[0]
+
+    @property
+    def receivers(self) -> Dict[str, List[ast.Call]]:
+        """Each name -> the method calls made on an object it is part of (``name.x.update()``)."""
+        return self._calls_by_name()[1]
+
+    def _calls_by_name(self) -> Tuple[Dict[str, List[ast.Call]], Dict[str, List[ast.Call]]]:
+        """Built on the first question (TD020's): TD017 shares the reads, and needs none of this."""
+        if self._flows is None:
+            args: Dict[str, List[ast.Call]] = {}
+            receivers: Dict[str, List[ast.Call]] = {}
+            for call in self.ctx.calls:
+                for name in {n.id for a in _arguments(call) for n in walk(a) if isinstance(n, ast.Name)}:
+                    args.setdefault(name, []).append(call)
+                if isinstance(call.func, ast.Attribute):
+                    for name in {n.id for n in walk(call.func.value) if isinstance(n, ast.Name)}:
+                        receivers.setdefault(name, []).append(call)
+            self._flows = (args, receivers)
+        return self._flows
+
+    def reads_by_binding(self, ctx: LintContext, name: str) -> Tuple[_ReadsOf, _ReadsOf]:
+        """The reads of ``name`` by the value assigned by their binding (``kind == "assign"``
+        only) and by their binding's statement: grouped once per name, where each loader
+        looked up the binding of every read of its name (a script rebinding ``train_loader``
+        in every block read them all once per block)."""
+        found = self._by_binding.get(name)
+        if found is None:
+            by_value: _ReadsOf = {}
+            by_stmt: _ReadsOf = {}
+            for node in self.reads.get(name, []):
+                bound = ctx.binding(node)
+                if bound is None:
+                    continue
+                if bound.kind == "assign" and bound.value is not None:
+                    by_value.setdefault(bound.value, []).append(node)
+                by_stmt.setdefault(bound.stmt, []).append(node)
+            found = self._by_binding[name] = (by_value, by_stmt)
+        return found
 
 
 def name_index(ctx: LintContext) -> Index:
     return ctx.shared("sharded.index", lambda: Index(ctx))
 
 
-def _loads(ctx: LintContext, name: str, bound_here) -> List[ast.expr]:
-    found: List[ast.expr] = []
-    for node in name_index(ctx).reads.get(name, []):
-        bound = ctx.binding(node)
-        if bound is not None and bound_here(bound):
-            found.append(node)
-    return found
+def _loads(
+    ctx: LintContext, name: str, value: Optional[ast.expr] = None, stmt: Optional[ast.AST] = None
+) -> List[ast.expr]:
+    """The reads of ``name`` bound by assigning ``value``, or bound by ``stmt``, in source order."""
+    by_value, by_stmt = name_index(ctx).reads_by_binding(ctx, name)
+    found = by_value.get(value, []) if value is not None else by_stmt.get(stmt, []) if stmt is not None else []
+    return list(found)
 
 
 def _arguments(call: ast.Call) -> List[ast.expr]:

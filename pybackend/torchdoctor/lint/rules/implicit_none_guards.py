@@ -234,7 +234,7 @@ def _falls_through(ctx: LintContext, body: List[ast.stmt], known: Optional[ast.e
     ``optional``, the handlers of optional imports end too. Only ``if``, ``with`` and ``try``
     are looked into; any other statement is left to ``flow``."""
     for i, stmt in enumerate(body):
-        branches = _covering_chain(ctx, known, stmt, body[:i])
+        branches = _covering_chain(ctx, known, stmt, body, i)
         if branches is not None:
             ends = not any(_falls_through(ctx, block, test, optional) for test, block in branches)
         else:
@@ -279,12 +279,12 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def _covering_chain(
-    ctx: LintContext, known: Optional[ast.expr], stmt: ast.stmt, before: List[ast.stmt]
+    ctx: LintContext, known: Optional[ast.expr], stmt: ast.stmt, body: List[ast.stmt], at: int
 ) -> Optional[List[Tuple[ast.expr, List[ast.stmt]]]]:
     """``(test, body)`` of each branch of ``stmt`` when it is an ``if``/``elif`` chain whose tests
     are exactly the operands of ``known`` == ``p or q`` (in any order, compared by their AST
     dump; without calls, which may answer differently twice; not reassigned by the statements
-    ``before`` it). A final ``else`` is never reached then; ``if a or b or c:`` around ``if a:
+    before it, ``body[:at]``: sliced only here, not for every statement of a long body). A final ``else`` is never reached then; ``if a or b or c:`` around ``if a:
     ... elif b: ...`` is not covered."""
     if not (isinstance(known, ast.BoolOp) and isinstance(known.op, ast.Or)) or not isinstance(stmt, ast.If):
         return None
@@ -296,7 +296,7 @@ def _covering_chain(
     operands = {ast.dump(v) for v in known.values}
     if {ast.dump(test) for test, _ in branches} != operands or any(map(_may_change, known.values)):
         return None
-    return None if _rebinds(ctx, before, known) else branches
+    return None if _rebinds(ctx, body[:at], known) else branches
 
 
 _ACTIVE = (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)

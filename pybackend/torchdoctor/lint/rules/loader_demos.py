@@ -5,10 +5,11 @@ is not a training run and has no order to shuffle."""
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from .. import torchapi
-from ..context import LintContext, terminal_name
+from ..context import LintContext, terminal_name, walk
+from ..sharded import name_index
 from ..training import analysis
 
 _DISPLAY = frozenset({"imshow", "show", "savefig", "save_image"})
@@ -24,12 +25,8 @@ def only_looked_at(ctx: LintContext, call: ast.Call, target: Optional[ast.expr])
     training = analysis(ctx)
     assigned = ctx.statement_of(call)
     loops: List[Union[ast.For, ast.AsyncFor]] = []
-    for node in ast.walk(ctx.scope_of(call)):
-        if not (isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load)):
-            continue
-        bound = ctx.binding(node)
-        if bound is not None and bound.stmt is not assigned:
-            continue  # another variable of the same name (a function's parameter)
+    # Not the reads bound elsewhere: another variable of the same name (a function's parameter).
+    for node in _reads_bound_by(ctx, ctx.scope_of(call), target.id, assigned):
         loop = _loop_drawing_from(ctx, node)
         if loop is None:
             return False
@@ -43,6 +40,35 @@ def only_looked_at(ctx: LintContext, call: ast.Call, target: Optional[ast.expr])
         if not any(terminal_name(c.func) in _DISPLAY for c in calls):
             return False
     return bool(loops)
+
+
+def _reads_bound_by(ctx: LintContext, scope: ast.AST, name: str, stmt: ast.AST) -> List[ast.Name]:
+    """The reads of ``name`` anywhere in ``scope`` (nested functions too) whose binding is made
+    by ``stmt``, or that have none. The scope is walked once and each name's reads grouped by
+    binding once, not once per loader (a script building a loader in every block, each under
+    the same name, was quadratic)."""
+    cache: Dict[Tuple[ast.AST, str], Dict[Optional[ast.AST], List[ast.Name]]] = ctx.shared("loader_demos.bound", dict)
+    groups = cache.get((scope, name))
+    if groups is None:
+        groups = cache[(scope, name)] = {}
+        for node in _reads(ctx, scope).get(name, ()):
+            bound = ctx.binding(node)
+            groups.setdefault(bound.stmt if bound is not None else None, []).append(node)
+    return groups.get(stmt, []) + groups.get(None, [])
+
+
+def _reads(ctx: LintContext, scope: ast.AST) -> Dict[str, List[ast.Name]]:
+    """Every name read anywhere in ``scope``, by name (one walk per scope)."""
+    if scope is ctx.tree:
+        return name_index(ctx).reads  # the same walk, shared with TD020
+    cache: Dict[ast.AST, Dict[str, List[ast.Name]]] = ctx.shared("loader_demos.reads", dict)
+    found = cache.get(scope)
+    if found is None:
+        found = cache[scope] = {}
+        for node in walk(scope):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found.setdefault(node.id, []).append(node)
+    return found
 
 
 def _runs_a_model(ctx: LintContext, call: ast.Call) -> bool:

@@ -6,7 +6,7 @@ the training set in stored order every epoch."""
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..context import LintContext
 from ..fixes import add_keyword
@@ -55,11 +55,12 @@ def _overwritten(ctx: LintContext, stmt: ast.AST, name: str, use: ast.AST) -> bo
     holders = {id(anc) for anc in ctx.ancestors(use)}
     while True:
         parent = ctx.parents.get(stmt)
-        block = _block_of(parent, stmt)
-        if block is None:
+        place = _place_in_block(ctx, parent, stmt)
+        if place is None:
             return True  # not a statement in a block: unsure
-        at = next(i for i, s in enumerate(block) if s is stmt)
-        for later in block[at + 1 :]:
+        block, at = place
+        for index in range(at + 1, len(block)):  # no slice: a module's body is thousands long
+            later = block[index]
             if later is use or id(later) in holders:
                 return False
             if _always_binds(ctx, later, name):
@@ -69,12 +70,21 @@ def _overwritten(ctx: LintContext, stmt: ast.AST, name: str, use: ast.AST) -> bo
         stmt = parent
 
 
-def _block_of(parent: Optional[ast.AST], stmt: ast.AST) -> Optional[List[ast.stmt]]:
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(s is stmt for s in block):
-            return block
-    return None
+def _place_in_block(ctx: LintContext, parent: Optional[ast.AST], stmt: ast.AST) -> Optional[Tuple[List[ast.stmt], int]]:
+    """The statement list of ``parent`` (body, else or finally) holding ``stmt``, and where. Each
+    parent's lists are indexed once: a module-level sampler searched the module's body, as long
+    as the script, once per loader."""
+    if parent is None:
+        return None
+    cache: Dict[ast.AST, Dict[ast.AST, Tuple[List[ast.stmt], int]]] = ctx.shared("loader_samplers.places", dict)
+    places = cache.get(parent)
+    if places is None:
+        places = cache[parent] = {}
+        for field in ("finalbody", "orelse", "body"):  # the first field holding a statement wins
+            block = getattr(parent, field, None)
+            if isinstance(block, list):
+                places.update((s, (block, i)) for i, s in enumerate(block))
+    return places.get(stmt)
 
 
 def _always_binds(ctx: LintContext, stmt: ast.stmt, name: str) -> bool:

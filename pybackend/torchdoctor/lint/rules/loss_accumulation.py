@@ -8,8 +8,7 @@ epoch, and the run slows down or dies with an out-of-memory error many batches l
 from __future__ import annotations
 
 import ast
-import re
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..bindings import Binding, Function
@@ -18,15 +17,13 @@ from ..fixes import replace_node
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
-from .loss_handoffs import backward_subjects, holds_handed_value
+from .loss_handoffs import holds_handed_value
 from .loss_meters import fed_meter
+from .loss_scopes import backpropagated_ref, backwards_of, derived_names, live_parts, releases, used_as_tensor_in
 
 # What an accumulator can be: a name or ``self.attr``.
 Ref = Union[ast.Name, ast.Attribute]
 
-# Wrapping a loss in one of these yields a number or a graph-free tensor.
-_RELEASES = frozenset({"item", "detach", "tolist", "numpy", "cpu_item"})
-_NUMBER_CALLS = frozenset({"float", "int", "round"})
 _COLLECTS = frozenset({"append", "update"})  # ``list.append(loss)``; ``meter.update(loss, n)`` (loss_meters.py)
 
 
@@ -149,7 +146,7 @@ def _live_loss(ctx: LintContext, expr: ast.expr, depth: int = 0) -> Optional[ast
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         return _live_loss(ctx, expr.operand, depth)
     if isinstance(expr, ast.Call):
-        return expr if not _releases(expr) and torchapi.is_loss_value(ctx, expr) else None
+        return expr if not releases(expr) and torchapi.is_loss_value(ctx, expr) else None
     if _is_ref(expr) and _loss_ref(ctx, expr, depth) and not _computed_without_grad(ctx, expr):
         return expr
     return None
@@ -177,7 +174,7 @@ def _holds_a_number(ctx: LintContext, ref: ast.expr) -> bool:
         return False
     bindings = ctx.alternatives(ref)
     return bool(bindings) and all(
-        b.kind == "assign" and isinstance(b.value, ast.Call) and _releases(b.value) for b in bindings
+        b.kind == "assign" and isinstance(b.value, ast.Call) and releases(b.value) for b in bindings
     )
 
 
@@ -215,8 +212,7 @@ def _augmented_loss(ctx: LintContext, name: ast.Name, depth: int) -> bool:
     augmented assignments of its scope: one adding a loss makes it one; ``*=`` / ``/=`` keep
     what it was; a plain assignment is judged by its value."""
     at = (name.lineno, name.col_offset)
-    earlier = [b for b in ctx.bindings.all_bindings(ctx.scope_of(name), name.id) if b.pos <= at]
-    for bound in sorted(earlier, key=lambda b: b.pos, reverse=True)[:6]:
+    for bound in ctx.bindings.latest(ctx.scope_of(name), name.id, at, 6):
         stmt = bound.stmt
         if bound.kind != "aug" or not isinstance(stmt, ast.AugAssign):
             value = bound.value
@@ -231,18 +227,9 @@ def _augmented_loss(ctx: LintContext, name: ast.Name, depth: int) -> bool:
 def _is_backpropagated_ref(ctx: LintContext, ref: ast.expr) -> bool:
     """A name (or ``self.attr``) that has ``.backward()`` called on it in the same function is a
     loss; so is a name copied into one (``loss = raw_loss``, regularisers added, ``loss.backward()``)."""
-    scope = ctx.scope_of(ref)
     if isinstance(ref, ast.Name) and holds_handed_value(ctx, ref):
         return True  # ``optimizer_step(loss / accum, opt)``, a helper that backpropagates it
-    for call in analysis(ctx).backwards(scope):
-        for subject in backward_subjects(call):
-            if _is_ref(subject) and _same(ctx, subject, ref):
-                return True
-            if isinstance(subject, ast.Name) and isinstance(ref, ast.Name) and subject.id != ref.id:
-                copies = ctx.bindings.all_bindings(scope, subject.id)
-                if any(isinstance(b.value, ast.Name) and b.value.id == ref.id for b in copies):
-                    return True
-    return False
+    return backpropagated_ref(ctx, ref, ctx.scope_of(ref))
 
 
 def _defined_outside(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
@@ -250,7 +237,7 @@ def _defined_outside(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
 
     A reset under an ``if`` inside the loop (``if i % log_interval == 0: total = 0``) still
     lets the graphs of many batches pile up between two resets."""
-    start, end = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
+    start, end = (loop.lineno, loop.col_offset), (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
     if isinstance(acc, ast.Attribute):
         resets = [
             n
@@ -258,15 +245,12 @@ def _defined_outside(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
             if any(_is_ref(t) and _same(ctx, t, acc) for t in n.targets) and not _is_self_add(ctx, n, acc)
         ]
         return not any(_every_iteration(ctx, n, loop) for n in resets)
-    bindings = ctx.bindings.all_bindings(ctx.scope_of(loop), acc.id)
-    before = [b for b in bindings if b.pos <= start]
+    scope = ctx.scope_of(loop)
+    before = ctx.bindings.in_range(scope, acc.id, None, start)
     inside = [
         b
-        for b in bindings
-        if start < b.pos <= end
-        and b.kind == "assign"
-        and not _is_self_add(ctx, b.stmt, acc)
-        and _every_iteration(ctx, b.stmt, loop)
+        for b in ctx.bindings.in_range(scope, acc.id, start, end)
+        if b.kind == "assign" and not _is_self_add(ctx, b.stmt, acc) and _every_iteration(ctx, b.stmt, loop)
     ]
     return bool(before) and not inside
 
@@ -284,9 +268,6 @@ def _every_iteration(ctx: LintContext, stmt: ast.AST, loop: Loop) -> bool:
 def _is_self_add(ctx: LintContext, stmt: ast.AST, acc: Ref) -> bool:
     value = getattr(stmt, "value", None)
     return isinstance(value, ast.BinOp) and _is_ref(value.left) and _same(ctx, value.left, acc)
-
-
-_DERIVE_DEPTH = 3
 
 
 def _backpropagated(ctx: LintContext, acc: Ref, loop: ast.AST, augmented: bool = False) -> bool:
@@ -308,13 +289,10 @@ def _backpropagated(ctx: LintContext, acc: Ref, loop: ast.AST, augmented: bool =
 
 def _backpropagated_in(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool) -> bool:
     derived = _derived_names(ctx, acc, scope, augmented)
-    for call in analysis(ctx).backwards(scope):
-        for sub in walk(call):
-            if isinstance(sub, ast.Name) and sub.id in derived:
-                return True
-            if isinstance(acc, ast.Attribute) and isinstance(sub, ast.Attribute) and _same(ctx, sub, acc):
-                return True
-    return False
+    read = backwards_of(ctx, scope)  # every name and attribute the scope's backward calls read
+    if not derived.isdisjoint(read.names):
+        return True
+    return isinstance(acc, ast.Attribute) and ctx.text(acc) in read.attrs
 
 
 def _returned_as_loss(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
@@ -390,53 +368,21 @@ def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool =
     """``acc`` (when a name) and the names assigned, in ``scope``, from expressions mentioning
     it or a name derived from it (a few assignments deep); with ``augmented``, also the targets
     of ``total += acc``; with ``live``, not through ``.item()`` and the like."""
-    derived: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
+    start: Set[str] = {acc.id} if isinstance(acc, ast.Name) else set()
     attr = ctx.text(acc) if isinstance(acc, ast.Attribute) else None
     kinds = (ast.Assign, ast.AnnAssign, ast.AugAssign) if augmented else (ast.Assign, ast.AnnAssign)
-    assigns = [n for n in ctx.own_nodes(scope, *kinds) if getattr(n, "value", None) is not None]
-    for _ in range(_DERIVE_DEPTH):
-        grown = False
-        for node in assigns:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.id for t in targets if isinstance(t, ast.Name) and t.id not in derived]
-            if not names or not _mentions(ctx, node.value, derived, attr, live):
-                continue
-            derived.update(names)
-            grown = True
-        if not grown:
-            break
-    return derived
+    return derived_names(ctx, start, attr, scope, kinds, live)
 
 
 def _mentions(ctx: LintContext, expr: ast.AST, names: Set[str], attr: Optional[str], live: bool = False) -> bool:
     """``expr`` reads one of ``names`` (or ``attr``); with ``live``, outside a call that makes
     a number or a graph-free tensor of it (``float(total)``, ``total.item()``)."""
-    for sub in _live_parts(expr) if live else walk(expr):
+    for sub in live_parts(expr) if live else walk(expr):
         if isinstance(sub, ast.Name) and sub.id in names:
             return True
         if attr is not None and isinstance(sub, ast.Attribute) and ctx.text(sub) == attr:
             return True
     return False
-
-
-def _live_parts(expr: ast.AST) -> List[ast.AST]:
-    """The nodes of ``expr`` outside ``x.item()``, ``x.detach()``, ``float(x)`` and the like."""
-    found: List[ast.AST] = []
-    pending = [expr]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Call) and _releases(node):
-            continue
-        found.append(node)
-        pending.extend(ast.iter_child_nodes(node))
-    return found
-
-
-def _releases(call: ast.Call) -> bool:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr in _RELEASES
-    return isinstance(func, ast.Name) and func.id in _NUMBER_CALLS
 
 
 def _within_one_step(ctx: LintContext, loop: Loop) -> bool:
@@ -447,11 +393,18 @@ def _within_one_step(ctx: LintContext, loop: Loop) -> bool:
     if any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls):
         return False
     outer = ctx.enclosing_loops(loop)
-    holder = outer[0] if outer else ctx.scope_of(loop)
-    end = (loop.end_lineno, loop.end_col_offset)
-    return any(
-        torchapi.stepped_optimizer(ctx, c) is not None and (c.lineno, c.col_offset) > end for c in ctx.own_calls(holder)
-    )
+    last = _last_step(ctx, outer[0] if outer else ctx.scope_of(loop))
+    return last is not None and last > (loop.end_lineno, loop.end_col_offset)
+
+
+def _last_step(ctx: LintContext, holder: ast.AST) -> Optional[Tuple[int, int]]:
+    """Where the last optimizer step of ``holder`` starts; found once per loop or scope (the
+    module's calls, in a script, were scanned once per loop in it: quadratic)."""
+    cache: Dict[ast.AST, Optional[Tuple[int, int]]] = ctx.shared("td007_last_step", dict)
+    if holder not in cache:
+        steps = [c for c in ctx.own_calls(holder) if torchapi.stepped_optimizer(ctx, c) is not None]
+        cache[holder] = max(((c.lineno, c.col_offset) for c in steps), default=None)
+    return cache[holder]
 
 
 def _under_no_grad(ctx: LintContext, node: ast.AST) -> bool:
@@ -476,17 +429,4 @@ def _fix(ctx: LintContext, acc: Ref, loss: ast.expr, loop: Loop) -> Optional[Fix
 def _used_as_tensor(ctx: LintContext, acc: Ref, loop: Loop) -> bool:
     """The accumulator is later used as a tensor: ``total.item()``, ``torch.stack(losses)``.
     A text search over the enclosing function is enough to choose between two safe fixes."""
-    scope = ctx.scope_of(loop)
-    cache: Dict[Tuple[ast.AST, str], bool] = ctx.shared("td007_used_as_tensor", dict)  # per scope and name:
-    key = (scope, ctx.text(acc))  # the search reads the whole scope's text (the module's, in a script)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = _used_in_text(ctx.source.text if scope is ctx.tree else ctx.text(scope), key[1])
-    return found
-
-
-def _used_in_text(text: str, acc_text: str) -> bool:
-    name = re.escape(acc_text)
-    method = re.search(rf"\b{name}\.(?!append\b)\w+", text)
-    stacked = re.search(rf"\.(stack|cat|sum|mean)\(\s*{name}\b", text)
-    return bool(method or stacked)
+    return used_as_tensor_in(ctx, ctx.scope_of(loop), ctx.text(acc))

@@ -181,7 +181,8 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     if steps and id(steps) not in positions:
         positions[id(steps)] = [_pos(c) for c in steps]
     first = bisect.bisect_right(positions[id(steps)], _pos(backward)) if steps else 0
-    for call in steps[first:]:  # in source order: those after the backward, up to the next one
+    for index in range(first, len(steps)):  # in source order: those after the backward, up to the next one
+        call = steps[index]  # (no ``steps[first:]``: a copy of the rest of a long script's steps per backward)
         if until is not None and _pos(call) > _pos(until):
             break
         if call not in cache:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
+from typing import Dict, List, Optional, Tuple
 
 from .. import torchapi
 from ..context import LintContext, terminal_name
@@ -75,16 +75,17 @@ def _handed_on(ctx: LintContext, call: ast.Call) -> bool:
     name = _assigned_name(ctx, call)
     if name is None:
         return False
-    for other in ctx.calls:
-        if (
-            ctx.callee_class(other) == torchapi.DATALOADER
-            or isinstance(other.func, ast.Name)
-            and other.func.id == "dict"
-        ):
-            continue
-        if any(ctx.text(a) == name for a in list(other.args) + [k.value for k in other.keywords]):
-            return True
-    return False
+    handed = _uses(ctx).handed
+    if name not in handed:  # once per name: every loader of a script may take ``sampler=train_sampler``
+        handed[name] = any(
+            not (
+                ctx.callee_class(other) == torchapi.DATALOADER
+                or isinstance(other.func, ast.Name)
+                and other.func.id == "dict"
+            )
+            for other in _uses(ctx).passing.get(name, ())
+        )
+    return handed[name]
 
 
 def _shuffle_off(call: ast.Call) -> bool:
@@ -107,16 +108,24 @@ def _epoch_loop(ctx: LintContext, sampler_call: ast.Call):
     """(the epoch loop, the sampler's expression) when a loop over the sampler's DataLoader sits
     inside another loop, or a loop hands that loader to a function of this file."""
     sampler = _assigned_name(ctx, sampler_call)
-    for loader_call in ctx.calls:
-        if ctx.callee_class(loader_call) != torchapi.DATALOADER:
-            continue
-        given = next((k.value for k in loader_call.keywords if k.arg == "sampler"), None)
-        if given is None or not (given is sampler_call or (sampler is not None and ctx.text(given) == sampler)):
-            continue
+    uses = _uses(ctx)
+    given = uses.loaders_of.get(sampler_call)
+    if given is None and sampler is not None:  # found by the sampler's name alone: once per name
+        if sampler not in uses.epoch_loops:
+            uses.epoch_loops[sampler] = _first_epoch_loop(ctx, uses.loaders.get(sampler, []), sampler)
+        return uses.epoch_loops[sampler]
+    return _first_epoch_loop(ctx, uses.loaders_given(sampler_call, sampler), sampler)
+
+
+def _first_epoch_loop(ctx: LintContext, loader_calls: List[ast.Call], sampler: Optional[str]):
+    for loader_call in loader_calls:
         loader = _assigned_name(ctx, loader_call)
         if loader is None:
             continue
-        loop = _loop_over(ctx, loader) or _loop_passing(ctx, loader)
+        loops = _uses(ctx).loops
+        if loader not in loops:  # once per loader name
+            loops[loader] = _loop_over(ctx, loader) or _loop_passing(ctx, loader)
+        loop = loops[loader]
         if loop is not None:
             return loop, sampler if sampler is not None else f"{loader}.sampler"
     return None
@@ -124,8 +133,8 @@ def _epoch_loop(ctx: LintContext, sampler_call: ast.Call):
 
 def _loop_over(ctx: LintContext, loader: str) -> Optional[ast.stmt]:
     """The loop around a ``for batch in loader`` loop."""
-    for loop in ctx.loops:
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and ctx.text(torchapi.unwrap_iterable(ctx, loop.iter)) == loader:
+    for loop in _uses(ctx).loops_over.get(loader, ()):
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
             outer = next((a for a in ctx.ancestors(loop) if isinstance(a, _LOOPS)), None)
             if outer is not None:
                 return outer
@@ -135,15 +144,57 @@ def _loop_over(ctx: LintContext, loader: str) -> Optional[ast.stmt]:
 def _loop_passing(ctx: LintContext, loader: str) -> Optional[ast.stmt]:
     """A loop that calls a function of this file with the loader (``train(model, loader)``):
     an imported function might call ``set_epoch`` itself, so it does not count."""
-    for call in ctx.calls:
-        if not any(ctx.text(a) == loader for a in list(call.args) + [k.value for k in call.keywords]):
-            continue
+    for call in _uses(ctx).passing.get(loader, ()):
         if ctx.local_function_called(call) is None:
             continue
         loop = next((a for a in ctx.ancestors(call) if isinstance(a, _LOOPS)), None)
         if loop is not None:
             return loop
     return None
+
+
+class _Uses:
+    """The file's calls and loops by the text of what they take: the calls passing each argument
+    (``train(model, loader)``), the DataLoaders given each ``sampler=``, the loops over each
+    iterable. Built once: each sampler scanned every call and loop of the file (quadratic in a
+    script with a sampler per block)."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.passing: Dict[str, List[ast.Call]] = {}
+        self.loaders: Dict[str, List[ast.Call]] = {}  # by the text of their ``sampler=`` value
+        self.loaders_of: Dict[ast.AST, List[ast.Call]] = {}  # by that value itself
+        self.loops_over: Dict[str, List[ast.stmt]] = {}
+        self._rank: Dict[ast.Call, int] = {}
+        # Answers kept per name: whether a sampler so named is handed on, the epoch loop of the
+        # loaders given a sampler so named, the epoch loop of a loader so named.
+        self.handed: Dict[str, bool] = {}
+        self.epoch_loops: Dict[str, Optional[Tuple[ast.stmt, str]]] = {}
+        self.loops: Dict[str, Optional[ast.stmt]] = {}
+        for rank, call in enumerate(ctx.calls):
+            self._rank[call] = rank
+            for text in dict.fromkeys(ctx.text(a) for a in list(call.args) + [k.value for k in call.keywords]):
+                self.passing.setdefault(text, []).append(call)
+            if ctx.callee_class(call) != torchapi.DATALOADER:
+                continue
+            given = next((k.value for k in call.keywords if k.arg == "sampler"), None)
+            if given is not None:
+                self.loaders.setdefault(ctx.text(given), []).append(call)
+                self.loaders_of.setdefault(given, []).append(call)
+        for loop in ctx.loops:
+            if isinstance(loop, (ast.For, ast.AsyncFor)):
+                self.loops_over.setdefault(ctx.text(torchapi.unwrap_iterable(ctx, loop.iter)), []).append(loop)
+
+    def loaders_given(self, sampler_call: ast.Call, sampler: Optional[str]) -> List[ast.Call]:
+        """The DataLoaders given ``sampler_call`` itself, or a value spelled ``sampler``, in
+        source order."""
+        found = set(self.loaders_of.get(sampler_call, ()))
+        if sampler is not None:
+            found.update(self.loaders.get(sampler, ()))
+        return sorted(found, key=self._rank.__getitem__)
+
+
+def _uses(ctx: LintContext) -> _Uses:
+    return ctx.shared("sampler_epoch.uses", lambda: _Uses(ctx))
 
 
 def _named_epoch_loop(ctx: LintContext) -> Optional[ast.stmt]:
