@@ -171,7 +171,7 @@ def _array_header(a: Any) -> Dict[str, object]:
         "note": PENDING_NOTE,
         "pending": True,
     }
-    _, multiplicity = collapse_expanded(a)
+    _, multiplicity = collapse_expanded(a) if a.size else (a, 1)  # empty: strides 0, not expanded
     if multiplicity > 1:
         info["expanded"] = multiplicity
     return info

@@ -33,7 +33,8 @@ def describe_array(a: Any) -> Dict[str, object]:
     }
     masked = _mask_of(np, a)
     data = np.ma.getdata(a) if masked is not None else a
-    base, multiplicity = collapse_expanded(data) if masked is None else (data, 1)
+    # An empty array has stride 0 on every axis (numpy's choice): nothing is repeated.
+    base, multiplicity = collapse_expanded(data) if masked is None and a.size else (data, 1)
     if multiplicity > 1:
         info["expanded"] = multiplicity
         info["stored_nbytes"] = int(base.size * base.itemsize)

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...spelling import clip, fmt_bytes, fmt_shape
+from ..stats.guard import quiet
 from .api import stats
 
 Child = Tuple[str, Any, Optional[str]]
@@ -58,10 +59,12 @@ def children_of(obj: Any) -> List[Child]:
 def tensor_children(t: Any) -> List[Child]:
     """The ordered children of a tensor; never raises. Each child is read on its own, so a
     tensor that refuses some reads (inference mode, FakeTensor, functorch-wrapped, a lazy
-    module's UninitializedParameter) still lists its header: a failed read says why."""
+    module's UninitializedParameter) still lists its header: a failed read says why. As for the
+    line: no warning reaches the user and a subclass's ``__torch_function__`` is not re-entered
+    (its ``shape``, ``stride()`` and value slice are read as a plain tensor's)."""
     try:
         torch = sys.modules["torch"]
-        with torch.no_grad():
+        with quiet(), torch.no_grad(), torch._C.DisableTorchFunctionSubclass():
             return _children(torch, t)
     except Exception as exc:
         return [("error", f"{type(exc).__name__}: {exc}", None)]

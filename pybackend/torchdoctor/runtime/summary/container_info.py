@@ -1,9 +1,11 @@
-"""``stats()`` of a list/tuple/dict or record (dataclass, ``ModelOutput``) holding tensors or
-arrays: counts, size, where the NaN is.
+"""``stats()`` of a list/tuple/dict, ``UserDict`` (``BatchEncoding``), record (dataclass,
+``ModelOutput``) or KV cache (``DynamicCache``) holding tensors or arrays: counts, size, where
+the NaN is.
 
 Walks at most ``MAX_LEAVES`` tensors (nested containers included, up to ``MAX_DEPTH``) and
 reports NaN/Inf by the top-level key, field or index that leads to them. Returns None when the
-container holds no tensors, so the debugger keeps its own presentation for ordinary lists.
+container holds no tensors, so the debugger keeps its own presentation for ordinary lists. A walk
+cut by a bound says so (``complete`` False): its counts are then lower bounds.
 
 Aliases count once: ``[t] * 10`` is 10 items but 1 distinct tensor, and memory is counted per
 storage (two views of one buffer cost the buffer once), as it is in the program.
@@ -11,13 +13,15 @@ storage (two views of one buffer cost the buffer once), as it is in the program.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
-from ...spelling import clip
+from ...spelling import clip, fmt_shape
 from .aggregates import describe_array_cached
-from .kinds import NDARRAY, TENSOR, is_leaf_kind, is_plain_container
+from .kinds import NDARRAY, TENSOR, is_kv_cache, is_leaf_kind, is_plain_container
 from .tensor_info import describe_tensor
 
 MAX_LEAVES = 256
@@ -54,6 +58,8 @@ def describe_container(obj: Any) -> Optional[Dict[str, object]]:
 
 
 def _length(obj: Any) -> int:
+    if is_kv_cache(type(obj)):
+        return len(_cache_parts(obj))
     try:
         return len(obj)
     except TypeError:  # a dataclass: its fields
@@ -98,12 +104,15 @@ def _walk(
     label: Optional[str] = None,
     depth: int = 0,
     sources: Optional[List] = None,
+    inside: FrozenSet[int] = frozenset(),
 ) -> bool:
     """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk.
 
     ``budget`` is the one shared count of items left to look at, so a list of lists of lists
-    costs at most ``MAX_SCAN`` looks, not its size.
+    costs at most ``MAX_SCAN`` looks, not its size. ``inside``: the containers being walked
+    (``obj``'s parents); one that holds itself is walked once, not once per level.
     """
+    inside = inside | {id(obj)}
     complete = True
     for key, item in _items(obj):
         if budget[0] <= 0 or len(found) >= MAX_LEAVES:
@@ -117,15 +126,33 @@ def _walk(
             found.append((top, kind, describe_tensor(item, with_grad=False)))
         elif kind == NDARRAY:
             found.append((top, kind, describe_array_cached(item)))  # cached, within the request's budget
-        elif depth + 1 < MAX_DEPTH and is_plain_container(type(item)):
-            complete = _walk(item, found, budget, top, depth + 1, sources) and complete
+        elif is_plain_container(type(item)) and id(item) not in inside:
+            if depth + 1 >= MAX_DEPTH:
+                complete = complete and not _may_hold(item, budget)  # too deep to walk: not checked
+            else:
+                complete = _walk(item, found, budget, top, depth + 1, sources, inside) and complete
     return complete
 
 
+def _may_hold(container: Any, budget: List[int]) -> bool:
+    """Whether a container below the depth bound could hold a tensor: one of plain values (the
+    ``params`` ids and ``betas`` of an optimizer's state_dict) surely does not. One level is
+    looked at, within the walk's budget; anything else there may hold one."""
+    for _, item in _items(container):
+        if budget[0] <= 0:
+            return True
+        budget[0] -= 1
+        if is_leaf_kind(item) is not None or is_plain_container(type(item)):
+            return True
+    return False
+
+
 def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
-    if isinstance(obj, dict):
+    if isinstance(obj, (dict, collections.UserDict)):
         for key, value in obj.items():
             yield _key_label(key), value
+    elif is_kv_cache(type(obj)):
+        yield from _cache_items(obj)
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for field in dataclasses.fields(obj):
             yield field.name, getattr(obj, field.name, None)
@@ -134,10 +161,60 @@ def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
             yield f"[{index}]", value
 
 
+def _cache_parts(cache: Any) -> List[Tuple[str, Any]]:
+    """A KV cache's layers (or the two caches of an ``EncoderDecoderCache``), read from the
+    instances' ``__dict__``: no property or method of the library runs."""
+    fields = getattr(cache, "__dict__", None)
+    if not isinstance(fields, dict):  # no __dict__ (slots): nothing to read without running its code
+        return []
+    if "self_attention_cache" in fields:
+        return [(name, fields.get(name)) for name in ("self_attention_cache", "cross_attention_cache")]
+    if isinstance(fields.get("layers"), list):  # recent releases: one object per layer
+        return [
+            (f"[{i}]", (_attribute(layer, "keys"), _attribute(layer, "values")))
+            for i, layer in enumerate(fields["layers"])
+        ]
+    keys, values = fields.get("key_cache") or [], fields.get("value_cache") or []  # older releases
+    return [(f"[{i}]", pair) for i, pair in enumerate(zip(keys, values))]
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    try:
+        return vars(obj).get(name)
+    except TypeError:  # no __dict__ (slots): nothing to read without running its code
+        return None
+
+
+def _cache_items(cache: Any) -> Iterator[Tuple[str, Any]]:
+    """Per layer its keys and values, each under the layer's label: listed flat, so the tensors
+    of a cache inside a model output inside an encoder-decoder cache are within the walk's depth."""
+    for label, part in _cache_parts(cache):
+        if isinstance(part, tuple):
+            for tensor in part:
+                yield label, tensor
+        else:
+            yield label, part
+
+
 def _key_label(key: Any) -> str:
+    """``'logits'`` for a string key. A tensor key (``optimizer.state`` is keyed by the
+    Parameters) is named by type and shape: its repr would print its values, reading the whole
+    tensor per hover, and run a subclass's ``__torch_function__``."""
+    if is_leaf_kind(key) is not None:
+        return _array_label(key)
     try:
         return clip(repr(key), 40)
     except Exception:  # a user key whose repr raises still gets a label
+        return f"<{type(key).__name__}>"
+
+
+def _array_label(key: Any) -> str:
+    try:
+        torch = sys.modules.get("torch")
+        guard = torch._C.DisableTorchFunctionSubclass() if torch is not None else contextlib.nullcontext()
+        with guard:
+            return f"<{type(key).__name__}{fmt_shape([int(d) for d in key.shape])}>"
+    except Exception:  # a lazy parameter has no shape yet
         return f"<{type(key).__name__}>"
 
 

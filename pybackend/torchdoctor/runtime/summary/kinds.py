@@ -45,7 +45,25 @@ def is_plain_container(cls: type) -> bool:
     """
     if cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields")):
         return True
-    return is_record(cls)
+    return is_user_dict(cls) or is_record(cls) or is_kv_cache(cls)
+
+
+def is_user_dict(cls: type) -> bool:
+    """A ``collections.UserDict``: Hugging Face's ``BatchEncoding`` (a tokenizer's output, the
+    batch of most training loops) and ``BatchFeature`` are ones."""
+    try:
+        return issubclass(cls, collections.UserDict)
+    except Exception:
+        return False
+
+
+def is_kv_cache(cls: type) -> bool:
+    """A Hugging Face ``Cache`` (``DynamicCache``, ``EncoderDecoderCache``: a model output's
+    ``past_key_values``), known by name as ``ModelOutput`` is."""
+    try:
+        return any(base.__name__ == "Cache" and base.__module__.startswith("transformers") for base in cls.__mro__)
+    except Exception:
+        return False
 
 
 def is_record(cls: type) -> bool:

@@ -9,6 +9,9 @@ What is counted, and how (the one line reads ``GPT 4 blocks, 55 modules, 834K pa
 - ``modules``: the submodules below this one, each once; the machinery of parametrizations
   (``weight_norm``/``spectral_norm``: the ``parametrizations`` dict and what it holds) is part
   of the module it parametrizes, not a module of the model.
+- quantized layers (``quantize_dynamic``, ``convert``) keep their weights packed, outside
+  parameters and buffers: they are not in ``params`` and the line says how many such layers
+  there are; their packed-weights holder is not counted as a module.
 - ``blocks``: the repeated children of the trunk: the ``ModuleList``/``Sequential`` whose
   children (two or more, of one class, each made of submodules) hold the most parameters
   (``transformer.h`` of a GPT). Absent when the model has no such stack.
@@ -106,6 +109,9 @@ def describe_module(
         lazy = sum(1 for _, p in named if _uninitialized(torch, p))
         if lazy:
             info["uninitialized"] = lazy
+        quantized = sum(1 for m in modules if _packed_weights(m))
+        if quantized:
+            info["quantized"] = quantized
         info["checked"] = total <= CHECK_LIMIT
         if info["checked"] and check:
             info["nan_in"] = _bad_names(torch, params + buffers, grads=False)
@@ -129,7 +135,22 @@ def model_modules(torch, root: Any) -> List[Any]:
         inner = _parametrizations(torch, m)
         if inner is not None:
             hidden.update(id(x) for x in inner.modules())
+        packed = getattr(m, "_packed_params", None) if _packed_weights(m) else None
+        if isinstance(packed, torch.nn.Module):  # the holder of a quantized layer's weights
+            hidden.add(id(packed))
     return out
+
+
+_QUANTIZED_PACKAGES = ("torch.ao.nn.quantized", "torch.nn.quantized")
+
+
+def _packed_weights(m: Any) -> bool:
+    """A quantized layer (``quantize_dynamic``'s ``Linear``, a converted ``Conv2d``): its weights
+    are packed in a C++ object, neither parameters nor buffers, so no count sees them."""
+    cls = type(m)
+    if not cls.__module__.startswith(_QUANTIZED_PACKAGES) or cls.__name__.endswith("PackedParams"):
+        return False
+    return hasattr(m, "_packed_params") or hasattr(m, "_weight_bias")
 
 
 def _parametrizations(torch, m: Any) -> Optional[Any]:
@@ -200,6 +221,7 @@ def render_module(info: Dict[str, Any]) -> str:
         words.append(f"({fmt_count(frozen)} frozen)")
     if info.get("uninitialized"):
         words.append(f"(+{info['uninitialized']} uninitialized lazy)")
+    words += _quantized_words(info)
     dtypes = info.get("dtypes") or []
     if dtypes and dtypes != ["f32"]:
         words.append("/".join(dtypes))
@@ -210,6 +232,16 @@ def render_module(info: Dict[str, Any]) -> str:
     words += _where(info.get("nan_in"), "NaN/Inf in")
     words += _where(info.get("grad_nan_in"), "NaN/Inf in grad of")
     return " ".join(words)
+
+
+def _quantized_words(info: Dict[str, Any]) -> List[str]:
+    """Packed weights are not in the count: say so rather than let the line look empty."""
+    quantized = int(info.get("quantized") or 0)
+    if not quantized:
+        return []
+    if quantized == 1 and info.get("modules") == 0:
+        return ["(quantized, weights not counted)"]  # the line of the quantized layer itself
+    return [f"(+{quantized} quantized layer{'s' if quantized != 1 else ''}, weights not counted)"]
 
 
 def _mode(info: Dict[str, Any]) -> str:

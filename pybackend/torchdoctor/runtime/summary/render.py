@@ -57,7 +57,9 @@ def _tensor_head(info: Dict[str, Any]) -> str:
     if info.get("inference"):
         words.append("inference")
     if "nnz" in info:
-        words.append(f"nnz={info['nnz']} ({100 * float(info['density']):.3g}%)")
+        count = info.get("positions")
+        positions = f"{count} position{'s' if count != 1 else ''}, " if count is not None else ""
+        words.append(f"nnz={info['nnz']} ({positions}{100 * float(info['density']):.3g}%)")
     return " ".join(words)
 
 
@@ -183,24 +185,29 @@ def render_module(info: Dict[str, Any]) -> str:
 
 
 def render_container(info: Dict[str, Any]) -> str:
+    """``list[3 tensors] each [64, 10] f32 cpu 7.5 KiB``. A walk cut short (``complete`` False)
+    saw only some leaves: its counts and size are lower bounds (``256+ tensors``, ``≥2 KiB``) and
+    no shape is claimed for each."""
+    complete = info.get("complete", True)
+    more = "" if complete else "+"
     counted = []
     if info.get("tensors"):
-        counted.append(f"{info['tensors']} tensor{'s' if info['tensors'] != 1 else ''}")
+        counted.append(f"{info['tensors']}{more} tensor{'s' if info['tensors'] != 1 or more else ''}")
     if info.get("distinct") is not None:
         counted[-1 if counted else 0 :] = [(counted[-1] + " " if counted else "") + f"({info['distinct']} distinct)"]
     if info.get("arrays"):
-        counted.append(f"{info['arrays']} array{'s' if info['arrays'] != 1 else ''}")
+        counted.append(f"{info['arrays']}{more} array{'s' if info['arrays'] != 1 or more else ''}")
     leaves = int(info.get("tensors") or 0) + int(info.get("arrays") or 0)
     if leaves != info.get("len"):
-        counted.insert(0, f"{info['len']} items")
+        counted.insert(0, f"{info['len']} item{'s' if info['len'] != 1 else ''}")
     words = [f"{info['type']}[{', '.join(counted)}]"]
-    if info.get("shape") is not None and leaves > 1:
+    if info.get("shape") is not None and leaves > 1 and complete:
         words.append("each " + fmt_shape(info["shape"]))
     for field in ("dtypes", "devices"):
         values = info.get(field) or []
         if values:
             words.append("/".join(values[:3]) + ("/…" if len(values) > 3 else ""))
-    words.append(fmt_bytes(info.get("nbytes")))
+    words.append(("" if complete else "≥") + fmt_bytes(info.get("nbytes")))
     words += _where(info.get("nan_in"), "NaN in")
     words += _where(info.get("inf_in"), "Inf in")
     if not info.get("complete", True):

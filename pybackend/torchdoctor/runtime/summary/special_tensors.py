@@ -36,7 +36,19 @@ def plain_view(torch, t: Any) -> Tuple[Optional[Any], Optional[str]]:
         return _masked_values(torch, t)
     if type(t) is torch.Tensor or type(t) is torch.nn.Parameter:
         return t, None
+    jagged = jagged_values(torch, t)
+    if jagged is not None:
+        return jagged, None  # every element, none of them padding: the tensor's own statistics
     return _plain(torch, t), None
+
+
+def jagged_values(torch, t: Any) -> Optional[Any]:
+    """The packed values of a jagged nested tensor (``layout=torch.jagged``), or None. Its
+    ``as_subclass`` copy is refused ("aten.alias"), but its elements are one plain tensor."""
+    if getattr(t, "layout", None) != getattr(torch, "jagged", object()):
+        return None
+    values = getattr(t, "_values", None)
+    return values if type(values) is torch.Tensor else None
 
 
 def _plain(torch, t: Any) -> Any:

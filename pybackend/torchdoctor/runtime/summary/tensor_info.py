@@ -99,8 +99,8 @@ def _header(torch, t: Any) -> Dict[str, object]:
 
 def _expanded(torch, t: Any, info: Dict[str, object]) -> Optional[int]:
     """Stride-0 repetition (``expand``): the factor, and the bytes really stored."""
-    if t.layout != torch.strided or t.is_nested:
-        return None
+    if t.layout != torch.strided or t.is_nested or t.numel() == 0:
+        return None  # an empty tensor repeats nothing, whatever its strides say
     base, multiplicity = collapse_expanded(t)
     if multiplicity <= 1:
         return None
@@ -109,7 +109,10 @@ def _expanded(torch, t: Any, info: Dict[str, object]) -> Optional[int]:
 
 
 def _shape(t: Any) -> list:
-    if t.is_nested:  # ragged: only the outer size is fixed; ``t.shape`` raises
+    if t.is_nested and t.layout == getattr(sys.modules["torch"], "jagged", None):
+        # jagged: the ragged dimension is symbolic (``j1``), the others are ordinary sizes
+        return [d if type(d) is int else None for d in t.shape]
+    if t.is_nested:  # strided nested: only the outer size is fixed; ``t.shape`` raises
         return [int(t.size(0))] + [None] * (t.dim() - 1)
     return [int(d) for d in t.shape]
 
@@ -120,6 +123,8 @@ def _nbytes(torch, t: Any) -> Optional[int]:
             return int(t.numel() * t.element_size())
         if t.layout == torch.sparse_coo:
             return int(_bytes_of(t._indices()) + _bytes_of(t._values()))
+        if t.layout == getattr(torch, "jagged", None):  # the packed values and the row offsets
+            return int(_bytes_of(t._values) + _bytes_of(t._offsets))
         return int(sum(_bytes_of(x) for x in _compressed_parts(torch, t)))
     except Exception:
         return None
@@ -174,6 +179,8 @@ def _sparse_stats(torch, t: Any) -> Dict[str, object]:
     stored, dense_numel = int(values.numel()), int(t.numel())
     out = value_stats(values, implicit_zeros=max(dense_numel - stored, 0))
     out["nnz"] = int(t._nnz()) if t.layout == torch.sparse_coo else stored
+    if out["nnz"] != stored:  # an uncoalesced index listed twice: the density is of positions
+        out["positions"] = stored
     out["density"] = stored / dense_numel if dense_numel else 0.0
     return out
 

@@ -208,3 +208,36 @@ def test_a_module_that_refuses_reads_still_lists_its_raw_attributes():
 
     kids = names_of(children_of(Odd()))
     assert kids[0] == "error" and kids[-1] == "raw attributes"
+
+
+class Logged(torch.Tensor):
+    """A user subclass logging every op it sees: listing its children must not add to the log."""
+
+    calls = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_children_of_a_subclass_never_reenter_its_torch_function():
+    t = torch.arange(12.0).reshape(3, 4).as_subclass(Logged)
+    Logged.calls = 0
+    kids = named(t)
+    assert Logged.calls == 0
+    assert kids["shape"][0] == (3, 4) and kids["stride"][0] == (4, 1)
+    assert kids["values[:3, :4]"][0][1] == [4, 5, 6, 7]
+
+
+def test_children_of_a_masked_tensor_warn_nothing():
+    from torch.masked import masked_tensor
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its prototype note on creation is torch's, not ours
+        masked = masked_tensor(torch.arange(4.0), torch.tensor([True, False, True, True]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kids = named(masked)
+    assert not caught, [str(w.message) for w in caught]
+    assert kids["stats"][0]["count"] == 3  # the unmasked values, as on the line

@@ -79,3 +79,86 @@ def test_records_without_tensors_keep_their_own_presentation():
         lr: float = 0.1
 
     assert stats(Config())["kind"] == "other"
+
+
+def test_a_walk_cut_short_gives_lower_bounds_and_no_shape_for_each():
+    from torchdoctor.runtime.summary import container_info
+
+    many = [torch.zeros(2) for _ in range(container_info.MAX_LEAVES + 44)]
+    line = summarize(many)
+    # 300 tensors, 256 looked at: not "300 items, 256 tensors", as if 44 items were something else
+    assert line.startswith(f"list[300 items, {container_info.MAX_LEAVES}+ tensors] f32 cpu ≥2 KiB"), line
+    assert "each" not in line and line.endswith("(partly checked)")
+
+
+def test_containers_too_deep_to_walk_are_not_claimed_checked():
+    deep = {"logits": torch.zeros(2), "extra": [[[torch.tensor([math.nan])]]]}  # the NaN is below the depth bound
+    info = stats(deep)
+    assert info["complete"] is False and summarize(deep).endswith("(partly checked)")
+    assert stats({"logits": torch.zeros(2), "extra": [[[]]]})["complete"] is True  # empty: nothing unseen
+    optimizer = torch.optim.Adam([torch.nn.Parameter(torch.ones(3))])
+    optimizer.param_groups[0]["params"][0].grad = torch.ones(3)
+    optimizer.step()
+    # its param_groups' ids and betas lie below the bound: plain values, no tensor left unseen
+    assert stats(optimizer.state_dict())["complete"] is True
+
+
+def test_tensor_keys_are_labelled_by_shape_without_their_repr():
+    class Loud(torch.Tensor):
+        reprs = 0
+
+        def __repr__(self, *args, **kwargs):
+            Loud.reprs += 1
+            return super().__repr__(*args, **kwargs)
+
+    weight = torch.nn.Parameter(torch.zeros(64, 32))
+    state = {weight: {"exp_avg": torch.tensor([math.nan])}, torch.zeros(3).as_subclass(Loud): torch.ones(1)}
+    assert stats(state)["nan_in"] == ["<Parameter[64, 32]>"]  # an optimizer's state, keyed by its parameters
+    assert Loud.reprs == 0
+
+
+def test_a_user_dict_of_tensors_gets_a_line():
+    from collections import UserDict
+
+    transformers = pytest.importorskip("transformers")
+    encoded = transformers.BatchEncoding(
+        {"input_ids": torch.zeros(2, 10, dtype=torch.long), "attention_mask": torch.ones(2, 10)}
+    )
+    assert summarize(encoded).startswith("BatchEncoding[2 tensors] each [2, 10] f32/i64 cpu 240 B")
+    assert stats(UserDict({"ids": [1, 2]}))["kind"] == "other"  # no tensor: its own presentation
+
+
+def kv_cache(layers: int, nan_in_layer: Optional[int] = None):
+    transformers = pytest.importorskip("transformers")
+    cache = transformers.DynamicCache()
+    for i in range(layers):
+        keys = torch.zeros(2, 4, 10, 8)
+        if i == nan_in_layer:
+            keys[0, 0, 0, 0] = math.nan
+        cache.update(keys, torch.ones(2, 4, 10, 8), i)
+    return cache
+
+
+def test_a_kv_cache_gets_a_line_by_layer():
+    cache = kv_cache(3, nan_in_layer=1)
+    line = summarize(cache)
+    assert line == "DynamicCache[3 items, 6 tensors] each [2, 4, 10, 8] f32 cpu 15 KiB ⚠ NaN in [1]", line
+    assert stats(kv_cache(0))["kind"] == "other"  # an empty cache keeps its own presentation
+
+
+def test_a_model_output_counts_the_tensors_of_its_cache():
+    transformers = pytest.importorskip("transformers")
+    both = transformers.EncoderDecoderCache(kv_cache(2), kv_cache(2, nan_in_layer=0))
+    out = CausalLMOutput(loss=torch.tensor(1.0), logits=torch.zeros(2, 5))
+    out["past_key_values"] = both  # as a seq2seq model's output holds it
+    info = stats(out)
+    assert info["tensors"] == 2 + 8 and info["complete"] is True
+    assert info["nbytes"] == 4 + 40 + 8 * 2 * 4 * 10 * 8 * 4
+    assert info["nan_in"] == ["'past_key_values'"]
+    assert stats(both)["nan_in"] == ["cross_attention_cache"]
+
+
+def test_a_container_holding_itself_is_walked_once():
+    history = {"loss": torch.tensor(2.0)}
+    history["self"] = history  # a cycle: its tensor is one tensor, seen once
+    assert summarize(history) == "dict[2 items, 1 tensor] f32 cpu 4 B"

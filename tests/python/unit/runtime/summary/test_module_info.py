@@ -1,6 +1,7 @@
 """The model's one line: parameters once by storage, blocks and modules counted, buffers checked."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -115,3 +116,15 @@ def test_nan_in_a_buffer_marks_the_line():
 def test_integer_buffers_are_not_checked():
     bn = nn.BatchNorm1d(3)  # num_batches_tracked is an int64 buffer
     assert stats(bn)["nan_in"] == []
+
+
+def test_quantized_layers_say_their_weights_are_not_counted():
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4)).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch deprecates the quantization API it still ships
+        quantized = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    # the weights are packed in C++ objects: no parameter, no buffer; "0 params" alone reads empty
+    line = summarize(quantized)
+    assert line.startswith("Sequential 3 modules, 0 params (+2 quantized layers, weights not counted) eval"), line
+    assert summarize(quantized[0]).startswith("Linear 0 params (quantized, weights not counted)")
+    assert "quantized" not in stats(model)

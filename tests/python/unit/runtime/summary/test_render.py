@@ -47,3 +47,19 @@ def test_quantized_and_inference_words():
 def test_render_of_a_header_only_line():
     info = {"kind": "tensor", "type": "FakeTensor", "shape": [2], "dtype": "f32", "device": "cpu", "nbytes": 8}
     assert render(dict(info, note="fake (no data)")) == "FakeTensor[2] f32 cpu 8 B fake (no data)"
+
+
+def test_one_item_is_singular():
+    from torchdoctor.runtime.summary.api import stats
+
+    groups = [{"params": [torch.zeros(2), torch.ones(2)], "lr": 0.1}]  # an optimizer's param_groups
+    assert render(stats(groups)).startswith("list[1 item, 2 tensors] ")
+
+
+def test_an_uncoalesced_sparse_tensor_says_how_many_positions_its_density_counts():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note on unchecked sparse invariants
+        twice = torch.sparse_coo_tensor(torch.tensor([[0, 0], [1, 1]]), torch.tensor([1.0, 2.0]), (3, 3))
+    # two stored entries at one position: 1 of 9 positions is 11.1%, not 2 of 9
+    assert "sparse_coo 40 B nnz=2 (1 position, 11.1%) " in summarize(twice)
+    assert "nnz=1 (11.1%)" in summarize(twice.coalesce())

@@ -148,3 +148,12 @@ def test_a_failure_reading_values_keeps_the_header():
     assert info["kind"] == "tensor" and info["shape"] == [2, 3] and info["dtype"] == "f32"
     assert info["note"].startswith("no statistics: RuntimeError: storage is elsewhere")
     assert summarize(t).startswith("Unreadable[2, 3] f32 cpu 24 B no statistics: RuntimeError")
+
+
+def test_jagged_nested_tensor_gets_its_statistics_and_size():
+    rows = [torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[5.0, 6.0]])]
+    jagged = made_quietly(lambda: torch.nested.nested_tensor(rows, layout=torch.jagged))
+    # all six values are real elements (no padding): they are the tensor's statistics
+    line = assert_no_warning(lambda: summarize(jagged))
+    assert line.startswith("NestedTensor[2, *, 2] f32 cpu jagged 48 B μ=3.5 "), line  # 24 B values, 24 B offsets
+    assert "no statistics" not in line and stats(jagged)["min"] == 1.0
