@@ -66,6 +66,8 @@ def _first(entries: Dict[int, Tuple]):
 def _fingerprint(t: Any) -> Optional[Tuple]:
     try:
         torch = sys.modules["torch"]
+        if t.is_quantized:
+            return _quantized(torch, t)
         if t.layout != torch.strided:
             values = t._values() if t.layout == torch.sparse_coo else t.values()
             return (
@@ -80,6 +82,16 @@ def _fingerprint(t: Any) -> Optional[Tuple]:
         return ("dense", t._version, _storage_key(t), probe(t))
     except Exception:
         return None  # e.g. inference tensors have no version counter: do not cache them
+
+
+def _quantized(torch, t: Any) -> Tuple:
+    """A quantized tensor: ``take`` has no quantized kernel, so the probe reads the storage's
+    bytes (a uint8 alias of the same memory, no copy); the scheme and per-tensor scale join the
+    key (a per-channel tensor's scales are tensors of its own, set once)."""
+    raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+    scheme = t.qscheme()
+    scale = (t.q_scale(), t.q_zero_point()) if scheme in (torch.per_tensor_affine, torch.per_tensor_symmetric) else ()
+    return ("quantized", t._version, _storage_key(t), str(scheme), scale, probe(raw))
 
 
 def _storage_key(t: Any) -> Tuple:

@@ -73,7 +73,10 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
     with quiet(), torch.no_grad(), cpu_threads(torch, t):
         # A view of a tensor that requires grad requires grad too, even under no_grad: read a
         # detached alias (same memory, no history, no version bump) so no view of ours does.
-        base, multiplicity = collapse_expanded(t.detach() if t.requires_grad else t)
+        source = t.detach() if t.requires_grad else t
+        if t.is_quantized and t.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            source = _per_channel_floats(torch, source)  # before any reshape: scales follow the channels
+        base, multiplicity = collapse_expanded(source)
         base = memory_order(base)
         if t.dtype == torch.bool:
             return _bool_stats(torch, base, multiplicity, implicit_zeros)
@@ -181,6 +184,18 @@ def _constant(raw: List[Tuple[float, ...]], clean: List[int]) -> bool:
     """Every clean block holds one and the same value: m2 is exactly 0, no second pass."""
     values = {raw[i][3] for i in clean} | {raw[i][4] for i in clean}
     return len(values) == 1
+
+
+# Per-channel quantized tensors are read as one float32 copy (their blocks of the flattened tensor
+# no longer match the channels' scales); past this many elements (256 MiB of floats) they are not.
+PER_CHANNEL_LIMIT = 1 << 26
+
+
+def _per_channel_floats(torch, base: Any) -> Any:
+    """The float32 values of a per-channel quantized tensor (weights: small next to activations)."""
+    if base.numel() > PER_CHANNEL_LIMIT:
+        raise UnsupportedDtype(f"per-channel quantized, over {PER_CHANNEL_LIMIT:,} values")
+    return base.dequantize()
 
 
 def _converter(t: Any) -> Tuple[Callable[[Any], Any], Any]:

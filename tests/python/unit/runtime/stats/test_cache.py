@@ -154,3 +154,23 @@ def test_within_one_stop_a_tensor_is_probed_once_and_a_version_bump_still_seen(m
         fp.fingerprint(t)
     fp.fingerprint(t)  # no stop at all: always probed
     assert len(probes) == 4
+
+
+def _quantized(values, scale=0.1):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated; still met in the wild
+        return torch.quantize_per_tensor(values, scale, 0, torch.qint8)
+
+
+def test_a_quantized_tensor_is_cached_and_a_write_to_its_bytes_is_seen(computations):
+    # ``take`` has no quantized kernel: the probe reads the storage's bytes instead of giving up
+    q = _quantized(torch.zeros(64, 64))
+    first = summarize(q)
+    hits = VALUE_STATS.hits
+    assert summarize(q) == first and VALUE_STATS.hits == hits + 1 and computations.count == 1
+    q.int_repr()  # a copy: q itself unchanged
+    assert summarize(q) == first and computations.count == 1
+    torch.empty(0, dtype=torch.uint8).set_(q.untyped_storage()).fill_(10)  # every byte, no version bump
+    assert summarize(q) != first and computations.count == 2

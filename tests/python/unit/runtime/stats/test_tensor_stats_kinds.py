@@ -187,3 +187,21 @@ def test_a_small_tensor_costs_a_handful_of_ops(dtype):
     assert got["std"] == pytest.approx(float(ref.std()), rel=1e-12)
     if dtype.is_floating_point:
         assert got["zeros"] == int((t == 0).sum())
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_per_channel_quantized_tensor_is_read_with_each_channels_scale(axis):
+    import warnings
+
+    values = torch.arange(12, dtype=torch.float32).reshape(4, 3) - 5
+    channels = values.shape[axis]
+    scales = torch.linspace(0.5, 1.0, channels, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated; still met in the wild
+        q = torch.quantize_per_channel(values, scales, torch.zeros(channels, dtype=torch.long), axis, torch.qint8)
+    VALUE_STATS.clear()
+    out = value_stats(q)
+    expected = q.dequantize().double()
+    assert out["count"] == 12
+    assert out["min"] == pytest.approx(float(expected.min())) and out["max"] == pytest.approx(float(expected.max()))
+    assert out["mean"] == pytest.approx(float(expected.mean()), rel=1e-6)
