@@ -347,6 +347,25 @@ def is_blank(x: Optional[np.ndarray], layout: str = "chw") -> bool:
     return layout != "vector" and bool(max((v == lo).mean(), (v == hi).mean()) >= T.BLANK_SHARE)
 
 
+def blank_rows(x: np.ndarray, layout: str = "chw") -> np.ndarray:
+    """``is_blank`` of each row of ``x`` (samples along the first axis, one shape), the rows whose values
+    are all finite at once (each one's numpy calls cost ~20 us a sample); the others one at a time."""
+    k = len(x)
+    out = np.zeros(k, bool)
+    if not k or x[0].size < T.BLANK_MIN_ELEMENTS or layout == "tokens":
+        return out
+    v = x.reshape(k, -1).astype(np.float64)
+    finite = np.isfinite(v).all(1)
+    with np.errstate(invalid="ignore"):  # inf - inf in a row that is not all finite: decided below
+        lo, hi, mean = v.min(1), v.max(1), v.mean(1)
+        out = (hi - lo) <= T.BLANK_STD * (1 + np.abs(mean))
+    if layout != "vector":
+        out |= np.maximum((v == lo[:, None]).mean(1), (v == hi[:, None]).mean(1)) >= T.BLANK_SHARE
+    for i in np.flatnonzero(~finite).tolist():  # NaN/Inf: the test is of the finite values alone
+        out[i] = is_blank(x[i], layout)
+    return out
+
+
 def _scalar_labels(ys: list) -> Optional[np.ndarray]:
     """Every label in one array when each is a plain number or a 0-d tensor (the common class
     index), else None. One array, not one per label: 2,000 0-d arrays cost ~2 ms per split.
