@@ -25,14 +25,14 @@ from .kinds import NDARRAY, TENSOR, is_kv_cache, is_leaf_kind, is_plain_containe
 from .tensor_info import describe_tensor
 
 MAX_LEAVES = 256
-MAX_DEPTH = 3
+MAX_DEPTH = 4  # a checkpoint {"model": state_dict, "optimizer": {"state": {0: {"exp_avg": t}}}} is walked whole
 MAX_SCAN = 2000  # items looked at in all, tensors or not, nested containers included
 
 
 def describe_container(obj: Any) -> Optional[Dict[str, object]]:
     found: List[Tuple[str, str, Dict[str, Any]]] = []
     sources: List[Any] = []
-    complete = _walk(obj, found, [MAX_SCAN], sources=sources)
+    complete = _walk(obj, found, [MAX_SCAN, MAX_SCALARS], sources=sources)
     if not found:
         return None
     leaves = [leaf for _, _, leaf in found]
@@ -60,6 +60,8 @@ def describe_container(obj: Any) -> Optional[Dict[str, object]]:
 def _length(obj: Any) -> int:
     if is_kv_cache(type(obj)):
         return len(_cache_parts(obj))
+    if isinstance(obj, collections.UserDict):
+        return len(_user_dict_data(obj))
     try:
         return len(obj)
     except TypeError:  # a dataclass: its fields
@@ -108,13 +110,19 @@ def _walk(
 ) -> bool:
     """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk.
 
-    ``budget`` is the one shared count of items left to look at, so a list of lists of lists
-    costs at most ``MAX_SCAN`` looks, not its size. ``inside``: the containers being walked
+    ``budget`` is the shared count of items left to look at, so a list of lists of lists costs
+    at most ``MAX_SCAN`` looks, not its size; plain values (a loss history) have their own count,
+    ``MAX_SCALARS``, so a long list of numbers does not hide the tensors after it. ``inside``: the containers being walked
     (``obj``'s parents); one that holds itself is walked once, not once per level.
     """
     inside = inside | {id(obj)}
     complete = True
     for key, item in _items(obj):
+        if isinstance(item, _SCALARS):  # a number holds no tensor: its own, larger count
+            budget[1] -= 1
+            if budget[1] < 0:
+                return False
+            continue
         if budget[0] <= 0 or len(found) >= MAX_LEAVES:
             return False
         budget[0] -= 1
@@ -128,28 +136,45 @@ def _walk(
             found.append((top, kind, describe_array_cached(item)))  # cached, within the request's budget
         elif is_plain_container(type(item)) and id(item) not in inside:
             if depth + 1 >= MAX_DEPTH:
-                complete = complete and not _may_hold(item, budget)  # too deep to walk: not checked
+                complete = complete and not _may_hold(item)  # too deep to walk: not checked
             else:
                 complete = _walk(item, found, budget, top, depth + 1, sources, inside) and complete
     return complete
 
 
-def _may_hold(container: Any, budget: List[int]) -> bool:
-    """Whether a container below the depth bound could hold a tensor: one of plain values (the
-    ``params`` ids and ``betas`` of an optimizer's state_dict) surely does not. One level is
-    looked at, within the walk's budget; anything else there may hold one."""
+# Looks :func:`_may_hold` may take below the depth bound, its own count: charged to the walk's
+# budget, a deep list of numbers (a loss history) used it up and hid the tensors after it.
+MAX_PEEK = 64
+MAX_SCALARS = 10_000  # plain values skipped in all (a long loss history), before giving up
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _may_hold(container: Any, peek: Optional[List[int]] = None, level: int = 0) -> bool:
+    """Whether a container below the depth bound could hold a tensor. Plain values (the ``params``
+    ids and ``betas`` of an optimizer's state_dict, a milestones list) surely do not; nor does a
+    container of them, looked into one more level. At most ``MAX_PEEK`` looks at containers and
+    ``MAX_SCALARS`` at plain values; past them, or for anything else, it may."""
+    peek = [MAX_PEEK, MAX_SCALARS] if peek is None else peek
     for _, item in _items(container):
-        if budget[0] <= 0:
+        if isinstance(item, _SCALARS):
+            peek[1] -= 1
+            if peek[1] < 0:
+                return True
+            continue
+        peek[0] -= 1
+        if peek[0] < 0 or is_leaf_kind(item) is not None or not is_plain_container(type(item)):
             return True
-        budget[0] -= 1
-        if is_leaf_kind(item) is not None or is_plain_container(type(item)):
+        if level >= 1 or _may_hold(item, peek, level + 1):
             return True
     return False
 
 
 def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
-    if isinstance(obj, (dict, collections.UserDict)):
-        for key, value in obj.items():
+    if isinstance(obj, dict):
+        for key, value in dict.items(obj):  # dict's own items: a subclass's override is not run
+            yield _key_label(key), value
+    elif isinstance(obj, collections.UserDict):
+        for key, value in dict.items(_user_dict_data(obj)):
             yield _key_label(key), value
     elif is_kv_cache(type(obj)):
         yield from _cache_items(obj)
@@ -161,6 +186,14 @@ def _items(obj: Any) -> Iterator[Tuple[str, Any]]:
             yield f"[{index}]", value
 
 
+def _user_dict_data(obj: Any) -> Dict[Any, Any]:
+    """What a ``UserDict`` stores (its ``data``, as its repr shows): read from the instance, so a
+    subclass's ``__getitem__``/``__iter__`` (an LRU that reorders on access, a lazy dict that loads
+    a shard) never runs on a hover; {} when ``data`` is not a dict."""
+    data = _attribute(obj, "data")
+    return data if isinstance(data, dict) else {}
+
+
 def _cache_parts(cache: Any) -> List[Tuple[str, Any]]:
     """A KV cache's layers (or the two caches of an ``EncoderDecoderCache``), read from the
     instances' ``__dict__``: no property or method of the library runs."""
@@ -170,12 +203,34 @@ def _cache_parts(cache: Any) -> List[Tuple[str, Any]]:
     if "self_attention_cache" in fields:
         return [(name, fields.get(name)) for name in ("self_attention_cache", "cross_attention_cache")]
     if isinstance(fields.get("layers"), list):  # recent releases: one object per layer
-        return [
-            (f"[{i}]", (_attribute(layer, "keys"), _attribute(layer, "values")))
-            for i, layer in enumerate(fields["layers"])
-        ]
+        return [(f"[{i}]", _layer_tensors(layer)) for i, layer in enumerate(fields["layers"])]
     keys, values = fields.get("key_cache") or [], fields.get("value_cache") or []  # older releases
     return [(f"[{i}]", pair) for i, pair in enumerate(zip(keys, values))]
+
+
+def _layer_tensors(layer: Any) -> Tuple[Any, ...]:
+    """The tensors a cache layer holds, from its ``__dict__`` and the dicts in it: keys and values,
+    and every other float tensor (a linear-attention layer's ``conv_states``/``recurrent_states``,
+    a quantized layer's residual keys...: a NaN in any of them is the cache's)."""
+    try:
+        fields = vars(layer)
+    except TypeError:  # no __dict__ (slots): nothing to read without running its code
+        return ()
+    found = [fields.get("keys"), fields.get("values")]
+    for name, value in fields.items():
+        for item in dict.values(value) if isinstance(value, dict) else (value,):
+            if name not in ("keys", "values") and _float_tensor(item):
+                found.append(item)
+    return tuple(item for item in found if is_leaf_kind(item) == TENSOR)
+
+
+def _float_tensor(item: Any) -> bool:
+    """A state tensor, not bookkeeping: a StaticCache layer's integer positions and lengths are
+    not cached values."""
+    try:
+        return is_leaf_kind(item) == TENSOR and (item.dtype.is_floating_point or item.dtype.is_complex)
+    except Exception:
+        return False
 
 
 def _attribute(obj: Any, name: str) -> Any:

@@ -141,7 +141,14 @@ def model_modules(torch, root: Any) -> List[Any]:
     return out
 
 
-_QUANTIZED_PACKAGES = ("torch.ao.nn.quantized", "torch.nn.quantized")
+# Where torch keeps its quantized layers: plain, fused (``ConvReLU2d`` after ``fuse_modules``) and sparse.
+_QUANTIZED_PACKAGES = (
+    "torch.ao.nn.quantized",
+    "torch.nn.quantized",
+    "torch.ao.nn.intrinsic.quantized",
+    "torch.nn.intrinsic.quantized",
+    "torch.ao.nn.sparse.quantized",
+)
 
 
 def _packed_weights(m: Any) -> bool:
@@ -190,9 +197,20 @@ def _bad_names(torch, named: List, grads: bool) -> List[str]:
         if t is None or not _checkable(torch, t):
             continue
         stats = VALUE_STATS.get_or_compute(t, fingerprint(t), functools.partial(value_stats, t))
-        if stats.get("nan") or stats.get("posinf") or stats.get("neginf"):
+        if (stats.get("nan") or stats.get("posinf") or stats.get("neginf")) and not _unobserved(name, stats):
             bad.append(name)
     return bad
+
+
+def _unobserved(name: str, stats: Dict[str, Any]) -> bool:
+    """A quantization observer that has seen no data yet: its ``min_val`` starts at +Inf and its
+    ``max_val`` at -Inf (every QAT-prepared model before its first forward), no NaN/Inf of the model."""
+    leaf = name.rsplit(".", 1)[-1]
+    if stats.get("nan") or stats.get("count"):  # ``count``: the finite values
+        return False
+    if leaf == "min_val":
+        return bool(stats.get("posinf")) and not stats.get("neginf")
+    return leaf == "max_val" and bool(stats.get("neginf")) and not stats.get("posinf")
 
 
 def _checkable(torch, t: Any) -> bool:

@@ -44,8 +44,12 @@ def plain_view(torch, t: Any) -> Tuple[Optional[Any], Optional[str]]:
 
 def jagged_values(torch, t: Any) -> Optional[Any]:
     """The packed values of a jagged nested tensor (``layout=torch.jagged``), or None. Its
-    ``as_subclass`` copy is refused ("aten.alias"), but its elements are one plain tensor."""
+    ``as_subclass`` copy is refused ("aten.alias"), but its elements are one plain tensor. None
+    too when it has ``_lengths`` (``torch.nested.narrow``): its rows are then windows of a padded
+    buffer, and the buffer's padding is no element of it."""
     if getattr(t, "layout", None) != getattr(torch, "jagged", object()):
+        return None
+    if vars(t).get("_lengths") is not None:
         return None
     values = getattr(t, "_values", None)
     return values if type(values) is torch.Tensor else None

@@ -123,8 +123,11 @@ def _nbytes(torch, t: Any) -> Optional[int]:
             return int(t.numel() * t.element_size())
         if t.layout == torch.sparse_coo:
             return int(_bytes_of(t._indices()) + _bytes_of(t._values()))
-        if t.layout == getattr(torch, "jagged", None):  # the packed values and the row offsets
-            return int(_bytes_of(t._values) + _bytes_of(t._offsets))
+        if t.layout == getattr(torch, "jagged", None):  # the packed values, row offsets and lengths
+            lengths = vars(t).get("_lengths")
+            return int(
+                _bytes_of(t._values) + _bytes_of(t._offsets) + (_bytes_of(lengths) if lengths is not None else 0)
+            )
         return int(sum(_bytes_of(x) for x in _compressed_parts(torch, t)))
     except Exception:
         return None
@@ -171,16 +174,20 @@ def _sparse_values(torch, t: Any, plain: Any) -> Dict[str, object]:
 
 
 def _sparse_stats(torch, t: Any) -> Dict[str, object]:
+    coalesced = None
     if t.layout == torch.sparse_coo:
         # An uncoalesced COO tensor may list an index twice; coalescing (a copy) sums them.
-        values = (t if t.is_coalesced() else t.coalesce())._values()
+        coalesced = t if t.is_coalesced() else t.coalesce()
+        values = coalesced._values()
     else:
         values = t.values()
     stored, dense_numel = int(values.numel()), int(t.numel())
     out = value_stats(values, implicit_zeros=max(dense_numel - stored, 0))
-    out["nnz"] = int(t._nnz()) if t.layout == torch.sparse_coo else stored
-    if out["nnz"] != stored:  # an uncoalesced index listed twice: the density is of positions
-        out["positions"] = stored
+    out["nnz"] = int(t._nnz()) if coalesced is not None else stored
+    # An index listed twice (an Embedding(sparse=True) gradient): the distinct positions. Both
+    # counts are of indices, not elements (a hybrid tensor's value is a dense row).
+    if coalesced is not None and int(coalesced._nnz()) != out["nnz"]:
+        out["positions"] = int(coalesced._nnz())
     out["density"] = stored / dense_numel if dense_numel else 0.0
     return out
 

@@ -92,10 +92,10 @@ def test_a_walk_cut_short_gives_lower_bounds_and_no_shape_for_each():
 
 
 def test_containers_too_deep_to_walk_are_not_claimed_checked():
-    deep = {"logits": torch.zeros(2), "extra": [[[torch.tensor([math.nan])]]]}  # the NaN is below the depth bound
+    deep = {"logits": torch.zeros(2), "extra": [[[[torch.tensor([math.nan])]]]]}  # the NaN is below the depth bound
     info = stats(deep)
     assert info["complete"] is False and summarize(deep).endswith("(partly checked)")
-    assert stats({"logits": torch.zeros(2), "extra": [[[]]]})["complete"] is True  # empty: nothing unseen
+    assert stats({"logits": torch.zeros(2), "extra": [[[[]]]]})["complete"] is True  # empty: nothing unseen
     optimizer = torch.optim.Adam([torch.nn.Parameter(torch.ones(3))])
     optimizer.param_groups[0]["params"][0].grad = torch.ones(3)
     optimizer.step()
@@ -162,3 +162,53 @@ def test_a_container_holding_itself_is_walked_once():
     history = {"loss": torch.tensor(2.0)}
     history["self"] = history  # a cycle: its tensor is one tensor, seen once
     assert summarize(history) == "dict[2 items, 1 tensor] f32 cpu 4 B"
+
+
+def test_a_user_dict_is_read_through_its_data_without_running_its_methods():
+    from collections import OrderedDict, UserDict
+
+    class Recent(UserDict):
+        reads = 0
+
+        def __getitem__(self, key):  # an LRU: every read reorders
+            Recent.reads += 1
+            self.data.move_to_end(key)
+            return self.data[key]
+
+    recent = Recent()
+    recent.data = OrderedDict(a=torch.ones(2), b=torch.zeros(2), c=torch.tensor([math.nan]))
+    info = stats(recent)
+    assert info["tensors"] == 3 and info["nan_in"] == ["'c'"] and info["len"] == 3
+    assert Recent.reads == 0 and list(recent.data) == ["a", "b", "c"]
+
+
+def test_a_long_list_of_numbers_below_the_depth_bound_hides_no_tensor():
+    history = {"train": {"loss": [0.5] * 2500}}
+    line = summarize({"weights": torch.ones(3), "history": history, "bias": torch.zeros(2)})
+    assert line.startswith("dict[3 items, 2 tensors] f32 cpu 20 B"), line  # complete: nothing unseen
+    config = {"train": {"schedule": {"milestones": [30, 60]}}}
+    assert stats({"config": config, "weights": torch.ones(3)})["complete"] is True
+
+
+def test_a_checkpoint_with_optimizer_state_is_walked_whole():
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.ones(1, 3)).sum().backward()
+    optimizer.step()
+    info = stats({"model": model.state_dict(), "optimizer": optimizer.state_dict()})
+    assert info["complete"] is True and info["tensors"] == 2 + 2 * 3  # weights, then step/exp_avg/exp_avg_sq
+
+
+def test_a_hybrid_cache_flags_a_nan_in_its_recurrent_state():
+    cache_utils = pytest.importorskip("transformers.cache_utils")
+    if not hasattr(cache_utils, "LinearAttentionLayer"):
+        pytest.skip("this transformers has no linear-attention cache layer")
+    linear, attention = cache_utils.LinearAttentionLayer(), cache_utils.DynamicLayer()
+    cache = cache_utils.DynamicCache.__new__(cache_utils.DynamicCache)
+    cache_utils.Cache.__init__(cache, layers=[linear, attention])
+    linear.update_conv_state(torch.randn(1, 8, 4))
+    state = torch.randn(1, 2, 4, 4)
+    state[0, 0, 0, 0] = math.nan
+    linear.update_recurrent_state(state)
+    attention.update(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4))
+    assert stats(cache)["nan_in"] == ["[0]"]

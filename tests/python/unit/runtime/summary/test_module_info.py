@@ -128,3 +128,27 @@ def test_quantized_layers_say_their_weights_are_not_counted():
     assert line.startswith("Sequential 3 modules, 0 params (+2 quantized layers, weights not counted) eval"), line
     assert summarize(quantized[0]).startswith("Linear 0 params (quantized, weights not counted)")
     assert "quantized" not in stats(model)
+
+
+def test_quantization_observers_before_any_data_are_no_nan_alarm():
+    from torch.ao.quantization import get_default_qat_qconfig, prepare_qat
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU()).train()
+    model.qconfig = get_default_qat_qconfig("fbgemm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated; still met in the wild
+        prepared = prepare_qat(model)
+    # observers start at min_val=+Inf, max_val=-Inf until they see data: their normal state
+    assert "NaN/Inf" not in summarize(prepared)
+    observer = next(m for m in prepared.modules() if hasattr(m, "min_val") and m.min_val.numel() == 1)
+    observer.min_val.fill_(math.nan)  # a NaN is still one
+    assert "NaN/Inf in" in summarize(prepared)
+
+
+def test_a_fused_quantized_layer_says_its_weights_are_packed():
+    from torch.ao.nn.intrinsic.quantized import ConvReLU2d
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        layer = ConvReLU2d(3, 4, 3)
+    assert "(quantized, weights not counted)" in summarize(layer)

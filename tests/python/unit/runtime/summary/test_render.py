@@ -63,3 +63,12 @@ def test_an_uncoalesced_sparse_tensor_says_how_many_positions_its_density_counts
     # two stored entries at one position: 1 of 9 positions is 11.1%, not 2 of 9
     assert "sparse_coo 40 B nnz=2 (1 position, 11.1%) " in summarize(twice)
     assert "nnz=1 (11.1%)" in summarize(twice.coalesce())
+
+
+def test_a_sparse_embedding_gradient_counts_its_distinct_rows_as_positions():
+    embedding = torch.nn.Embedding(10, 4, sparse=True)
+    embedding(torch.tensor([1, 1, 3])).sum().backward()  # row 1 twice: 3 index entries, 2 rows
+    line = summarize(embedding.weight.grad)
+    assert "nnz=3 (2 positions, 20%)" in line, line  # 8 of 40 elements; not "8 positions"
+    hybrid = torch.randn(3, 4).to_sparse(sparse_dim=1)  # coalesced, each index once
+    assert "nnz=3 (100%)" in summarize(hybrid)

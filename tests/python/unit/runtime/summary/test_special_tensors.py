@@ -157,3 +157,13 @@ def test_jagged_nested_tensor_gets_its_statistics_and_size():
     line = assert_no_warning(lambda: summarize(jagged))
     assert line.startswith("NestedTensor[2, *, 2] f32 cpu jagged 48 B μ=3.5 "), line  # 24 B values, 24 B offsets
     assert "no statistics" not in line and stats(jagged)["min"] == 1.0
+
+
+def test_a_narrowed_jagged_tensor_is_not_summarised_over_its_padding():
+    padded = torch.full((3, 6), math.nan)  # padding that no row reaches
+    lengths = torch.tensor([2, 4, 3])
+    for i, n in enumerate(lengths.tolist()):
+        padded[i, :n] = torch.arange(n, dtype=torch.float32)
+    narrowed = made_quietly(lambda: torch.nested.narrow(padded, 1, 0, lengths, layout=torch.jagged))
+    line = assert_no_warning(lambda: summarize(narrowed))
+    assert "NaN" not in line and "jagged" in line, line  # the NaN is padding, not an element
