@@ -79,7 +79,7 @@ def _runtime():
 
 # What the first summary of a tensor, model, array or container imports beyond _runtime()'s
 # modules (they import the standard library only): imported with torch, not in a hover.
-_LAZY_MODULES = ("tensor_info", "aggregates", "module_info", "container_info", "array_stats")
+_LAZY_MODULES = ("tensor_info", "aggregates", "module_info", "container_info", "array_stats", "training")
 
 
 def _preload(torch=None):
@@ -371,7 +371,8 @@ def _is_tensor_type(cls):
 
 
 def _is_ours(cls):
-    """Tensors, nn.Modules, numpy arrays and plain containers (which may hold them)."""
+    """Tensors, nn.Modules, numpy arrays, plain containers (which may hold them) and training
+    objects (optimizers, LR schedulers, DataLoaders, datasets, samplers, GradScaler, Generator)."""
     if not isinstance(cls, type):
         return False
     if _is_tensor_type(cls):
@@ -383,7 +384,10 @@ def _is_ours(cls):
     if numpy is not None and issubclass(cls, numpy.ndarray):
         return True
     runtime = _runtime()
-    return runtime is not None and runtime[2].is_plain_container(cls)
+    if runtime is None:
+        return False
+    kinds = runtime[2]
+    return kinds.is_plain_container(cls) or kinds.is_training_object(cls)
 
 
 class TorchDoctorStrProvider(object):

@@ -64,6 +64,14 @@ def test_evaluate_contexts_show_the_summary(paused, context):
     assert dap.evaluate("model", stop.frame_id, context)["result"] == "MLP 3 modules, 6.92K params cpu train"
 
 
+def test_training_objects_get_their_line_in_the_debugger(paused):
+    dap, stop = paused
+    optimizer = dap.evaluate("torch.optim.SGD(model.parameters(), lr=0.1)", stop.frame_id, "hover")["result"]
+    assert optimizer.startswith("SGD lr=0.1 momentum=0 weight_decay=0 · 6 params (6.92K values) · no state"), optimizer
+    loader = dap.evaluate("torch.utils.data.DataLoader(list(range(10)), batch_size=4)", stop.frame_id, "hover")
+    assert loader["result"].startswith("DataLoader 3 batches of 4 · 10 samples"), loader["result"]
+
+
 def test_clipboard_gets_summary_then_values(paused):
     dap, stop = paused
     text = dap.evaluate("broken", stop.frame_id, "clipboard")["result"]

@@ -1,4 +1,5 @@
-"""One-line summaries and expandable children of tensors, arrays, modules and containers.
+"""One-line summaries and expandable children of tensors, arrays, modules and containers, and
+the lines of a training loop's other objects (optimizers, schedulers, data loaders: ``training``).
 
 ``api.py`` holds the public entry points (:func:`summarize`, :func:`stats`, re-exported here and
 as ``torchdoctor.summarize`` / ``torchdoctor.stats``); ``kinds`` classifies a value, ``*_info``

@@ -19,7 +19,7 @@ from ...spelling import clip
 from ..stats import budget
 from ..stats.cache import PENDING_NOTE
 from .jsonable import jsonable
-from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, classify
+from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, TRAINING, classify, training_kind
 from .render import render
 
 _SHORT_REPR = reprlib.Repr()
@@ -28,7 +28,8 @@ _SHORT_REPR.maxother = 80
 
 
 def stats(obj: Any) -> Dict[str, object]:
-    """JSON-able facts about ``obj``; ``kind`` is tensor, ndarray, module, container or other."""
+    """JSON-able facts about ``obj``; ``kind`` is tensor, ndarray, module, container, other, or
+    a training object's (optimizer, scheduler, dataloader, dataset, sampler, grad_scaler, generator)."""
     try:
         return jsonable(_describe(obj))
     except Exception as exc:  # never raise into the user's program or the debugger
@@ -98,6 +99,10 @@ def _describe_kind(obj: Any) -> Dict[str, object]:
         from .aggregates import describe_module_cached
 
         return describe_module_cached(obj)
+    if kind == TRAINING:
+        from .training import describe_training
+
+        return describe_training(obj, training_kind(type(obj)))
     if kind == CONTAINER:
         from .container_info import describe_container
 

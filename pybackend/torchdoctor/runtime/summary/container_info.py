@@ -32,7 +32,8 @@ MAX_SCAN = 2000  # items looked at in all, tensors or not, nested containers inc
 def describe_container(obj: Any) -> Optional[Dict[str, object]]:
     found: List[Tuple[str, str, Dict[str, Any]]] = []
     sources: List[Any] = []
-    complete = _walk(obj, found, [MAX_SCAN, MAX_SCALARS], sources=sources)
+    direct = [0]  # top-level items that are tensors or arrays themselves
+    complete = _walk(obj, found, [MAX_SCAN, MAX_SCALARS], sources=sources, direct=direct)
     if not found:
         return None
     leaves = [leaf for _, _, leaf in found]
@@ -51,6 +52,7 @@ def describe_container(obj: Any) -> Optional[Dict[str, object]]:
         "nan_in": _labels_with(found, "nan"),
         "inf_in": _labels_with(found, "posinf", "neginf"),
         "complete": complete,
+        "direct": 0 if is_kv_cache(type(obj)) else direct[0],  # a cache's items are its layers
     }
     if distinct < len(sources):
         info["distinct"] = distinct
@@ -107,6 +109,7 @@ def _walk(
     depth: int = 0,
     sources: Optional[List] = None,
     inside: FrozenSet[int] = frozenset(),
+    direct: Optional[List[int]] = None,
 ) -> bool:
     """Collect ``(top-level label, kind, stats)`` per leaf; False when a bound cut the walk.
 
@@ -130,6 +133,8 @@ def _walk(
         kind = is_leaf_kind(item)
         if kind is not None and sources is not None:
             sources.append(item)
+        if kind is not None and direct is not None:
+            direct[0] += 1
         if kind == TENSOR:
             found.append((top, kind, describe_tensor(item, with_grad=False)))
         elif kind == NDARRAY:

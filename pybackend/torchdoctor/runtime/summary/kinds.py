@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import sys
 from typing import Any, Optional
 
@@ -15,12 +16,14 @@ TENSOR = "tensor"
 MODULE = "module"
 NDARRAY = "ndarray"
 CONTAINER = "container"
+TRAINING = "training"  # an optimizer, LR scheduler, DataLoader, dataset, sampler, GradScaler or Generator
 
 _CONTAINER_TYPES = (list, tuple, dict, collections.OrderedDict, collections.defaultdict)
 
 
 def classify(obj: Any) -> Optional[str]:
-    """``"tensor"``, ``"module"``, ``"ndarray"``, ``"container"`` or None (not ours)."""
+    """``"tensor"``, ``"module"``, ``"ndarray"``, ``"training"`` (:func:`training_kind`),
+    ``"container"`` or None (not ours)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         if isinstance(obj, torch.Tensor):
@@ -31,9 +34,61 @@ def classify(obj: Any) -> Optional[str]:
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(obj, numpy.ndarray):
         return NDARRAY
+    if training_kind(type(obj)) is not None:
+        return TRAINING
     if is_plain_container(type(obj)):
         return CONTAINER
     return None
+
+
+# (module, class) of each training object the summary describes, by what it is; looked up in
+# sys.modules: none is imported here (importing torch imports them all).
+_TRAINING_BASES = (
+    ("optimizer", "torch.optim", "Optimizer"),
+    ("scheduler", "torch.optim.lr_scheduler", "LRScheduler"),
+    ("scheduler", "torch.optim.lr_scheduler", "ReduceLROnPlateau"),  # not an LRScheduler before torch 2.2
+    ("dataloader", "torch.utils.data", "DataLoader"),
+    ("sampler", "torch.utils.data", "Sampler"),
+    ("dataset", "torch.utils.data", "Dataset"),
+    ("dataset", "torch.utils.data", "IterableDataset"),
+    ("grad_scaler", "torch.amp", "GradScaler"),
+    ("grad_scaler", "torch.cuda.amp", "GradScaler"),
+    ("generator", "torch", "Generator"),
+)
+
+
+def training_kind(cls: type) -> Optional[str]:
+    """``"optimizer"``, ``"scheduler"``, ``"dataloader"``, ``"sampler"``, ``"dataset"``,
+    ``"grad_scaler"``, ``"generator"`` (subclasses included), or None. Asked for every variable
+    the debugger shows: cached per type once torch's modules are all imported (before that, an
+    answer could still change)."""
+    if "torch" not in sys.modules:
+        return None
+    if "torch.utils.data" not in sys.modules or "torch.optim" not in sys.modules:
+        return _training_kind(cls)
+    try:
+        return _cached_training_kind(cls)
+    except TypeError:  # an unhashable metaclass
+        return _training_kind(cls)
+
+
+def _training_kind(cls: type) -> Optional[str]:
+    try:
+        for what, module_name, name in _TRAINING_BASES:
+            base = getattr(sys.modules.get(module_name), name, None)
+            if isinstance(base, type) and issubclass(cls, base):
+                return what
+    except Exception:
+        pass
+    return None
+
+
+_cached_training_kind = functools.lru_cache(maxsize=4096)(_training_kind)
+
+
+def is_training_object(cls: type) -> bool:
+    """Whether values of ``cls`` get a training object's line (:func:`training_kind`)."""
+    return isinstance(cls, type) and training_kind(cls) is not None
 
 
 def is_plain_container(cls: type) -> bool:
@@ -43,9 +98,21 @@ def is_plain_container(cls: type) -> bool:
     Other subclasses (``torch.Size``, user classes with their own ``__repr__``) keep theirs; a
     record holding no tensor keeps its own presentation too (the summary is None for it).
     """
+    try:
+        return _cached_container(cls)
+    except TypeError:  # an unhashable metaclass
+        return _is_plain_container(cls)
+
+
+def _is_plain_container(cls: type) -> bool:
     if cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields")):
         return True
     return is_user_dict(cls) or is_record(cls) or is_kv_cache(cls)
+
+
+# Per type: each item of a walked container asks, and the MRO scans cost ~1 µs (a 10,000-int list
+# walked 1.5x slower with them); a type's answer never changes (it is read from the type itself).
+_cached_container = functools.lru_cache(maxsize=4096)(_is_plain_container)
 
 
 def is_user_dict(cls: type) -> bool:

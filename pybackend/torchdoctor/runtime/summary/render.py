@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 from ...spelling import fmt_bytes, fmt_num, fmt_scalar, fmt_shape
 
 WARN = "⚠"
+TRAINING_KINDS = ("optimizer", "scheduler", "dataloader", "dataset", "sampler", "grad_scaler", "generator")
 
 
 def render(info: Dict[str, Any]) -> str:
@@ -22,6 +23,10 @@ def render(info: Dict[str, Any]) -> str:
         return render_module(info)
     if kind == "container":
         return render_container(info)
+    if kind in TRAINING_KINDS:
+        from .training import render_training
+
+        return render_training(info)
     if kind == "error":
         return f"<torchdoctor: cannot summarize {info.get('type')}: {info.get('error')}>"
     return f"<{info.get('type')}>"
@@ -198,7 +203,9 @@ def render_container(info: Dict[str, Any]) -> str:
     if info.get("arrays"):
         counted.append(f"{info['arrays']}{more} array{'s' if info['arrays'] != 1 or more else ''}")
     leaves = int(info.get("tensors") or 0) + int(info.get("arrays") or 0)
-    if leaves != info.get("len"):
+    # "[3 tensors]" alone only when the items are those tensors: a 2-layer cache or a checkpoint
+    # {model, optimizer} whose nested tensors happen to number as many as its items says both
+    if leaves != info.get("len") or info.get("direct", leaves) != leaves:
         counted.insert(0, f"{info['len']} item{'s' if info['len'] != 1 else ''}")
     words = [f"{info['type']}[{', '.join(counted)}]"]
     if info.get("shape") is not None and leaves > 1 and complete:

@@ -131,7 +131,8 @@ def test_containers():
     }
     assert summarize(batch) == "dict[4 tensors] bool/f32/i64 cpu 30 B ⚠ NaN in 'logits'"
     assert summarize((torch.zeros(2), 3)) == "tuple[2 items, 1 tensor] f32 cpu 8 B"
-    assert summarize({"outer": [torch.tensor([math.inf])]}) == "dict[1 tensor] f32 cpu 4 B ⚠ Inf in 'outer'"
+    # the item is a list holding the tensor: both are said
+    assert summarize({"outer": [torch.tensor([math.inf])]}) == "dict[1 item, 1 tensor] f32 cpu 4 B ⚠ Inf in 'outer'"
     assert summarize_if_ours([1, 2]) is None and summarize_if_ours({}) is None
     assert summarize([np.zeros(3), np.ones(3)]) == "list[2 arrays] each [3] f64 48 B"
 

@@ -72,3 +72,9 @@ def test_a_sparse_embedding_gradient_counts_its_distinct_rows_as_positions():
     assert "nnz=3 (2 positions, 20%)" in line, line  # 8 of 40 elements; not "8 positions"
     hybrid = torch.randn(3, 4).to_sparse(sparse_dim=1)  # coalesced, each index once
     assert "nnz=3 (100%)" in summarize(hybrid)
+
+
+def test_items_are_said_unless_they_are_the_tensors_themselves():
+    model = torch.nn.Linear(3, 2)  # a checkpoint of 2 items holding 2 tensors, none of them an item
+    assert summarize({"model": model.state_dict(), "epoch": 3}).startswith("dict[2 items, 2 tensors] ")
+    assert summarize([torch.zeros(2), torch.ones(2)]).startswith("list[2 tensors] ")
