@@ -11,9 +11,12 @@ datasets and samplers are measured from their attributes (``Subset.indices``,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import random
 import sys
 import time
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from ...spelling import fmt_shape, short_dtype
 from .optim_info import read
@@ -43,8 +46,36 @@ def _own_len(obj: Any, name: str) -> bool:
     )
 
 
+# The lengths read during one summary, by id: a loader's line reaches its dataset through the
+# loader, its sampler and the sampler's source, and a user ``__len__`` must run once, not four times.
+_READ: "contextvars.ContextVar[Optional[Dict[int, Any]]]" = contextvars.ContextVar("torchdoctor_lengths", default=None)
+
+
+@contextlib.contextmanager
+def one_summary() -> Iterator[None]:
+    """Within: each object's length is read once (:func:`length`)."""
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
 def length(obj: Any) -> Tuple[Optional[int], Optional[str]]:
     """``(len, None)``, or ``(None, why not)``: ``"no len"``, ``"len failed: ValueError"``, ``"len not read: slow"``."""
+    read_here = _READ.get()
+    if read_here is None:
+        return _length(obj)
+    key = id(obj)
+    if key in read_here:
+        return read_here[key][1]
+    read_here[key] = (obj, (None, "len failed: cycle"))  # a sampler that is its own source
+    found = _length(obj)
+    read_here[key] = (obj, found)  # the object is held: its id stays its own meanwhile
+    return found
+
+
+def _length(obj: Any) -> Tuple[Optional[int], Optional[str]]:
     try:
         known = _known_length(obj)
     except Exception as exc:
@@ -56,15 +87,36 @@ def length(obj: Any) -> Tuple[Optional[int], Optional[str]]:
         return None, "no len"
     if cls in _SLOW_LEN:
         return None, "len not read: slow"
+    return _user_len(obj, cls)
+
+
+def _user_len(obj: Any, cls: type) -> Tuple[Optional[int], Optional[str]]:
+    """A user ``__len__``, the one user code the line runs: the random generators it might draw
+    from are put back, a ``SystemExit`` is its failure (a ``KeyboardInterrupt`` is the user's)."""
     start = time.perf_counter()
-    try:
-        n = len(obj)
-    except Exception as exc:
-        return None, f"len failed: {type(exc).__name__}"
-    finally:
-        if time.perf_counter() - start > SLOW_LEN_SECONDS:
-            _SLOW_LEN.add(cls)
+    with kept_rng():
+        try:
+            n = len(obj)
+        except (Exception, SystemExit) as exc:
+            return None, f"len failed: {type(exc).__name__}"
+        finally:
+            if time.perf_counter() - start > SLOW_LEN_SECONDS:
+                _SLOW_LEN.add(cls)
     return int(n), None
+
+
+@contextlib.contextmanager
+def kept_rng() -> Iterator[None]:
+    """``random``'s, numpy's (when imported) and torch's CPU generator states, restored after."""
+    torch, numpy = sys.modules["torch"], sys.modules.get("numpy")
+    states = (random.getstate(), numpy.random.get_state() if numpy is not None else None, torch.get_rng_state())
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        if numpy is not None and states[1] is not None:
+            numpy.random.set_state(states[1])
+        torch.set_rng_state(states[2])
 
 
 Length = Tuple[Optional[int], Optional[str]]
@@ -116,7 +168,7 @@ def describe_dataset(ds: Any) -> Dict[str, object]:
     elif _is(ds, "TensorDataset"):
         info["tensors"] = read(lambda: [_tensor_text(t) for t in ds.tensors], default=[])
     elif _is(ds, "ConcatDataset") or _is(ds, "ChainDataset"):
-        info["parts"] = read(lambda: _parts(ds), default=[])
+        info["parts"], info["part_count"] = read(lambda: _parts(ds), default=([], 0))
     return info
 
 
@@ -124,14 +176,18 @@ def _tensor_text(t: Any) -> str:
     return f"{fmt_shape(t.shape)} {short_dtype(str(t.dtype))}" + ("" if t.device.type == "cpu" else f" {t.device}")
 
 
-def _parts(ds: Any) -> List[List[Any]]:
-    """``[name, len or None]`` of each part; a ``ConcatDataset``'s lengths from its cumulative sizes."""
-    parts = list(ds.datasets)
-    sizes: List[Optional[int]] = [None] * len(parts)
+def _parts(ds: Any) -> Tuple[List[List[Any]], int]:
+    """``[name, len or None]`` of the first parts shown, and how many parts there are in all; a
+    ``ConcatDataset``'s lengths from its cumulative sizes (100,000 parts cost no more than 3)."""
+    parts = ds.datasets
+    total = len(parts) if isinstance(parts, (list, tuple)) else None
+    first = list(parts[:MAX_PARTS_SHOWN]) if total is not None else list(parts)
+    total = len(first) if total is None else total  # a ChainDataset's iterable of parts
     cumulative = vars(ds).get("cumulative_sizes")
-    if isinstance(cumulative, list) and len(cumulative) == len(parts):
-        sizes = [int(c - (cumulative[i - 1] if i else 0)) for i, c in enumerate(cumulative)]
-    return [[type(p).__name__, s] for p, s in zip(parts, sizes)]
+    sizes: List[Optional[int]] = [None] * len(first)
+    if isinstance(cumulative, list) and len(cumulative) == total:
+        sizes = [int(cumulative[i] - (cumulative[i - 1] if i else 0)) for i in range(len(first))]
+    return [[type(p).__name__, n] for p, n in zip(first[:MAX_PARTS_SHOWN], sizes)], total
 
 
 def _name(ds: Any) -> str:
@@ -161,15 +217,18 @@ def render_dataset(info: Dict[str, Any]) -> str:
     parts = info.get("parts")
     if parts:
         shown = [f"{p}" + (f" {s:,}" if s is not None else "") for p, s in parts[:MAX_PARTS_SHOWN]]
-        more = len(parts) - MAX_PARTS_SHOWN
-        words[-1] += ": " + " + ".join(shown) + (f" + {more} more" if more > 0 else "")
+        more = int(info.get("part_count") or len(parts)) - len(shown)
+        words[-1] += ": " + " + ".join(shown) + (f" + {more:,} more" if more > 0 else "")
     return " ".join(words)
 
 
 # -- samplers --------------------------------------------------------------------------------
 
 
-def describe_sampler(s: Any) -> Dict[str, object]:
+MAX_SAMPLER_DEPTH = 4  # a BatchSampler of a sampler of ...: deeper ones are named, not described
+
+
+def describe_sampler(s: Any, depth: int = 0) -> Dict[str, object]:
     info: Dict[str, object] = {"kind": "sampler", "type": type(s).__name__}
     n, why = length(s)
     info["len"], info["no_len"] = n, why
@@ -188,7 +247,8 @@ def describe_sampler(s: Any) -> Dict[str, object]:
         info["drop_last"] = read(lambda: bool(s.drop_last))
         inner = read(lambda: s.sampler)
         if inner is not None:
-            info["sampler"] = describe_sampler(inner) if _is(inner, "Sampler") else {"type": type(inner).__name__}
+            described = _is(inner, "Sampler") and inner is not s and depth < MAX_SAMPLER_DEPTH
+            info["sampler"] = describe_sampler(inner, depth + 1) if described else {"type": type(inner).__name__}
     return info
 
 
@@ -228,7 +288,7 @@ def sampler_words(info: Dict[str, Any], with_len: bool = True) -> List[str]:
     if info.get("seed"):
         words.append(f"seed {info['seed']}")
     if info.get("drop_last") and "batch_size" not in info:
-        words.append("drop_last")
+        words.append("drops the uneven tail")  # a DistributedSampler's drop_last: not the loader's
     return words
 
 

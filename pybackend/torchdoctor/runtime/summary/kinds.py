@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import sys
+import weakref
 from typing import Any, Optional
 
 TENSOR = "tensor"
@@ -34,9 +34,11 @@ def classify(obj: Any) -> Optional[str]:
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(obj, numpy.ndarray):
         return NDARRAY
-    if training_kind(type(obj)) is not None:
+    cls = type(obj)
+    container = is_plain_container(cls)
+    if training_kind(cls) is not None and not container:  # a dataclass dataset: its tensors' line (NaN shown)
         return TRAINING
-    if is_plain_container(type(obj)):
+    if container:
         return CONTAINER
     return None
 
@@ -49,8 +51,11 @@ _TRAINING_BASES = (
     ("scheduler", "torch.optim.lr_scheduler", "ReduceLROnPlateau"),  # not an LRScheduler before torch 2.2
     ("dataloader", "torch.utils.data", "DataLoader"),
     ("sampler", "torch.utils.data", "Sampler"),
-    ("dataset", "torch.utils.data", "Dataset"),
-    ("dataset", "torch.utils.data", "IterableDataset"),
+    (
+        "dataset",
+        "torch.utils.data",
+        "Dataset",
+    ),  # IterableDataset is one (and an ABC: issubclass of it walks its subclasses)
     ("grad_scaler", "torch.amp", "GradScaler"),
     ("grad_scaler", "torch.cuda.amp", "GradScaler"),
     ("generator", "torch", "Generator"),
@@ -66,10 +71,7 @@ def training_kind(cls: type) -> Optional[str]:
         return None
     if "torch.utils.data" not in sys.modules or "torch.optim" not in sys.modules:
         return _training_kind(cls)
-    try:
-        return _cached_training_kind(cls)
-    except TypeError:  # an unhashable metaclass
-        return _training_kind(cls)
+    return _per_type(_TRAINING_KINDS, cls, _training_kind)
 
 
 def _training_kind(cls: type) -> Optional[str]:
@@ -81,9 +83,6 @@ def _training_kind(cls: type) -> Optional[str]:
     except Exception:
         pass
     return None
-
-
-_cached_training_kind = functools.lru_cache(maxsize=4096)(_training_kind)
 
 
 def is_training_object(cls: type) -> bool:
@@ -98,10 +97,7 @@ def is_plain_container(cls: type) -> bool:
     Other subclasses (``torch.Size``, user classes with their own ``__repr__``) keep theirs; a
     record holding no tensor keeps its own presentation too (the summary is None for it).
     """
-    try:
-        return _cached_container(cls)
-    except TypeError:  # an unhashable metaclass
-        return _is_plain_container(cls)
+    return bool(_per_type(_CONTAINERS, cls, _is_plain_container))
 
 
 def _is_plain_container(cls: type) -> bool:
@@ -110,9 +106,26 @@ def _is_plain_container(cls: type) -> bool:
     return is_user_dict(cls) or is_record(cls) or is_kv_cache(cls)
 
 
-# Per type: each item of a walked container asks, and the MRO scans cost ~1 µs (a 10,000-int list
-# walked 1.5x slower with them); a type's answer never changes (it is read from the type itself).
-_cached_container = functools.lru_cache(maxsize=4096)(_is_plain_container)
+# Answers per type: each item of a walked container asks, and the MRO scans cost ~1 µs (a
+# 10,000-int list walked 1.5x slower with them); a type's answer never changes. Weakly keyed: a
+# class made at run time (a mock, a dynamic record) is not kept alive by having been shown.
+_CONTAINERS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
+_TRAINING_KINDS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
+
+
+def _per_type(cache: "weakref.WeakKeyDictionary[type, Any]", cls: type, compute: Any) -> Any:
+    try:
+        return cache[cls]
+    except KeyError:
+        pass
+    except TypeError:  # not weakly referenceable, or an unhashable metaclass: not kept
+        return compute(cls)
+    answer = compute(cls)
+    try:
+        cache[cls] = answer
+    except TypeError:
+        pass
+    return answer
 
 
 def is_user_dict(cls: type) -> bool:

@@ -24,7 +24,7 @@ _FLAGS = ("nesterov", "amsgrad", "maximize", "centered", "decoupled_weight_decay
 # Groups listed one by one (``lr=1e-3/1e-4``) up to this many; more are a range.
 PER_GROUP_UP_TO = 4
 # Params whose step count is read; past it the line says over how many it looked.
-STEPS_READ_UP_TO = 4096
+STEPS_READ_UP_TO = 64
 
 
 def read(get: Callable[..., Any], *args: Any, default: Any = None) -> Any:
@@ -98,6 +98,7 @@ def describe_optimizer(opt: Any) -> Dict[str, object]:
         for p in read(list, group.get("params") or [], default=[]):
             params.setdefault(id(p), p)
     info["params"] = len(params)
+    info["first_param_state"] = _is_optim(opt, "LBFGS")  # all its state sits on the first parameter
     sizes = [read(_numel, p) for p in params.values()]
     if all(s is not None for s in sizes):  # a lazy module's parameter has no size yet
         info["values"] = sum(sizes)
@@ -144,8 +145,10 @@ def _state_facts(state: Dict[Any, Any], params: List[Any]) -> Dict[str, object]:
     nbytes = 0
     for entry in held:
         for value in entry.values():
-            if isinstance(value, torch.Tensor):
-                nbytes += read(_nbytes, value, default=0)
+            # LBFGS keeps lists of tensors (its history of directions and steps)
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, torch.Tensor):
+                    nbytes += read(_nbytes, item, default=0)
     facts["state_nbytes"] = nbytes
     steps = []
     for entry in held[:STEPS_READ_UP_TO]:
@@ -170,18 +173,20 @@ def render_optimizer(info: Dict[str, Any]) -> str:
     if info.get("groups", 1) != 1:
         parts.append(f"{info['groups']} groups")
     count = int(info.get("params") or 0)
-    values = f" ({fmt_count(int(info['values']))} values)" if "values" in info else ""
+    n_values = int(info.get("values") or 0)
+    values = f" ({fmt_count(n_values)} value{'s' if n_values != 1 else ''})" if "values" in info else ""
     parts.append(f"{count} param{'s' if count != 1 else ''}{values}")
     held = info.get("with_state")
-    if held == 0:
-        parts.append("no state yet" if count and info.get("keeps_state") else "no state")
+    if held == 0:  # known to keep state: "yet"; known to keep none (SGD without momentum): "no state"
+        keeps = info.get("keeps_state")
+        parts.append("no state" if not count or keeps is False else "no state yet" if keeps else "no state so far")
     elif held is not None:
         steps = info.get("steps")
         if steps:
             low, high = steps
             over = f" (first {info['steps_of']} params)" if info.get("steps_of") else ""
             parts.append(f"step {low}{over}" if low == high else f"steps {low}-{high}{over}")
-        partial = f" for {held}/{count} params" if held < count else ""
+        partial = f" for {held}/{count} params" if held < count and not info.get("first_param_state") else ""
         parts.append(f"state {fmt_bytes(info.get('state_nbytes'))}{partial}")
     return " · ".join(parts)
 
@@ -299,6 +304,8 @@ def describe_grad_scaler(scaler: Any) -> Dict[str, object]:
     scale, tracker = fields.get("_scale"), fields.get("_growth_tracker")
     info["used"] = scale is not None
     info["scale"] = read(lambda: number(scale)) if scale is not None else read(lambda: number(fields["_init_scale"]))
+    if tracker is None:  # not used yet: what it starts from (load_state_dict sets both: a resumed run)
+        tracker = fields.get("_init_growth_tracker")
     if tracker is not None:
         info["growth_tracker"] = read(lambda: int(number(tracker)))
     info["growth_interval"] = read(lambda: int(scaler.get_growth_interval()))
@@ -331,7 +338,7 @@ def render_grad_scaler(info: Dict[str, Any]) -> str:
     head = " ".join([str(info["type"])] + ([str(info["device"])] if info.get("device") else []))
     if not info.get("enabled"):
         return head + " disabled"
-    parts = [f"{head} scale={value_text(info.get('scale'))}" + ("" if info.get("used") else " (initial, not used yet)")]
+    parts = [f"{head} scale={value_text(info.get('scale'))}" + ("" if info.get("used") else " (not used yet)")]
     interval, factor = info.get("growth_interval"), value_text(info.get("growth_factor"))
     if info.get("growth_tracker") is not None and interval:
         parts.append(f"{info['growth_tracker']}/{interval} clean steps to ×{factor}")

@@ -8,8 +8,10 @@ no autograd history is recorded. Each kind is described in :mod:`optim_info` or 
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict, Optional
+import weakref
+from typing import Any, Callable, Dict, Optional, Tuple
 
+from ..stats.budget import current_epoch
 from ..stats.guard import quiet
 from . import data_info, optim_info
 
@@ -35,13 +37,37 @@ _RENDER: Dict[str, Callable[[Dict[str, Any]], str]] = {
 
 
 def describe_training(obj: Any, what: Optional[str]) -> Dict[str, object]:
-    """``stats()`` of a training object whose :func:`..kinds.training_kind` is ``what``."""
+    """``stats()`` of a training object whose :func:`..kinds.training_kind` is ``what``. Within one
+    debugger stop (the request's epoch: the program has not run since) an object's facts are read
+    once: an optimizer of 6,000 parameters took 20-40 ms a hover, and a user ``__len__`` runs once."""
     describe = _DESCRIBE.get(what or "")
     if describe is None:
         return {"kind": "other", "type": type(obj).__name__}
+    epoch = current_epoch()
+    kept = _STOP.get(id(obj)) if epoch is not None else None
+    if kept is not None and kept[0]() is obj and kept[1] is epoch:
+        return dict(kept[2])
     torch = sys.modules["torch"]
-    with quiet(), torch.no_grad():
-        return describe(obj)
+    with quiet(), torch.no_grad(), data_info.one_summary():
+        info = describe(obj)
+    if epoch is not None:
+        _keep(obj, epoch, info)
+    return info
+
+
+# id(obj) -> (weak reference, epoch, facts): this stop's lines, forgotten at the next stop.
+_STOP: Dict[int, Tuple[Any, Any, Dict[str, object]]] = {}
+_STOP_LIMIT = 1024
+
+
+def _keep(obj: Any, epoch: Any, info: Dict[str, object]) -> None:
+    try:
+        ref = weakref.ref(obj)
+    except TypeError:  # not weakly referenceable: read again next time
+        return
+    if len(_STOP) >= _STOP_LIMIT or any(entry[1] is not epoch for entry in list(_STOP.values())[:1]):
+        _STOP.clear()  # a new stop: the program ran, what was read proves nothing now
+    _STOP[id(obj)] = (ref, epoch, dict(info))
 
 
 def render_training(info: Dict[str, Any]) -> str:

@@ -2,6 +2,7 @@
 nothing is iterated, no ``__getitem__`` runs, no RNG moves, a failing or slow ``__len__`` is said."""
 
 import json
+import math
 import random
 
 import numpy as np
@@ -182,3 +183,50 @@ def test_a_user_batch_sampler_decides_the_batches_and_the_order():
         line == "DataLoader 7 batches (Buckets) · TensorDataset 100 samples: [100, 3, 8, 8] f32, [100] i64 · 0 workers"
     )
     assert "in order" not in line  # the loader's default SequentialSampler is not what runs
+
+
+def test_a_users_len_runs_once_per_line_and_leaves_the_generators_as_they_were():
+    import dataclasses
+    import gc
+    import weakref
+
+    class Counted(torch.utils.data.Dataset):
+        calls = 0
+
+        def __len__(self):
+            Counted.calls += 1
+            torch.rand(1)  # a __len__ that draws: its draw must not move the user's generator
+            return 100
+
+        def __getitem__(self, i):
+            raise AssertionError("never drawn")
+
+    dataset = Counted()
+    loader = torch.utils.data.DataLoader(dataset, batch_size=10, shuffle=True)
+    before, Counted.calls = torch.get_rng_state(), 0  # building the RandomSampler asked already
+    assert summarize(loader).startswith("DataLoader 10 batches of 10 · 100 samples of Counted")
+    assert Counted.calls == 1  # the loader, its sampler and the sampler's source ask the same object
+    assert torch.equal(torch.get_rng_state(), before)
+
+    @dataclasses.dataclass
+    class Pairs(torch.utils.data.Dataset):  # a dataclass dataset: its tensors' line, NaN shown
+        x: torch.Tensor
+        y: torch.Tensor
+
+    assert "⚠ NaN in x" in summarize(Pairs(torch.tensor([math.nan, 1.0]), torch.zeros(2)))
+
+    made = type("Made", (torch.utils.data.Dataset,), {"__len__": lambda self: 3})
+    summarize(made())
+    kept = weakref.ref(made)
+    del made
+    gc.collect()
+    assert kept() is None  # a class shown once is not kept alive by the summary
+
+
+def test_many_parts_and_self_holding_samplers_stay_cheap_and_finite():
+    parts = [torch.utils.data.TensorDataset(torch.zeros(10, 1)) for _ in range(10_000)]
+    line = summarize(torch.utils.data.ConcatDataset(parts))
+    assert line.endswith("TensorDataset 10 + TensorDataset 10 + TensorDataset 10 + 9,997 more"), line
+    batches = torch.utils.data.BatchSampler(range(4), batch_size=2, drop_last=False)
+    batches.sampler = batches  # holds itself: described once, never recursed into
+    assert summarize(batches).startswith("BatchSampler ")

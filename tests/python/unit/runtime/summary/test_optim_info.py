@@ -9,6 +9,7 @@ from torch import nn
 
 from torchdoctor.runtime.summary.api import stats, summarize
 from torchdoctor.runtime.summary.kinds import TRAINING, classify, is_training_object
+from torchdoctor.spelling import fmt_bytes
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -93,7 +94,8 @@ class Sign(torch.optim.Optimizer):
 def test_a_user_optimizer_is_read_through_the_base_class_attributes():
     model = _model()
     opt = Sign(model.parameters())
-    assert summarize(opt) == "Sign lr=0.01 · 4 params (262 values) · no state"  # unknown: not "yet"
+    # unknown whether it keeps any: neither "yet" nor SGD's "no state"
+    assert summarize(opt) == "Sign lr=0.01 · 4 params (262 values) · no state so far"
     model(torch.randn(2, 10)).sum().backward()
     for _ in range(3):
         opt.step()
@@ -148,7 +150,7 @@ def test_a_grad_scaler_before_use_after_steps_and_with_inf_grads():
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     scaler = torch.amp.GradScaler("cpu")
-    assert summarize(scaler) == "GradScaler cpu scale=65536 (initial, not used yet) · ×2 after 2000 clean steps"
+    assert summarize(scaler) == "GradScaler cpu scale=65536 (not used yet) · 0/2000 clean steps to ×2"
     scaler.scale(model(torch.randn(2, 10)).sum()).backward()
     scaler.step(opt)
     assert summarize(scaler).endswith("· stepped, update() pending")
@@ -178,3 +180,34 @@ def test_these_kinds_are_training_objects_and_ordinary_values_are_not():
     for obj in (opt, torch.optim.lr_scheduler.StepLR(opt, 2), torch.Generator(), torch.amp.GradScaler("cpu")):
         assert classify(obj) == TRAINING and is_training_object(type(obj))
     assert not is_training_object(int) and not is_training_object(dict) and not is_training_object("x")
+
+
+def test_a_resumed_scaler_counts_from_its_checkpoint():
+    saved = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=3)
+    state = saved.state_dict()
+    state["_growth_tracker"] = 2
+    resumed = torch.amp.GradScaler("cpu")
+    resumed.load_state_dict(state)
+    assert summarize(resumed) == "GradScaler cpu scale=1024 (not used yet) · 2/3 clean steps to ×2"
+
+
+def test_lbfgs_state_counts_its_history_and_is_not_called_partial():
+    model = _model()
+    opt = torch.optim.LBFGS(model.parameters(), history_size=3, max_iter=4)
+    x = torch.randn(8, 10)
+
+    def closure():
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    line = summarize(opt)
+    stored = sum(
+        item.numel() * item.element_size()
+        for value in opt.state[next(iter(opt.state))].values()
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, torch.Tensor)
+    )
+    assert "for 1/" not in line and line.endswith(f"state {fmt_bytes(stored)}"), line
