@@ -48,7 +48,22 @@ def _built_matters(ctx: LintContext, built: ast.Call, depth: int) -> bool:
     local = ctx.local_class(cls)
     if local is None:
         return True
-    return _class_matters(ctx.context_for(local), local, depth)
+    if _class_matters(ctx.context_for(local), local, depth):
+        return True
+    return any(_part_matters(ctx, arg, depth) for arg in [*built.args, *(k.value for k in built.keywords)])
+
+
+def _part_matters(ctx: LintContext, arg: ast.expr, depth: int) -> bool:
+    """A module handed to the constructor: ``Seq2Seq(encoder, decoder, device)`` holds the
+    encoder and decoder built beside it, and their dropout is the model's."""
+    part = ctx.construction_of(arg) if isinstance(arg, (ast.Name, ast.Attribute)) else arg
+    if not isinstance(part, ast.Call):
+        return False
+    cls = ctx.callee_class(part)
+    local = ctx.local_class(cls)
+    if not (cls or "").startswith("torch.nn.") and (local is None or not ctx.context_for(local).is_module_class(local)):
+        return False
+    return _built_matters(ctx, part, depth + 1)
 
 
 def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:

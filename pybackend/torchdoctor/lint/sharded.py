@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from . import torchapi
 from .bindings import Function
-from .context import LintContext, walk
+from .context import LintContext, terminal_name, walk
 
 SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 _LOADER_NAME = re.compile(r"loader", re.IGNORECASE)
@@ -69,7 +69,32 @@ def _imported(ctx: LintContext) -> Iterator[Sharded]:
         if found is None:
             continue
         for index, loader, sampler, home in _returned_loaders(found[0], found[1], 0):
-            yield Sharded(loader, sampler, home, _kept_at(ctx, call, index))
+            if not (_only_in_a_group(home, sampler) and not _starts_a_group(ctx)):
+                yield Sharded(loader, sampler, home, _kept_at(ctx, call, index))
+
+
+def _only_in_a_group(home: LintContext, sampler: ast.Call) -> bool:
+    """The factory builds the sampler under ``if dist.is_initialized():`` (a plain sampler
+    otherwise): it shards only in a process that has started a process group."""
+    node: Optional[ast.AST] = sampler
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = home.parents.get(node)
+        if isinstance(parent, ast.If) and node in parent.body:
+            if any(
+                isinstance(c, ast.Call) and terminal_name(c.func) == "is_initialized" for c in ast.walk(parent.test)
+            ):
+                return True
+        node = parent
+    return False
+
+
+def _starts_a_group(ctx: LintContext) -> bool:
+    """The script starts a process group: ``init_process_group(...)``, or a helper named for it
+    (DeiT's and DETR's ``utils.init_distributed_mode(args)``, ``setup_distributed()``)."""
+    return any(_GROUP_START.search(name) for name in ctx.call_names())
+
+
+_GROUP_START = re.compile(r"init_process_group|distributed|init_dist|dist_init", re.IGNORECASE)
 
 
 def _project_roots(ctx: LintContext) -> Set[str]:
@@ -123,12 +148,23 @@ def _sharded_loaders(ctx: LintContext) -> Iterator[Tuple[ast.Call, ast.Call]]:
     for call in ctx.calls:
         if ctx.callee_class(call) != torchapi.DATALOADER:
             continue
-        given = torchapi.keyword(call, "sampler")
+        given = torchapi.keyword(call, "sampler") or _batch_sampler_of(ctx, call)
         if given is None:
             continue
         sampler = _distributed_sampler(ctx, given.value)
         if sampler is not None:
             yield call, sampler
+
+
+def _batch_sampler_of(ctx: LintContext, call: ast.Call) -> Optional[ast.keyword]:
+    """``batch_sampler=BatchSampler(sampler, ...)`` (inline or through a name): the sampler it
+    draws from, as a ``sampler=`` keyword would give it."""
+    given = torchapi.keyword(call, "batch_sampler")
+    built = ctx.construction_of(given.value) if given is not None else None
+    if built is None or terminal_name(built.func) != "BatchSampler":
+        return None
+    inner = built.args[0] if built.args else torchapi.keyword(built, "sampler")
+    return ast.keyword(arg="sampler", value=inner) if isinstance(inner, ast.expr) else inner
 
 
 def _distributed_sampler(ctx: LintContext, expr: ast.expr) -> Optional[ast.Call]:

@@ -247,8 +247,20 @@ def is_optimizer(ctx: LintContext, expr: ast.expr) -> bool:
             return False
         if cls.startswith("torch.optim."):
             return True
+        if _optimizer_wrapper(ctx.local_class(cls)):
+            return True
     name = terminal_name(expr)
     return bool(_OPTIMIZER_NAME.search(name)) and not _SCHEDULER_NAME.search(name)
+
+
+def _optimizer_wrapper(cls: Optional[ast.ClassDef]) -> bool:
+    """A class of the project that clears and steps, as an optimizer does: a warm-up schedule
+    wrapping Adam with ``zero_grad()`` and ``step_and_update_lr()``, whatever the name of the
+    attribute that holds it (``self.optim_schedule``). A learning-rate scheduler only steps."""
+    if cls is None:
+        return False
+    methods = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return "zero_grad" in methods and any(m == "step" or m.startswith(_STEP_PREFIX) for m in methods)
 
 
 def is_scaler(ctx: LintContext, expr: ast.expr) -> bool:

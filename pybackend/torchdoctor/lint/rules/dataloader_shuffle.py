@@ -28,6 +28,7 @@ from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
 from .loader_demos import only_looked_at
+from .loader_factories import reported_through_factory
 from .loader_samplers import sampler_only_sometimes
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
@@ -57,6 +58,8 @@ def check(ctx: LintContext, report: Reporter) -> None:
     for call in ctx.calls:
         if ctx.callee_class(call) != torchapi.DATALOADER:
             continue
+        if reported_through_factory(ctx, call, report, _is_training_loader):
+            continue  # ``DataLoader(..., shuffle=shuffle)`` in ``def get_loader(..., shuffle=False)``
         sometimes = None  # ``sampler=train_sampler``, None outside distributed runs (loader_samplers.py)
         if any(k.arg in _ORDER_KWARGS for k in call.keywords) or len(call.args) >= 3:
             sometimes = sampler_only_sometimes(ctx, call)

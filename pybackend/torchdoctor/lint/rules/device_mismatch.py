@@ -20,6 +20,7 @@ from ..fixes import add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from .dataloader_shuffle import is_test_file
+from .loader_builders import built_by_factory, def_returned_by
 
 _DTYPE_PREFIXES = (
     "torch.float",
@@ -78,7 +79,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
         own_scope = by_scope.get((move.model_key, id(ctx.scope_of(move.call))), [])
         candidates = own_scope + by_binding.get(id(target), [])
         for call in _uses(ctx, move, candidates):
+            kept_on_cpu = _cpu_lengths(ctx, call)
             for arg in list(call.args) + [k.value for k in call.keywords]:
+                if id(arg) in kept_on_cpu:
+                    continue
                 origin = _cpu_origin(ctx, arg)
                 if origin is None or id(arg) in seen:
                     continue
@@ -90,6 +94,28 @@ def check(ctx: LintContext, report: Reporter) -> None:
                     f"`{ctx.text(arg)}` is {what}: the forward pass mixes devices.",
                     fix=_fix(ctx, factory, move),
                 )
+
+
+def _cpu_lengths(ctx: LintContext, call: ast.Call) -> Set[int]:
+    """The arguments of ``model(ids, lengths)`` that the model's ``forward`` hands to
+    ``pack_padded_sequence`` as its ``lengths``, which must be a CPU tensor (PyTorch refuses
+    lengths on the GPU): keeping them there is right, not a device mismatch."""
+    cls = ctx.local_class(ctx.class_of(call.func))
+    forward = ctx.method(cls, "forward") if cls is not None else None
+    if forward is None:
+        return set()
+    params = [a.arg for a in forward.args.args[1:]]
+    lengths = set()
+    for packed in ast.walk(forward):
+        if isinstance(packed, ast.Call) and terminal_name(packed.func) == "pack_padded_sequence":
+            given = packed.args[1] if len(packed.args) > 1 else torchapi.keyword(packed, "lengths")
+            given = given.value if isinstance(given, ast.keyword) else given
+            while isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute):
+                given = given.func.value  # ``lengths.cpu()``, ``lengths.to("cpu")``
+            if isinstance(given, ast.Name):
+                lengths.add(given.id)
+    found = {id(arg) for i, arg in enumerate(call.args) if i < len(params) and params[i] in lengths}
+    return found | {id(k.value) for k in call.keywords if k.arg in lengths}
 
 
 def _calls_by_callee_text(ctx: LintContext, keys: List[str]) -> Dict[str, List[ast.Call]]:
@@ -374,6 +400,8 @@ def _origin_of_name(ctx: LintContext, name: ast.Name, whole: bool, depth: int):
 def _loader_batch(ctx: LintContext, loader: ast.expr):
     """A batch of ``loader`` when it is a ``DataLoader`` whose batches stay on the CPU."""
     built = ctx.construction_of(loader)
+    if built is not None and ctx.callee_class(built) != torchapi.DATALOADER:
+        built = built_by_factory(ctx, built)  # ``get_data_loader(...)``, a function of the file
     if built is not None and ctx.callee_class(built) == torchapi.DATALOADER and not _collate_may_move(ctx, built):
         return f"a batch from `{ctx.text(loader)}`, still on the CPU (no `.to(device)`)", None
     return None
@@ -403,8 +431,12 @@ def _moves_something(node: ast.AST) -> bool:
 def _collate_body(ctx: LintContext, expr: ast.expr) -> Optional[ast.AST]:
     """The ``def`` that ``collate_fn=expr`` names: a function of this file, or a method of the
     dataset's class (``dataset.collate_fn``); None when it cannot be read."""
+    if isinstance(expr, ast.Call):
+        return def_returned_by(ctx, expr)  # ``collate_fn=get_collate_fn(pad_index)``
     if isinstance(expr, ast.Name):
         bound = ctx.binding(expr)
+        if bound is not None and bound.kind == "assign" and isinstance(bound.value, ast.Call):
+            return def_returned_by(ctx, bound.value)  # ``collate_fn = get_collate_fn(pad_index)``
         return bound.stmt if bound is not None and bound.kind == "def" else None
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         cls = ctx.local_class(ctx.class_of(expr.value))

@@ -27,6 +27,7 @@ from .implicit_none_guards import (
     module_method,
     optional_import,
     registered_callback,
+    type_dispatch,
 )
 from .implicit_none_values import is_none, may_be_tensor, plausibly_tensor
 from .implicit_none_values import is_none_check as _is_none_check
@@ -64,9 +65,14 @@ def _check_own_functions(ctx: LintContext, report: Reporter) -> None:
         example = _falls_off_after_tensor(ctx, func)
         if example is None:
             continue
+        what = _what(ctx, func, example)
+        typed = type_dispatch(ctx, func)
+        if typed is not None:
+            said = f"{what}: it dispatches on the type of `{typed}`; raise a `TypeError` for the others."
+            report.report(_name_span(ctx, func), said, severity=INFORMATION)
+            continue
         sites = [site for site in ctx.call_sites(func) if not ctx.is_inside(site, func)]
         use, checked = _first_unchecked_use(ctx, sites)
-        what = _what(ctx, func, example)
         if use is not None:
             report.report(
                 _name_span(ctx, func),
@@ -252,7 +258,7 @@ def _report_imported_use(ctx: LintContext, report: Reporter, path: str, line: in
         return
     func = next((f for f in other.functions if f.lineno == line), None)
     example = _falls_off_after_tensor(other, func) if func is not None else None
-    if func is None or example is None:
+    if func is None or example is None or type_dispatch(other, func) is not None:
         return
     use, _ = _first_unchecked_use(ctx, calls)
     if use is None:

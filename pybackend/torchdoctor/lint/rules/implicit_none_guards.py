@@ -316,3 +316,27 @@ def _rebinds(ctx: LintContext, stmts: List[ast.stmt], test: ast.expr) -> bool:
         for s in stmts
         for n in walk(s)
     )
+
+
+def type_dispatch(ctx: LintContext, func: Function) -> Optional[str]:
+    """The parameter a converter dispatches on by type, when ``func`` is only that: ``if
+    isinstance(data, np.ndarray): return data`` / ``if isinstance(data, torch.Tensor): return
+    data.numpy()``, two branches or more, each ending. Another type gives None, but a caller
+    that passes one of the types tested gets a value: the end is reported at the ``def`` (raise a
+    ``TypeError`` there), not at every use of the result."""
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    names = set()
+    for stmt in body:
+        test = stmt.test if isinstance(stmt, ast.If) and not stmt.orelse else None
+        if not (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and isinstance(stmt, ast.If)
+            and not block_completes(ctx, stmt.body)
+        ):
+            return None
+        names.add(test.args[0].id)
+    return names.pop() if len(body) >= 2 and len(names) == 1 else None

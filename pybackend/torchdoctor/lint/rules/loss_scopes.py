@@ -127,6 +127,7 @@ class _Backwards:
         self.subject_names: Set[str] = set()
         self.subject_attrs: Set[str] = set()  # ``self.loss`` of ``self.loss.backward()``
         self.copied_into: Dict[str, Set[str]] = {}  # ``x`` -> subjects assigned ``x`` (``loss = x``)
+        self.term_names: Set[str] = set()  # the losses a subject sums (``(v * c + a).backward()``)
         for call in analysis(ctx).backwards(scope):
             for sub in walk(call):
                 if isinstance(sub, ast.Name):
@@ -134,6 +135,7 @@ class _Backwards:
                 elif isinstance(sub, ast.Attribute):
                     self.attrs.add(ctx.text(sub))
             for subject in backward_subjects(call):
+                self.term_names.update(t.id for t in _terms(subject))
                 if isinstance(subject, ast.Name):
                     self.subject_names.add(subject.id)
                 elif isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name):
@@ -142,6 +144,16 @@ class _Backwards:
             for bound in ctx.bindings.all_bindings(scope, name):
                 if isinstance(bound.value, ast.Name):
                     self.copied_into.setdefault(bound.value.id, set()).add(name)
+
+
+def _terms(expr: ast.expr) -> List[ast.Name]:
+    """The losses a backward subject adds up: ``value * coef + policy - entropy * beta`` ->
+    ``value``, ``policy``, ``entropy`` (a weight is the right operand of a product, not a term)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _terms(expr.left) + _terms(expr.right)
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        expr = expr.left
+    return [expr] if isinstance(expr, ast.Name) else []
 
 
 def backwards_of(ctx: LintContext, scope: ast.AST) -> _Backwards:
@@ -157,7 +169,7 @@ def backpropagated_ref(ctx: LintContext, ref: ast.expr, scope: ast.AST) -> bool:
     name is copied into one (``loss = raw_loss; loss.backward()``)."""
     found = backwards_of(ctx, scope)
     if isinstance(ref, ast.Name):
-        if ref.id in found.subject_names:
+        if ref.id in found.subject_names or ref.id in found.term_names:
             return True
         return any(subject != ref.id for subject in found.copied_into.get(ref.id, ()))
     return isinstance(ref, ast.Attribute) and ctx.text(ref) in found.subject_attrs

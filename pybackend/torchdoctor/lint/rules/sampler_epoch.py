@@ -22,6 +22,7 @@ from .. import torchapi
 from ..context import LintContext, terminal_name
 from ..model import INFORMATION, WARNING, Fix, Span, TextEdit
 from ..registry import Reporter, rule
+from ..sharded import sharded_loaders
 
 SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -44,8 +45,9 @@ every epoch. Nothing fails and the loss still falls; the model just generalises 
 )
 def check(ctx: LintContext, report: Reporter) -> None:
     samplers = [call for call in ctx.calls if ctx.callee_class(call) in SAMPLERS]
-    if not samplers or _calls_set_epoch(ctx):
+    if _calls_set_epoch(ctx):
         return
+    _check_imported(ctx, report)
     for call in samplers:
         if _shuffle_off(call) or _for_evaluation(ctx, call) or _handed_on(ctx, call):
             continue
@@ -57,6 +59,30 @@ def check(ctx: LintContext, report: Reporter) -> None:
         named = _named_epoch_loop(ctx)
         if named is not None:  # the loader is reached some way we do not follow: say less
             report.report(call, _hedged(call, named), severity=INFORMATION)
+
+
+def _check_imported(ctx: LintContext, report: Reporter) -> None:
+    """A loader built with a shuffling ``DistributedSampler`` by a factory of another file
+    (``train_loader, val_loader = create_dataloader(config)``), iterated in an epoch loop here,
+    where, as in the factory's file, nothing calls ``set_epoch``: reported where it is received."""
+    for found in sharded_loaders(ctx):
+        home, sampler = found.home, found.sampler
+        if home is ctx or _shuffle_off(sampler) or _for_evaluation(home, sampler) or _calls_set_epoch(home):
+            continue
+        for holder in found.holders:
+            name = ctx.text(holder)
+            loop = None if _NOT_TRAIN.search(name) else _loop_over(ctx, name) or _loop_passing(ctx, name)
+            if loop is None:
+                continue
+            direct = torchapi.keyword(found.loader, "sampler") is not None
+            report.report(
+                holder,
+                f"`{name}` draws from a shuffling `{terminal_name(sampler.func)}` ({found.where(ctx)}), but "
+                f"`set_epoch` is never called in the epoch loop (line {loop.lineno}): every epoch visits the "
+                "samples in the same order.",
+                fix=_fix(ctx, loop, f"{name}.sampler") if direct else None,
+            )
+            break  # once per loader
 
 
 def _calls_set_epoch(ctx: LintContext) -> bool:

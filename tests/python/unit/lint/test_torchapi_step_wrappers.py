@@ -74,6 +74,27 @@ def test_eval_mode_left_by_the_evaluation_is_reported():
     assert rules("optimizer", HEALTHY.replace("        model.train()\n", "")) == ["TD010"]
 
 
+def rules_without_zero_grad_method(holder: str, body: str):
+    """As ``rules``, the wrapper class without its ``zero_grad()``: a rate schedule only."""
+    text = SCRIPT.replace("    def zero_grad(self):\n        self.inner.zero_grad()\n\n", "")
+    text = text.format(holder=holder, body=body.format(holder=holder))
+    return sorted({rule for rule, _ in hits(text) if rule in ("TD001", "TD002", "TD010")})
+
+
 def test_a_step_method_of_something_else_is_no_step():
-    # ``warmup`` is not named like an optimizer: nothing says its ``step_*`` updates weights
-    assert rules("warmup", HEALTHY.replace("            {holder}.zero_grad()\n", "")) == []
+    # ``warmup`` is not named like an optimizer, and its class only sets a rate (no
+    # ``zero_grad()``): nothing says its ``step_*`` updates weights
+    unclear = HEALTHY.replace("            {holder}.zero_grad()\n", "")
+    assert rules_without_zero_grad_method("warmup", unclear) == []
+
+
+def test_a_wrapper_class_that_clears_and_steps_is_an_optimizer_whatever_its_name():
+    # ``rate_schedule`` is named like a scheduler, but its class clears and steps as an
+    # optimizer does (a warm-up wrapper around Adam held as ``self.optim_schedule``)
+    assert rules("rate_schedule", HEALTHY) == []
+    assert rules("rate_schedule", HEALTHY.replace("            {holder}.zero_grad()\n", "")) == ["TD001"]
+    swapped = HEALTHY.replace(
+        "            loss.backward()\n            {holder}.step_and_update_lr()",
+        "            {holder}.step_and_update_lr()\n            loss.backward()",
+    )
+    assert rules("rate_schedule", swapped) == ["TD002"]
