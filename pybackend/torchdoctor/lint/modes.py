@@ -55,15 +55,30 @@ def _built_matters(ctx: LintContext, built: ast.Call, depth: int) -> bool:
 
 def _part_matters(ctx: LintContext, arg: ast.expr, depth: int) -> bool:
     """A module handed to the constructor: ``Seq2Seq(encoder, decoder, device)`` holds the
-    encoder and decoder built beside it, and their dropout is the model's."""
+    encoder and decoder built beside it, and their dropout is the model's. Each part is judged
+    once (parts shared by many models made this exponential), a part that contains itself
+    (``c = Wrap(c)``) adds nothing, and a ``torch.nn`` argument counts only when it is a layer
+    (an ``nn.Parameter``, a loss or an ``nn.init`` call holds no dropout)."""
     part = ctx.construction_of(arg) if isinstance(arg, (ast.Name, ast.Attribute)) else arg
     if not isinstance(part, ast.Call):
         return False
-    cls = ctx.callee_class(part)
+    cls = ctx.callee_class(part) or ""
     local = ctx.local_class(cls)
-    if not (cls or "").startswith("torch.nn.") and (local is None or not ctx.context_for(local).is_module_class(local)):
+    if cls.startswith("torch.nn."):
+        if not _NN_LAYER.match(cls):
+            return False
+    elif local is None or not ctx.context_for(local).is_module_class(local):
         return False
-    return _built_matters(ctx, part, depth + 1)
+    judged: Dict[int, bool] = ctx.shared("modes.parts", dict)
+    if id(part) not in judged:
+        judged[id(part)] = False  # while it is judged: a part inside itself adds nothing
+        judged[id(part)] = _built_matters(ctx, part, depth)
+    return judged[id(part)]
+
+
+# A layer class of ``torch.nn`` itself (``torch.nn.Dropout``, ``torch.nn.BatchNorm2d``): not a
+# loss, not a parameter container, not a function of ``nn.init``/``nn.utils``/``nn.functional``.
+_NN_LAYER = re.compile(r"torch\.nn\.(?!Parameter|Buffer|Uninitialized)[A-Z]\w*(?<!Loss)$")
 
 
 def _class_matters(ctx: LintContext, cls: ast.ClassDef, depth: int) -> bool:

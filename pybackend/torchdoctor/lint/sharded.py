@@ -89,12 +89,16 @@ def _only_in_a_group(home: LintContext, sampler: ast.Call) -> bool:
 
 
 def _starts_a_group(ctx: LintContext) -> bool:
-    """The script starts a process group: ``init_process_group(...)``, or a helper named for it
-    (DeiT's and DETR's ``utils.init_distributed_mode(args)``, ``setup_distributed()``)."""
+    """The script may start a process group: ``init_process_group(...)``, a helper named for it
+    (DeiT's and DETR's ``utils.init_distributed_mode(args)``, ``setup_distributed()``, the DDP
+    tutorial's ``setup(rank, world_size)``, ``ddp_setup``), a launcher (``mp.spawn``,
+    ``Accelerator()``, ``fabric.launch()``). When unsure, it may: the finding stays."""
     return any(_GROUP_START.search(name) for name in ctx.call_names())
 
 
-_GROUP_START = re.compile(r"init_process_group|distributed|init_dist|dist_init", re.IGNORECASE)
+_GROUP_START = re.compile(
+    r"init_process_group|distributed|init_dist|dist_init|ddp|setup|launch|spawn|accelerator|fabric", re.IGNORECASE
+)
 
 
 def _project_roots(ctx: LintContext) -> Set[str]:

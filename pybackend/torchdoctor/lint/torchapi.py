@@ -259,8 +259,31 @@ def _optimizer_wrapper(cls: Optional[ast.ClassDef]) -> bool:
     attribute that holds it (``self.optim_schedule``). A learning-rate scheduler only steps."""
     if cls is None:
         return False
-    methods = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return "zero_grad" in methods and any(m == "step" or m.startswith(_STEP_PREFIX) for m in methods)
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    clear = methods.get("zero_grad")
+    if clear is None or not _calls_method(clear, "zero_grad"):
+        return False  # its zero_grad hands on to an optimizer's
+    return any(_wraps_a_step(m) for name, m in methods.items() if name == "step" or name.startswith(_STEP_PREFIX))
+
+
+def _wraps_a_step(method: ast.AST) -> bool:
+    """An optimizer's step: no argument it needs (``closure=None`` at most; an agent's
+    ``step(state)`` is an environment's), not a scheduler's, handing on to a ``.step()`` and
+    neither backpropagating nor clearing itself (a trainer's step that does all three is no
+    optimizer: its loop needs no ``zero_grad``)."""
+    args = method.args  # type: ignore[attr-defined]
+    if len(args.args) - len(args.defaults) > 1 or "sched" in method.name.lower():  # type: ignore[attr-defined]
+        return False
+    if _calls_method(method, "backward") or _calls_method(method, "zero_grad"):
+        return False
+    return _calls_method(method, "step")
+
+
+def _calls_method(node: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == name
+        for sub in ast.walk(node)
+    )
 
 
 def is_scaler(ctx: LintContext, expr: ast.expr) -> bool:

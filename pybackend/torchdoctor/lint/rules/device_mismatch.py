@@ -105,17 +105,27 @@ def _cpu_lengths(ctx: LintContext, call: ast.Call) -> Set[int]:
     if forward is None:
         return set()
     params = [a.arg for a in forward.args.args[1:]]
-    lengths = set()
-    for packed in ast.walk(forward):
-        if isinstance(packed, ast.Call) and terminal_name(packed.func) == "pack_padded_sequence":
-            given = packed.args[1] if len(packed.args) > 1 else torchapi.keyword(packed, "lengths")
-            given = given.value if isinstance(given, ast.keyword) else given
-            while isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute):
-                given = given.func.value  # ``lengths.cpu()``, ``lengths.to("cpu")``
-            if isinstance(given, ast.Name):
-                lengths.add(given.id)
+    lengths = _packed_lengths(ctx, forward)
     found = {id(arg) for i, arg in enumerate(call.args) if i < len(params) and params[i] in lengths}
     return found | {id(k.value) for k in call.keywords if k.arg in lengths}
+
+
+def _packed_lengths(ctx: LintContext, forward: ast.AST) -> Set[str]:
+    """The names a ``forward`` hands to ``pack_padded_sequence`` as lengths; read once per
+    ``forward`` (every call of the model asks: calls times the forward's size otherwise)."""
+    known: Dict[int, Set[str]] = ctx.shared("device_mismatch.packed_lengths", dict)
+    if id(forward) not in known:
+        lengths = set()
+        for packed in ast.walk(forward):
+            if isinstance(packed, ast.Call) and terminal_name(packed.func) == "pack_padded_sequence":
+                given = packed.args[1] if len(packed.args) > 1 else torchapi.keyword(packed, "lengths")
+                given = given.value if isinstance(given, ast.keyword) else given
+                while isinstance(given, ast.Call) and isinstance(given.func, ast.Attribute):
+                    given = given.func.value  # ``lengths.cpu()``, ``lengths.to("cpu")``
+                if isinstance(given, ast.Name):
+                    lengths.add(given.id)
+        known[id(forward)] = lengths
+    return known[id(forward)]
 
 
 def _calls_by_callee_text(ctx: LintContext, keys: List[str]) -> Dict[str, List[ast.Call]]:

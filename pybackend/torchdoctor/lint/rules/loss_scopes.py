@@ -147,12 +147,20 @@ class _Backwards:
 
 
 def _terms(expr: ast.expr) -> List[ast.Name]:
-    """The losses a backward subject adds up: ``value * coef + policy - entropy * beta`` ->
-    ``value``, ``policy``, ``entropy`` (a weight is the right operand of a product, not a term)."""
+    """The losses a backward subject adds up: ``value_loss * coef + policy_loss - entropy * beta``
+    -> ``value_loss``, ``policy_loss``. A name added or subtracted is a term; in a product either
+    side may be the weight (``coef * loss``, ``n * ce / 256``, ``ramp * kl``: a count or a number
+    whose ``.item()`` would raise), so only a name that says it is a loss is taken from one."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
         return _terms(expr.left) + _terms(expr.right)
-    while isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
-        expr = expr.left
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        return [n for n in _product_names(expr) if "loss" in n.id.lower()]
+    return [expr] if isinstance(expr, ast.Name) else []
+
+
+def _product_names(expr: ast.expr) -> List[ast.Name]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        return _product_names(expr.left) + _product_names(expr.right)
     return [expr] if isinstance(expr, ast.Name) else []
 
 

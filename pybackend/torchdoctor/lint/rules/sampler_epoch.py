@@ -74,13 +74,13 @@ def _check_imported(ctx: LintContext, report: Reporter) -> None:
             loop = None if _NOT_TRAIN.search(name) else _loop_over(ctx, name) or _loop_passing(ctx, name)
             if loop is None:
                 continue
-            direct = torchapi.keyword(found.loader, "sampler") is not None
+            # No quick fix: the other file may build the sampler only under a condition (a
+            # RandomSampler has no set_epoch) or the loader be rebuilt inside the loop.
             report.report(
                 holder,
                 f"`{name}` draws from a shuffling `{terminal_name(sampler.func)}` ({found.where(ctx)}), but "
                 f"`set_epoch` is never called in the epoch loop (line {loop.lineno}): every epoch visits the "
                 "samples in the same order.",
-                fix=_fix(ctx, loop, f"{name}.sampler") if direct else None,
             )
             break  # once per loader
 

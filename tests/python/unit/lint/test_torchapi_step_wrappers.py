@@ -98,3 +98,35 @@ def test_a_wrapper_class_that_clears_and_steps_is_an_optimizer_whatever_its_name
         "            {holder}.step_and_update_lr()\n            loss.backward()",
     )
     assert rules("rate_schedule", swapped) == ["TD002"]
+
+
+def test_an_agent_with_zero_grad_and_an_environment_step_is_no_optimizer():
+    script = """
+import torch
+
+
+class Agent:
+    def __init__(self, policy, env):
+        self.policy, self.env = policy, env
+        self.optimizer = torch.optim.Adam(policy.parameters())
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+
+    def step(self, state):  # the environment's step: it needs a state
+        return self.env.step(self.policy(state).argmax(-1).item())
+
+
+def run(policy, env, episodes):
+    agent = Agent(policy, env)
+    for episode in range(episodes):
+        state, done, rewards = env.reset(), False, []
+        while not done:
+            state, reward, done, _ = agent.step(torch.as_tensor(state))
+            rewards.append(reward)
+        agent.zero_grad()
+        loss = policy.loss(rewards)
+        loss.backward()
+        agent.optimizer.step()
+"""
+    assert [rule for rule, _ in hits(script) if rule == "TD002"] == []

@@ -72,3 +72,9 @@ def test_a_script_that_starts_the_group_evaluates_one_shard(tmp_path: Path):
 
 def test_a_helper_named_for_starting_it_counts_as_starting_it(tmp_path: Path):
     assert td020_lines(tmp_path, "init_distributed_mode()\n    ") == [15]
+
+
+def test_a_setup_helper_or_a_launcher_may_start_it(tmp_path: Path):
+    # the DDP tutorial's ``setup(rank, world_size)`` from another file: when unsure, it may
+    assert td020_lines(tmp_path, "setup(0, 2)\n    ") == [15]
+    assert td020_lines(tmp_path, "mp.spawn(main, nprocs=2)\n    ") == [15]
