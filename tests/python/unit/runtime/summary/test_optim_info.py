@@ -200,7 +200,7 @@ def test_lbfgs_state_counts_its_history_and_is_not_called_partial():
         opt.zero_grad()
         loss = model(x).pow(2).mean()
         loss.backward()
-        return loss
+        return loss.detach()  # LBFGS reads it with float(): torch 2.8 warns on a tensor that needs grad
 
     opt.step(closure)
     line = summarize(opt)
