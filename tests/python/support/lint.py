@@ -1,14 +1,16 @@
 """Shared helpers for the lint tests: lint a dedented snippet, list (rule, line) pairs,
-apply a finding's fix, time one rule on a long script."""
+apply a finding's fix, lint the files of a small project, time one rule on a long script."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
 import time
-from typing import List, Optional, Tuple
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
 
 from torchdoctor.lint import Finding, get_rule, lint_source
+from torchdoctor.lint import project as P
 from torchdoctor.lint.context import LintContext
 from torchdoctor.lint.fixes import apply_edits
 from torchdoctor.lint.registry import Reporter
@@ -35,6 +37,22 @@ def fixed(text: str, rule: str) -> str:
     found = [f for f in findings(text, rule) if f.fix is not None]
     assert len(found) == 1, found
     return apply_edits(code(text), found[0].fix.edits)
+
+
+def lint_files(root: Path, files: Dict[str, str], only: Optional[List[str]] = None) -> Dict[str, List[Finding]]:
+    """Write ``files`` (name -> text, dedented) under ``root``, then lint each (or those named in
+    ``only``) as the editor does, with a fresh project index: what a file imports is read from
+    the others on disk."""
+    for name, text in files.items():
+        (root / name).write_text(code(text), encoding="utf-8")
+    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
+    try:
+        return {
+            name: lint_source((root / name).read_text(encoding="utf-8"), str(root / name)).all
+            for name in (only or list(files))
+        }
+    finally:
+        P.PROJECT = saved
 
 
 def rule_cpu_time(rule_id: str, header: str, block: str, blocks: int, per_block: int = 1) -> float:

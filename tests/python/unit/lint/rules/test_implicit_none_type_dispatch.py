@@ -6,12 +6,10 @@ reported. A helper that falls off for another reason is still reported at the ca
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from torchdoctor.lint import lint_source
-from torchdoctor.lint import project as P
+from support.lint import lint_files
 
 CONVERT = """
     import numpy as np
@@ -41,17 +39,8 @@ SCORE = """
 
 
 def lint_all(root: Path, files: Dict[str, str]) -> Dict[str, List[Tuple[int, str]]]:
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
-    try:
-        found = {}
-        for name in files:
-            result = lint_source((root / name).read_text(encoding="utf-8"), str(root / name))
-            found[name] = [(f.line, f.severity) for f in result.all if f.rule_id == "TD012"]
-    finally:
-        P.PROJECT = saved
-    return found
+    found = lint_files(root, files)
+    return {name: [(f.line, f.severity) for f in result if f.rule_id == "TD012"] for name, result in found.items()}
 
 
 def test_a_type_dispatch_is_information_at_its_def_and_quiet_at_its_callers(tmp_path: Path):

@@ -6,12 +6,10 @@ in ``train.py``. A ``set_epoch`` call in either file keeps it quiet."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import List
 
-from torchdoctor.lint import lint_source
-from torchdoctor.lint import project as P
+from support.lint import lint_files
 
 DATA = """
     import torch
@@ -51,15 +49,8 @@ TRAIN = """
 
 
 def td018(root: Path, build: str, reset: str = "") -> List[int]:
-    (root / "data.py").write_text(textwrap.dedent(DATA.format(build=build)).lstrip("\n"), encoding="utf-8")
-    script = root / "train.py"
-    script.write_text(textwrap.dedent(TRAIN.format(reset=reset)).lstrip("\n"), encoding="utf-8")
-    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
-    try:
-        result = lint_source(script.read_text(encoding="utf-8"), str(script))
-    finally:
-        P.PROJECT = saved
-    return [f.line for f in result.all if f.rule_id == "TD018"]
+    found = lint_files(root, {"data.py": DATA.format(build=build), "train.py": TRAIN.format(reset=reset)}, ["train.py"])
+    return [f.line for f in found["train.py"] if f.rule_id == "TD018"]
 
 
 def test_a_factory_loader_with_a_sampler_and_no_set_epoch_is_reported(tmp_path: Path):

@@ -6,12 +6,10 @@ training script that starts the group does evaluate one shard, and is still repo
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import List
 
-from torchdoctor.lint import lint_source
-from torchdoctor.lint import project as P
+from support.lint import lint_files
 
 LOADERS = """
     import torch.distributed as dist
@@ -51,15 +49,8 @@ SCRIPT = """
 
 
 def td020_lines(root: Path, start: str) -> List[int]:
-    (root / "loaders.py").write_text(textwrap.dedent(LOADERS).lstrip("\n"), encoding="utf-8")
-    script = root / "measure.py"
-    script.write_text(textwrap.dedent(SCRIPT.format(start=start)).lstrip("\n"), encoding="utf-8")
-    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
-    try:
-        result = lint_source(script.read_text(encoding="utf-8"), str(script))
-    finally:
-        P.PROJECT = saved
-    return [f.line for f in result.all if f.rule_id == "TD020"]
+    found = lint_files(root, {"loaders.py": LOADERS, "measure.py": SCRIPT.format(start=start)}, ["measure.py"])
+    return [f.line for f in found["measure.py"] if f.rule_id == "TD020"]
 
 
 def test_a_script_that_starts_no_process_group_evaluates_the_whole_set(tmp_path: Path):
