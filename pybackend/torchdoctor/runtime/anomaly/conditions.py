@@ -134,7 +134,7 @@ def _any_bad(tensors: List[Any]) -> bool:
         if not checkable(t):
             continue
         known = _seen.get(id(t))
-        if known is not None and known[0]() is t and known[1] == t._version:
+        if known is not None and known[0]() is t and known[1] == _version(t):
             if known[2]:
                 return True
             continue
@@ -156,6 +156,16 @@ def _extremes(tensors: List[Any]) -> List[Tuple[float, float]]:
 
 
 def _remember(t: Any, nonfinite: bool) -> None:
+    version = _version(t)
+    if version is None:
+        return  # an inference tensor has no version counter: read it again next time
     if len(_seen) >= CACHE_LIMIT:
         _seen.clear()
-    _seen[id(t)] = (weakref.ref(t), t._version, nonfinite)
+    _seen[id(t)] = (weakref.ref(t), version, nonfinite)
+
+
+def _version(t: Any) -> Any:
+    try:
+        return t._version
+    except RuntimeError:  # made under torch.inference_mode
+        return None

@@ -104,10 +104,13 @@ class ForwardChecks(WatchHost):
     def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None, plain: bool = False) -> None:
         """Check one output tensor. ``plain``: a module's whole output, a ``torch.Tensor`` not yet
         tested (only dense floating tensors with values are read); otherwise ``t`` is checkable."""
-        version = t._version
+        try:
+            version = t._version
+        except RuntimeError:  # an inference tensor (torch.inference_mode) has no version counter
+            version = -1  # never "the same version": it is read again rather than trusted
         last_id = self._last_id
         same = id(t) == last_id and self._last_out() is t
-        if same and version == self._last_version:
+        if same and version == self._last_version and version >= 0:
             return  # a container returns its last child's output: the same tensor, already checked
         if plain and not (t.is_floating_point() and t.layout is self._strided):
             return
@@ -165,8 +168,8 @@ class ForwardChecks(WatchHost):
     def _derived(self, module: Any, x: Any, passing: Tuple[Any, bool]) -> Optional[Tuple[float, float]]:
         """The output's bounds from its input's extremes (ReLU, pooling...), when the input ``x`` is
         the finite tensor just checked; None when the output must be read (:mod:`passthrough`)."""
-        if self._last_out() is not x or x._version != self._last_version:
-            return None
+        if self._last_out() is not x or self._last_version < 0 or x._version != self._last_version:
+            return None  # (an inference tensor's extremes are never carried over: no version to trust)
         if not self._last_exact and passing[1]:
             return None  # a dead ReLU needs its input's exact extremes: read its output
         low, high = self._last_extremes

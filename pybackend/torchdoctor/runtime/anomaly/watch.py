@@ -286,12 +286,15 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             report["params_stepped_named"] = label["root_var"] is not None
 
     def _is_loss_module(self, module: Any, t: Any) -> bool:
-        """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar)."""
+        """A loss module (``nn.*Loss``, or a class named ``...Loss`` returning a scalar), or any
+        module returning a 0-d value: a model that computes its own loss (Barlow Twins' forward
+        returns ``on_diag + lambd * off_diag``, ~1.5e4 at batch 32 by construction). A model's
+        predictions have a batch dimension, even for one sample."""
         cls = type(module)
         known = self._loss_types.get(cls)
         if known is None:
             known = self._loss_types[cls] = issubclass(cls, self._torch.nn.modules.loss._Loss)
-        return known or (cls.__name__.lower().endswith("loss") and t.numel() == 1)
+        return known or t.dim() == 0 or (cls.__name__.lower().endswith("loss") and t.numel() == 1)
 
     # -- optimizer -------------------------------------------------------------------------------
 

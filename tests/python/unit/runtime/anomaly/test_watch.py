@@ -506,3 +506,43 @@ def test_the_first_internal_error_is_said_once(capsys):
     assert err.count("[torchdoctor] internal error in the anomaly watch: ") == 1
     assert "RuntimeError: a check broke (the watch goes on; later ones are not shown)" in err
     assert seen.watch.errors == ["RuntimeError: a check broke", "ValueError: another one"]
+
+
+def test_outputs_made_under_inference_mode_are_checked_without_an_internal_error(capsys):
+    """An evaluation under ``torch.inference_mode()`` (a U-Net's ``evaluate``, many trainers):
+    inference tensors have no version counter, and reading it made every check fail."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+    with watching() as seen:
+        with torch.inference_mode():
+            model(torch.randn(4, 8))  # healthy: silent
+            assert seen.reports == []
+            model(torch.randn(4, 8) * 1e5)  # an exploding input: reported
+    assert seen.kinds == ["exploding_output"] and seen.reports[0]["module"].endswith("0")  # the first Linear
+    assert "internal error" not in capsys.readouterr().err
+
+
+class Twins(nn.Module):
+    """A model whose forward returns its own loss, as Barlow Twins' does (0-d, large by construction)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.projector = nn.Linear(8, 8192)
+
+    def forward(self, a, b):
+        za, zb = self.projector(a), self.projector(b)
+        c = (za.T @ zb) / a.shape[0]
+        return (c.diagonal() - 1).pow(2).sum() + 0.005 * (c - torch.diag(c.diagonal())).pow(2).sum()
+
+
+def test_a_model_returning_its_own_large_loss_is_no_exploding_output():
+    torch.manual_seed(0)
+    model = Twins()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+    with watching() as seen:
+        for _ in range(3):
+            loss = model(torch.randn(8, 8), torch.randn(8, 8))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    assert loss.item() > 1e4 and seen.reports == []
