@@ -13,6 +13,7 @@ from torchdoctor.lint import Finding, get_rule, lint_source
 from torchdoctor.lint import project as P
 from torchdoctor.lint.context import LintContext
 from torchdoctor.lint.fixes import apply_edits
+from torchdoctor.lint.model import LintResult
 from torchdoctor.lint.registry import Reporter
 from torchdoctor.lint.source import SourceText
 
@@ -39,7 +40,7 @@ def fixed(text: str, rule: str) -> str:
     return apply_edits(code(text), found[0].fix.edits)
 
 
-def lint_files(root: Path, files: Dict[str, str], only: Optional[List[str]] = None) -> Dict[str, List[Finding]]:
+def lint_files(root: Path, files: Dict[str, str], only: Optional[List[str]] = None) -> Dict[str, LintResult]:
     """Write ``files`` (name -> text, dedented) under ``root``, then lint each (or those named in
     ``only``) as the editor does, with a fresh project index: what a file imports is read from
     the others on disk."""
@@ -48,7 +49,7 @@ def lint_files(root: Path, files: Dict[str, str], only: Optional[List[str]] = No
     saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
     try:
         return {
-            name: lint_source((root / name).read_text(encoding="utf-8"), str(root / name)).all
+            name: lint_source((root / name).read_text(encoding="utf-8"), str(root / name))
             for name in (only or list(files))
         }
     finally:

@@ -40,7 +40,7 @@ SCORE = """
 
 def lint_all(root: Path, files: Dict[str, str]) -> Dict[str, List[Tuple[int, str]]]:
     found = lint_files(root, files)
-    return {name: [(f.line, f.severity) for f in result if f.rule_id == "TD012"] for name, result in found.items()}
+    return {name: [(f.line, f.severity) for f in result.all if f.rule_id == "TD012"] for name, result in found.items()}
 
 
 def test_a_type_dispatch_is_information_at_its_def_and_quiet_at_its_callers(tmp_path: Path):

@@ -9,7 +9,8 @@ import pytest
 
 from support.lint import hits
 
-SCRIPT = """
+# The model, its optimizer and the backward helper both scripts share.
+HEADER = """
 import torch
 from torch import nn
 
@@ -22,7 +23,9 @@ def apply_grads(objective, optim):
     objective.backward()
     optim.step()
 
+"""
 
+SCRIPT = HEADER + """
 def epoch(rows):
     seen = 0.0
     for row in rows:
@@ -52,20 +55,7 @@ def test_the_backpropagated_tensor_itself_added_up_is_reported(backprop):
     assert td007(backprop, "pass") == [20]
 
 
-OTHER_LOOP = """
-import torch
-from torch import nn
-
-head = nn.Linear(3, 2)
-sgd = torch.optim.SGD(head.parameters(), lr=0.1)
-
-
-def apply_grads(objective, optim):
-    optim.zero_grad()
-    objective.backward()
-    optim.step()
-
-
+OTHER_LOOP = HEADER + """
 def run(rows):
     for row in rows:
         running = head(row).abs().mean()

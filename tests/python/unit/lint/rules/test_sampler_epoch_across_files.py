@@ -50,7 +50,7 @@ TRAIN = """
 
 def td018(root: Path, build: str, reset: str = "") -> List[int]:
     found = lint_files(root, {"data.py": DATA.format(build=build), "train.py": TRAIN.format(reset=reset)}, ["train.py"])
-    return [f.line for f in found["train.py"] if f.rule_id == "TD018"]
+    return [f.line for f in found["train.py"].all if f.rule_id == "TD018"]
 
 
 def test_a_factory_loader_with_a_sampler_and_no_set_epoch_is_reported(tmp_path: Path):

@@ -5,12 +5,10 @@ With ``net.train()`` gone from ``fit_epoch``, only the first epoch trains in tra
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from torchdoctor.lint import lint_source
-from torchdoctor.lint import project as P
+from support.lint import lint_files
 
 FITTING = """
     def fit_epoch(epoch, loader, net, loss_fn, opt):
@@ -54,18 +52,10 @@ MAIN = """
 
 
 def td010(root: Path, files: Dict[str, str]) -> List[Tuple[str, int]]:
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
     found = []
-    try:
-        for name in files:
-            path = root / name
-            result = lint_source(path.read_text(encoding="utf-8"), str(path))
-            assert result.internal_errors == []
-            found += [(name, f.line) for f in result.all if f.rule_id == "TD010"]
-    finally:
-        P.PROJECT = saved
+    for name, result in lint_files(root, files).items():
+        assert result.internal_errors == []
+        found += [(name, f.line) for f in result.all if f.rule_id == "TD010"]
     return found
 
 

@@ -6,15 +6,12 @@ mode harms nothing: quiet whether the helpers live in this file or in another on
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
 
-from support.lint import hits
-from torchdoctor.lint import lint_source
-from torchdoctor.lint import project as P
+from support.lint import hits, lint_files
 
 TRAINING = """
 def train_epoch(rows, net, crit, optim):
@@ -61,18 +58,10 @@ def across_files(root: Path, scored: str) -> List[Tuple[str, int]]:
         "scoring.py": SCORING,
         "main.py": MAIN.format(imports=IMPORTS, scored=scored),
     }
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    saved, P.PROJECT = P.PROJECT, P.ProjectIndex()
     found = []
-    try:
-        for name in files:
-            path = root / name
-            result = lint_source(path.read_text(encoding="utf-8"), str(path))
-            assert result.internal_errors == []
-            found += [(name, f.line) for f in result.all if f.rule_id == "TD010"]
-    finally:
-        P.PROJECT = saved
+    for name, result in lint_files(root, files).items():
+        assert result.internal_errors == []
+        found += [(name, f.line) for f in result.all if f.rule_id == "TD010"]
     return found
 
 
