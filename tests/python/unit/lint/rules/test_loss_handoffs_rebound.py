@@ -25,7 +25,9 @@ def apply_grads(objective, optim):
 
 """
 
-SCRIPT = HEADER + """
+SCRIPT = (
+    HEADER
+    + """
 def epoch(rows):
     seen = 0.0
     for row in rows:
@@ -35,6 +37,7 @@ def epoch(rows):
         seen += running
     return seen
 """
+)
 
 HELPER = "apply_grads(running, sgd)"
 DIRECT = "sgd.zero_grad(); running.backward(); sgd.step()"
@@ -55,7 +58,9 @@ def test_the_backpropagated_tensor_itself_added_up_is_reported(backprop):
     assert td007(backprop, "pass") == [20]
 
 
-OTHER_LOOP = HEADER + """
+OTHER_LOOP = (
+    HEADER
+    + """
 def run(rows):
     for row in rows:
         running = head(row).abs().mean()
@@ -66,6 +71,7 @@ def run(rows):
         sum_of += running
     return sum_of
 """
+)
 
 
 def test_a_number_of_the_same_name_in_another_loop_is_quiet():
