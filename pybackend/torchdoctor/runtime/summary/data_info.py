@@ -339,8 +339,15 @@ def describe_loader(loader: Any) -> Dict[str, object]:
             else:
                 sampler = read(lambda: batches.sampler, default=sampler)
         if sampler is not None:
-            info["sampler"] = describe_sampler(sampler) if _is(sampler, "Sampler") else {"type": type(sampler).__name__}
+            info["sampler"] = describe_sampler(sampler) if _is(sampler, "Sampler") else _plain_sampler(sampler)
     return info
+
+
+def _plain_sampler(sampler: Any) -> Dict[str, object]:
+    """``sampler=`` given as a list or range of indices (any iterable is allowed): how many it draws
+    matters more than the dataset's size, so it is counted as a sampler of unknown order."""
+    n, why = length(sampler)
+    return {"kind": "sampler", "type": type(sampler).__name__, "len": n, "no_len": why, "order": None}
 
 
 def _plain_dataset(dataset: Any) -> Dict[str, object]:

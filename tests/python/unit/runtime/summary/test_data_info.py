@@ -168,6 +168,14 @@ def test_a_user_sampler_is_named_and_its_len_asked():
     assert line == "DataLoader 3 batches of 2 · 5 samples of TensorDataset (10) · EveryOther · 0 workers"
 
 
+def test_indices_given_as_the_sampler_are_counted_not_the_dataset():
+    # any iterable of indices may be a sampler; the loader draws those, not the whole dataset
+    line = summarize(DataLoader(_tensors(100), batch_size=4, sampler=list(range(10))))
+    assert line == "DataLoader 3 batches of 4 · 10 samples of TensorDataset (100) · list · 0 workers"
+    line = summarize(DataLoader(_tensors(100), batch_size=4, sampler=iter(range(10))))
+    assert line == "DataLoader batches of 4 · (no len) of TensorDataset (100) · range_iterator · 0 workers"
+
+
 def test_a_user_batch_sampler_decides_the_batches_and_the_order():
     class Buckets:
         """Not a Sampler subclass: any iterable of index lists with a len will do."""
