@@ -4,7 +4,8 @@ Nothing is iterated and no ``__getitem__`` runs: a loader's batches, its shuffli
 samples are read from its sampler's attributes (``RandomSampler`` shuffles; nothing is drawn).
 The one user code called is a dataset's or sampler's own ``__len__`` (a class that has none,
 such as an ``IterableDataset``, has no length): guarded, and a class whose ``__len__`` took
-longer than :data:`SLOW_LEN_SECONDS` once is not asked again in this process. torch's own
+longer than :data:`SLOW_LEN_SECONDS` once is not asked again in this process (the value read
+that once is shown again for the same object). torch's own
 datasets and samplers are measured from their attributes (``Subset.indices``,
 ``ConcatDataset.cumulative_sizes``, ``TensorDataset.tensors``), calling no ``__len__``.
 """
@@ -16,6 +17,7 @@ import contextvars
 import random
 import sys
 import time
+import weakref
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from ...spelling import fmt_shape, short_dtype
@@ -23,6 +25,7 @@ from .optim_info import read
 
 SLOW_LEN_SECONDS = 0.05
 _SLOW_LEN: Set[type] = set()  # classes whose __len__ was slow once: not called again
+_SLOW_VALUES: Dict[int, Tuple[Any, int]] = {}  # id -> (weak reference, the length read that once)
 MAX_TENSORS_SHOWN = 4
 MAX_PARTS_SHOWN = 3
 
@@ -86,8 +89,23 @@ def _length(obj: Any) -> Tuple[Optional[int], Optional[str]]:
     if getattr(cls, "__len__", None) is None:
         return None, "no len"
     if cls in _SLOW_LEN:
+        earlier = _SLOW_VALUES.get(id(obj))
+        if earlier is not None and earlier[0]() is obj:
+            return earlier[1], None
         return None, "len not read: slow"
     return _user_len(obj, cls)
+
+
+def _remember(obj: Any, n: int) -> None:
+    """A slow ``__len__``'s value for this object, shown at the next stops instead of
+    ``len not read: slow`` (a dataset's length rarely changes; calling it again is what costs)."""
+    try:
+        ref = weakref.ref(obj)
+    except TypeError:
+        return  # not weakly referable: held nowhere, so the next line says "len not read: slow"
+    _SLOW_VALUES[id(obj)] = (ref, n)
+    for key in [k for k, (r, _) in _SLOW_VALUES.items() if r() is None]:
+        del _SLOW_VALUES[key]  # a freed object's id may be reused by another
 
 
 def _user_len(obj: Any, cls: type) -> Tuple[Optional[int], Optional[str]]:
@@ -100,8 +118,11 @@ def _user_len(obj: Any, cls: type) -> Tuple[Optional[int], Optional[str]]:
         except (Exception, SystemExit) as exc:
             return None, f"len failed: {type(exc).__name__}"
         finally:
-            if time.perf_counter() - start > SLOW_LEN_SECONDS:
+            slow = time.perf_counter() - start > SLOW_LEN_SECONDS
+            if slow:
                 _SLOW_LEN.add(cls)
+    if slow:
+        _remember(obj, int(n))
     return int(n), None
 
 
