@@ -39,6 +39,10 @@ with AMX, load 7-8): ``--cpu-time`` u8 4.79x, i8 4.42x (i16 8.70x, still float64
 and f16 6.41x at this load, against 3.6x/3.5x idle); wall clock u8 4.71x, i8 4.56x, with the
 runtime on 1 thread against a 2-thread aminmax (the load is other processes': each kind's line
 prints the load, our own share and the threads the runtime picks, ``stats/guard.py``).
+Then by int8 matrix-vector products (one ``[2, K] x [K, 1]`` ``_int_mm`` per run of ~252 KiB,
+``stats/byte_stats.py``), on a 2-core Zen 4 EPYC with VNNI (1 MiB L2 a core), load 3-5, torch
+on one thread, CPU time: u8 12.3x (Gram) -> 3.0-3.3x; int64 3.2-3.5x -> 2.95-3.2x with its
+extremes read before its float64 copy (``stats/raw_pass.py``).
 
 A float block is read four times (extremes, sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
 brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy. u8

@@ -111,12 +111,16 @@ class _Reader:
         """``(n, sum, squares, min, max, zeros)`` of one block, all but ``n`` as tensors."""
         torch, how = self.torch, self.how
         n = block.numel()
+        # Integers: extremes in their own dtype, read first, from memory; the copy then finds the
+        # block in cache (1e8 int64 on one thread: 91 ms against 102 copying first, Zen 4 EPYC).
+        # Half floats: extremes of the exact float32 copy (their own aminmax is 15x slower).
+        own = how["name"] not in _HALF_FLOATS and block.dtype != how["work"]
+        if own:
+            low, high = _extremes(torch, block, how)
         rows = self.scratch.rows(block)
         values = rows.view(-1)[:n]
-        # Half floats: extremes of the exact float32 copy (their own aminmax is 15x slower).
-        low, high = _extremes(
-            torch, block if how["name"] not in _HALF_FLOATS and block.dtype != how["work"] else values, how
-        )
+        if not own:
+            low, high = _extremes(torch, values, how)
         # Row results are small (n / ROW values); their totals are taken in float64. Otherwise
         # one op: a cascade sum of the block (padding adds 0); float64 squares as one dot.
         flat = rows.view(-1)

@@ -11,7 +11,7 @@ threads the load leaves idle, torch itself on one thread (:mod:`parallel`, :mod:
 Other dtypes with kernels of their own, and floats on devices (:mod:`raw_pass`): per block
 one ``aminmax`` in the tensor's own dtype, then the sum and the squares of the block while it is
 in cache, and the zeros where the block's range holds 0. Integers keep exact extremes and, up to
-2**53, exact sums. uint8/int8 on the CPU take :mod:`byte_stats` instead (int8 Gram matrices by
+2**53, exact sums. uint8/int8 on the CPU take :mod:`byte_stats` instead (int8 dot products by
 ``torch._int_mm`` where the CPU has VNNI/AMX, else one ``bincount`` per block; every figure exact).
 NaN and Inf propagate through ``aminmax``, so finite extremes prove a block
 clean; only the blocks whose extremes are not finite are read again carefully (NaN/+Inf/-Inf

@@ -1,4 +1,4 @@
-"""8-bit integers read by int8 Gram matrices (where int8 products are fast and exact) or by their
+"""8-bit integers read by int8 dot products (where int8 products are fast and exact) or by their
 histogram: both exact against Python integer arithmetic, every layout, every edge."""
 
 import math
@@ -14,16 +14,16 @@ from torchdoctor.runtime.stats.tensor_stats import value_stats
 pytestmark = pytest.mark.filterwarnings("error")
 
 BIG = raw_pass.PRECISE_BELOW + 4_321  # past the small-tensor path: the byte pass is used
-GRAM = byte_stats.gram_applies(torch)  # this machine multiplies int8 fast and exactly
-GRAM_BLOCK = (byte_stats.ROWS - 1) * 256  # bytes per Gram block with K patched to 256
+DOT = byte_stats.dot_applies(torch)  # this machine multiplies int8 fast and exactly
+DOT_BLOCK = byte_stats.CHUNKS * 256  # bytes per dot block with K patched to 256
 
 
-@pytest.fixture(params=["gram", "histogram"], autouse=True)
+@pytest.fixture(params=["dot", "histogram"], autouse=True)
 def path(request, monkeypatch):
-    """Every test runs on both paths (the Gram one only where this CPU has VNNI/AMX)."""
-    if request.param == "gram" and not GRAM:
+    """Every test runs on both paths (the dot one only where this CPU has VNNI/AMX)."""
+    if request.param == "dot" and not DOT:
         pytest.skip("no fast exact int8 products on this CPU")
-    monkeypatch.setattr(byte_stats, "_exact_products", request.param == "gram")
+    monkeypatch.setattr(byte_stats, "_exact_products", request.param == "dot")
     return request.param
 
 
@@ -71,7 +71,7 @@ def test_strided_views_are_exact(dtype, how):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
     monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of blocks on a small tensor
-    monkeypatch.setattr(byte_stats, "K", 256)  # Gram blocks of (ROWS - 1) * 256 bytes, a ragged last one
+    monkeypatch.setattr(byte_stats, "K", 256)  # dot blocks of CHUNKS * 256 bytes, a ragged last one
     t = make(dtype, BIG, seed=2)
     info = torch.iinfo(dtype)
     t[0], t[-1], t[BIG // 2] = info.min, info.max, 0
@@ -81,13 +81,13 @@ def test_many_blocks_and_the_extreme_values(dtype, monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 @pytest.mark.parametrize("start", [0, 1, 8])
 def test_whole_blocks_of_every_kind_stay_exact(dtype, start, monkeypatch, path):
-    """Whole Gram blocks read each way: a contiguous run aligned to 8 bytes (uint8 flipped a word at
+    """Whole dot blocks read each way: a contiguous run aligned to 8 bytes (uint8 flipped a word at
     a time), one that is not, and a 1-D strided run (gathered byte by byte); int8 copied as is."""
     monkeypatch.setattr(byte_stats, "K", 256)
-    t = make(dtype, 6 * GRAM_BLOCK + start, seed=start)
+    t = make(dtype, 6 * DOT_BLOCK + start, seed=start)
     info = torch.iinfo(dtype)
     t[start], t[-1] = info.min, info.max
-    sums = byte_stats.gram_sums if path == "gram" else byte_stats.histogram_sums  # no fallback to hide an error
+    sums = byte_stats.dot_sums if path == "dot" else byte_stats.histogram_sums  # no fallback to hide an error
     for view in (t[start:], t[start::2]):
         values = [int(v) for v in view.tolist()]
         expected = (len(values), sum(values), sum(v * v for v in values), min(values), max(values))
@@ -97,13 +97,13 @@ def test_whole_blocks_of_every_kind_stay_exact(dtype, start, monkeypatch, path):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_a_reader_stops_reading_extremes_once_a_block_held_both_limits(dtype, monkeypatch):
     """Blocks after one holding the dtype's min and max cannot change the extremes: not read."""
-    if not GRAM:
+    if not DOT:
         pytest.skip("no fast exact int8 products on this CPU")
     monkeypatch.setattr(byte_stats, "K", 256)
     info = torch.iinfo(dtype)
-    blocks = make(dtype, 4 * GRAM_BLOCK, seed=9).view(4, GRAM_BLOCK).clamp(info.min + 1, info.max - 1)
+    blocks = make(dtype, 4 * DOT_BLOCK, seed=9).view(4, DOT_BLOCK).clamp(info.min + 1, info.max - 1)
     blocks[1, 5], blocks[2, 5], blocks[2, 9] = info.min, info.min, info.max  # both limits in one block: the third
-    reader = byte_stats._GramReader(torch, flip=dtype == torch.uint8)
+    reader = byte_stats._DotReader(torch, flip=dtype == torch.uint8)
     calls = []
     real = reader.aminmax
     reader.aminmax = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
@@ -121,17 +121,18 @@ def test_a_constant_tensor_has_std_exactly_zero(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 def test_the_extremes_everywhere_stay_exact(dtype):
-    """All -128 or all 255: the largest squares; int32 Gram entries reach K * 128**2 (2**29 at K = 2**15)."""
+    """All -128 (uint8: all 0) or all 127: the largest squares. A run of -128 sums its squares to
+    K * 128**2, past 2**31: the int32 product wraps, and is read back as unsigned."""
     info = torch.iinfo(dtype)
     for value in (info.min, info.max):
-        check(torch.full((2 * byte_stats.K * byte_stats.ROWS + 7,), value, dtype=dtype))
+        check(torch.full((2 * byte_stats.K * byte_stats.CHUNKS + 7,), value, dtype=dtype))
     half = torch.full((BIG,), info.min, dtype=dtype)
     half[1::2] = info.max
     check(half)
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
-@pytest.mark.parametrize("n", [1, 2, 7, GRAM_BLOCK - 1, GRAM_BLOCK, GRAM_BLOCK + 1, 2 * GRAM_BLOCK])
+@pytest.mark.parametrize("n", [1, 2, 7, 255, 257, DOT_BLOCK - 1, DOT_BLOCK, DOT_BLOCK + 1, 2 * DOT_BLOCK])
 def test_the_byte_pass_itself_on_small_and_ragged_tensors(dtype, n, monkeypatch):
     """Straight to ``byte_rows`` (``value_stats`` reads small tensors another way)."""
     monkeypatch.setattr(byte_stats, "K", 256)
@@ -159,35 +160,47 @@ def test_a_product_that_saturates_is_caught_by_the_probe(monkeypatch, path):
     the probe multiplies the extreme values and compares with int64."""
     real = torch._int_mm
 
-    def saturating(a, b):
-        return real(a, b).clamp(-(2**15), 2**15 - 1)
+    def saturating(a, b, out):
+        return out.copy_(real(a, b).clamp(-(2**15), 2**15 - 1))
 
     monkeypatch.setattr(torch, "_int_mm", saturating)
     assert not byte_stats._products_exact(torch)
     monkeypatch.setattr(torch, "_int_mm", real)
-    assert byte_stats._products_exact(torch) is GRAM or not byte_stats._fast_int8(torch)
+    assert byte_stats._products_exact(torch) is DOT or not byte_stats._fast_int8(torch)
 
 
 def test_a_product_that_refuses_the_real_shape_is_caught_by_the_probe(monkeypatch):
-    """The probe multiplies at the Gram buffer's own ``[ROWS, K]`` shape: a kernel that takes a
-    small product but raises on the real one sends us to the histogram."""
+    """The probe multiplies through a real reader, at the real ``[2, K]`` shape: a kernel that takes
+    a small product but raises on the real one sends us to the histogram."""
     real = torch._int_mm
 
-    def small_only(a, b):
+    def small_only(a, b, out):
         if a.shape[1] > 256:
             raise RuntimeError("shape unsupported")
-        return real(a, b)
+        return real(a, b, out=out)
 
     monkeypatch.setattr(torch, "_int_mm", small_only)
     assert not byte_stats._products_exact(torch)
 
 
-@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
-def test_a_gram_pass_that_raises_falls_back_to_the_histogram(dtype, monkeypatch):
-    """Past the probe, a raising Gram pass must still give exact statistics, and later calls
-    skip the Gram path."""
+def test_a_product_that_ignores_the_row_stride_is_caught_by_the_probe(monkeypatch):
+    """A reader's ``[2, K]`` matrix is a run and the ones ``K * (CHUNKS - c)`` bytes after it (a
+    strided view): a kernel that read it as if contiguous would multiply the next run instead."""
+    real = torch._int_mm
 
-    def boom(a, b):
+    def contiguous_only(a, b, out):
+        return real(a.as_strided(a.shape, (a.shape[1], 1)), b, out=out)
+
+    monkeypatch.setattr(torch, "_int_mm", contiguous_only)
+    assert not byte_stats._products_exact(torch)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_a_dot_pass_that_raises_falls_back_to_the_histogram(dtype, monkeypatch):
+    """Past the probe, a raising dot pass must still give exact statistics, and later calls
+    skip the dot path."""
+
+    def boom(a, b, out):
         raise RuntimeError("_int_mm_out_cpu not implemented")
 
     monkeypatch.setattr(byte_stats, "_exact_products", True)
@@ -212,14 +225,14 @@ def test_only_cpu_8_bit_dense_tensors_take_the_histogram():
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
 @pytest.mark.parametrize("start", [0, 3])  # aligned to 8 bytes (uint8 flipped a word at a time) or not
 def test_blocks_shared_by_two_readers_stay_exact(dtype, start, monkeypatch, path):
-    """On an idle machine the blocks go to two threads, each with its own reader (a Gram buffer, or
+    """On an idle machine the blocks go to two threads, each with its own reader (a dot buffer, or
     a counter)."""
     monkeypatch.setattr(guard, "idle_threads", lambda current, own=None: 2)
     monkeypatch.setattr(guard, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of (ROWS - 1) * 256 bytes
+    monkeypatch.setattr(byte_stats, "K", 256)  # dozens of blocks of CHUNKS * 256 bytes
     monkeypatch.setattr(byte_stats, "BLOCK", 4096)  # dozens of histogram blocks
     made = []
-    reader = "_GramReader" if path == "gram" else "_counter"
+    reader = "_DotReader" if path == "dot" else "_counter"
     real = getattr(byte_stats, reader)
     monkeypatch.setattr(byte_stats, reader, lambda *a: (made.append(1), real(*a))[1])
     t = make(dtype, BIG + start, seed=5)[start:]

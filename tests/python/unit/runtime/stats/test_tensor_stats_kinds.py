@@ -60,19 +60,19 @@ def make(dtype):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int64, torch.bfloat16, torch.float16, torch.float32, torch.bool])
 def test_nothing_the_size_of_the_tensor_is_made(dtype):
     t = make(dtype)
-    gram = byte_stats.gram_applies(torch)  # its one-time probe is not counted below
+    dot = byte_stats.dot_applies(torch)  # its one-time probe is not counted below
     with Ops() as ops:
         got = value_stats(t)
     biggest = max(numel for _, _, numel, _ in ops.seen)
     floats = dtype.is_floating_point
     limit = float_pass.block(tensor_stats.BLOCK_CPU, {"work": torch.float32}) if floats else tensor_stats.BLOCK_CPU
-    byte_block = byte_stats.ROWS * byte_stats.K if gram else byte_stats.BLOCK
+    byte_block = (byte_stats.CHUNKS + 1) * byte_stats.K if dot else byte_stats.BLOCK  # the buffer ends with K ones
     bound = byte_block if dtype == torch.uint8 else limit + (float_pass.ROW if floats else raw_pass.ROW)
     assert biggest <= bound, [s for s in ops.seen if s[2] == biggest][:3]
-    if dtype == torch.uint8:  # per block of bytes one int8 Gram matrix (or one histogram), no float
+    if dtype == torch.uint8:  # per run of K bytes one int8 product (or per block one histogram), no float
         names = [name for name, _, _, _ in ops.seen]
-        blocks = -(-N // ((byte_stats.ROWS - 1) * byte_stats.K if gram else byte_stats.BLOCK))
-        assert names.count("_int_mm" if gram else "bincount") == blocks
+        assert names.count("_int_mm") == (-(-N // byte_stats.K) if dot else 0)
+        assert names.count("bincount") == (0 if dot else -(-N // byte_stats.BLOCK))
         assert not any("float" in d for _, dtypes, _, _ in ops.seen for d in dtypes)
         assert got["min"] == int(t.min()) and got["max"] == int(t.max()) and got["mean"] == float(t.double().mean())
     elif dtype == torch.bool:  # one count_nonzero per block: no sum, no conversion
@@ -85,6 +85,19 @@ def test_nothing_the_size_of_the_tensor_is_made(dtype):
         amm = [dtypes[0] for name, dtypes, _, _ in ops.seen if name == "aminmax"]
         bits = torch.int16 if dtype in (torch.float16, torch.bfloat16) else torch.int32
         assert len(amm) == -(-N // limit) and set(amm) == {str(bits if floats else dtype)}
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16])
+def test_integer_extremes_are_read_before_the_float64_copy(dtype):
+    """Each block's native ``aminmax`` reads it from memory first; its float64 copy then finds it
+    in cache (``raw_pass._Reader.read``)."""
+    t = make(dtype)
+    with Ops() as ops:
+        got = value_stats(t)
+    reads = [name for name, dtypes, _, _ in ops.seen if name in ("aminmax", "copy_") and dtypes[-1] == str(dtype)]
+    assert len(reads) >= 4 and reads == ["aminmax", "copy_"] * (len(reads) // 2)
+    assert (got["min"], got["max"]) == (int(t.min()), int(t.max()))
+    assert got["mean"] == pytest.approx(float(t.double().mean()), rel=1e-12)
 
 
 @pytest.mark.parametrize("how", ["transpose", "permute"])
