@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections import defaultdict
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar, Union, cast
 
 from .bindings import BINDING_KINDS, FUNCTIONS, SCOPES, Binding, Bindings, Function
 from .callers import CallerResolution
@@ -49,7 +50,7 @@ _OWN_INDEXED = frozenset(
     {ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Assign, ast.AnnAssign, ast.Expr}
 )
 # What the index does with each node kind (bit flags; absent = nothing).
-_F_OWNED, _F_LIST, _F_BINDS, _F_SCOPE, _F_OWNER = 1, 2, 4, 8, 16
+_F_OWNED, _F_LIST, _F_BINDS, _F_SCOPE, _F_OWNER, _F_CALL = 1, 2, 4, 8, 16, 32
 
 
 def _flags() -> Dict[type, int]:
@@ -60,7 +61,8 @@ def _flags() -> Dict[type, int]:
             flags[kind] = flags.get(kind, 0) | flag
 
     add(_OWN_INDEXED, _F_OWNED)
-    add((ast.Call,) + _LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _IMPORT_KINDS + _WITH_KINDS, _F_LIST)
+    add(_LOOPS + _FUNCTION_KINDS + (ast.ClassDef,) + _IMPORT_KINDS + _WITH_KINDS, _F_LIST)
+    add((ast.Call,), _F_CALL)  # listed in ``calls`` with the callee's name, by the walk itself
     add(BINDING_KINDS, _F_BINDS)
     add(_SCOPE_KINDS, _F_SCOPE)
     add(_OWNER_KINDS, _F_OWNER)
@@ -75,6 +77,9 @@ _LEAF_KINDS = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Contin
 
 
 _START = itemgetter(0)
+# The names a no-grad block is opened with: only a file whose text has one (or a star import,
+# ``no_grad_backward``'s own scan) can need the reads of every name (``loads``).
+_GRAD_MODES = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
 def _within(entries: Any, start: Tuple[int, int], end: Tuple[int, int]) -> List[_Owned]:
@@ -128,9 +133,14 @@ class LintContext(ValueResolution, CallerResolution):
         self._resolving: Set[Tuple[ast.AST, str]] = set()
         self._arguments: Dict[Tuple[ast.AST, str], Optional[ast.expr]] = {}
         self._calls_by_name: Optional[Dict[str, List[ast.Call]]] = None
+        self._call_names: List[Optional[str]] = []
         self._call_rank: Optional[Dict[ast.Call, int]] = None
+        self._calls_by_class: Optional[Dict[Optional[str], List[ast.Call]]] = None
         self._local_called: Dict[ast.Call, Optional[Function]] = {}
         self.parents: Dict[ast.AST, ast.AST] = {}
+        # every name and attribute read (``x``, ``.x``), in the order of ``parents``, by the walk;
+        # None where the text names no grad mode (TD013 alone reads them, after a no-grad block)
+        self.loads: Optional[Dict[str, List[Union[ast.Name, ast.Attribute]]]] = None
         self.calls: List[ast.Call] = []
         self.loops: List[Loop] = []
         self.withs: List[Union[ast.With, ast.AsyncWith]] = []  # every ``with`` block, in walk order
@@ -143,8 +153,9 @@ class LintContext(ValueResolution, CallerResolution):
         self._owner: Dict[ast.AST, ast.AST] = {}
         self._chains: Dict[ast.AST, List[ast.AST]] = {}
         import_nodes: List[Union[ast.Import, ast.ImportFrom]] = []
+        self.import_nodes = import_nodes  # every ``import`` of the module, in any scope
         self.bindings = Bindings()
-        self._index(tree, import_nodes)
+        self._index(tree, import_nodes, any(name in source.text for name in _GRAD_MODES))
         self.bindings.finish()
         self.imports = ImportMap(import_nodes)
         # ``from utils import *``: names not imported here may still be torch's (``_star_qualname``)
@@ -172,22 +183,22 @@ class LintContext(ValueResolution, CallerResolution):
 
     # -- indexing -------------------------------------------------------------------
 
-    def _index(self, tree: ast.Module, import_nodes: List[Union[ast.Import, ast.ImportFrom]]) -> None:
+    def _index(self, tree: ast.Module, import_nodes: List[Union[ast.Import, ast.ImportFrom]], reads: bool) -> None:
         """One pass over the tree: parents, the node lists rules iterate, and per-owner
         position-sorted lists of the node types rules look for inside a loop or function."""
         parents = self.parents
         owned = self._owned
         owner_map = self._owner
         record = self.bindings.record
-        node_type = ast.AST
-        leaf_kinds = _LEAF_KINDS
+        node_type, leaf_kinds = cast(Any, ast.AST), _LEAF_KINDS  # Any: its nodes are read generically
         class_nodes: List[ast.ClassDef] = []
-        # The list each listed kind goes to: one dict lookup per node instead of a chain of tests.
-        lists: Dict[type, List[Any]] = {ast.Call: self.calls, ast.ClassDef: class_nodes}
-        lists.update({k: self.loops for k in _LOOPS})
-        lists.update({k: self.functions for k in _FUNCTION_KINDS})
-        lists.update({k: import_nodes for k in _IMPORT_KINDS})
-        lists.update({k: self.withs for k in _WITH_KINDS})
+        lists = self._index_lists(class_nodes, import_nodes)
+        # What rules read of every call and name (51k and 130k in a 32k-line script), read while
+        # the walk is at it (later, a cache miss per node): (start, callee's last name, call); reads.
+        call_entries: List[Tuple[Tuple[int, int], Optional[str], ast.Call]] = []
+        loads: Dict[str, List[Any]] = defaultdict(list)
+        name_kind, attribute_kind, load_kind = ast.Name, ast.Attribute, ast.Load
+        read_name, read_attribute = (name_kind, attribute_kind) if reads else (None, None)
         # Nodes are handled generically (``Any``): the flags of a node's kind say which
         # attributes it has (owned kinds have positions, scope kinds have ``args``).
         stack: List[Tuple[Any, ast.AST]] = [(tree, tree)]
@@ -214,6 +225,10 @@ class LintContext(ValueResolution, CallerResolution):
                         by_kind[kind] = [entry]
                     else:
                         entries.append(entry)
+                    if flags & _F_CALL:
+                        func, func_kind = node.func, node.func.__class__
+                        name = func.attr if func_kind is attribute_kind else func.id if func_kind is name_kind else None
+                        call_entries.append((entry[0], name, node))
                 if flags & _F_LIST:
                     lists[kind].append(node)
                 if flags & _F_BINDS:
@@ -228,25 +243,52 @@ class LintContext(ValueResolution, CallerResolution):
                     for item in value:
                         if isinstance(item, node_type):
                             parents[item] = node
+                            item_kind = item.__class__
                             # ``Name``, ``Constant``: nothing inside, and their owner is read
                             # through their parent (``owner_of``): not pushed, not stored.
-                            if item.__class__ not in leaf_kinds:
+                            if item_kind not in leaf_kinds:
                                 stack.append((item, child_owner))
+                                if item_kind is read_attribute and item.ctx.__class__ is load_kind:
+                                    loads["." + item.attr].append(item)
+                            elif item_kind is read_name and item.ctx.__class__ is load_kind:
+                                loads[item.id].append(item)
                 elif isinstance(value, node_type):
                     parents[value] = node
-                    if value.__class__ not in leaf_kinds:
+                    value_kind = value.__class__
+                    if value_kind not in leaf_kinds:
                         stack.append((value, child_owner))
+                        if value_kind is read_attribute and value.ctx.__class__ is load_kind:
+                            loads["." + value.attr].append(value)
+                    elif value_kind is read_name and value.ctx.__class__ is load_kind:
+                        loads[value.id].append(value)
+        self.loads = dict(loads) if reads else None  # a plain dict: a lookup adds no key
+        self._finish_index(class_nodes, call_entries)
+
+    def _index_lists(self, class_nodes: List[ast.ClassDef], import_nodes: List[Any]) -> Dict[type, List[Any]]:
+        """The list each listed kind goes to: one dict lookup per node instead of a chain of tests."""
+        lists: Dict[type, List[Any]] = {ast.ClassDef: class_nodes}
+        lists.update({k: self.loops for k in _LOOPS})
+        lists.update({k: self.functions for k in _FUNCTION_KINDS})
+        lists.update({k: import_nodes for k in _IMPORT_KINDS})
+        lists.update({k: self.withs for k in _WITH_KINDS})
+        return lists
+
+    def _finish_index(self, class_nodes: List[ast.ClassDef], call_entries: List[Tuple[Any, Any, ast.Call]]) -> None:
+        """The index's lists in source order, the classes by name."""
         for node in class_nodes:  # in walk order, as before: the first seen of a name is kept
             self.classes.setdefault(node.name, node)
-        # C-level sort keys (a lambda per element cost 10% of the index on a long script).
+        # C-level sort keys (a lambda per element cost 10% of the index on a long script). The
+        # calls are sorted by the start the walk read: reading each call's position again cost
+        # as much as the sort.
+        call_entries.sort(key=_START)
+        self.calls.extend([entry[2] for entry in call_entries])
+        self._call_names = [entry[1] for entry in call_entries]  # as ``calls``: for ``calls_named``
         key = attrgetter("lineno", "col_offset")
-        self.calls.sort(key=key)
         self.loops.sort(key=key)
         self.functions.sort(key=key)
-        first = itemgetter(0)
-        for by_kind in owned.values():
+        for by_kind in self._owned.values():
             for entries in by_kind.values():
-                entries.sort(key=first)
+                entries.sort(key=_START)
 
     def own_nodes(self, node: ast.AST, *kinds: type) -> List[Any]:
         """Nodes of ``kinds`` that run when ``node`` runs (not inside nested functions,
@@ -273,7 +315,7 @@ class LintContext(ValueResolution, CallerResolution):
         """Every node of ``kind`` in the file, in source order, from the index (no walk).
         ``kind`` must be among ``_OWN_INDEXED``."""
         entries = [e for by_kind in self._owned.values() for e in by_kind.get(kind, ())]
-        entries.sort(key=lambda e: e[0])
+        entries.sort(key=_START)
         return [e[2] for e in entries]
 
     def owner_of(self, node: ast.AST) -> ast.AST:

@@ -33,6 +33,10 @@ _PRIVATE_PATHS = (
 )
 
 
+# Class methods that build an instance of their class: ``GPT.from_pretrained("gpt2")``.
+ALTERNATIVE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
+
+
 @functools.lru_cache(maxsize=4096)
 def canonical(qualname: str) -> str:
     """Map private or legacy spellings of a torch name onto the public one."""

@@ -149,9 +149,7 @@ def _returned_loaders(home: LintContext, func: Function, depth: int) -> Iterator
 
 def _sharded_loaders(ctx: LintContext) -> Iterator[Tuple[ast.Call, ast.Call]]:
     """(a DataLoader call, its DistributedSampler call)."""
-    for call in ctx.calls:
-        if ctx.callee_class(call) != torchapi.DATALOADER:
-            continue
+    for call in ctx.calls_of_class([torchapi.DATALOADER]):
         given = torchapi.keyword(call, "sampler") or _batch_sampler_of(ctx, call)
         if given is None:
             continue

@@ -136,7 +136,8 @@ def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr]
         cache: Dict[ast.Call, Optional[Tuple[str, Optional[ast.expr], Optional[ast.expr]]]] = ctx.shared(
             "torchapi.loss_call", dict
         )
-        for call in ctx.calls:
+        candidates = _loss_candidates(ctx)
+        for call in ctx.calls if candidates is None else candidates:
             if call in cache:
                 loss = cache[call]
             else:
@@ -146,6 +147,16 @@ def loss_calls(ctx: LintContext) -> List[Tuple[ast.Call, str, Optional[ast.expr]
         return found
 
     return ctx.shared("torchapi.loss_calls", find)
+
+
+def _loss_candidates(ctx: LintContext) -> Optional[List[ast.Call]]:
+    """The calls ``_loss_call`` may accept, in file order (None: every call). A loss module is
+    found through ``class_of``, which ends at a construction in this file: when the file builds
+    no loss class, only a call spelled like a loss function (its last name, or an import's) can
+    be one, and the 51k calls of a long script need not each have their class resolved."""
+    if ctx.star_imports or ctx.calls_of_class(LOSS_CLASSES):
+        return None
+    return ctx.calls_named_any([qual.rpartition(".")[2] for qual in LOSS_FUNCTIONS] + list(ctx.imports.aliases))
 
 
 def _loss_call(ctx: LintContext, call: ast.Call):

@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, cast
 
 from .bindings import FUNCTIONS, Binding, Bindings, Function
-from .names import ImportMap
+from .names import ALTERNATIVE_CONSTRUCTORS, ImportMap
 
 if TYPE_CHECKING:  # context.py and project.py import this module
     from .context import LintContext
@@ -39,8 +39,6 @@ _SELF_RETURNING = frozenset(
     }
 )
 # Wrappers whose instances behave like the module they wrap.
-# Class methods that build an instance of their class: ``GPT.from_pretrained("gpt2")``.
-_ALTERNATIVE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 _WRAPPERS = frozenset(
     {
         "torch.compile",
@@ -306,7 +304,7 @@ class ValueResolution:
 
     def _callee_class(self, call: ast.Call) -> Optional[str]:
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in _ALTERNATIVE_CONSTRUCTORS:
+        if isinstance(func, ast.Attribute) and func.attr in ALTERNATIVE_CONSTRUCTORS:
             inner = self.qualname(func.value)
             if isinstance(func.value, ast.Name) and func.value.id in self.classes:
                 return "local:" + func.value.id

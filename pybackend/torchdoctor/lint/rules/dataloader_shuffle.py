@@ -55,9 +55,7 @@ quiet.
 def check(ctx: LintContext, report: Reporter) -> None:
     if is_test_file(ctx.path):
         return
-    for call in ctx.calls:
-        if ctx.callee_class(call) != torchapi.DATALOADER:
-            continue
+    for call in ctx.calls_of_class([torchapi.DATALOADER]):
         if reported_through_factory(ctx, call, report, _is_training_loader):
             continue  # ``DataLoader(..., shuffle=shuffle)`` in ``def get_loader(..., shuffle=False)``
         sometimes = None  # ``sampler=train_sampler``, None outside distributed runs (loader_samplers.py)

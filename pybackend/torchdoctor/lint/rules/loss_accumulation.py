@@ -8,7 +8,7 @@ epoch, and the run slows down or dies with an out-of-memory error many batches l
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .. import torchapi
 from ..bindings import Binding, Function
@@ -40,28 +40,42 @@ graph-free tensor, `loss.detach()`.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for loop in ctx.loops:
-        for node in ctx.own_nodes(loop, ast.AugAssign, ast.Assign, ast.Expr):
-            if not _may_accumulate(node) or not _directly_in(ctx, node, loop):
-                continue
-            found = _accumulation(ctx, node)
-            if found is None:
-                continue
-            acc, loss = found
-            if not _defined_outside(ctx, acc, loop) or _backpropagated(ctx, acc, loop):
-                continue
-            if _returned_as_loss(ctx, acc, loop):
-                continue
-            if _within_one_step(ctx, loop):
-                continue
-            if _under_no_grad(ctx, node):
-                continue
-            report.report(
-                loss,
-                f"`{ctx.text(acc)}` accumulates the loss tensor `{ctx.text(loss)}` across iterations: it keeps "
-                f"every batch's autograd graph alive. Accumulate `{_release_text(ctx, loss, 'item')}` instead.",
-                fix=_fix(ctx, acc, loss, loop),
-            )
+    for loop, node in _candidates(ctx):
+        found = _accumulation(ctx, node)
+        if found is None:
+            continue
+        acc, loss = found
+        if not _defined_outside(ctx, acc, loop) or _backpropagated(ctx, acc, loop):
+            continue
+        if _returned_as_loss(ctx, acc, loop):
+            continue
+        if _within_one_step(ctx, loop):
+            continue
+        if _under_no_grad(ctx, node):
+            continue
+        report.report(
+            loss,
+            f"`{ctx.text(acc)}` accumulates the loss tensor `{ctx.text(loss)}` across iterations: it keeps "
+            f"every batch's autograd graph alive. Accumulate `{_release_text(ctx, loss, 'item')}` instead.",
+            fix=_fix(ctx, acc, loss, loop),
+        )
+
+
+def _candidates(ctx: LintContext) -> List[Tuple[Loop, ast.stmt]]:
+    """``(loop, statement)`` for each statement of the file that ``_may_accumulate``, with the
+    innermost loop whose body holds it (where it is judged), in the order of the loops and then
+    of the statements. Read from the index once: asking each loop for its own statements read a
+    statement again for every loop around it, and searched the module's list for each loop."""
+    found: List[Tuple[Loop, ast.stmt]] = []
+    for kind in (ast.AugAssign, ast.Assign, ast.Expr):
+        for node in ctx.all_nodes(kind):
+            if _may_accumulate(node):
+                loops = ctx.enclosing_loops(node)
+                if loops:
+                    found.append((loops[0], node))
+    rank = {loop: index for index, loop in enumerate(ctx.loops)}
+    found.sort(key=lambda pair: (rank[pair[0]], pair[1].lineno, pair[1].col_offset))
+    return found
 
 
 def _may_accumulate(node: ast.AST) -> bool:
@@ -74,12 +88,6 @@ def _may_accumulate(node: ast.AST) -> bool:
         return isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
     value = getattr(node, "value", None)
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _COLLECTS
-
-
-def _directly_in(ctx: LintContext, node: ast.AST, loop: Loop) -> bool:
-    """``node`` belongs to ``loop`` itself, not to a loop nested inside it (reported there)."""
-    loops = ctx.enclosing_loops(node)
-    return bool(loops) and loops[0] is loop
 
 
 def _is_ref(expr: ast.AST) -> bool:

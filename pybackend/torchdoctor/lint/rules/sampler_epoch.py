@@ -44,7 +44,7 @@ every epoch. Nothing fails and the loss still falls; the model just generalises 
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    samplers = [call for call in ctx.calls if ctx.callee_class(call) in SAMPLERS]
+    samplers = ctx.calls_of_class(SAMPLERS)
     if _calls_set_epoch(ctx):
         return
     _check_imported(ctx, report)
@@ -86,7 +86,7 @@ def _check_imported(ctx: LintContext, report: Reporter) -> None:
 
 
 def _calls_set_epoch(ctx: LintContext) -> bool:
-    return any(isinstance(c.func, ast.Attribute) and c.func.attr == "set_epoch" for c in ctx.calls)
+    return any(isinstance(c.func, ast.Attribute) for c in ctx.calls_named("set_epoch"))
 
 
 def _for_evaluation(ctx: LintContext, call: ast.Call) -> bool:

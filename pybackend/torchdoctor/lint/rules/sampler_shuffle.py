@@ -50,9 +50,7 @@ in distributed runs, write `shuffle=(sampler is None)`.
 """,
 )
 def check(ctx: LintContext, report: Reporter) -> None:
-    for call in ctx.calls:
-        if ctx.callee_class(call) != torchapi.DATALOADER:
-            continue
+    for call in ctx.calls_of_class([torchapi.DATALOADER]):
         shuffle = torchapi.keyword(call, "shuffle")
         given = torchapi.keyword(call, "sampler")
         if any(k.arg is None for k in call.keywords):

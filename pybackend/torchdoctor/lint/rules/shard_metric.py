@@ -83,7 +83,7 @@ def _synchronised(ctx: LintContext) -> bool:
     return any(
         (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torchmetrics" for a in node.names))
         or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torchmetrics")
-        for node in walk(ctx.tree)
+        for node in ctx.import_nodes  # every import, from the index (a walk read the whole file)
     )
 
 

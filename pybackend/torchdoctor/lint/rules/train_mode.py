@@ -72,7 +72,10 @@ def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call
         return None
     if _any_switch(ctx, calls, "train", 0):
         return None
+    interesting = _switches_or_helpers(ctx)
     for call in calls:
+        if call not in interesting:
+            continue
         if switch_of(call) == "eval":
             model = receiver(call)
             if (
@@ -89,6 +92,18 @@ def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call
                 continue  # a new model each pass, or one nothing here tunes (an EMA copy)
             return call, passed
     return None
+
+
+def _switches_or_helpers(ctx: LintContext) -> Set[ast.Call]:
+    """The calls of the file that may switch a mode or run a helper, named ``eval``/``train``, like
+    a function of the file or like an import: ``switch_of`` and ``_helper`` say None of every
+    other call, which the loops (a long script's 51k calls) then skip without a look."""
+
+    def collect() -> Set[ast.Call]:
+        names = ["eval", "train"] + [func.name for func in ctx.functions] + list(ctx.imports.aliases)
+        return set(ctx.calls_named_any(names))
+
+    return ctx.shared("train_mode.switches_or_helpers", collect)
 
 
 def _helper(ctx: LintContext, call: ast.Call) -> Optional[Tuple[LintContext, Function]]:
@@ -228,8 +243,11 @@ def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
     calls = training.own_calls(loop)
     steps = any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls)
     backs = any(torchapi.is_backward(ctx, c) for c in calls)
+    if steps and backs:
+        return True  # the helpers could only add to it (each loop of a long script does both itself)
+    interesting = _switches_or_helpers(ctx)
     for call in calls:
-        found = _helper(ctx, call)
+        found = _helper(ctx, call) if call in interesting else None
         if found is not None:
             home, helper = found
             h_calls = analysis(home).own_calls(helper)
@@ -240,7 +258,10 @@ def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
 
 
 def _any_switch(ctx: LintContext, calls: List[ast.Call], mode: str, depth: int) -> bool:
+    interesting = _switches_or_helpers(ctx)
     for call in calls:
+        if call not in interesting:
+            continue
         if switch_of(call) == mode:
             return True
         if depth < _FOLLOW_DEPTH:
@@ -281,12 +302,7 @@ def _arguments(call: ast.Call) -> List[ast.expr]:
 
 def _only_tensors_optimized(ctx: LintContext) -> bool:
     def collect() -> bool:
-        constructions = [
-            call
-            for call in ctx.calls
-            if (ctx.callee_class(call) or "").startswith("torch.optim.")
-            and not (ctx.callee_class(call) or "").startswith("torch.optim.lr_scheduler")
-        ]
+        constructions = _optimizer_constructions(ctx)
         return bool(constructions) and all(_over_tensor_list(ctx, c) for c in constructions)
 
     return ctx.shared("train_mode.only_tensors_optimized", collect)
@@ -319,13 +335,16 @@ def _over_tensor_list(ctx: LintContext, construction: ast.Call) -> bool:
     return bool(parts)  # at least one list literal: not one opaque ``params`` name
 
 
+def _optimizer_constructions(ctx: LintContext) -> List[ast.Call]:
+    """The calls building a ``torch.optim`` optimizer (not a scheduler), in file order."""
+    classes = [c for c in ctx.callee_classes() if c and c.startswith("torch.optim.")]
+    return ctx.calls_of_class(c for c in classes if not c.startswith("torch.optim.lr_scheduler"))
+
+
 def _optimized_models(ctx: LintContext) -> Set[str]:
     def collect() -> Set[str]:
         names: Set[str] = set()
-        for call in ctx.calls:
-            cls = ctx.callee_class(call) or ""
-            if not cls.startswith("torch.optim.") or cls.startswith("torch.optim.lr_scheduler"):
-                continue
+        for call in _optimizer_constructions(ctx):
             names |= parameters_taken(ctx, call)
         return names
 
