@@ -3,7 +3,8 @@
 The layout of the features is read from the first sample's shape: ``chw`` (C, H, W with C at most
 4), ``hwc`` (H, W, C: channels last), ``hw`` (one channel), ``vector`` (1-D, at most 4096 values),
 ``tokens`` (1-D integers), ``other`` (anything else, one channel). Samples of that shape are
-stacked ``CHUNK`` at a time (fewer when they are big) and reduced as (samples, channels, values):
+stacked ``CHUNK`` at a time (fewer when they are big; a Dataset's rows of tensors into one reused
+array, ``chunks.py``) and reduced as (samples, channels, values):
 NaN/Inf, per-sample min/max/mean/std, blank samples, per-channel sums, a digest of each sample.
 Samples of other shapes (images of several sizes, padded batches of several sizes) are reduced
 apart, up to ``MAX_SHAPES`` shapes; the statistics are those of the shape with the most samples,
@@ -21,6 +22,7 @@ import numpy as np
 
 from . import thresholds as T
 from .arrays import BoxLabels, to_array
+from .chunks import Chunk, chunk_for
 from .fingerprint import fingerprints
 from .gallery import IMAGE_LAYOUTS, Gallery
 from .masks import is_mask, other_masks, presence
@@ -125,6 +127,7 @@ class Reducer:
         self.vectors: list = []
         self.per_chunk = T.CHUNK
         self.others: dict = {}  # shape -> Reducer of the samples of another shape (MAX_SHAPES at most)
+        self.chunk: Optional[Chunk] = None  # a Dataset's rows of tensors, copied as they come (chunks.py)
 
     def add(self, index: Any, x: Any) -> None:
         """One sample's features: a numpy array, or a tensor. Nothing is checked per sample (each
@@ -132,6 +135,8 @@ class Reducer:
         only a chunk that does not stack is converted sample by sample."""
         if x is None or (self.first is None and not self._init(x)):
             return
+        if self.chunk is not None and self.chunk.indices:  # held before this one: reduced first
+            self._reduce(*self.chunk.take())
         self.pending.append((index, x))
         if len(self.pending) >= self.per_chunk:
             self._flush()
@@ -142,12 +147,36 @@ class Reducer:
         while self.first is None and k < len(xs):  # until the first array is known: one at a time
             self.add(indices[k], xs[k])
             k += 1
+        if k < len(xs) and self.s.layout not in ("vector", "tokens"):  # those keep views of their chunks
+            k = self._into_chunk(indices, xs, k)
         while k < len(xs):
             take = min(len(xs) - k, self.per_chunk - len(self.pending))
             self.pending += zip(indices[k : k + take], xs[k : k + take])
             k += take
             if len(self.pending) >= self.per_chunk:
                 self._flush()
+
+    def _into_chunk(self, indices: list, xs: list, k: int) -> int:
+        """``xs[k:]`` copied into the chunk array (chunks.py) and reduced each time it is full, with
+        the samples held before them; where the rest (another shape or dtype) goes ``add``'s way."""
+        if self.chunk is None:
+            self.chunk = chunk_for(xs[k], self.s.shape, self.per_chunk)
+        chunk = self.chunk
+        if chunk is None:
+            return k
+        if self.pending:  # the split's first sample (``add``): taken into the chunk, or all go as before
+            if not chunk.put([i for i, _ in self.pending], [a for _, a in self.pending]):
+                return k
+            self.pending = []
+        while k < len(xs):
+            take = min(len(xs) - k, chunk.room)
+            if not chunk.put(indices[k : k + take], xs[k : k + take]):
+                self._reduce(*chunk.take())  # those held first, in drawing order
+                return k
+            k += take
+            if not chunk.room:
+                self._reduce(*chunk.take())
+        return k
 
     def _init(self, x: Any) -> bool:
         first = to_array(x)
@@ -234,6 +263,8 @@ class Reducer:
         return self
 
     def _flush(self) -> None:
+        if self.chunk is not None and self.chunk.indices:
+            self._reduce(*self.chunk.take())
         if not self.pending or self.first is None:
             return
         part, self.pending = self.pending, []
@@ -256,6 +287,7 @@ class Reducer:
 
     def finish(self, draws: Any) -> SplitStats:
         self._flush()
+        self.chunk = None  # its array is not read again
         self._main()
         s = self.s
         _labels(s, draws)
@@ -273,11 +305,10 @@ def reduce(draws: Any) -> SplitStats:
 
 
 def _finite_counts(s: SplitStats, idx: list, c: np.ndarray, sums: np.ndarray) -> tuple:
-    """(values with NaN/Inf zeroed, finite count per sample and channel, sums): NaN and Inf reach
-    the sum, so only a chunk whose sums are not finite pays for the elementwise test."""
-    k, channels, per = c.shape
+    """(values with NaN/Inf zeroed, finite count per sample and channel - an int when all are - , sums):
+    NaN and Inf reach the sum, so only a chunk whose sums are not finite pays for the elementwise test."""
     if c.dtype.kind != "f" or np.isfinite(sums).all():
-        return c, np.full((k, channels), per), sums
+        return c, c.shape[2], sums  # every value: the count is the values per channel, one int
     finite = np.isfinite(c)
     bad = ~finite.all(axis=(1, 2))
     s.nonfinite += [i for i, b in zip(idx, bad) if b]
@@ -302,29 +333,33 @@ def _chunk(s: SplitStats, idx: list, x: np.ndarray) -> np.ndarray:
     sums = np.matmul(c[:, :, None, :], np.ones((per, 1), c.dtype))[:, :, 0, 0].astype(np.float64)
     c, count, sums = _finite_counts(s, idx, c, sums)
     sq = np.matmul(c[:, :, None, :], c[:, :, :, None])[:, :, 0, 0].astype(np.float64)
-    lo, hi = c.min(axis=(1, 2)), c.max(axis=(1, 2))
-    s.vmin, s.vmax = min(s.vmin, float(lo.min())), max(s.vmax, float(hi.max()))
-    if s.integral and x.dtype.kind == "f" and hi.max() > T.UINT8_LOW:  # only 0..255 floats ask
+    # the ufuncs' reduce, not ndarray.min/max: each of those goes through a Python wrapper first, and a
+    # DataLoader's check reduces one chunk per batch (~25 numpy calls each: their overhead counts)
+    lo, hi = np.minimum.reduce(c, axis=(1, 2)), np.maximum.reduce(c, axis=(1, 2))
+    top = float(hi.max())
+    s.vmin, s.vmax = min(s.vmin, float(lo.min())), max(s.vmax, top)
+    if s.integral and x.dtype.kind == "f" and top > T.UINT8_LOW:  # only 0..255 floats ask
         s.integral = bool(np.all(c == np.round(c)))
     s.ch_sum = sums.sum(0) if s.ch_sum is None else s.ch_sum + sums.sum(0)
     s.ch_sumsq = sq.sum(0) if s.ch_sumsq is None else s.ch_sumsq + sq.sum(0)
-    s.ch_count += int(count[:, 0].sum()) if channels else 0
-    n = np.maximum(count.sum(1), 1)
-    mean = sums.sum(1) / n
+    whole = type(count) is int  # every value finite
+    s.ch_count += (k * count if whole else int(count[:, 0].sum())) if channels else 0
+    mean = sums.sum(1) / (max(channels * count, 1) if whole else np.maximum(count.sum(1), 1))
     if channels * per >= T.BLANK_MIN_ELEMENTS and s.layout != "tokens":
-        s.blank += [i for i, b in zip(idx, _blank_rows(c, lo, hi, mean, s.layout)) if b]
+        s.blank += [idx[p] for p in np.flatnonzero(_blank_rows(c, lo, hi, mean, s.layout)).tolist()]
     if s.hashed:
         s.digests += fingerprints(x)
     return sums / np.maximum(count, 1)
 
 
 def _blank_rows(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: np.ndarray, layout: str):
-    blank = (hi - lo) <= T.BLANK_STD * (1 + np.abs(mean))
+    span = hi - lo
+    blank = span <= T.BLANK_STD * (1 + np.abs(mean))
     if layout == "vector":  # a sparse feature vector (bag of words) is mostly zeros by design
         return blank
     # BLANK_SHARE of the values at the min (or the max) puts the mean within (1 - BLANK_SHARE) of the
     # range from it: only those candidates are counted
-    near = (1 - T.BLANK_SHARE) * (hi - lo) + 1e-12
+    near = (1 - T.BLANK_SHARE) * span + 1e-12
     candidates = np.flatnonzero(((mean - lo) <= near) | ((hi - mean) <= near))
     if candidates.size:
         flat = c[candidates].reshape(len(candidates), -1)
