@@ -124,7 +124,7 @@ def extremes_device(t: Any) -> Any:
 _PAIRS: Dict[Tuple[int, Any], Tuple[Any, Tuple[Any, Any]]] = {}
 MAX_PAIRS = 64
 _thread_id = threading.get_ident
-_GRAD_MODE: List[Any] = []  # torch's C functions is_grad_enabled, _set_grad_enabled (bound with the first buffer)
+_GRAD_MODE: List[Any] = []  # torch's is_grad_enabled, _set_grad_enabled and aminmax (bound with the first buffer)
 
 
 def _pair(dtype: Any) -> Tuple[Any, Tuple[Any, Any]]:
@@ -133,7 +133,7 @@ def _pair(dtype: Any) -> Tuple[Any, Tuple[Any, Any]]:
     found = _PAIRS.get(key)
     if found is None:
         torch = sys.modules["torch"]
-        _GRAD_MODE[:] = [torch._C.is_grad_enabled, torch._C._set_grad_enabled]
+        _GRAD_MODE[:] = [torch._C.is_grad_enabled, torch._C._set_grad_enabled, torch.aminmax]
         with torch.inference_mode(False), torch.no_grad():  # a plain tensor: writable in and out of both modes
             buffer = torch.empty(2, dtype=dtype)
             found = (buffer, (buffer[0], buffer[1]))
@@ -147,23 +147,24 @@ def cpu_extremes(t: Any, n: int) -> Tuple[float, float]:
     """:func:`extremes` of a real floating CPU tensor of ``n`` values (n > 1), known to be all that.
 
     Below ``SPLIT_AT`` values: one ``aminmax`` into the thread's read buffer with autograd off
-    (cheaper than a detached view: an ``out=`` records no history then), one ``tolist()``."""
-    torch = sys.modules["torch"]
+    (cheaper than a detached view: an ``out=`` records no history then), one ``tolist()``. Runs
+    for most module outputs: the buffer is looked up here, :func:`_pair` makes it once."""
     if n >= SPLIT_AT:
+        torch = sys.modules["torch"]
         data = t.detach()  # reductions of a detached view record no autograd history
         return torch.amin(data).item(), torch.amax(data).item()
-    buffer, out = _pair(t.dtype)
-    grad_enabled, set_grad_enabled = _GRAD_MODE
+    found = _PAIRS.get((_thread_id(), t.dtype)) or _pair(t.dtype)
+    grad_enabled, set_grad_enabled, aminmax = _GRAD_MODE
     enabled = grad_enabled()
     set_grad_enabled(False)
     try:
-        torch.aminmax(t, out=out)
+        aminmax(t, out=found[1])
     except RuntimeError:  # a tensor that out= does not take: the plain reads
-        low, high = torch.aminmax(t)
+        low, high = aminmax(t)
         return low.item(), high.item()
     finally:
         set_grad_enabled(enabled)
-    low, high = buffer.tolist()
+    low, high = found[0].tolist()
     return low, high
 
 

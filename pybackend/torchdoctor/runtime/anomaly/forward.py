@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple
 
 from .detect import (
     NONFINITE,
@@ -63,6 +63,7 @@ class ForwardChecks(WatchHost):
     _last_extremes: Tuple[float, float]
     _last_exact: bool  # False: _last_extremes is only a bound on |x| (detect.quick_bound)
     _last_one: bool  # the last check read one value (a loss module's): _last_extremes is it
+    _threshold: float  # config.threshold (watch._refresh_flags)
 
     if TYPE_CHECKING:
 
@@ -103,7 +104,8 @@ class ForwardChecks(WatchHost):
 
     def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None, plain: bool = False) -> None:
         """Check one output tensor. ``plain``: a module's whole output, a ``torch.Tensor`` not yet
-        tested (only dense floating tensors with values are read); otherwise ``t`` is checkable."""
+        tested (only dense floating tensors with values are read); otherwise ``t`` is checkable.
+        Runs on every module call: one function, locals, the usual cases first."""
         try:
             version = t._version
         except RuntimeError:  # an inference tensor (torch.inference_mode) has no version counter
@@ -124,25 +126,34 @@ class ForwardChecks(WatchHost):
         passing = self._passing.get(cls)
         if passing is None:  # once per module type: its passthrough bounds (or None), exact input needed?
             passing = self._passing[cls] = (bounds_function(cls), needs_exact(cls))
-        threshold = self.config.threshold
-        derived = None
-        if passing[0] is not None and inputs and id(inputs[0]) == last_id:
-            derived = self._derived(module, inputs[0], passing)
-        one = False
-        if derived is not None:
-            low, high = derived
-        elif n >= QUICK_FROM and self._quick_pass(t, version, threshold):
-            return  # finite, within the threshold, not all zero: the usual case, in one pass
-        elif n == 1 and (plain or not t.dtype.is_complex):
-            low = high = t.item()  # one value (a loss): its own extremes, one read and no reduction
-            one = True
-        else:
-            low, high = cpu_extremes(t, n) if plain else extremes(t)
+        threshold = self._threshold
+        exact, one, low = True, False, None
+        bounds = passing[0]
+        if bounds is not None and inputs and id(inputs[0]) == last_id:
+            # An activation or pooling of the tensor just checked: bounds from its extremes
+            # (:mod:`passthrough`), unless it changed since, its extremes are not finite (NaN
+            # fails both comparisons), or only a bound on |x| is known and zeros matter.
+            x, last_version, exact = inputs[0], self._last_version, self._last_exact
+            if self._last_out() is x and last_version >= 0 and x._version == last_version:
+                if exact or not passing[1]:
+                    low, high = self._last_extremes
+                    if -_INF < low and high < _INF:
+                        low, high = bounds(low, high, module)
+                    else:
+                        low = None
+        if low is None:
+            exact = True
+            if n >= QUICK_FROM and self._quick_pass(t, version, threshold):
+                return  # finite, within the threshold, not all zero: the usual case, in one pass
+            if n == 1 and (plain or not t.dtype.is_complex):
+                low = high = t.item()  # one value (a loss): its own extremes, one read and no reduction
+                one = True
+            else:
+                low, high = cpu_extremes(t, n) if plain else extremes(t)
         # An in-place module (ReLU(inplace=True)) overwrote its input: what it was is kept here.
         before = self._last_extremes if same else None  # a bound on |x| when not exact: not zero either way
         self._last_out, self._last_id, self._last_version = _ref(t), id(t), version
-        self._last_extremes, self._last_one = (low, high), one
-        self._last_exact = derived is None or self._last_exact
+        self._last_extremes, self._last_exact, self._last_one = (low, high), exact, one
         if low >= -threshold and high <= threshold and (low != 0.0 or high != 0.0):
             return  # the usual case: finite (NaN fails the comparisons), within bounds, not all zero
         self._output_hit(module, inputs, t, low, high, _verdict(low, high, threshold), before, kwargs)
@@ -164,18 +175,6 @@ class ForwardChecks(WatchHost):
         self.pending.add(("forward", _ref(module)), extremes_device(t).float())
         if len(self.pending) >= MAX_PENDING:
             self._flush_deferred(None, frame=sys._getframe())
-
-    def _derived(self, module: Any, x: Any, passing: Tuple[Any, bool]) -> Optional[Tuple[float, float]]:
-        """The output's bounds from its input's extremes (ReLU, pooling...), when the input ``x`` is
-        the finite tensor just checked; None when the output must be read (:mod:`passthrough`)."""
-        if self._last_out() is not x or self._last_version < 0 or x._version != self._last_version:
-            return None  # (an inference tensor's extremes are never carried over: no version to trust)
-        if not self._last_exact and passing[1]:
-            return None  # a dead ReLU needs its input's exact extremes: read its output
-        low, high = self._last_extremes
-        if not (-_INF < low and high < _INF):  # NaN fails both comparisons (and low <= high)
-            return None
-        return passing[0](low, high, module)
 
 
 def _verdict(low: float, high: float, threshold: float) -> str:

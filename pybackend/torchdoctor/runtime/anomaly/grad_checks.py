@@ -14,6 +14,7 @@ fresh gradient's extremes are compared with the threshold (the usual case ends t
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from . import report as R
@@ -24,6 +25,8 @@ from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
 from .host import WatchHost
+
+_PATH = itemgetter(0)  # of a (path, parameter, module, grad) entry
 
 
 class GradientChecks(WatchHost):
@@ -49,7 +52,7 @@ class GradientChecks(WatchHost):
         """The CPU's usual case: each gradient's 2-norm (:func:`detect.grad_norms`) bounds its values."""
         # every norm finite (a NaN or Inf makes the sum so), within the threshold, none zero
         if sum(norms) < math.inf and max(norms) <= self.config.threshold and min(norms) > 0.0:
-            self._last_grads = ([e[0] for e in grads], norms)  # norms: loss_checks makes them bounds
+            self._last_grads = (list(map(_PATH, grads)), norms)  # norms: loss_checks makes them bounds
             return
         self._grads_hit(grads, [(-n, n) for n in norms], frame, loss)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import report as R
@@ -28,6 +29,7 @@ from .loss_health import TREND_RULES, LossSeries
 from .stale import StaleGradTracker
 
 _ref = weakref.ref
+_ACCUMULATE: List[Any] = []  # torch's AccumulateGrad node type, looked up once
 MAX_SITES = 256  # backward() call sites whose line numbers are cached
 
 _LOSS_KINDS = {
@@ -191,11 +193,11 @@ class LossChecks(WatchHost):
 
     def _flush_deferred(self, loss: Any, frame) -> None:
         """The step's device checks (accelerators) and its gradients, read in one transfer."""
-        grads, on_cpu = self._fresh_grads() if (self.check_backward and loss is not None) else ([], True)
+        grads, tensors, on_cpu = self._fresh_grads() if (self.check_backward and loss is not None) else ([], [], True)
         deferred_loss = self._deferred_loss(loss)
         if not len(self.pending) and not deferred_loss and not self.force_deferred and on_cpu:
             if grads:  # the CPU: read each gradient's norm directly, nothing to batch
-                self._grad_norms_hit(grads, grad_norms([e[3] for e in grads]), frame, loss)
+                self._grad_norms_hit(grads, grad_norms(tensors), frame, loss)
             return
         batch, self.pending = self.pending, DeviceBatch()
         if deferred_loss:
@@ -221,14 +223,15 @@ class LossChecks(WatchHost):
             return False  # the usual case, without is_scalar's reads
         return is_scalar(loss) and self._deferred(loss)
 
-    def _fresh_grads(self) -> Tuple[List[Tuple[str, Any, Any, Any]], bool]:
-        """Gradients this backward wrote, and whether they are all on the CPU: another model's old
-        ``.grad`` is not this step's news.
+    def _fresh_grads(self) -> Tuple[List[Tuple[str, Any, Any, Any]], List[Any], bool]:
+        """Gradients this backward wrote (another model's old ``.grad`` is not this step's news):
+        ``(path, parameter, module, grad)`` entries, the gradients alone, and whether they are all
+        on the CPU.
 
         A gradient is the same if it is the same tensor (weak reference) at the same version;
         backward either accumulates in place (new version) or creates a new tensor.
         """
-        fresh = []
+        entries, grads = [], []
         on_cpu = True
         seen = self._grad_seen
         tensor, strided, floats = self._tensor_type, self._strided, self._grad_dtypes
@@ -251,9 +254,10 @@ class LossChecks(WatchHost):
                 and (cpu or not grad.is_meta)
             ) or ((type(grad) is not tensor or grad.dtype not in floats) and checkable(grad)):
                 seen[id(p)] = (_ref(grad), version)
-                fresh.append((path, p, module, grad))
+                entries.append((path, p, module, grad))
+                grads.append(grad)
                 on_cpu = on_cpu and cpu
-        return fresh, on_cpu
+        return entries, grads, on_cpu
 
     def _deferred_forward(self, forward, frame) -> None:
         for module_ref, (low, high) in forward:
@@ -312,14 +316,29 @@ def _owner(frame: Any, code: Any) -> int:
 
 def _nearest_parameter(loss: Any, limit: int = 32) -> int:
     """``id`` of the first parameter found walking back from ``loss`` through its graph
-    (breadth first, at most ``limit`` nodes), 0 when none is near. Only read, never run."""
+    (breadth first, at most ``limit`` nodes), 0 when none is near. Only read, never run.
+
+    Runs at every ``backward()``: a node's type says whether it is a parameter's
+    ``AccumulateGrad`` (asking any other node for ``variable`` raises inside ``getattr``)."""
     start = getattr(loss, "grad_fn", None)
-    queue, seen = [start] if start is not None else [], 0
-    while queue and seen < limit:
-        node = queue.pop(0)
-        seen += 1
-        variable = getattr(node, "variable", None)  # AccumulateGrad: a leaf, a parameter
-        if variable is not None:
-            return id(variable)
-        queue.extend(n for n, _ in node.next_functions if n is not None)
+    if start is None:
+        return 0
+    accumulate = _accumulate_type()
+    if type(start) is accumulate:
+        return id(start.variable)
+    queue = [start]
+    for node in islice(queue, limit):  # the list grows as it is read: breadth first
+        for child, _ in node.next_functions:
+            if child is not None:
+                # queued at len(queue): read within the limit, and before anything queued later
+                if type(child) is accumulate and len(queue) < limit:
+                    return id(child.variable)
+                queue.append(child)
     return 0
+
+
+def _accumulate_type() -> Any:
+    found = _ACCUMULATE
+    if not found:
+        found.append(getattr(sys.modules["torch"]._C._functions, "AccumulateGrad", None))
+    return found[0]

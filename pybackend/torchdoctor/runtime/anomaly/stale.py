@@ -20,6 +20,8 @@ a few attribute reads per step.
 from __future__ import annotations
 
 import weakref
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import Any, Dict, Optional, Tuple
 
 from .detect import checkable
@@ -27,6 +29,7 @@ from .grads import extremes_of
 
 STEPPED, FRESH, STALE = "stepped", "fresh", "stale"
 PROBE = 8
+_GRAD = attrgetter("grad")
 
 
 class StaleGradTracker:
@@ -57,9 +60,10 @@ class StaleGradTracker:
 
 def _stale_gradients(optimizer: Any) -> Optional[Dict[str, Any]]:
     """``{"params": n holding a gradient, "example": a parameter with a non-zero one}`` or None."""
-    holding = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
-    if not holding:
-        return None
+    groups = optimizer.param_groups
+    if all(all(map(is_, map(_GRAD, group["params"]), repeat(None))) for group in groups):
+        return None  # the usual case (after zero_grad()), at every backward: C-level passes
+    holding = [p for group in groups for p in group["params"] if p.grad is not None]
     probe = [p for p in holding if checkable(p.grad)][:PROBE]  # sparse gradients are not read
     table = extremes_of([p.grad for p in probe])
     for p, (low, high) in zip(probe, table):

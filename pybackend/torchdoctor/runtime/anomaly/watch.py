@@ -164,6 +164,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
         self._handles: List[Any] = []
         self._patched: List[Any] = []
+        self._checks: Optional[Tuple[bool, bool, bool]] = None
         self._refresh_flags()
 
     # -- installing ------------------------------------------------------------------------------
@@ -204,11 +205,14 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             self._patch(module, name, lambda original: clip_wrapper(original, current))
 
     def _refresh_flags(self) -> None:
-        """What to check this step: cheap booleans read by the hot hooks."""
-        live = not self.done and self.step >= self.config.skip_steps
-        self.check_forward = live and self.config.watches("forward")
-        self.check_backward = live and self.config.watches("backward")
-        self.check_loss = live and self.config.watches("loss")
+        """What to check this step: cheap booleans read by the hot hooks (after every backward)."""
+        config = self.config
+        live = not self.done and self.step >= config.skip_steps
+        if self._checks is None:  # the configured checks, asked once
+            self._checks = (config.watches("forward"), config.watches("backward"), config.watches("loss"))
+        forward, backward, loss = self._checks
+        self.check_forward, self.check_backward, self.check_loss = live and forward, live and backward, live and loss
+        self._threshold = config.threshold
 
     # -- forward (the checks: :mod:`forward`) ----------------------------------------------------
 

@@ -10,6 +10,7 @@ from torch import nn
 
 from support.anomaly import watching
 from torchdoctor.runtime.anomaly.detect import ITEMS_UP_TO, grad_norms
+from torchdoctor.runtime.anomaly.loss_health import TREND_MIN
 from torchdoctor.runtime.anomaly.passthrough import _relu
 
 VALUES = [-3.5, -1.0, -0.0, 0.0, 0.25, 2.0, 7.0]
@@ -91,3 +92,29 @@ def test_a_gradient_stored_as_a_parameter_is_checked_like_any_other():
             model(torch.randn(8, 4) * (1e9 if step == 1 else 1.0)).mean().backward()
     assert "exploding_grad" in [r["kind"] for r in seen.reports]
     assert seen.watch.errors == []
+
+
+class _Muted(nn.Module):
+    """``muted`` takes part in every step, yet its gradients are exactly zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used, self.muted = nn.Linear(4, 1), nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.used(x) + 0.0 * self.muted(x)
+
+
+def test_the_advice_names_the_parameters_whose_gradients_were_zero():
+    """The gradient check keeps only norms in the usual case (:func:`detect.grad_norms`): a zero
+    norm is a zero gradient, which the "loss not decreasing" advice names."""
+    torch.manual_seed(0)
+    model, x = _Muted(), torch.randn(16, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # the loss stays where it is
+    with watching(mode="log") as seen:
+        for _ in range(TREND_MIN):
+            optimizer.zero_grad()
+            model(x).pow(2).mean().backward()
+            optimizer.step()
+        advice = [r for r in seen.reports if r["kind"] == "loss_not_decreasing"]
+    assert len(advice) == 1 and advice[0]["zero_grad_params"] == ["muted.weight", "muted.bias"]
