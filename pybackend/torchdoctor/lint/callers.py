@@ -21,6 +21,10 @@ class _Missing:
 
 MISSING = _Missing()
 _MISSING = MISSING
+# Functions passing a parameter on to the next (``stage2(m)`` calls ``stage1(m)`` ...): each level
+# costs about ten frames, so a chain of ~130 ran out of stack and the rule asking lost every finding.
+# Real projects nest a few levels; past this many the argument is unknown.
+MAX_ARGUMENT_DEPTH = 32
 
 
 class CallerResolution:
@@ -57,6 +61,8 @@ class CallerResolution:
             return self._arguments[key]
         if not isinstance(func, FUNCTIONS) or key in self._resolving:
             return None  # a recursive call passes the parameter on: no new information
+        if len(self._resolving) >= MAX_ARGUMENT_DEPTH:
+            return None  # not memoised: asked from a shallower function it may still be found
         self._resolving.add(key)
         try:
             found = self._agreed_argument(func, param.name)

@@ -267,7 +267,14 @@ class ValueResolution:
         if depth == 0:
             if expr not in self._constructions:
                 self._constructions[expr] = None  # recursion guard
-                self._constructions[expr] = self._construction(expr, 0)
+                try:
+                    self._constructions[expr] = self._construction(expr, 0)
+                except BaseException:
+                    # a RecursionError must not leave the guard behind as the answer: a later
+                    # rule asking again would quietly get None and its findings would depend on
+                    # which rule asked first
+                    del self._constructions[expr]
+                    raise
             return self._constructions[expr]
         return self._construction(expr, depth)
 
