@@ -164,7 +164,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self._grad_seen: Dict[int, Any] = {}  # id(param) -> (weakref to its grad, grad version)
         self._handles: List[Any] = []
         self._patched: List[Any] = []
-        self._checks: Optional[Tuple[bool, bool, bool]] = None
+        # the configured checks (forward, backward, loss): the config is fixed for the watch's life
+        self._checks = tuple(config.watches(part) for part in ("forward", "backward", "loss"))
         self._refresh_flags()
 
     # -- installing ------------------------------------------------------------------------------
@@ -208,8 +209,6 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         """What to check this step: cheap booleans read by the hot hooks (after every backward)."""
         config = self.config
         live = not self.done and self.step >= config.skip_steps
-        if self._checks is None:  # the configured checks, asked once
-            self._checks = (config.watches("forward"), config.watches("backward"), config.watches("loss"))
         forward, backward, loss = self._checks
         self.check_forward, self.check_backward, self.check_loss = live and forward, live and backward, live and loss
         self._threshold = config.threshold
