@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import vscode_ui
 import workbench
@@ -51,24 +50,10 @@ def test_hover_and_variables_show_tensor_summaries(page: Page) -> None:
     vscode_ui.stop_debugging(page)
 
 
-def _open_train_py(page: Page, tries: int = 3) -> None:
-    """Quick Open "train.py": many sample files end so (``ddp_train.py``...) and the list is
-    re-filtered under the click after other tests opened files; try again until its tab shows."""
-    for attempt in range(tries):
-        try:
-            vscode_ui.open_file(page, "train.py")
-            expect(page.locator(".tab.active", has_text=re.compile(r"^\s*train\.py"))).to_be_visible(timeout=5_000)
-            return
-        except (AssertionError, PlaywrightTimeout):
-            if attempt == tries - 1:
-                raise
-            page.keyboard.press("Escape")
-
-
 def test_variables_show_the_training_loops_optimizer_model_and_loss(page: Page) -> None:
     """Paused after the first ``optimizer.step()`` of the sample training script: the optimizer
     reads as its settings and state, the model and the criterion as modules, not their reprs."""
-    _open_train_py(page)
+    vscode_ui.open_file(page, "train.py")
     vscode_ui.go_to_line(page, vscode_ui.line_of("train.py", "loss_value = loss.item()"))
     page.keyboard.press("F9")
     expect(page.locator(".editor-instance .codicon-debug-breakpoint").first).to_be_visible()

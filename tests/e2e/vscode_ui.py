@@ -57,17 +57,75 @@ def _open_palette(page: Page) -> Locator:
     return box
 
 
-def open_file(page: Page, relative_path: str) -> None:
-    """Quick Open (Ctrl+P) a workspace file and wait for its editor tab."""
-    page.keyboard.press("Control+P")
-    box = page.locator(".quick-input-widget input")
-    box.wait_for()
-    box.fill(relative_path)
+def open_file(page: Page, relative_path: str, tries: int = 3) -> None:
+    """Quick Open (Ctrl+P) a workspace file and wait until its editor is the active tab.
+
+    Right after the query is typed the list still shows the unfiltered "recently opened"
+    rows, and its rows are reused as the results arrive: a row found then can show another
+    file by the time it is clicked (``train.py`` found in the stale history at the third row
+    opened ``monitor/leaking.py``, the third filtered result). So the row is clicked only once
+    the list has settled on a highlighted row with exactly this name (and folder), and the
+    active tab is checked; a wrong file is closed and the whole step tried again.
+    """
     name = relative_path.rsplit("/", 1)[-1]
-    # Wait for the filtered result: the first rows shown may still be "recently opened".
-    row = page.locator(".quick-input-list .monaco-list-row", has_text=name).first
-    row.click()  # not Enter: the highlighted row may still be a stale "recently opened" one
-    page.locator(".tab", has_text=name).first.wait_for()
+    folder = relative_path.rsplit("/", 1)[0] if "/" in relative_path else ""
+    for attempt in range(tries):
+        try:
+            page.keyboard.press("Control+P")
+            box = page.locator(".quick-input-widget input")
+            box.wait_for(timeout=10_000)
+            box.fill(relative_path)
+            _settled_result(page, name, folder).click(timeout=5_000)
+            _wait_for_active_tab(page, relative_path, timeout_s=10)
+            return
+        except Exception:
+            page.keyboard.press("Escape")
+            if attempt == tries - 1:
+                raise
+
+
+def _settled_result(page: Page, name: str, folder: str, timeout_s: float = 20) -> Locator:
+    """The Quick Open row for ``name`` in ``folder`` once the filtered list has stopped changing."""
+    read_rows = """() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map(r => [
+        r.style.top,
+        (r.querySelector('.label-name') || {}).textContent || '',
+        (r.querySelector('.label-description') || {}).textContent || '',
+        !!r.querySelector('.label-name .highlight')])"""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        rows = page.evaluate(read_rows)
+        found = [r for r in rows if r[1].strip() == name and r[3] and r[2].strip() == folder]
+        if found and rows == last:
+            break
+        last = rows
+        time.sleep(0.25)
+    else:
+        raise AssertionError(f"Quick Open never settled on {name!r} in {folder!r}: last rows {last}")
+    exact = re.compile(rf"^\s*{re.escape(name)}\s*$")
+    row = page.locator(".quick-input-list .monaco-list-row").filter(has=page.locator(".label-name", has_text=exact))
+    description = page.locator(".label-description", has_text=re.compile(r"\S"))
+    if folder:
+        exact_folder = re.compile(rf"^\s*{re.escape(folder)}\s*$")
+        row = row.filter(has=page.locator(".label-description", has_text=exact_folder))
+    else:
+        row = row.filter(has_not=description)
+    return row.first
+
+
+def _wait_for_active_tab(page: Page, relative_path: str, timeout_s: float) -> None:
+    """Wait until the active editor tab is this workspace file (its label's aria-label is the
+    file's absolute path)."""
+    label = page.locator(".editor-group-container.active .tab.active .monaco-icon-label").first
+    deadline = time.monotonic() + timeout_s
+    seen = None
+    while time.monotonic() < deadline:
+        if label.count():
+            seen = label.get_attribute("aria-label") or ""
+            if seen.endswith("/" + relative_path):
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"the active tab is {seen!r}, not {relative_path!r}")
 
 
 def status_item(page: Page, state: str) -> Locator:
