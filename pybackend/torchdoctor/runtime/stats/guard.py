@@ -36,11 +36,28 @@ from .cpu_use import ForeignUse, process_cpu
 LOAD_WINDOW = 60.0
 
 
+_IGNORE_ALL = ("ignore", None, Warning, None, 0)  # the entry ``warnings.simplefilter("ignore")`` makes
+
+
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    """Every warning ignored while the pass runs, and nothing else of the user's warnings changed.
+
+    Not ``warnings.catch_warnings()``: entering and leaving it marks the filters as changed, and
+    Python then forgets, in every module, which warnings were already shown, so a user's warning
+    shown once per place (the "default" action) showed again after every summary. Our entry is put
+    first in the same list and taken out again by itself: the filters read the same before and
+    after (the registries stay valid), a ``-W error`` of the user's cannot fail our pass, and a
+    filter added meanwhile (another thread) stays."""
+    filters = warnings.filters
+    filters.insert(0, _IGNORE_ALL)
+    try:
         yield
+    finally:
+        for k, entry in enumerate(filters):
+            if entry is _IGNORE_ALL:
+                del filters[k]
+                break
 
 
 def threads_for(current: int, cores: int, load: float, own: float) -> int:
