@@ -318,3 +318,44 @@ def test_an_error_inside_backward_shows_the_users_frames_not_the_watchs_wrappers
     assert 'inplace.py", line 8' in result.stderr and "loss.backward()" in result.stderr
     assert os.path.join("runtime", "anomaly") not in result.stderr
     assert not any(word in result.stderr for word in OURS)
+
+
+LAUNCHER = """
+import sys
+from torchdoctor.cli import main
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+NAN_WEIGHT = """
+import torch
+from torch import nn
+layer = nn.Linear(3, 2)
+with torch.no_grad():
+    layer.weight[0, 0] = float("nan")
+layer(torch.randn(4, 3)).sum().backward()
+"""
+
+
+def test_the_stack_ends_at_the_script_not_at_the_launcher(tmp_path):
+    """``torchdoctor`` as pip installs it is a small script (``.venv/bin/torchdoctor``) whose
+    module code calls our CLI: its frame looks like the user's, yet is not the script's."""
+    (tmp_path / "launcher.py").write_text(LAUNCHER)
+    (tmp_path / "nan_weight.py").write_text(NAN_WEIGHT)
+    env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
+    env.pop("TORCHDOCTOR_ANOMALY", None)
+    result = subprocess.run(
+        [sys.executable, "launcher.py", "run", "--json", "anomalies.json", "nan_weight.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        cwd=str(tmp_path),
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    stacks = [r["user_stack"] for r in json.loads((tmp_path / "anomalies.json").read_text())["anomalies"]]
+    assert stacks and all(stack for stack in stacks)
+    for stack in stacks:
+        assert all("nan_weight.py" in frame for frame in stack), stack
+    assert "launcher.py" not in result.stderr, result.stderr[-2000:]
+    assert "nan_weight.py:7 in <module>" in result.stderr

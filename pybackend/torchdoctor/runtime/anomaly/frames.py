@@ -57,14 +57,28 @@ def user_frame(start: Optional[FrameType] = None) -> Optional[FrameType]:
 
 
 def user_stack(frame: Optional[FrameType]) -> List[str]:
-    """``file:line:function`` of the user's frames, innermost first (internal ones left out)."""
+    """``file:line:function`` of the user's frames, innermost first (internal ones left out).
+
+    It ends at ``runpy``: a script run by ``torchdoctor run``, ``python -m`` or the debugger is
+    called from ``runpy``, and what called that is the launcher (``.venv/bin/torchdoctor``'s
+    module code, which looks like the user's), never the user's code."""
     out: List[str] = []
+    runpy_files = _runpy_files()
     while frame is not None and len(out) < MAX_STACK:
+        if out and frame.f_code.co_filename in runpy_files:
+            break
         if not is_internal(frame):
             code = frame.f_code
             out.append(f"{code.co_filename}:{frame.f_lineno}:{code.co_name}")
         frame = frame.f_back
     return out
+
+
+def _runpy_files() -> Tuple[str, ...]:
+    """The names ``runpy``'s code has in frames: its file, or ``<frozen runpy>`` (Python 3.11+
+    freezes it)."""
+    path = getattr(sys.modules.get("runpy"), "__file__", None)
+    return ("<frozen runpy>", path) if path else ("<frozen runpy>",)
 
 
 def variable_name(obj: Any, frame: Optional[FrameType]) -> Optional[str]:
@@ -92,7 +106,9 @@ def _inner(wrapper: Any) -> Any:
 
 
 def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
-    """The outermost ``nn.Module`` being called on this stack (``self`` of ``Module._call_impl``)."""
+    """The outermost ``nn.Module`` being called on this stack: ``self`` of ``Module._call_impl``,
+    or of a module's own ``forward`` that the script called directly (``model.forward(x)``: no
+    hook runs for ``model`` then, and its layers were named from ``Sequential`` up)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None
@@ -103,9 +119,16 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     }
     found = None
     while frame is not None:
-        if frame.f_code in codes:
+        code = frame.f_code
+        if code in codes or code.co_name == "forward":
             candidate = frame.f_locals.get("self")
-            if isinstance(candidate, torch.nn.Module):
+            if isinstance(candidate, torch.nn.Module) and (code in codes or _is_forward_of(code, candidate)):
                 found = candidate
         frame = frame.f_back
     return found
+
+
+def _is_forward_of(code: Any, module: Any) -> bool:
+    """Is ``code`` the ``forward`` of ``module``'s class (not another method named so)?"""
+    forward = getattr(type(module), "forward", None)
+    return getattr(forward, "__code__", None) is code

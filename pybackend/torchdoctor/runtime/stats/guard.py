@@ -28,7 +28,7 @@ import math
 import os
 import time
 import warnings
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 from .cpu_use import ForeignUse, process_cpu
 
@@ -49,7 +49,7 @@ def quiet() -> Iterator[None]:
     first in the same list and taken out again by itself: the filters read the same before and
     after (the registries stay valid), a ``-W error`` of the user's cannot fail our pass, and a
     filter added meanwhile (another thread) stays."""
-    filters = warnings.filters
+    filters: List[Any] = warnings.filters  # type: ignore[assignment]  # typeshed says Sequence: it is the list
     filters.insert(0, _IGNORE_ALL)
     try:
         yield

@@ -95,6 +95,38 @@ def test_a_scripted_module_is_reported_under_its_name():
     assert seen.watch.errors == [] and seen.reports[0]["qualname"] == "scripted"
 
 
+class Wrapped(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+    def helper(self, x):  # a method that is not forward: its self is no module being called
+        return self.body[0](x)
+
+
+def test_a_forward_called_directly_still_names_the_layer_from_the_model():
+    """``model.forward(x)`` instead of ``model(x)``: no hook runs for ``model``, so the layers were
+    named from the ``Sequential`` up (``Sequential.2``); the stack's ``forward`` frame knows the model."""
+    model = Wrapped()
+    with torch.no_grad():
+        model.body[2].weight[0, 0] = float("nan")
+    with watching() as seen:
+        model.forward(torch.randn(3, 4))
+    assert seen.watch.errors == [] and seen.reports[0]["qualname"] == "model.body.2"
+
+
+def test_another_method_of_a_module_is_not_taken_for_its_forward():
+    model = Wrapped()
+    with torch.no_grad():
+        model.body[0].weight[0, 0] = float("nan")
+    with watching() as seen:
+        model.helper(torch.randn(3, 4))
+    assert seen.watch.errors == [] and seen.reports[0]["qualname"] == "Linear"
+
+
 class Proxy(nn.Module):
     """Forwards attribute reads to the layer it wraps and refuses to list its parameters by name:
     the user's own exception, which must not read as an error of the watch."""
