@@ -32,6 +32,7 @@ def checkable(t: Any) -> bool:
     return (
         (type(t) is torch.Tensor or type(t) is torch.nn.Parameter)
         and t.layout == torch.strided
+        and not t.is_nested  # a strided nested tensor: no reduction reads it (forward._unreadable)
         and (t.dtype.is_floating_point or t.dtype.is_complex)
         and not t.is_meta
         and t.numel() > 0
@@ -232,3 +233,23 @@ def bad_counts(t: Any) -> Dict[str, int]:
         counts = torch.stack([torch.isnan(data).sum(), (data == math.inf).sum(), (data == -math.inf).sum()])
         nan, posinf, neginf = (int(v) for v in counts.tolist())
     return {"nan": nan, "posinf": posinf, "neginf": neginf, "numel": int(t.numel())}
+
+
+# Autograd nodes of the ops that write a constant through a mask: ``masked_fill``, ``where``,
+# ``x[mask] = value``. What made a -Inf, not a guess from the values.
+_MASKING = frozenset(("MaskedFillBackward0", "WhereBackward0", "IndexPutBackward0", "MaskedScatterBackward0"))
+
+
+def masked_logits(t: Any, low: float, high: float) -> bool:
+    """Logits with their illegal entries set to -Inf on purpose (action masking in a policy, a
+    pointer network's visited cities): -Inf the only non-finite value (no NaN, no +Inf), written by
+    a masking op (its autograd node says so), and every row keeping a finite value, so a softmax
+    over it is finite. A row that is all -Inf (a softmax's NaN next) is reported here. With no
+    graph (under no_grad, a reentrant checkpoint's first forward) nothing proves a mask: a `log` of
+    zeros looks the same, and is reported. Found on a masked policy head, 2026-12-06."""
+    if not (low == -math.inf and -math.inf < high < math.inf) or t.dim() == 0:
+        return False
+    node = t.grad_fn
+    if node is None or type(node).__name__ not in _MASKING:
+        return False
+    return bool(sys.modules["torch"].isfinite(t.detach()).any(-1).all())

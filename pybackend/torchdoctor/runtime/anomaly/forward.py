@@ -99,7 +99,8 @@ class ForwardChecks(WatchHost):
             for t in iter_tensors(output):
                 self._check_output(module, inputs, t, kwargs)
         except Exception as exc:
-            self._error(exc)
+            if not _unreadable(output):
+                self._error(exc)
         return None
 
     def _check_output(self, module: Any, inputs: Any, t: Any, kwargs: Any = None, plain: bool = False) -> None:
@@ -180,3 +181,18 @@ class ForwardChecks(WatchHost):
 def _verdict(low: float, high: float, threshold: float) -> str:
     """What is off with extremes that failed the usual-case test (NONFINITE for NaN/Inf)."""
     return verdict(low, high, threshold) or NONFINITE
+
+
+def _unreadable(output: Any) -> bool:
+    """An output the watch does not read, found when its check raised (the usual path pays
+    nothing): one made under a ``torch.func`` transform (``vmap`` per-sample gradients through
+    ``functional_call``: reading a value, ``.item()``, raises there), or a nested tensor (what
+    ``nn.TransformerEncoder``'s fast path passes between its layers in evaluation: no reduction
+    reads it; the encoder's own padded output is checked). Not a failure of the watch (2026-12-06)."""
+    torch = sys.modules["torch"]
+    try:
+        wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+        tensors = [output] if isinstance(output, torch.Tensor) else list(iter_tensors(output))
+        return any(t.is_nested or wrapped(t) for t in tensors)
+    except Exception:  # a torch without functorch, or an output it cannot walk: a real failure
+        return False

@@ -24,6 +24,7 @@ from .device import DeviceBatch
 from .frames import user_frame
 from .grads import zero_grads
 from .host import WatchHost
+from .lagging import has_lagging_copy
 from .loss_forensics import describe, find_origin
 from .loss_health import TREND_RULES, LossSeries
 from .stale import StaleGradTracker
@@ -128,8 +129,10 @@ class LossChecks(WatchHost):
             rule = str(finding["rule"])
             # trends are advice: never a stop, never the exit status; so is a spike in
             # adversarial training (pytorch/examples' DCGAN: the discriminator's loss on fakes
-            # jumps 17x when the generator wins a step, its normal game)
-            advice = rule in TREND_RULES or (rule == "spike" and self._adversarial())
+            # jumps 17x when the generator wins a step, its normal game), or beside a lagging
+            # copy of the model (a DQN's target network: its syncs move the targets, lagging.py)
+            lagging = rule == "spike" and not self._adversarial() and self._lagging_copy(frame)
+            advice = rule in TREND_RULES or (rule == "spike" and self._adversarial()) or lagging
             action = self.config.action(rule)
             if not self._may_report(action, advice=advice):
                 continue
@@ -138,6 +141,8 @@ class LossChecks(WatchHost):
             report.update({k: v for k, v in finding.items() if k != "rule"})
             report["loss"] = value
             report["advice"] = advice
+            if lagging:
+                report["lagging_copy"] = True
             report["loss_site"], report["loss_series"] = self.losses.labels.get(site), len(self.losses)
             if self._amp_step is not None:
                 report["unscaled"] = True
@@ -150,6 +155,12 @@ class LossChecks(WatchHost):
                 report["zero_grad_params"] = zero_grads(paths, table)
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
+
+    def _lagging_copy(self, frame) -> bool:
+        try:
+            return has_lagging_copy(frame, self.optimizers.live())
+        except Exception:  # an odd object in the loop's frames: the spike stays an anomaly
+            return False
 
     def _adversarial(self) -> bool:
         """Several losses and several optimizers: a GAN (or any models trained against each other)."""

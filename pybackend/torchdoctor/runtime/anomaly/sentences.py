@@ -412,13 +412,19 @@ def _loss_spike(r: Report) -> str:
     return (
         f"Loss spike at step {r['step']}{_series(r)}: {fmt_num(r['loss'])} is {fmt_num(r['ratio'])}x the median "
         f"{fmt_num(r['median'])} of the last {r['window']} losses (threshold {fmt_num(r['factor'])}x); "
-        + (
-            "in adversarial training this is often the other model winning a step; if it stays up, "
-            "lower the learning rate"
-            if r.get("advice")  # a spike is advice only with several losses and optimizers (a GAN)
-            else "a learning rate too high is the usual cause"
-        )
+        + _spike_cause(r)
     )
+
+
+def _spike_cause(r: Report) -> str:
+    if r.get("lagging_copy"):  # a DQN's target network, an EMA teacher (lagging.py)
+        return (
+            "the loop holds a lagging copy of the model (a target network, an EMA teacher): targets "
+            "computed from it move when it is synced; if it stays up, lower the learning rate"
+        )
+    if r.get("advice"):  # a spike is advice only with several losses and optimizers (a GAN)
+        return "in adversarial training this is often the other model winning a step; if it stays up, lower the learning rate"
+    return "a learning rate too high is the usual cause"
 
 
 def _series(r: Report) -> str:

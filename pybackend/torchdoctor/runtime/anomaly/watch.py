@@ -40,7 +40,7 @@ from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
 from .data_origin import FORWARD_FRAMES, nonfinite_data
 from .dead import DeadEvidence, DeadRule
-from .detect import EXPLOSION, NONFINITE, ZERO
+from .detect import EXPLOSION, NONFINITE, ZERO, masked_logits
 from .device import DeviceBatch
 from .forward import ForwardChecks
 from .frames import outermost_module, user_frame
@@ -222,6 +222,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             return
         if kind == EXPLOSION and self._is_loss_module(module, t):
             return  # a loss summed over a batch is large by construction (reduction='sum')
+        if kind == NONFINITE and masked_logits(t, low, high):
+            return  # illegal actions' logits set to -Inf on purpose (detect.masked_logits)
         first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
             self._bad_output_step = self.step
