@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+ATTENTION_MASK = "attention_mask"  # Hugging Face tokenizers' mask of the real (not padding) tokens
+MASKED = f", with sample[{ATTENTION_MASK!r}]"
 FEATURE_KEYS = ("image", "images", "pixel_values", "input", "inputs", "input_ids", "x", "features", "data", "img")
 _HALF: tuple = ()
 
@@ -38,7 +40,9 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
         return (
             sample[fx],
             (sample[fy] if fy is not None else None),
-            f"sample[{fx!r}]" + (f", label sample[{fy!r}]" if fy is not None else ""),
+            f"sample[{fx!r}]"
+            + (f", label sample[{fy!r}]" if fy is not None else "")
+            + (MASKED if ATTENTION_MASK in sample else ""),  # sequences.py: its padding is masked
         )
     if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
         if len(sample) >= 3 and _named_first(sample):

@@ -58,11 +58,40 @@ def check(ctx: Context) -> list:
         other = _features(split)
         if other is None or other[0].shape[1:] != base[0].shape[1:] or len(other[0]) < T.DRIFT_MIN_SAMPLES:
             continue
+        weighted = [s.name for s in (train, split) if _reweighted(s)]
+        if weighted:
+            ctx.notes.append(_weighted_note(weighted, train, split))
+            continue
         augmented = bool(train.draws.random and not split.draws.random)
         found = _compare(base[0], other[0], T.DRIFT_MEAN_SHIFT_AUGMENTED if augmented else T.DRIFT_MEAN_SHIFT)
         if found:
             out.append(_finding(train, split, found, base[1], augmented))
     return out
+
+
+def _reweighted(split: Split) -> bool:
+    """Drawn by a loader whose sampler weights the samples unequally (``WeightedRandomSampler``): its
+    draws follow the weights on purpose (a rebalanced minority class moves every feature's mean), so
+    they are not the data's distribution and a shift from another split is not drift."""
+    d = split.draws
+    if d.kind != "loader":
+        return False
+    inner = getattr(getattr(d.obj, "batch_sampler", None), "sampler", None)
+    for sampler in (getattr(d.obj, "sampler", None), inner):
+        weights = getattr(sampler, "weights", None)
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            if w.size and float(w.max()) > float(w.min()):
+                return True
+    return False
+
+
+def _weighted_note(weighted: list, train: Split, split: Split) -> str:
+    return (
+        f"{split.name}: drift against {train.name} not judged: {' and '.join(weighted)} "
+        f"{'is' if len(weighted) == 1 else 'are'} drawn by a sampler with unequal weights "
+        "(WeightedRandomSampler), whose draws are rebalanced on purpose"
+    )
 
 
 def _compare(x: np.ndarray, y: np.ndarray, mean_shift: float = T.DRIFT_MEAN_SHIFT) -> list:

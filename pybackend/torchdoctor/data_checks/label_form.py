@@ -80,7 +80,31 @@ def check(ctx: Context) -> list:
                 out.append(found)
         elif s.label_kind in ("index", "float") and s.labels is not None and ctx.loss in BINARY_LOSSES:
             out += _indices_for_binary(ctx, split)
+        elif s.label_kind == "multi" and not s.label_float and ctx.loss in BINARY_LOSSES:
+            out.append(_integer_multi_hot(ctx, split))
     return out
+
+
+def _integer_multi_hot(ctx: Context, split: Split) -> dict:
+    """Multi-hot rows (several 0/1 per row: multi-label targets) of an integer or bool dtype for a BCE
+    loss, which computes in the logits' float dtype and raises on any other target dtype."""
+    s = split.stats
+    dtype = split.draws.y_dtype or "integers"
+    return F.finding(
+        F.ONEHOT_LABELS,
+        F.ERRORS,
+        split.name,
+        f"{split.name} labels are multi-hot rows of width {s.label_shape[0] if s.label_shape else '?'} ({dtype}) and "
+        f"the loss is {ctx.loss}, which needs floating-point targets: it raises on them (BCEWithLogitsLoss: "
+        '"result type Float can\'t be cast to the desired output type Long"; BCELoss: "Found dtype Long but '
+        'expected Float"). Likely cause: the 0/1 targets were built as integers (torch.zeros(..., dtype=torch.long), '
+        "a numpy int array, MultiLabelBinarizer). Next step: return them as float32 from __getitem__ "
+        "(torch.tensor(y, dtype=torch.float32)), or .float() the batch's targets before the loss.",
+        source=split.source,
+        loss=ctx.loss,
+        width=int(s.label_shape[0]) if s.label_shape else None,
+        dtype=split.draws.y_dtype,
+    )
 
 
 def _form(split: Split) -> str:

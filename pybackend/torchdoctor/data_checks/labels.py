@@ -12,6 +12,8 @@ from . import masks
 from . import thresholds as T
 from .context import Context, Split
 
+CLASS_LOSSES = masks.INDEX_LOSSES + masks.BINARY_LOSSES  # losses whose targets are surely classes
+
 
 def class_labels(split: Split) -> Optional[np.ndarray]:
     """Integer class labels (index or one-hot), or None when the labels are not classes."""
@@ -58,7 +60,7 @@ def check(ctx: Context) -> list:
             continue
         out += _range(ctx, split, y)
         if split.name == getattr(ctx.train, "name", None):
-            out += _imbalance(split, y)
+            out += _imbalance(split, y) or _one_class(ctx, split, y)
     out += _unseen(ctx)
     return out
 
@@ -112,6 +114,30 @@ def _imbalance(split: Split, y: np.ndarray) -> list:
             source=split.source,
             histogram={label_name(split, int(v)): int(c) for v, c in zip(values, counts)},
             majorityShare=float(share),
+        )
+    ]
+
+
+def _one_class(ctx: Context, split: Split, y: np.ndarray) -> list:
+    """Every training label is one class while a classification loss is given: the model can only
+    learn that class (labels never filled in, a label column read from the wrong field). Without a
+    loss one value is as often a placeholder (an autoencoder's ``img, 0``), so nothing is said."""
+    values = np.unique(y[y != T.IGNORE_INDEX])
+    if len(values) != 1 or ctx.loss not in CLASS_LOSSES or len(y) < T.IMBALANCE_MIN_CUT:
+        return []
+    name = label_name(split, int(values[0]))
+    return [
+        F.finding(
+            F.IMBALANCE,
+            F.WARNING,
+            split.name,
+            f"every one of the {len(y)} sampled {split.name} labels is `{name}` and the loss is {ctx.loss}: the "
+            f"model can only learn to predict `{name}`, which scores 100% on this split. Likely cause: labels "
+            "never filled in (a default 0), read from the wrong field or column, or a split sorted by class and "
+            "cut. Next step: print a few samples' labels and the label counts of the whole split.",
+            source=split.source,
+            histogram={name: int(len(y))},
+            majorityShare=1.0,
         )
     ]
 

@@ -95,6 +95,8 @@ def check(ctx: Context, split: Split) -> list:
     name, k, unsure = found
     head = f"{ctx.model.name}.{name}" if ctx.model is not None else name
     classes = (0, 1) if k == 1 else range(k)  # one channel: a binary mask for a BCE loss
+    if len(values) == 1 and values[0] in classes:
+        return _one_class(ctx, split, values[0], k, head)
     ignored = T.IGNORE_INDEX if ctx.ignore_index is None else ctx.ignore_index
     inside = [v for v in values if v in classes]
     outside = [v for v in values if v not in classes and v != ignored]
@@ -114,6 +116,35 @@ def check(ctx: Context, split: Split) -> list:
         )
         return []
     return [_outside(ctx, split, values, outside, k, head)]
+
+
+def _one_class(ctx: Context, split: Split, value: int, k: int, head: str) -> list:
+    """Every pixel of every training mask is one class while the head predicts several (or one channel
+    trained by a BCE loss): nothing to segment is learned. The usual cause is a mask put through
+    ``ToTensor`` (which divides by 255) then ``.long()``, which makes class ids 0..20 all 0. An
+    evaluation split's constant masks may be placeholders of a split without ground truth, and a
+    few masks may all be background by chance: neither is reported."""
+    s = split.stats
+    if split is not ctx.train or len(s.mask_indices) < T.ONE_CLASS_MIN_MASKS or split.draws.cut:
+        return []
+    if k == 1 and ctx.loss not in BINARY_LOSSES:
+        return []
+    return [
+        F.finding(
+            F.IMBALANCE,
+            F.WARNING,
+            split.name,
+            f"every pixel of the {len(s.mask_indices)} sampled {split.name} masks is {value}, while {head} predicts "
+            f"{k} output channel{'s' if k > 1 else ''}: always predicting {value} scores 100% pixel accuracy and the "
+            "model learns nothing to segment. Likely cause: the masks went through ToTensor (which divides by 255) "
+            "and then .long(), which makes small class ids 0, or the mask files read are not the labelled ones. "
+            "Next step: turn each mask into a tensor with torch.as_tensor(np.array(mask), dtype=torch.long), "
+            "not ToTensor, and look at a few masks' values.",
+            source=split.source,
+            histogram={str(value): len(s.mask_indices)},
+            majorityShare=1.0,
+        )
+    ]
 
 
 def _head(ctx: Context, split: Split) -> Optional[tuple]:

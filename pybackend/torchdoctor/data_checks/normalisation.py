@@ -28,7 +28,38 @@ def check(ctx: Context) -> list:
                 out += _mismatched_statistics(split)
         elif s.layout == "vector":
             out += _unscaled(split)
+        elif s.layout == "other":
+            out += _pcm_scale(split)
     return out
+
+
+def _pcm_scale(split: Split) -> list:
+    """Waveforms (one or two channels of ``PCM_MIN_LENGTH`` values or more) of whole-number floats past
+    the 0..255 range and within int16's: 16-bit PCM samples converted with ``.float()`` but never
+    divided by 32768 (``torchaudio.load(normalize=False)``, ``soundfile.read(dtype="int16")``, a WAV
+    read with ``scipy.io.wavfile``). Audio in [-1, 1] is never whole numbers; other signals (point
+    clouds, sensor windows of several channels) are not judged."""
+    s = split.stats
+    shape = tuple(s.shape or ())
+    if not shape or shape[-1] < T.PCM_MIN_LENGTH or int(np.prod(shape[:-1])) > 2 or not s.integral:
+        return []
+    peak = max(abs(s.vmin), abs(s.vmax))
+    if not (T.UINT8_HIGH < peak <= T.INT16_PEAK) or s.vmin >= 0:
+        return []
+    return [
+        F.finding(
+            F.UNSCALED,
+            F.WARNING,
+            split.name,
+            f"{split.name} waveforms are whole-number floats from {s.vmin:g} to {s.vmax:g}: 16-bit PCM samples "
+            "never scaled to [-1, 1]. Likely cause: the audio was read as int16 (torchaudio.load(normalize=False), "
+            'soundfile.read(dtype="int16"), scipy.io.wavfile.read) and converted with .float(). Next step: divide '
+            "by 32768, or load it as float (torchaudio.load's default, soundfile's dtype='float32').",
+            source=split.source,
+            min=s.vmin,
+            max=s.vmax,
+        )
+    ]
 
 
 def _uint8_range(split: Split) -> list:

@@ -2,22 +2,58 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 from .arrays import to_array
 
 RAW_ATTRIBUTES = ("data", "images", "x", "X", "inputs", "features")
+# what a transform wrapper calls the dataset it reads from (a Dataset of labels or masks kept beside
+# the images under another name is no source of the features)
+WRAPPED_NAMES = ("subset", "dataset", "base", "base_dataset", "ds", "data", "source", "split", "inner")
 
 
 def base_of(obj: Any) -> tuple[Any, Optional[list]]:
-    """(the dataset behind Subsets, the base index of each index) - indices None: identity."""
+    """(the dataset behind Subsets and transform wrappers, the base index of each index) - indices None: identity."""
     mapping: Optional[list] = None
     depth = 0
-    while type(obj).__name__ == "Subset" and hasattr(obj, "indices") and depth < 10:
-        idx = [int(i) for i in obj.indices]
-        mapping = idx if mapping is None else [idx[i] for i in mapping]
-        obj, depth = obj.dataset, depth + 1
+    while depth < 10:
+        if type(obj).__name__ == "Subset" and hasattr(obj, "indices"):
+            idx = [int(i) for i in obj.indices]
+            mapping = idx if mapping is None else [idx[i] for i in mapping]
+            obj, depth = obj.dataset, depth + 1
+            continue
+        inner = _wrapped(obj)
+        if inner is None:
+            break
+        obj, depth = inner, depth + 1
     return obj, mapping
+
+
+def _wrapped(obj: Any) -> Any:
+    """The one Dataset a wrapper holds, as long as the wrapper, when the wrapper keeps no rows of its
+    own: the usual way to give each part of a ``random_split`` its own transform
+    (``self.subset = subset``, ``__getitem__`` reads ``self.subset[i]`` and transforms it). Its sample
+    ``i`` is the inner one's, so the inner stored rows are its rows. Two datasets held, or one of
+    another length (pairs, windows), or one under another name than ``WRAPPED_NAMES``, are no such
+    wrapper: None."""
+    if raw_store(obj) is not None or not hasattr(obj, "__dict__"):
+        return None
+    try:
+        n = len(obj)
+    except TypeError:
+        return None
+    data = sys.modules.get("torch.utils.data")  # loaded by the datasets themselves: not imported here
+    if data is None:
+        return None
+    held = [v for v in vars(obj).values() if isinstance(v, data.Dataset)]
+    named = [v for k, v in vars(obj).items() if k.lstrip("_") in WRAPPED_NAMES and isinstance(v, data.Dataset)]
+    if len(held) != 1 or len(named) != 1:
+        return None
+    try:
+        return held[0] if len(held[0]) == n else None
+    except TypeError:
+        return None
 
 
 def raw_store(ds: Any) -> Any:

@@ -346,7 +346,10 @@ def _chunk(s: SplitStats, idx: list, x: np.ndarray) -> np.ndarray:
     s.ch_count += (k * count if whole else int(count[:, 0].sum())) if channels else 0
     mean = sums.sum(1) / (max(channels * count, 1) if whole else np.maximum(count.sum(1), 1))
     if channels * per >= T.BLANK_MIN_ELEMENTS and s.layout != "tokens":
-        s.blank += [idx[p] for p in np.flatnonzero(_blank_rows(c, lo, hi, mean, s.layout)).tolist()]
+        blank = _blank_rows(c, lo, hi, mean, s.layout)
+        if not whole:  # a sample of NaN only, zeroed above, is nonfinite, not also blank (as is_blank says)
+            blank &= count.sum(1) > 0
+        s.blank += [idx[p] for p in np.flatnonzero(blank).tolist()]
     if s.hashed:
         s.digests += fingerprints(x)
     return sums / np.maximum(count, 1)

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import findings as F
 from . import thresholds as T
+from .arrays import ATTENTION_MASK, MASKED
 from .context import Context, Split, unwrap
 
 PAD_ATTRIBUTES = ("pad_id", "pad_token_id", "padding_idx", "pad_idx", "pad")
@@ -170,6 +171,12 @@ def _padding(ctx: Context, split: Split, tok: np.ndarray) -> list:
         ctx.notes.append(
             f"{split.name}: {share:.0%} of the tokens are padding, and every padded position's target is an ignore "
             "index (negative): the loss skips them"
+        )
+        return []
+    if MASKED in split.draws.how:  # a tokenizer's padding="max_length": correct, only slower
+        ctx.notes.append(
+            f"{split.name}: {share:.0%} of the tokens are padding, beside the samples' {ATTENTION_MASK}, which "
+            "keeps it out of attention: not reported (padding per batch to the longest sequence would save the compute)"
         )
         return []
     return [

@@ -153,6 +153,12 @@ def _id_column(name: str) -> bool:
     return words[-1].lower() not in CLASS_STEMS
 
 
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value it holds: numpy 2 shows ``np.int64(1883)`` where 1883 is meant."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "shape", None) == () else value
+
+
 def _id_overlap(ctx: Context) -> list:
     out = []
     for train, split in ctx.table_pairs():
@@ -169,7 +175,7 @@ def _id_overlap(ctx: Context) -> list:
                     F.ERRORS,
                     split.name,
                     f"{len(shared)} rows of {split.table.where} share their {name!r} with {train.name} "
-                    f"(e.g. {split.table.columns[name][shared[0]]!r}): the same entity is on both sides, so the "
+                    f"(e.g. {_plain(split.table.columns[name][shared[0]])!r}): the same entity is on both sides, so the "
                     f"{split.name} score rewards memorising it. Next step: split by {name!r} (GroupShuffleSplit, "
                     "GroupKFold) so each id lives in one split.",
                     shared,

@@ -26,6 +26,8 @@ BLANK_MIN_ELEMENTS = 16  # samples with fewer values (a tabular row) are never c
 UINT8_LOW = 10.0  # float images whose max is above this and at most UINT8_HIGH: 0..255 as floats
 UINT8_HIGH = 255.5
 UNSCALED = 10.0  # a vector feature whose |mean| or std is above this is unstandardised
+PCM_MIN_LENGTH = 1000  # a waveform's values: 16-bit PCM as floats (normalisation._pcm_scale)
+INT16_PEAK = 32768.0
 NORMALISED_MEAN = 1.0  # normalised training images (min < 0) with a channel |mean| above this: wrong statistics
 
 # --- labels
@@ -35,6 +37,7 @@ IMBALANCE_RATIO = 10.0  # or, with 3 classes or more, the largest is this many t
 # when a time budget (a check inside a paused program) left samples out: fewer labels than this
 # are not called imbalanced (a 50/50 split shows 80% of one class in 5 draws 38% of the time)
 IMBALANCE_MIN_CUT = 50
+ONE_CLASS_MIN_MASKS = 20  # training masks all of one class: reported only over this many (not chance)
 IGNORE_INDEX = -100  # CrossEntropyLoss's default ignore_index: never out of range
 
 # --- duplicates
