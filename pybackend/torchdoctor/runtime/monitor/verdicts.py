@@ -10,7 +10,8 @@ series; the others are below, each judged on a window so that healthy noise stay
   fell over the same evaluations. The best evaluation is named as the early-stopping point.
 - ``underfitting``: after >= 3 evaluations and 50 training steps, the training loss is not
   decreasing (seed 002's rule) and the validation loss is not below 99% of its first value.
-- ``input_bound``: data loading took more than ``inputBoundFraction`` of the last 20 steps' time,
+- ``input_bound``: data loading took more than ``inputBoundFraction`` of the last 20 steps' time
+  (and at least :data:`INPUT_BOUND_MIN_SECONDS` a step),
   and of each of at least a quarter of those steps (one preempted step is not a slow loader).
 - ``update_ratio_high`` / ``update_ratio_low``: the median of a param group's last 5 update ratios
   (||delta w|| / ||w||) above ``updateRatioHigh`` or below ``updateRatioLow``.
@@ -39,6 +40,12 @@ from .config import THRESHOLDS
 
 Finding = Dict[str, Any]
 WINDOW = 20  # steps for the input-bound rule and the training median at an evaluation
+# A loader faster than this a step is never called the bottleneck, whatever its share of a tiny
+# step: handing a batch over from a worker process costs about a millisecond itself (a 32-row
+# TensorDataset batch: 0.15-0.25 ms with num_workers=0, 1.5 ms with 2 workers, 2 cores,
+# 2026-12-06), so "set num_workers > 0" would slow such a loop down. The sample MLP's
+# healthy.py (a 0.2 ms loader, half of its 0.4 ms step) was told to, under load.
+INPUT_BOUND_MIN_SECONDS = 0.002
 RATIO_POINTS = 5
 MEMORY_BLOCKS = 10
 
@@ -124,7 +131,7 @@ class Verdicts:
             return []
         data, spent = sum(w[1] for w in window), sum(w[2] for w in window)
         fraction = self.t["inputBoundFraction"]
-        if spent <= 0 or data / spent <= fraction:
+        if spent <= 0 or data / spent <= fraction or data / len(window) < INPUT_BOUND_MIN_SECONDS:
             return []
         # One step the OS preempted inside the loader (a few ms on a sub-ms step) can carry the
         # window's sum on its own: the loader must be the larger part of a quarter of the steps

@@ -134,6 +134,16 @@ def test_one_preempted_loader_step_is_not_input_bound():
     assert "input_bound" not in found
 
 
+def test_a_sub_millisecond_loader_is_not_input_bound_whatever_its_share():
+    """A tiny MLP on a TensorDataset: the loader is 60% of a 0.4 ms step, yet a worker process
+    would cost more per batch than the whole loader: no advice to add workers."""
+    records = [step(i + 1, loss=1.0 - i * 0.01, data=0.00024, compute=0.00016) for i in range(40)]
+    _, found = run(records)
+    assert "input_bound" not in found
+    slow = [step(i + 1, loss=1.0 - i * 0.01, data=0.0024, compute=0.0016) for i in range(40)]
+    assert "input_bound" in run(slow)[1]  # the same shares ten times slower: the loader is the bottleneck
+
+
 def test_a_loader_that_stalls_in_bursts_is_input_bound():
     """Workers that refill in bursts: every fourth step waits 60 ms for data, the others none."""
     records = [step(i + 1, loss=1.0 - i * 0.01, data=0.06 if i % 4 == 3 else 0.0, compute=0.01) for i in range(40)]
