@@ -10,9 +10,13 @@ full precision even when the mean dwarfs the spread (``x = 1000 + noise``), whic
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Dict, Iterable, Optional, Sequence
 
 Row = Sequence[float]
+
+# Integers beyond this lose their low bits as float64: 2**62 + 1 and 2**62 + 3 look equal.
+EXACT_IN_FLOAT64 = 1 << 53
 
 
 def repeat(row: Row, multiplicity: int) -> Row:
@@ -49,7 +53,8 @@ def combine(rows: Iterable[Row]) -> Dict[str, object]:
     m2 = 0.0
     for n, s, block_m2, *_ in rows:
         if n > 0:
-            m2 += block_m2 + n * (s / n - mean) ** 2
+            gap = s / n - mean  # ``gap * gap``: inf on overflow, where ``** 2`` raises
+            m2 += block_m2 + n * (gap * gap)
     out["mean"] = _finite_or_none(mean)
     out["min"] = _finite_or_none(min(row[3] for row in rows if row[0] > 0))
     out["max"] = _finite_or_none(max(row[4] for row in rows if row[0] > 0))
@@ -67,3 +72,36 @@ def sample_std(m2: float, count: int) -> Optional[float]:
 def _finite_or_none(value: float) -> Optional[float]:
     # JSON has no NaN/Inf; the counts already say when those exist.
     return value if math.isfinite(value) else None
+
+
+def moments_overflowed(out: Dict[str, object]) -> bool:
+    """Finite extremes but no mean, or no std, in ``combine``'s totals: the sums or squares
+    overflowed the work dtype (float64 beyond ~1e154, complex64 magnitudes beyond ~1e19)."""
+    if out["min"] is None or out["max"] is None:
+        return False
+    return out["mean"] is None or (out["std"] is None and int(out["count"]) >= 2)  # type: ignore[call-overload]
+
+
+def peak_exponent(out: Dict[str, object]) -> int:
+    """``e`` with the largest magnitude below ``2**e``: values times ``2**-e`` lie within [-1, 1]
+    (exact, but for values that become subnormal, far below the std's digits)."""
+    return math.frexp(max(abs(float(out["min"])), abs(float(out["max"]))))[1]  # type: ignore[arg-type]
+
+
+def scaled_back(scaled: Dict[str, object], exponent: int, out: Dict[str, object]) -> None:
+    """``out``'s mean and std from the totals of the values times ``2**-exponent``. Extremes,
+    zeros and NaN/Inf counts stay the unscaled ones: a tiny value scaled down may round to 0."""
+    for key in ("mean", "std"):
+        value = scaled[key]
+        if isinstance(value, float):
+            try:
+                out[key] = _finite_or_none(math.ldexp(value, exponent))
+            except OverflowError:  # a std beyond the largest float: none rather than a wrong one
+                out[key] = None
+
+
+def shifted_back(shifted: Dict[str, object], low: int, out: Dict[str, object]) -> None:
+    """``out``'s mean and std from the totals of the values less the integer ``low``."""
+    if isinstance(shifted["mean"], float):
+        out["mean"] = float(Fraction(low) + Fraction(shifted["mean"]))  # one rounding, not two
+    out["std"] = shifted["std"]

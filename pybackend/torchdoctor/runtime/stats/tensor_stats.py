@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import byte_stats, float_pass, raw_pass
 from .blocks import collapse_expanded, iter_blocks, memory_order
 from .guard import block_workers, cpu_threads, quiet
-from .moments import combine, repeat
+from .moments import EXACT_IN_FLOAT64, combine, moments_overflowed, peak_exponent, repeat, scaled_back, shifted_back
 from .parallel import map_blocks
 from .raw_pass import direct_rows, plan, raw_rows
 
@@ -86,6 +86,8 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
         if implicit_zeros:
             rows.append((implicit_zeros, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, implicit_zeros))
         out = combine(rows)
+        if moments_overflowed(out):
+            _rescaled_moments(t, base, limit, (multiplicity, implicit_zeros), out)
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             out.pop("zeros", None)  # integers: 0 is an ordinary value, not counted
         if t.dtype.is_complex:
@@ -97,8 +99,48 @@ def value_stats(t: Any, implicit_zeros: int = 0) -> Dict[str, object]:
             out["min"], out["max"] = low, high
         elif not (t.dtype.is_floating_point or t.dtype.is_complex or t.is_quantized):
             _exact_int_extremes(base, out, implicit_zeros)
+        if not (t.dtype.is_floating_point or t.dtype.is_complex or t.is_quantized):
+            _wide_int_moments(base, limit, (multiplicity, implicit_zeros), out)
         out["exact"] = True
         return out
+
+
+def _rescaled_moments(t: Any, base: Any, limit: int, extra: Tuple[int, int], out: Dict[str, object]) -> None:
+    """Mean and std read again from blocks scaled by a power of two that brings the largest
+    magnitude near 1, then scaled back. Rare, so the general block path is fine."""
+    exponent = peak_exponent(out)
+    convert, work = _converter(t)
+    scale = math.ldexp(1.0, -exponent)
+    scaled_back(_moments_again(base, limit, extra, lambda b: convert(b).mul(scale), work, 0.0), exponent, out)
+
+
+def _wide_int_moments(base: Any, limit: int, extra: Tuple[int, int], out: Dict[str, object]) -> None:
+    """64-bit integers beyond 2**53 whose spread is not: the moments of ``x - min``, taken in
+    the integers (exact) before the float64 conversion, so the std is not rounding noise. The
+    difference is taken on the int64 bits (uint64 has no subtraction): it wraps modulo 2**64,
+    which gives ``x - min`` exactly as long as the spread is below 2**63."""
+    low, high = out["min"], out["max"]
+    if not (isinstance(low, int) and isinstance(high, int)) or base.element_size() != 8:
+        return
+    if max(-low, high) <= EXACT_IN_FLOAT64 or high - low >= 1 << 63:
+        return
+    torch = _torch()
+    origin = torch.tensor(low - (1 << 64) if low >= 1 << 63 else low, dtype=torch.int64, device=base.device)
+
+    def convert(b: Any) -> Any:
+        return (b.view(torch.int64) - origin).to(torch.float64)
+
+    shifted_back(_moments_again(base, limit, extra, convert, torch.float64, float(-low)), low, out)
+
+
+def _moments_again(base: Any, limit: int, extra: Tuple[int, int], convert, work, zero: float) -> Dict[str, object]:
+    """``combine`` of the blocks of ``base`` read through ``convert``; ``extra``: an expanded
+    view's repeats and a sparse tensor's implicit zeros, which ``convert`` turns into ``zero``."""
+    multiplicity, implicit_zeros = extra
+    rows = [tuple(repeat(row, multiplicity)) for row in _rows(base, convert, work, limit)]
+    if implicit_zeros:
+        rows.append((implicit_zeros, zero * implicit_zeros, 0.0, zero, zero, 0, 0, 0, 0))
+    return combine(rows)
 
 
 def _bool_stats(torch, base: Any, multiplicity: int, implicit_zeros: int) -> Dict[str, object]:
@@ -360,7 +402,11 @@ def _careful_block(torch, block):
     nan = block.numel() - n - posinf - neginf
     zeros = (block == 0).sum()
     mean = (torch.where(finite, block, 0.0).sum() / n.clamp(min=1)).to(block.dtype)
-    # Non-finite slots take the mean: it lies inside [min, max] and deviates by zero.
+    # Finite values summing past the float range (1e308 twice) give an infinite mean: the centre
+    # is then the largest finite value (``combine``'s caller rescales the overflowed moments).
+    top = torch.where(finite, block, -math.inf).amax()
+    mean = torch.where(mean.isfinite(), mean, torch.where(top.isfinite(), top, 0.0))
+    # Non-finite slots take the centre: it lies inside [min, max] and deviates by zero.
     filled = torch.where(finite, block, mean)
     low, high = torch.aminmax(filled)
     filled.sub_(mean)

@@ -14,7 +14,15 @@ from typing import Any, Dict, List, Tuple
 from ...spelling import short_dtype
 from ..stats.blocks import collapse_expanded, iter_blocks, memory_order
 from ..stats.guard import quiet
-from ..stats.moments import combine, repeat
+from ..stats.moments import (
+    EXACT_IN_FLOAT64,
+    combine,
+    moments_overflowed,
+    peak_exponent,
+    repeat,
+    scaled_back,
+    shifted_back,
+)
 
 BLOCK = 1 << 20
 SMALL_VALUES = 8
@@ -86,15 +94,45 @@ def _value_stats(np, base: Any, multiplicity: int, blocks=None) -> Dict[str, obj
         count = sum(int(np.size(b)) for b in parts) * multiplicity
         return {"count": count, "true": true, "zeros": count - true, "nan": 0, "posinf": 0, "neginf": 0, "exact": True}
     work = np.float64 if base.dtype.kind in "iu" or base.dtype.itemsize >= 8 else np.float32
-    rows = [repeat(row, multiplicity) for row in _rows(np, parts, work)]
-    out = combine(rows)
+    out = _moments(np, parts, work, multiplicity, lambda b: b)
+    if moments_overflowed(out):  # float64 beyond ~1e154: again with the values scaled near 1
+        exponent = peak_exponent(out)
+        scaled_back(_moments(np, parts, work, multiplicity, lambda b: _scaled(np, b, exponent)), exponent, out)
     if base.dtype.kind == "c":
         out["of"] = "abs"
     if base.dtype.kind in "iu" and parts:  # exact beyond 2**53
         out["min"] = min(int(np.min(b)) for b in parts)
         out["max"] = max(int(np.max(b)) for b in parts)
+        _wide_int_moments(np, parts, multiplicity, out)
     out["exact"] = True
     return out
+
+
+def _moments(np, parts: List[Any], work: Any, multiplicity: int, change) -> Dict[str, object]:
+    """``combine`` of the blocks read through ``change`` (one changed block alive at a time)."""
+    rows = [repeat(row, multiplicity) for b in parts for row in _rows(np, [change(np.asarray(b))], work)]
+    return combine(rows)
+
+
+def _scaled(np, block: Any, exponent: int) -> Any:
+    values = np.abs(block) if block.dtype.kind == "c" else block
+    return np.ldexp(values.astype(np.float64), -exponent)
+
+
+def _wide_int_moments(np, parts: List[Any], multiplicity: int, out: Dict[str, object]) -> None:
+    """64-bit integers beyond 2**53 whose spread is not: the moments of ``x - min``, taken in the
+    block's own integers (exact while the spread is below 2**63) before the float64 conversion,
+    so the std is not the rounding of ``2**62 + 1`` and ``2**62 + 3`` to one float."""
+    low, high = int(out["min"]), int(out["max"])  # type: ignore[call-overload]
+    if max(-low, high) <= EXACT_IN_FLOAT64 or high - low >= 1 << 63 or parts[0].dtype.itemsize != 8:
+        return
+    dtype = parts[0].dtype
+    unsigned = np.dtype(dtype.str.replace("i", "u"))  # the difference fits: no overflow to wrap
+
+    def change(b: Any) -> Any:
+        return (b.view(unsigned) - np.array(low, dtype=dtype).view(unsigned)).astype(np.float64)
+
+    shifted_back(_moments(np, parts, np.float64, multiplicity, change), low, out)
 
 
 def _convert(np, block: Any, work: Any) -> Any:
@@ -134,6 +172,8 @@ def _careful_block(np, values: Any) -> Tuple[float, ...]:
     neginf = int(np.count_nonzero(values == -np.inf))
     nan = int(values.size) - n - posinf - neginf
     mean = float(np.where(finite, values, 0).sum(dtype=np.float64)) / max(n, 1)
+    if not math.isfinite(mean):  # finite values summing past the float range (1e308 twice):
+        mean = float(values[finite].max())  # a centre inside [min, max]; the caller rescales
     zeros = int(np.count_nonzero(values == 0))
     filled = np.where(finite, values, mean)  # non-finite slots deviate by zero
     low, high = float(filled.min()), float(filled.max())

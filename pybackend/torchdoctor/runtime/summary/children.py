@@ -168,7 +168,8 @@ def bounded_index(shape: Tuple[int, ...]) -> Tuple[int, ...]:
 def _host(torch, t: Any) -> Any:
     from ..stats.tensor_stats import host_values
 
-    digits = _DISPLAY_DIGITS.get(str(t.dtype).replace("torch.", ""))
+    # A quantized tensor's values come back dequantized to float32: as many digits as those.
+    digits = _DISPLAY_DIGITS.get("float32" if t.is_quantized else str(t.dtype).replace("torch.", ""))
     values = host_values(t)
     if digits:  # 0.1 in f32 reads 0.1, not 0.10000000149011612
         values = [float(format(v, f".{digits}g")) for v in values]
@@ -233,9 +234,9 @@ def module_children(m: Any) -> List[Child]:
 def _module_members(torch, m: Any) -> List[Child]:
     out: List[Child] = []
     for name, p in m.named_parameters(recurse=False):
-        out.append((name, p, "." + name))
+        out.append((name, p, _tensor_suffix(torch, m, name)))
     for name, b in m.named_buffers(recurse=False):
-        out.append((name, b, "." + name))
+        out.append((name, b, _tensor_suffix(torch, m, name)))
     indexed = isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential))
     keyed = isinstance(m, torch.nn.ModuleDict)
     for name, child in m.named_children():
@@ -248,6 +249,17 @@ def _module_members(torch, m: Any) -> List[Child]:
             suffix = "." + name
         out.append((name, child, suffix))
     return out
+
+
+def _tensor_suffix(torch, m: Any, name: str) -> Optional[str]:
+    """How a parameter or buffer is read back: ``pl[0]`` in a ``ParameterList``, ``pd['a-b']``
+    in a ``ParameterDict`` (``pl.0`` is no expression), ``.name`` elsewhere, None when ``name``
+    is no identifier (``register_buffer("running-mean", ...)``: only ``getattr`` reads it)."""
+    if isinstance(m, torch.nn.ParameterList) and name.isdigit():
+        return f"[{name}]"
+    if isinstance(m, torch.nn.ParameterDict):
+        return f"[{name!r}]"
+    return "." + name if name.isidentifier() else None
 
 
 def _module_facts(torch, m: Any) -> List[Child]:

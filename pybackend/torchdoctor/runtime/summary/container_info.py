@@ -262,10 +262,22 @@ def _key_label(key: Any) -> str:
     tensor per hover, and run a subclass's ``__torch_function__``."""
     if is_leaf_kind(key) is not None:
         return _array_label(key)
+    if not _plain_key(key):  # a user object's repr is its own code: it may be slow or print
+        return f"<{type(key).__name__}>"
     try:
         return clip(repr(key), 40)
-    except Exception:  # a user key whose repr raises still gets a label
+    except Exception:  # an int past Python's 4300-digit limit for str()
         return f"<{type(key).__name__}>"
+
+
+# Key types whose repr is the interpreter's own: quick, no user code, no side effect.
+_PLAIN_KEYS = (str, int, float, bool, type(None), bytes, complex)
+
+
+def _plain_key(key: Any) -> bool:
+    if type(key) is tuple:  # ``(layer, "k")``: plain when every part is
+        return len(key) <= 8 and all(type(part) in _PLAIN_KEYS for part in key)
+    return type(key) in _PLAIN_KEYS
 
 
 def _array_label(key: Any) -> str:

@@ -103,6 +103,8 @@ def is_plain_container(cls: type) -> bool:
 def _is_plain_container(cls: type) -> bool:
     if cls in _CONTAINER_TYPES or (issubclass(cls, tuple) and hasattr(cls, "_fields")):
         return True
+    if issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields"):
+        return True  # a C struct sequence: ``torch.max(x, dim=1)``, ``torch.sort``, ``topk``
     return is_user_dict(cls) or is_record(cls) or is_kv_cache(cls)
 
 

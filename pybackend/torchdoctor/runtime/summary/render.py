@@ -127,10 +127,10 @@ def _spread_text(info: Dict[str, Any]) -> str:
     if low == high:
         return ""  # a single value: x=[...] shows it
     digits = _distinct_digits(low, high)
-    return (
-        f"{prefix}μ={fmt_num(info.get('mean'), digits)} σ={fmt_num(info.get('std'))} "
-        f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
-    )
+    low_text, high_text = fmt_num(low, digits), fmt_num(high, digits)
+    if low_text == high_text and isinstance(low, int) and isinstance(high, int):
+        low_text, high_text = str(low), str(high)  # 64-bit integers 2 apart: exact, never "[x, x]"
+    return f"{prefix}μ={fmt_num(info.get('mean'), digits)} σ={fmt_num(info.get('std'))} [{low_text}, {high_text}]"
 
 
 def _distinct_digits(low, high) -> int:
