@@ -27,6 +27,13 @@ def _half_dtypes() -> tuple:
 LABEL_KEYS = ("label", "labels", "target", "targets", "y", "class", "mask")
 
 
+def _masks_some(mask: Any) -> bool:
+    """An attention_mask that hides a position: one of all ones (``torch.ones_like(input_ids)`` beside
+    padded ids) attends to the padding, which padding-share must still report (review, 2026-12-06)."""
+    values = to_array(mask)
+    return values is not None and values.size > 0 and bool((values == 0).any())
+
+
 def split_xy(sample: Any) -> tuple[Any, Any, str]:
     """(features, label or None, how they were found)."""
     if isinstance(sample, dict):
@@ -42,7 +49,7 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
             (sample[fy] if fy is not None else None),
             f"sample[{fx!r}]"
             + (f", label sample[{fy!r}]" if fy is not None else "")
-            + (MASKED if ATTENTION_MASK in sample else ""),  # sequences.py: its padding is masked
+            + (MASKED if _masks_some(sample.get(ATTENTION_MASK)) else ""),  # sequences.py: its padding is masked
         )
     if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
         if len(sample) >= 3 and _named_first(sample):

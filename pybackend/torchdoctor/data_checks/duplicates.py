@@ -140,7 +140,9 @@ def _drawn(split: Split) -> dict:
         # fewer when the time budget runs out, or when a draw never returns (stuck.py)
         xs = stuck.bounded_list(split.name, len(d.indices), seeded_draws, d.obj, s.indices, 0, split.name)
         return dict(zip(s.indices, _digests(xs)))
-    blank = set(s.blank) | set(s.nonfinite)  # NaN placeholders repeat by construction: nonfinite says them
+    # all-NaN placeholders repeat by construction (nonfinite says them); a sample with one NaN pixel is
+    # still compared: its copy in another split is a leak (review, 2026-12-06)
+    blank = set(s.blank) | set(s.no_finite)
     out = {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}
     if s.hashed and s.ragged:  # token sequences of other lengths (unpadded sentences): as a chunk's rows are
         out.update((i, fingerprints(a[None])[0] if a.size >= T.DUP_MIN_ELEMENTS else None) for i, a in s.ragged)

@@ -125,6 +125,8 @@ def _one_class(ctx: Context, split: Split, y: np.ndarray) -> list:
     values = np.unique(y[y != T.IGNORE_INDEX])
     if len(values) != 1 or ctx.loss not in CLASS_LOSSES or len(y) < T.IMBALANCE_MIN_CUT:
         return []
+    if len(split.classes or ()) == 1:  # an ImageFolder of one folder (DCGAN's real images under its
+        return []  # BCELoss): the dataset says it has one class, its label unused (review, 2026-12-06)
     name = label_name(split, int(values[0]))
     return [
         F.finding(

@@ -44,6 +44,7 @@ class SplitStats:
     indices: list = field(default_factory=list)  # the samples of the main shape, in order
     other_shapes: int = 0
     nonfinite: list = field(default_factory=list)
+    no_finite: list = field(default_factory=list)  # samples with no finite value: all-NaN placeholders
     nonfinite_values: int = 0
     blank: list = field(default_factory=list)
     sample_means: Optional[np.ndarray] = None  # (samples, channels)
@@ -312,6 +313,7 @@ def _finite_counts(s: SplitStats, idx: list, c: np.ndarray, sums: np.ndarray) ->
     finite = np.isfinite(c)
     bad = ~finite.all(axis=(1, 2))
     s.nonfinite += [i for i, b in zip(idx, bad) if b]
+    s.no_finite += [i for i, b in zip(idx, ~finite.any(axis=(1, 2))) if b]
     s.nonfinite_values += int((~finite).sum())
     c = np.where(finite, c, 0)
     return c, finite.sum(axis=2), c.sum(axis=2, dtype=np.float64)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Set, Tuple
 
 from .detect import (
     NONFINITE,
@@ -54,6 +54,7 @@ class ForwardChecks(WatchHost):
     pending: DeviceBatch
     _is_compiling: Callable[[], bool]
     _known: Dict[int, Any]
+    _ran: Set[int]  # ids of the modules called since the last backward (lagging.py: is a copy used?)
     _tensor_type: Any
     _strided: Any
     _passing: Dict[type, Tuple[Any, bool]]
@@ -85,9 +86,12 @@ class ForwardChecks(WatchHost):
         # Hot path (every module call): plain attribute reads and C methods until something is off.
         if self._is_compiling():  # torch.compile is tracing: nothing here belongs in its graph
             return None
+        self._ran.add(id(module))
         ref = self._known.get(id(module))
         if ref is None or ref() is not module:
             self.names.see(module)
+            if len(self._ran) > RAN_AT_MOST:  # a loop with no backward making modules: bounded
+                self._ran.clear()
         if not self.check_forward:
             return None
         if kwargs:
@@ -176,6 +180,10 @@ class ForwardChecks(WatchHost):
         self.pending.add(("forward", _ref(module)), extremes_device(t).float())
         if len(self.pending) >= MAX_PENDING:
             self._flush_deferred(None, frame=sys._getframe())
+
+
+# Modules called since the last backward kept at most (a copy not seen as called stays an anomaly).
+RAN_AT_MOST = 4096
 
 
 def _verdict(low: float, high: float, threshold: float) -> str:

@@ -10,16 +10,19 @@ spike is found (rare): the frames of the training loop and the objects their ``s
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterator, List, Set, Tuple
+from typing import Any, Container, Iterator, List, Set, Tuple
 
 Shapes = Tuple[Tuple[int, ...], ...]
 # Frames read outward from the one that called backward(): a loop in a method of an agent.
 FRAMES = 2
 
 
-def has_lagging_copy(frame: Any, optimizers: List[Any]) -> bool:
+def has_lagging_copy(frame: Any, optimizers: List[Any], ran: Container[int]) -> bool:
     """Does the training loop hold a model no optimizer trains with the parameter shapes of one
-    that is trained? A frozen or distilled-from model of another shape is not such a copy."""
+    that is trained, called in this step (``ran``: the ids of the modules called since the last
+    backward)? A frozen or distilled-from model of another shape is not such a copy, nor is one the
+    step never called (a best-so-far snapshot, an EMA kept for evaluation): no target came from it,
+    and a learning rate too high beside it was advice (review, 2026-12-06)."""
     torch = sys.modules["torch"]
     trained = {id(p) for o in optimizers for g in o.param_groups for p in g["params"]}
     if not trained:
@@ -31,7 +34,7 @@ def has_lagging_copy(frame: Any, optimizers: List[Any]) -> bool:
         held = [id(p) in trained for p in params]
         if params and all(held):
             models.append(_shapes(params))
-        elif params and not any(held):
+        elif params and not any(held) and id(module) in ran:
             copies.append(_shapes(params))
     return any(c == m for c in copies for m in models)
 

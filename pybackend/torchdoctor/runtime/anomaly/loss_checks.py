@@ -13,7 +13,7 @@ import os
 import sys
 import weakref
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import report as R
 from .amp import ScalerTracker
@@ -54,6 +54,7 @@ class LossChecks(WatchHost):
     check_backward: bool
     check_loss: bool
     _amp_step: Any
+    _ran: Set[int]  # modules called since the last backward (forward.py; lagging.py reads it)
     _last_loss: Optional[float]
     _last_grads: Any
     _bad_output_step: int
@@ -118,6 +119,7 @@ class LossChecks(WatchHost):
             self._error(exc)
         self._amp_step = None
         self.step += 1
+        self._ran.clear()  # one step's calls: a copy that ran in it computed this step's targets
         self._refresh_flags()
 
     def _loss_hit(self, value: float, loss: Any, frame) -> None:
@@ -158,7 +160,7 @@ class LossChecks(WatchHost):
 
     def _lagging_copy(self, frame) -> bool:
         try:
-            return has_lagging_copy(frame, self.optimizers.live())
+            return has_lagging_copy(frame, self.optimizers.live(), self._ran)
         except Exception:  # an odd object in the loop's frames: the spike stays an anomaly
             return False
 

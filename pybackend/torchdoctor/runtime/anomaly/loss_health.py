@@ -8,7 +8,7 @@ to :meth:`LossHealth.observe` takes the loss of one step and returns the rules i
 - ``nan``: the loss is NaN or Inf.
 - ``spike``: the loss exceeds ``spike_factor`` times the median of the last ``SPIKE_WINDOW``
   finite losses (once at least ``SPIKE_MIN_HISTORY`` are known, and only while that median is
-  positive and no loss of the series was below 0: a ratio to a level that moves around 0 means
+  positive and no loss of that window is below 0: a ratio to a level that moves around 0 means
   nothing), and only when it is back above
   where the series started (``SPIKE_FLOOR`` x the median of its first ``SPIKE_MIN_HISTORY`` losses): a loss that fell
   from 0.69 to 0.005 and jumps to 0.25 on a batch holding a noisy label, or from 1.6 to 1e-6 and
@@ -73,7 +73,6 @@ class LossHealth:
         self.recent: "deque[float]" = deque(maxlen=max(TREND_MIN, SPIKE_WINDOW))
         self._latched: Set[Any] = set()  # trend rules already reported
         self._floor: Optional[float] = None  # SPIKE_FLOOR x the median of the first SPIKE_MIN_HISTORY losses
-        self._signed = False  # a loss below 0 was seen: a ratio to its level means nothing (_spike)
 
     @property
     def history(self) -> List[float]:
@@ -90,8 +89,6 @@ class LossHealth:
             self._updates = updates - self._updates_at_start
         if not math.isfinite(value):
             return [{"rule": "nan", "value": value}]
-        if value < 0:
-            self._signed = True
         spike = self._spike(value)
         findings: List[Finding] = [spike] if spike else []
         self.count += 1
@@ -109,9 +106,7 @@ class LossHealth:
         return findings
 
     def _spike(self, value: float) -> Optional[Finding]:
-        # A series that went below 0 (a policy gradient's -(log p x advantage), a WGAN critic) moves
-        # around 0: its median is no scale, and 0.02 -> 0.39 was called a 21x spike (2026-12-06).
-        if self._signed or len(self.recent) < SPIKE_MIN_HISTORY:
+        if len(self.recent) < SPIKE_MIN_HISTORY:
             return None
         floor = self._floor
         if floor is None:  # the first losses are kept for good: their median is read once
@@ -119,6 +114,12 @@ class LossHealth:
         if not value > floor:
             return None  # the usual case (below where the series started): no median to sort
         recent = list(self.recent)[-SPIKE_WINDOW:]
+        # A window with a loss below 0 (a policy gradient's -(log p x advantage), a WGAN critic) moves
+        # around 0: its median is no scale, and 0.02 -> 0.39 was called a 21x spike (2026-12-06). Only
+        # the window: a series that dipped below 0 once and settled above it (a regulariser's offset,
+        # a Gaussian NLL) still spikes when its learning rate is too high (review, 2026-12-06).
+        if min(recent) < 0:
+            return None
         median = _median(recent)
         if median > 0 and value > self.spike_factor * median:
             return {

@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..summary.jsonable import jsonable
 from . import children
@@ -138,6 +138,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self.step = 0
         self.updates = 0  # optimizer steps seen
         self.names = ModuleNames()
+        self._ran: Set[int] = set()  # modules called since the last backward (forward.py)
         self.losses = LossSeries(config.spike_factor)  # one series per backward() call site
         self.stale = StaleGradTracker()
         self.amp = ScalerTracker()  # GradScaler: scaled losses, skipped steps
