@@ -23,12 +23,13 @@ STOPPED = "torchdoctor run: stopped at the anomaly reported above: "
 CAUGHT = "torchdoctor run: the script caught the stop at the anomaly reported above (a bare `except:`"
 
 
-def run(cwd: Path, *args: str, merged: bool = False) -> subprocess.CompletedProcess:
-    """``merged``: stderr into stdout, one stream, to check the order of the script's lines and ours."""
+def run(cwd: Path, *args: str, merged: bool = False, via: tuple = ("-m", "torchdoctor")) -> subprocess.CompletedProcess:
+    """``merged``: stderr into stdout, one stream, to check the order of the script's lines and ours.
+    ``via``: how the interpreter reaches our CLI (``-m torchdoctor``, or a launcher script's path)."""
     env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
     env.pop("TORCHDOCTOR_ANOMALY", None)
     return subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "run", *args],
+        [sys.executable, *via, "run", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if merged else subprocess.PIPE,
         text=True,
@@ -342,16 +343,7 @@ def test_the_stack_ends_at_the_script_not_at_the_launcher(tmp_path):
     module code calls our CLI: its frame looks like the user's, yet is not the script's."""
     (tmp_path / "launcher.py").write_text(LAUNCHER)
     (tmp_path / "nan_weight.py").write_text(NAN_WEIGHT)
-    env = dict(os.environ, PYTHONPATH=str(PYBACKEND), OMP_NUM_THREADS="1")
-    env.pop("TORCHDOCTOR_ANOMALY", None)
-    result = subprocess.run(
-        [sys.executable, "launcher.py", "run", "--json", "anomalies.json", "nan_weight.py"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        cwd=str(tmp_path),
-    )
+    result = run(tmp_path, "--json", "anomalies.json", "nan_weight.py", via=("launcher.py",))
     assert result.returncode == 1, result.stderr[-2000:]
     stacks = [r["user_stack"] for r in json.loads((tmp_path / "anomalies.json").read_text())["anomalies"]]
     assert stacks and all(stack for stack in stacks)
