@@ -50,9 +50,11 @@ class ImportMap:
     """Local names bound by imports, mapped to what they import."""
 
     def __init__(self, import_nodes) -> None:
-        """``import_nodes``: every ``Import`` / ``ImportFrom`` of the module (any scope)."""
+        """``import_nodes``: every ``Import`` / ``ImportFrom`` of the module (any scope), in any
+        order: they are read in source order, so the last import of a name wins, as when the
+        module runs (the context's walk collects them last statement first)."""
         self.aliases: Dict[str, str] = {}
-        for node in import_nodes:
+        for node in sorted(import_nodes, key=_position):
             if isinstance(node, ast.Import):
                 self._add_import(node)
             elif isinstance(node, ast.ImportFrom):
@@ -97,3 +99,8 @@ class ImportMap:
     def is_module_alias(self, name: str) -> bool:
         """Whether ``name`` is bound by an import (so ``name.softmax`` is a function, not a method)."""
         return name in self.aliases
+
+
+def _position(node: ast.AST) -> tuple:
+    """Where a statement starts; (0, 0) for one made here (a star import's names), which has none."""
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
