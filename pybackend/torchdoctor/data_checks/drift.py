@@ -58,11 +58,12 @@ def check(ctx: Context) -> list:
         other = _features(split)
         if other is None or other[0].shape[1:] != base[0].shape[1:] or len(other[0]) < T.DRIFT_MIN_SAMPLES:
             continue
-        weighted = [s.name for s in (train, split) if _reweighted(s)]
+        weights = [_weights(s) for s in (train, split)]
+        weighted = [s.name for s, w in zip((train, split), weights) if w is not None]
         augmented = bool(train.draws.random and not split.draws.random)
         shift = T.DRIFT_MEAN_SHIFT_AUGMENTED if augmented else T.DRIFT_MEAN_SHIFT
         if weighted:
-            found = _within_classes(train, split, base[0], other[0], shift)
+            found = _within_classes(train, split, base[0], other[0], shift, weights)
             if not found:
                 ctx.notes.append(_weighted_note(weighted, train, split))
                 continue
@@ -73,15 +74,10 @@ def check(ctx: Context) -> list:
     return out
 
 
-def _reweighted(split: Split) -> bool:
-    """Drawn by a loader whose sampler weights the samples unequally (``WeightedRandomSampler``): its
-    draws follow the weights on purpose (a rebalanced minority class moves every feature's mean), so
-    they are not the data's distribution and a shift from another split is not drift."""
-    return _weights(split) is not None
-
-
 def _weights(split: Split) -> Optional[np.ndarray]:
-    """The unequal weights of the sampler that drew ``split``, or None."""
+    """The unequal weights of the sampler that drew ``split`` (``WeightedRandomSampler``), or None.
+    Such draws follow the weights on purpose (a rebalanced minority class moves every feature's
+    mean): they are not the data's distribution, and a shift from another split is not drift."""
     d = split.draws
     if d.kind != "loader":
         return None
@@ -95,7 +91,7 @@ def _weights(split: Split) -> Optional[np.ndarray]:
     return None
 
 
-def _within_classes(train: Split, split: Split, x: np.ndarray, y: np.ndarray, shift: float) -> list:
+def _within_classes(train: Split, split: Split, x: np.ndarray, y: np.ndarray, shift: float, weights: list) -> list:
     """Drift judged within each class both splits hold ``DRIFT_MIN_SAMPLES`` of (the commonest first):
     a sampler weighted by class moves the classes' shares, not a class's own features, so a val split
     left unnormalised still drifts beside a rebalanced training loader (it was skipped whole: review,
@@ -106,7 +102,7 @@ def _within_classes(train: Split, split: Split, x: np.ndarray, y: np.ndarray, sh
     classes, counts = np.unique(a[np.isfinite(a)], return_counts=True)
     # weights per sample (more distinct values than classes: recency, difficulty) move a class's own
     # features too: only weights by class are undone this way
-    if any(w is not None and np.unique(w).size > len(classes) for w in map(_weights, (train, split))):
+    if any(w is not None and np.unique(w).size > len(classes) for w in weights):
         return []
     for c in classes[np.argsort(-counts)]:
         if (a == c).sum() >= T.DRIFT_MIN_SAMPLES and (b == c).sum() >= T.DRIFT_MIN_SAMPLES:

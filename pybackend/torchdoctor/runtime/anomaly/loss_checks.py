@@ -133,8 +133,9 @@ class LossChecks(WatchHost):
             # adversarial training (pytorch/examples' DCGAN: the discriminator's loss on fakes
             # jumps 17x when the generator wins a step, its normal game), or beside a lagging
             # copy of the model (a DQN's target network: its syncs move the targets, lagging.py)
-            lagging = rule == "spike" and not self._adversarial() and self._lagging_copy(frame)
-            advice = rule in TREND_RULES or (rule == "spike" and self._adversarial()) or lagging
+            adversarial = rule == "spike" and self._adversarial()
+            lagging = rule == "spike" and not adversarial and self._lagging_copy(frame)
+            advice = rule in TREND_RULES or adversarial or lagging
             action = self.config.action(rule)
             if not self._may_report(action, advice=advice):
                 continue
