@@ -34,8 +34,9 @@ def _masks_some(mask: Any) -> bool:
     return values is not None and values.size > 0 and bool((values == 0).any())
 
 
-def split_xy(sample: Any) -> tuple[Any, Any, str]:
-    """(features, label or None, how they were found)."""
+def split_xy(sample: Any, describe: bool = True) -> tuple[Any, Any, str]:
+    """(features, label or None, how they were found). ``describe=False``: the caller keeps no
+    description (a split keeps its first sample's), so the attention mask is not read for it."""
     if isinstance(sample, dict):
         keys = list(sample)
         fx = next((k for k in FEATURE_KEYS if k in sample), None)
@@ -49,7 +50,7 @@ def split_xy(sample: Any) -> tuple[Any, Any, str]:
             (sample[fy] if fy is not None else None),
             f"sample[{fx!r}]"
             + (f", label sample[{fy!r}]" if fy is not None else "")
-            + (MASKED if _masks_some(sample.get(ATTENTION_MASK)) else ""),  # sequences.py: its padding is masked
+            + (MASKED if describe and _masks_some(sample.get(ATTENTION_MASK)) else ""),  # sequences.py
         )
     if isinstance(sample, (tuple, list)) and sample and not _is_number(sample[0]):
         if len(sample) >= 3 and _named_first(sample):

@@ -20,7 +20,7 @@ def add(d: Any, index: Any, sample: Any, tensor: Any = None) -> None:
     if type(sample) is tuple and len(sample) >= 2 and type(sample[0]) is tensor and tensor is not None:
         x, y, how = sample[0], sample[1], _PAIR  # what split_xy says of an (image, label) tuple
     else:
-        x, y, how = split_xy(sample)
+        x, y, how = split_xy(sample, describe=not d.how)  # only the first sample's is kept (_begin)
     _begin(d, how, x, y)
     if type(x) is not tensor or tensor is None:
         x = to_array(x)

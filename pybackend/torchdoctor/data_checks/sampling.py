@@ -402,7 +402,7 @@ def _in_our_words(name: str, loader: Any, iterator: Any, received: int, exc: Bas
 
 def _take_batch(d: Draws, b: int, batch: Any, pos: int) -> int:
     """One batch into ``d``; the next position in the stream."""
-    x, y, how = split_xy(batch)
+    x, y, how = split_xy(batch, describe=b == 0)  # the first batch's description is kept
     xa, ya = to_array(x), to_array(y) if y is not None else None
     if b == 0:
         d.how, d.x_dtype = how, dtype_name(x)
