@@ -40,13 +40,14 @@ from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
 from .data_origin import FORWARD_FRAMES, nonfinite_data
 from .dead import DeadEvidence, DeadRule
-from .detect import EXPLOSION, NONFINITE, ZERO, masked_logits
+from .detect import EXPLOSION, NONFINITE, ZERO
 from .device import DeviceBatch
 from .forward import ForwardChecks
 from .frames import outermost_module, user_frame
 from .grad_checks import GradientChecks
 from .loss_checks import LossChecks
 from .loss_health import LossSeries
+from .masks import masked_output
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
 from .origins import bad_inputs, made_by_own_code, made_inside
@@ -223,8 +224,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             return
         if kind == EXPLOSION and self._is_loss_module(module, t):
             return  # a loss summed over a batch is large by construction (reduction='sum')
-        if kind == NONFINITE and masked_logits(t, low, high):
-            return  # illegal actions' logits set to -Inf on purpose (detect.masked_logits)
+        if masked_output(t, low, high, self.config.threshold):
+            return  # illegal actions' logits set to -inf or -1e9 on purpose (masks.py)
         first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
             self._bad_output_step = self.step

@@ -12,8 +12,8 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from support.anomaly import watching
-from torchdoctor.runtime.anomaly.detect import masked_logits
 from torchdoctor.runtime.anomaly.loss_health import LossHealth
+from torchdoctor.runtime.anomaly.masks import masked_logits
 
 
 def _masked(t: torch.Tensor) -> bool:

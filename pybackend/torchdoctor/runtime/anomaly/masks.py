@@ -1,0 +1,139 @@
+"""Values a program writes on purpose through a mask: not an anomaly of the output holding them.
+
+A policy head sets its illegal actions' logits to ``-inf`` or ``-1e9``, a pointer network its
+visited cities', a model with a vocabulary mask its banned tokens' (``masked_fill(~legal, -1e9)``,
+``torch.where(legal, logits, -inf)``, ``logits + (~legal) * -1e9``, ``logits + log(legal)``,
+``torch.finfo(dtype).min`` as Hugging Face writes it). A softmax over such a row is finite and the
+masked entries get no gradient: the program is correct. Reported as an Inf or exploding output,
+each stopped the run in break mode (found on masked policies and pointer-network heads,
+2026-12-06/07).
+
+What proves a mask, from the strongest evidence to the weakest (an output is let pass only when
+every value outside ``[-threshold, threshold]`` holds one and the same value, no NaN, and every row
+keeps a value within it, so a softmax over each row stays finite):
+
+- the output was written by a masking op (``masked_fill``, ``where``, ``x[mask] = v``), and its
+  autograd node says where (:func:`_mask_written`): every out-of-range value is in those places;
+- the output is a sum with an operand that has no graph (an additive mask: ``logits + mask``),
+  or has no graph at all (``torch.no_grad()``: a rollout, an evaluation): the value is a *finite*
+  fill-like constant (the dtype's largest magnitude, or a round ``d * 10**k`` such as ``-1e9``).
+  ``±inf`` there is reported as before: a sum's other operand is not saved in the graph, and an
+  Inf added from a buffer (a corrupted positional table) or a ``log`` of zeros looks the same as
+  an additive ``-inf`` mask. So ``logits + log(legal)`` is still reported; ``-1e9`` masks are not.
+
+A real overflow or a ``log(0)`` inside a model's own arithmetic is none of these: its values
+differ, or its node is the op that made them.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Optional, Tuple
+
+# Autograd nodes of the ops that write a constant through a mask: ``masked_fill``, ``where``,
+# ``x[mask] = value``. What made the values, not a guess from them.
+_MASKING = frozenset(("MaskedFillBackward0", "WhereBackward0", "IndexPutBackward0", "MaskedScatterBackward0"))
+# A sum or difference with one operand that has no graph: an additive mask.
+_ADDITIVE = frozenset(("AddBackward0", "SubBackward0"))
+# Masking ops read back through a chain (``masked_fill(a, -inf).masked_fill(b, -inf)``): a few.
+_CHAIN = 4
+
+
+def masked_output(t: Any, low: float, high: float, threshold: float) -> bool:
+    """Every value of ``t`` beyond ``threshold`` (±Inf included) is a fill written on purpose
+    through a mask (the module docstring says what proves it). Runs only after a hit."""
+    if t.dim() == 0 or math.isnan(low) or math.isnan(high) or t.dtype.is_complex:
+        return False
+    torch = sys.modules["torch"]
+    values = t.detach()
+    bad = ~(values.abs() <= threshold) if math.isfinite(threshold) else ~torch.isfinite(values)
+    fill = _one_fill(values, bad)
+    if fill is None or not bool((~bad).any(-1).all()):  # a row all masked: its softmax is NaN (or uniform)
+        return False
+    node = t.grad_fn
+    name = type(node).__name__ if node is not None else None
+    if name in _MASKING:
+        try:
+            covered = _mask_written(node, values)
+        except Exception:  # saved tensors freed, an index form not read here: nothing proves a mask
+            return False
+        return covered is not None and bool((bad <= covered).all())
+    if name in _ADDITIVE:
+        return _one_side_constant(node) and math.isfinite(fill) and fill_like(fill, t.dtype, torch)
+    if node is None and not t.requires_grad:
+        return math.isfinite(fill) and fill_like(fill, t.dtype, torch)
+    return False
+
+
+def masked_logits(t: Any, low: float, high: float) -> bool:
+    """Logits with their illegal entries set to -Inf by a masking op: :func:`masked_output` with
+    only the non-finite values out of range (the name tests and older callers use)."""
+    return masked_output(t, low, high, math.inf)
+
+
+def _one_fill(values: Any, bad: Any) -> Optional[float]:
+    """The one value every out-of-range entry holds, or None (none out of range, or several values)."""
+    out = values[bad]
+    if not out.numel():
+        return None
+    first = out[0]
+    if not bool((out == first).all()):
+        return None
+    return float(first)
+
+
+def fill_like(value: float, dtype: Any, torch: Any) -> bool:
+    """±Inf, the dtype's largest magnitude, or a round ``d * 10**k`` (``-1e9``, ``-1e4``, ``3e38``)
+    as the dtype stores it: what people write as a mask's fill. An overflow lands on none of them
+    (it gives Inf, which only a masking op's node lets pass)."""
+    size = abs(value)
+    if math.isinf(size) or size == torch.finfo(dtype).max:
+        return True
+    if size == 0.0:
+        return False
+    k = math.floor(math.log10(size))
+    for power in (k, k - 1, k + 1):  # log10 rounds near powers of ten
+        digit = round(size / 10.0**power)
+        if 1 <= digit <= 9 and size == float(torch.tensor(digit * 10.0**power, dtype=dtype)):
+            return True
+    return False
+
+
+def _one_side_constant(node: Any) -> bool:
+    """A sum's node whose one operand has a graph and the other none (a constant or a mask tensor)."""
+    inputs = [fn for fn, _ in node.next_functions[:2]]
+    return len(inputs) == 2 and (inputs[0] is None) != (inputs[1] is None)
+
+
+def _mask_written(node: Any, values: Any) -> Optional[Any]:
+    """Where the chain of masking ops ending at ``node`` wrote its fill value, as a bool tensor of
+    ``values``' shape, or None. A -Inf outside it was there before the mask: ``log(p).masked_fill(pad, 0)``
+    or ``where(pad, 0, log(p))`` with ``p`` holding zeros is a masking node over a real -Inf, and
+    the node's name alone let it pass (review, 2026-12-06)."""
+    torch = sys.modules["torch"]
+    covered = torch.zeros(values.shape, dtype=torch.bool)
+    for _ in range(_CHAIN):
+        found = _written(node, values, torch) if node is not None and type(node).__name__ in _MASKING else None
+        if found is None:
+            break
+        written, node = found
+        covered |= written
+    return covered if bool(covered.any()) else None
+
+
+def _written(node: Any, values: Any, torch: Any) -> Optional[Tuple[Any, Any]]:
+    """(where this masking node wrote, the node of the tensor it wrote into) or None."""
+    name, inputs = type(node).__name__, node.next_functions
+    if name == "IndexPutBackward0":  # x[mask] = v, x[idx] = v
+        written = torch.zeros(values.shape, dtype=torch.bool)
+        written.index_put_(tuple(node._saved_indices), torch.tensor(True))
+        return written, inputs[0][0]
+    if name != "WhereBackward0":  # masked_fill, masked_scatter: the mask is where they wrote
+        return torch.broadcast_to(node._saved_mask, values.shape), inputs[0][0]
+    # where(cond, a, b): the fill is the side without a graph (a constant); both or neither: no mask
+    cond = torch.broadcast_to(node._saved_condition, values.shape)
+    a, b = (inputs[i][0] if len(inputs) > i else None for i in (0, 1))
+    if (a is None) == (b is None):
+        return None
+    return (cond, b) if a is None else (~cond, a)
