@@ -462,6 +462,17 @@ if not sys.platform.startswith("java"):
         pass  # pydevd's own latency, as without us
 
 
+def _hide_false_pydevd_warning():
+    """debugpy calls this file "an incompatible copy of pydevd" in every process it follows (each
+    torchrun rank): hidden for this file alone (``runtime/pydevd_warning.py``). Never raises."""
+    try:
+        from torchdoctor.runtime import pydevd_warning
+
+        pydevd_warning.hide_for(__file__)
+    except Exception:
+        pass
+
+
 def _activate_runtime():
     """Arrange the runtime's hooks for when the program imports torch (``runtime/startup.py``:
     the views' collection, the anomaly watch), as the debuggee's environment asks, and the
@@ -480,4 +491,5 @@ def _activate_runtime():
         pass  # the first value shown imports them, as before
 
 
+_hide_false_pydevd_warning()
 _activate_runtime()
