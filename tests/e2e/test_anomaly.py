@@ -24,6 +24,12 @@ def test_watch_pauses_in_the_layer_that_made_the_nan(page: Page) -> None:
     expect(page.locator(".debug-call-stack .monaco-list-row").first).to_contain_text("forward")
     toast = page.locator(".notification-toast", has_text="Torch Doctor: NaN in the output")
     expect(toast).to_be_visible(timeout=15_000)
+    # The paused frame's values read as summaries: the layer's input, finite, one line.
+    variables = page.locator(".debug-pane .monaco-list[aria-label='Debug Variables']")
+    vscode_ui.expand_tree_row(variables.locator(".monaco-list-row", has_text="Locals").first)
+    expect(variables.locator(".monaco-list-row", has_text="x =").first).to_contain_text(
+        "tensor[64, 12] f32 cpu", timeout=30_000
+    )
     page.screenshot(path=str(vscode_ui.ARTIFACTS / "anomaly_pause_nan.png"))
     vscode_ui.stop_debugging(page)
 
