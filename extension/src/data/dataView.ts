@@ -64,6 +64,7 @@ const KIND_TITLES: Record<string, string> = {
   'token-ids-out-of-range': 'Token ids past the embedding',
   'padding-share': 'Mostly padding',
   'empty-split': 'Empty split',
+  'unshuffled-class-runs': 'Unshuffled training batches of one class',
   'draw-did-not-return': 'A sample never came back',
 };
 

@@ -6,7 +6,8 @@ and runs one module per job: ``values`` (NaN/Inf, blank or constant samples over
 ``normalisation``, ``layout`` (NHWC against the model's first conv, dtypes), ``labels``
 (histogram, imbalance, out-of-range), ``duplicates`` (within and across splits), ``drift``
 (mean/std shift and a two-sample KS), ``tabular`` (strings that hold numbers, missing, constant
-columns, id overlap) and ``sequences`` (token ids past the embedding, padding share).
+columns, id overlap), ``sequences`` (token ids past the embedding, padding share) and ``shuffling``
+(an unshuffled training DataLoader over data stored class by class; ``loader_source`` finds its line).
 
 Two sides, like ``checks/``. Backend side, torch- and numpy-free, imported by the CLI: ``cli``,
 ``jobs`` (the worker subprocess, reusing ``checks``' process tree, guard and streams), ``ended``

@@ -31,6 +31,7 @@ class Context:
     notes: list = field(default_factory=list)
     max_samples: int = 2000
     not_drawn: list = field(default_factory=list)  # splits left undrawn after a draw that never returned (stuck.py)
+    origin: Optional[dict] = None  # {"file", "line"} where NAME is defined (torchdoctor_data), when it is a function
 
     @property
     def train(self) -> Optional[Split]:

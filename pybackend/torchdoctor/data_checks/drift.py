@@ -18,6 +18,7 @@ import numpy as np
 from . import findings as F
 from . import thresholds as T
 from .context import Context, Split
+from .loader_failures import sequential
 
 
 def ks_2samp(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -60,12 +61,13 @@ def check(ctx: Context) -> list:
             continue
         weights = [_weights(s) for s in (train, split)]
         weighted = [s.name for s, w in zip((train, split), weights) if w is not None]
+        prefixes = [s.name for s in (train, split) if _ordered_prefix(s)]
         augmented = bool(train.draws.random and not split.draws.random)
         shift = T.DRIFT_MEAN_SHIFT_AUGMENTED if augmented else T.DRIFT_MEAN_SHIFT
-        if weighted:
+        if weighted or prefixes:
             found = _within_classes(train, split, base[0], other[0], shift, weights)
             if not found:
-                ctx.notes.append(_weighted_note(weighted, train, split))
+                ctx.notes.append(_weighted_note(weighted, train, split, prefixes))
                 continue
         else:
             found = _compare(base[0], other[0], shift)
@@ -89,6 +91,17 @@ def _weights(split: Split) -> Optional[np.ndarray]:
             if w.size and float(w.max()) > float(w.min()):
                 return w
     return None
+
+
+def _ordered_prefix(split: Split) -> bool:
+    """The split's draws are the first batches of a DataLoader in index order (a SequentialSampler), not
+    all of it, and it has class labels: a validation folder stored class by class (an ImageFolder's)
+    then gives its first classes only, whose features differ from the training split's mix of every
+    class without any drift. Judged within each class, as a weighted sampler's draws are."""
+    d, s = split.draws, split.stats
+    if d.kind != "loader" or not sequential(d.obj) or not d.length or len(d.indices) >= d.length:
+        return False
+    return s.label_kind in ("index", "onehot") and s.labels is not None
 
 
 def _within_classes(train: Split, split: Split, x: np.ndarray, y: np.ndarray, shift: float, weights: list) -> list:
@@ -122,12 +135,17 @@ def _class_of_rows(split: Split, rows: int) -> Optional[np.ndarray]:
     return np.array([by_index.get(i, np.nan) for i in s.indices], dtype=np.float64)
 
 
-def _weighted_note(weighted: list, train: Split, split: Split) -> str:
-    return (
-        f"{split.name}: drift against {train.name} not judged (beyond each class's own): {' and '.join(weighted)} "
-        f"{'is' if len(weighted) == 1 else 'are'} drawn by a sampler with unequal weights "
+def _weighted_note(weighted: list, train: Split, split: Split, prefixes: Optional[list] = None) -> str:
+    prefixes = prefixes or []
+    why = [
+        f"{' and '.join(weighted)} {'is' if len(weighted) == 1 else 'are'} drawn by a sampler with unequal weights "
         "(WeightedRandomSampler), whose draws are rebalanced on purpose"
-    )
+    ] * bool(weighted)
+    why += [
+        f"{' and '.join(prefixes)} {'is' if len(prefixes) == 1 else 'are'} drawn as the first batches of a "
+        "DataLoader in index order, not a random subset (a split stored class by class gives its first classes only)"
+    ] * bool(prefixes)
+    return f"{split.name}: drift against {train.name} not judged (beyond each class's own): {'; '.join(why)}"
 
 
 def _compare(x: np.ndarray, y: np.ndarray, mean_shift: float = T.DRIFT_MEAN_SHIFT) -> list:

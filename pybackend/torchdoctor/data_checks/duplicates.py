@@ -143,6 +143,8 @@ def _drawn(split: Split) -> dict:
     # all-NaN placeholders repeat by construction (nonfinite says them); a sample with one NaN pixel is
     # still compared: its copy in another split is a leak (review, 2026-12-06)
     blank = set(s.blank) | set(s.no_finite)
+    if s.shape is not None and int(np.prod(s.shape)) < T.DUP_MIN_ELEMENTS:
+        blank = set(s.indices)  # a few values (4 categorical codes) repeat by chance, as in _digests and _raw
     out = {i: None if i in blank else h for i, h in zip(s.indices, s.digests)}
     if s.hashed and s.ragged:  # token sequences of other lengths (unpadded sentences): as a chunk's rows are
         out.update((i, fingerprints(a[None])[0] if a.size >= T.DUP_MIN_ELEMENTS else None) for i, a in s.ragged)

@@ -17,6 +17,7 @@ from . import (
     normalisation,
     orientation,
     sequences,
+    shuffling,
     stuck,
     tabular,
     temporal,
@@ -45,6 +46,7 @@ CHECKS = (
     ("tabular", tabular.check),
     ("temporal", temporal.check),
     ("sequences", sequences.check),
+    ("shuffling", shuffling.check),
 )
 
 Progress = Callable[[float, str], None]
@@ -68,6 +70,7 @@ def build_context(
     gallery = int(options.get("galleryImages", T.GALLERY_IMAGES))
     ctx = Context([], inspect_model(model) if model is not None else None, max_samples=max_samples)
     ctx.loss = label_form.loss_name(loss)
+    ctx.origin = origin
     ctx.regression = label_form.regression_loss(loss)
     ignore = getattr(loss, "ignore_index", None)
     ctx.ignore_index = ignore if isinstance(ignore, int) and not isinstance(ignore, bool) else None

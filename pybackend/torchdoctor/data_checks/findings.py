@@ -55,6 +55,7 @@ TEMPORAL = "temporal-leakage"
 TOKEN_RANGE = "token-ids-out-of-range"
 PADDING = "padding-share"
 EMPTY = "empty-split"
+SORTED_UNSHUFFLED = "unshuffled-class-runs"  # a training loader in index order over data stored class by class
 STUCK = "draw-did-not-return"  # a __getitem__ or a DataLoader batch that never returned (stuck.py)
 
 

@@ -30,6 +30,7 @@ class ModelInfo:
     embedding_name: Optional[str] = None
     num_embeddings: Optional[int] = None
     padding_idx: Optional[int] = None
+    embedding_sizes: list = field(default_factory=list)  # every Embedding's num_embeddings, in module order
     head_name: Optional[str] = None
     out_features: Optional[int] = None  # the last Linear's output size: the number of classes, or 1
     # the last conv when no Linear comes after it (a segmentation head: its output channels are the classes)
@@ -85,6 +86,8 @@ def inspect_model(model: Any) -> Optional[ModelInfo]:
             and hasattr(mod, "in_channels")
         ):
             info.conv_name, info.conv_kind, info.in_channels = name or kind, kind, int(mod.in_channels or 0) or None
+        if kind == "Embedding":
+            info.embedding_sizes.append(int(mod.num_embeddings))
         if info.embedding_name is None and kind == "Embedding":
             info.embedding_name, info.num_embeddings = name or kind, int(mod.num_embeddings)
             info.padding_idx = mod.padding_idx

@@ -20,10 +20,30 @@ def check(ctx: Context) -> list:
         s = split.stats
         if s.layout != "tokens" or s.vectors is None:
             continue
+        if _per_column(ctx, split, s.vectors):
+            continue
         ranged = _range(ctx, split, s.vectors)
         padding = _padding(ctx, split, s.vectors)
         out += ranged + padding + _second(ctx, split, ranged, padding)
     return out
+
+
+def _per_column(ctx: Context, split: Split, tok: np.ndarray) -> bool:
+    """The integer rows are categorical codes, one per column, each for an Embedding of its own (a
+    tabular model's ``ModuleList([Embedding(cardinality, d) for ...])``): the model has as many
+    Embeddings as a row has values, and every column fits its own. They are not token sequences: the
+    first Embedding is not their vocabulary and a 0 code is no padding (a note says so)."""
+    sizes = ctx.model.embedding_sizes if ctx.model is not None else []
+    if len(sizes) < 2 or tok.ndim != 2 or tok.shape[1] != len(sizes) or split.stats.ragged or not len(tok):
+        return False
+    if not ((tok >= 0) & (tok < np.asarray(sizes))).all():
+        return False
+    ctx.notes.append(
+        f"{split.name}: integer rows of {len(sizes)} values for a model with {len(sizes)} Embeddings, each column "
+        "within its own: read as categorical codes (one per Embedding), not token sequences; token range and "
+        "padding not checked"
+    )
+    return True
 
 
 def _second(ctx: Context, split: Split, ranged: list, padding: list) -> list:

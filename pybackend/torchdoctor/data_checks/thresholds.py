@@ -40,6 +40,12 @@ IMBALANCE_MIN_CUT = 50
 ONE_CLASS_MIN_MASKS = 20  # training masks all of one class: reported only over this many (not chance)
 IGNORE_INDEX = -100  # CrossEntropyLoss's default ignore_index: never out of range
 
+# --- an unshuffled training loader over data stored class by class (shuffling.py)
+SORTED_MIN_BATCHES = 4  # full batches drawn, at least
+SORTED_BATCH_SHARE = 0.5  # at least this share of them hold one class ...
+SORTED_CHANGES = 0.2  # ... and the labels change class at most this share of the times a random order would
+SORTED_MIN_EXPECTED = 8.0  # a random order would change class at least this many times (else no evidence)
+
 # --- duplicates
 DUP_MIN_ELEMENTS = 8  # samples with fewer values can repeat by chance (low-cardinality rows)
 DUP_WITHIN_SHARE = 0.01  # within one split: at least this share of the samples repeat another

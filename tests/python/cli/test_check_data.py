@@ -22,6 +22,7 @@ EXPECTED = {
     "drifted_val.py": ["drift"],
     "tabular_strings.py::Customers": ["constant-column", "missing-values", "numbers-as-text"],
     "temporal_leak.py": ["temporal-leakage"],
+    "unshuffled.py": ["unshuffled-class-runs"],
 }
 
 

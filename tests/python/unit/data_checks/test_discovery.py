@@ -102,7 +102,7 @@ def test_with_torchdoctor_data_a_class_that_needs_arguments_is_left_to_the_hook(
 
 def test_every_sample_file_gets_a_lens_and_a_syntax_error_says_where():
     samples = sorted((REPO / "sample_workspace" / "data").glob("*.py"))
-    assert len(samples) == 9
+    assert len(samples) == 10
     for path in samples:
         assert discover_data(path.read_text()).targets, path.name
     with pytest.raises(SourceSyntaxError) as err:

@@ -77,6 +77,8 @@ test('messageParts and indicesText on their edges', () => {
   assert.equal(indicesText([1, 2, 3, 4], 4, 2), '1, 2 … (4 in all)');
   assert.equal(findingTitle('something-new'), 'something-new');
   assert.equal(findingTitle('empty-split'), 'Empty split'); // the backend's kind for a split with no sample
+  // a training DataLoader in index order over data stored class by class (shuffling.py)
+  assert.equal(findingTitle('unshuffled-class-runs'), 'Unshuffled training batches of one class');
 });
 
 test('every finding kind the backend can report has a title of its own', () => {
