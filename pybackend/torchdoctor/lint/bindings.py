@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 Pos = Tuple[int, int]
@@ -57,6 +58,9 @@ class _Scope:
         if found is None:
             found = self._positions[name] = [b.pos for b in self.names[name]]
         return found
+
+
+_POS = attrgetter("pos")
 
 
 def _end(node: BindingNode) -> Pos:
@@ -105,7 +109,7 @@ class Bindings:
     def finish(self) -> None:
         for scope in self.scopes.values():
             for bindings in scope.names.values():
-                bindings.sort(key=lambda b: b.pos)
+                bindings.sort(key=_POS)  # C-level key: a long script rebinds ``loss`` in every block
             scope._positions.clear()
 
     def _scope_for(self, owner: ast.AST) -> _Scope:

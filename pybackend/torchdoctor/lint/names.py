@@ -87,14 +87,18 @@ class ImportMap:
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
         """``F.softmax`` -> ``torch.nn.functional.softmax``; None for anything not imported."""
+        # Asked of most calls by most rules: exact class tests and one alias lookup.
         parts = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name) or expr.id not in self.aliases:
+        while expr.__class__ is ast.Attribute:
+            parts.append(expr.attr)  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        imported = self.aliases.get(expr.id) if expr.__class__ is ast.Name else None  # type: ignore[attr-defined]
+        if imported is None:
             return None
-        parts.append(self.aliases[expr.id])
-        return canonical(".".join(reversed(parts)))
+        if not parts:
+            return canonical(imported)
+        parts.reverse()
+        return canonical(imported + "." + ".".join(parts))
 
     def is_module_alias(self, name: str) -> bool:
         """Whether ``name`` is bound by an import (so ``name.softmax`` is a function, not a method)."""

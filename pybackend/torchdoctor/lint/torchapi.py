@@ -321,6 +321,12 @@ def stepped_optimizer(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
 
 
 _STEP_PREFIX = "step_"
+_GRAD_WRITERS = ("zero_", "fill_", "detach_", "requires_grad_")  # ``p.grad.zero_()`` and the like
+
+
+def may_clear_by_name(name: str) -> bool:
+    """Whether a call whose callee's last name is ``name`` can be one ``zero_grad_target`` accepts."""
+    return name in _GRAD_WRITERS or "zero_grad" in name or "clear_grad" in name
 
 
 def zero_grad_target(ctx: LintContext, node: ast.AST) -> Tuple[bool, Optional[ast.expr]]:
@@ -335,12 +341,13 @@ def zero_grad_target(ctx: LintContext, node: ast.AST) -> Tuple[bool, Optional[as
         if isinstance(func, ast.Attribute):
             if func.attr == "zero_grad":
                 return True, func.value if is_optimizer(ctx, func.value) else None
-            if func.attr in ("zero_", "fill_", "detach_", "requires_grad_") and _mentions_grad(func.value):
+            if func.attr in _GRAD_WRITERS and _mentions_grad(func.value):
                 return True, None
             if "zero_grad" in func.attr or "clear_grad" in func.attr:
                 return True, None
         elif isinstance(func, ast.Name) and ("zero_grad" in func.id or "clear_grad" in func.id):
             return True, None
+        return False, None  # a call is no assignment: skip the test below (asked of every call of a loop)
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in targets):

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Set, Tuple, Union
+from operator import attrgetter
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from . import torchapi
 from .bindings import Function
 from .context import LintContext, Loop, walk
 
 _FOLLOW_DEPTH = 3
+_START = attrgetter("lineno", "col_offset")
 
 
 @dataclass
@@ -47,6 +49,8 @@ class TrainingAnalysis:
         self.ctx = ctx
         self._own_calls: Dict[ast.AST, List[ast.Call]] = {}
         self._backwards: Dict[ast.AST, List[ast.Call]] = {}
+        self._steps: Dict[ast.AST, bool] = {}
+        self._clearing: Optional[Set[ast.Call]] = None
         self.units = self._find_units()
 
     def own_calls(self, node: ast.AST) -> List[ast.Call]:
@@ -61,6 +65,43 @@ class TrainingAnalysis:
         found = self._backwards.get(node)
         if found is None:
             found = self._backwards[node] = [c for c in self.own_calls(node) if torchapi.is_backward(self.ctx, c)]
+        return found
+
+    def steps(self, node: ast.AST) -> bool:
+        """Whether some call among ``own_calls(node)`` steps an optimizer; answered once per node
+        (TD008, TD010 and the loader demo check ask it of every loop)."""
+        found = self._steps.get(node)
+        if found is None:
+            ctx, attribute = self.ctx, ast.Attribute
+            found = self._steps[node] = any(
+                torchapi.stepped_optimizer(ctx, c) is not None
+                for c in self.own_calls(node)
+                # only ``x.step...()`` can be one: most calls are not asked at all
+                if c.func.__class__ is attribute and c.func.attr.startswith("step")  # type: ignore[attr-defined]
+            )
+        return found
+
+    def clearing_calls(self) -> Set[ast.Call]:
+        """The calls of the file named so that ``torchapi.zero_grad_target`` may accept them,
+        from the index of callee names: the others are skipped without asking (each loop of a
+        long script has a dozen calls and clears through one)."""
+        found = self._clearing
+        if found is None:
+            names = [name for name in self.ctx.call_names() if torchapi.may_clear_by_name(name)]
+            found = self._clearing = set(self.ctx.calls_named_any(names))
+        return found
+
+    def _clearing_nodes(self, node: ast.AST) -> List[Any]:
+        """``node``'s own calls and assignments that may clear gradients, in source order: what
+        ``own_nodes(node, Call, Assign, AnnAssign)`` lists, less the calls that cannot (a call
+        and an assignment starting together stay in that order: the sort is stable)."""
+        clearing = self.clearing_calls()
+        found: List[Any] = [call for call in self.own_calls(node) if call in clearing]
+        assignments = self.ctx.own_nodes(node, ast.Assign, ast.AnnAssign)
+        if not found:
+            return assignments
+        found += assignments
+        found.sort(key=_START)
         return found
 
     def _find_units(self) -> List[Unit]:
@@ -132,7 +173,7 @@ class TrainingAnalysis:
         following calls to local functions."""
         seen = seen if seen is not None else set()
         everything, keys = False, set()
-        for sub in self.ctx.own_nodes(node, ast.Call, ast.Assign, ast.AnnAssign):
+        for sub in self._clearing_nodes(node):
             cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
             if cleared:
                 if receiver is None:
@@ -175,7 +216,7 @@ class TrainingAnalysis:
         that model's parameters are the ones a given optimizer steps."""
         seen = seen if seen is not None else set()
         result = Cleared()
-        for sub in self.ctx.own_nodes(node, ast.Call, ast.Assign, ast.AnnAssign):
+        for sub in self._clearing_nodes(node):
             cleared, receiver = torchapi.zero_grad_target(self.ctx, sub)
             if not cleared:
                 continue

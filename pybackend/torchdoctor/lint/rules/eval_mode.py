@@ -148,7 +148,7 @@ def _find_eval_loops(ctx: LintContext) -> List[EvalLoop]:
         in_eval_function = _is_eval_function(owner, in_test_file) and not outer
         if not (in_eval_function or _iterates_eval_data(ctx, loop)):
             continue
-        if training.backpropagates(loop) or any(torchapi.stepped_optimizer(ctx, c) for c in training.own_calls(loop)):
+        if training.backpropagates(loop) or training.steps(loop):
             continue  # it trains, itself or through a helper (``optimizer_step(loss, ...)``)
         body_calls = [c for c in training.own_calls(loop) if loop in ctx.enclosing_loops(c)]  # not the header
         call = _first_model_call(ctx, body_calls)

@@ -33,7 +33,7 @@ def only_looked_at(ctx: LintContext, call: ast.Call, target: Optional[ast.expr])
         loops.append(loop)
     for loop in loops:
         calls = training.own_calls(loop)
-        if training.backpropagates(loop) or any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls):
+        if training.backpropagates(loop) or training.steps(loop):
             return False
         if any(_runs_a_model(ctx, c) for c in calls):
             return False

@@ -178,7 +178,9 @@ def _between_partial_backwards(
 
 def _clears(ctx: LintContext, unit: Unit) -> List[ast.Call]:
     """The unit's own calls that clear gradients, in source order."""
-    return [c for c in analysis(ctx).own_calls(unit.node) if torchapi.zero_grad_target(ctx, c)[0]]
+    training = analysis(ctx)
+    clearing = training.clearing_calls()  # the others cannot clear: not asked
+    return [c for c in training.own_calls(unit.node) if c in clearing and torchapi.zero_grad_target(ctx, c)[0]]
 
 
 def _clears_step(ctx: LintContext, clear: ast.Call, step: Step, owners: Set[str]) -> Optional[bool]:

@@ -241,8 +241,8 @@ def _trains(ctx: LintContext, loop: Loop) -> bool:
 def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
     training = analysis(ctx)
     calls = training.own_calls(loop)
-    steps = any(torchapi.stepped_optimizer(ctx, c) is not None for c in calls)
-    backs = any(torchapi.is_backward(ctx, c) for c in calls)
+    steps = training.steps(loop)
+    backs = bool(training.backwards(loop))
     if steps and backs:
         return True  # the helpers could only add to it (each loop of a long script does both itself)
     interesting = _switches_or_helpers(ctx)
@@ -250,9 +250,9 @@ def _steps_and_backpropagates(ctx: LintContext, loop: Loop) -> bool:
         found = _helper(ctx, call) if call in interesting else None
         if found is not None:
             home, helper = found
-            h_calls = analysis(home).own_calls(helper)
-            h_steps = any(torchapi.stepped_optimizer(home, c) is not None for c in h_calls)
-            h_backs = any(torchapi.is_backward(home, c) for c in h_calls)
+            helper_training = analysis(home)  # the helper may be another file's
+            h_steps = helper_training.steps(helper)
+            h_backs = bool(helper_training.backwards(helper))
             steps, backs = steps or h_steps, backs or h_backs
     return steps and backs
 
