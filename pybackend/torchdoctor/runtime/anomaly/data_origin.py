@@ -49,6 +49,26 @@ def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dic
     return list(found.values())
 
 
+def data_scale(frame: Optional[FrameType], frames: int = FORWARD_FRAMES) -> float:
+    """The largest finite ``|value|`` of the loop's data tensors (0.0 when none): the scale a model
+    fitting raw targets (house prices in dollars, counts in thousands) is meant to reach. Asked
+    only after an output went past the threshold."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0.0
+    scale, seen = 0.0, 0
+    for _, t in _data_tensors(torch, frame, frames):
+        if seen >= MAX_TENSORS:
+            break
+        seen += 1
+        with torch.no_grad():
+            size = t.detach().abs()
+            size = torch.where(torch.isfinite(size), size, torch.zeros((), dtype=size.dtype))
+            if size.numel():
+                scale = max(scale, float(size.max()))
+    return scale
+
+
 def _storage(t: Any) -> Any:
     try:
         return (str(t.device), t.untyped_storage().data_ptr())

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Tuple
 
 from . import report as R
 from .detect import checkable, extremes, iter_tensors
-from .frames import outermost_module, user_frame
+from .frames import called_by_loss, outermost_module, user_frame
 from .grads import extremes_of
 from .host import WatchHost
 
@@ -112,6 +112,9 @@ class DeadRule(WatchHost):
         span[1] = self.step
         length = self._streak_length(module, span)
         if length is None or length < self.config.dead_steps or not self._may_report(self.config.mode):
+            return
+        if called_by_loss(sys._getframe(), module):  # a hinge that holds (2026-12-07): the loss is at its floor
+            del self._dead[id(module)]
             return
         evidence = self.dead.verdict(module)
         if evidence == FLOWS or (evidence == NO_PARAMS and not zeros_are_evidence(module)):

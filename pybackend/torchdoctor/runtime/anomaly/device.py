@@ -22,6 +22,7 @@ MAX_PENDING = 1024
 class DeviceBatch:
     def __init__(self) -> None:
         self.parts: List[Tuple[Any, Any]] = []  # (tag, 1-d float32 tensor on some device)
+        self.kept_values = 0  # values of the outputs its tags keep whole (masks.mask_candidate)
 
     def add(self, tag: Any, values: Any) -> None:
         self.parts.append((tag, values))

@@ -35,6 +35,7 @@ from .detect import (
 )
 from .device import MAX_PENDING, DeviceBatch
 from .host import WatchHost
+from .masks import mask_candidate
 from .passthrough import bounds_function, needs_exact
 
 _INF = math.inf
@@ -177,7 +178,10 @@ class ForwardChecks(WatchHost):
         """Not on the CPU: the check waits on the device, read once per step (:mod:`device`)."""
         self._last_out, self._last_id, self._last_version = _ref(t), id(t), version
         self._last_extremes, self._last_one = (_NAN, _NAN), False  # unknown here: nothing derived from it
-        self.pending.add(("forward", _ref(module)), extremes_device(t).float())
+        kept = mask_candidate(t, version, self.pending.kept_values)
+        if kept is not None:  # a mask may have written it: judged whole after backward (masks.py)
+            self.pending.kept_values += t.numel()
+        self.pending.add(("forward", _ref(module), kept), extremes_device(t).float())
         if len(self.pending) >= MAX_PENDING:
             self._flush_deferred(None, frame=sys._getframe())
 

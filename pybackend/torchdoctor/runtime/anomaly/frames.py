@@ -128,6 +128,29 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     return found
 
 
+def called_by_loss(frame: Optional[FrameType], module: Any) -> bool:
+    """Was ``module`` called by a loss module's ``forward`` (a subclass of torch's ``_Loss``, or a
+    class named ``...Loss``): its parent, the next module being called on this stack? A hinge
+    written as a module (``self.relu(margin - d)`` in a triplet or hinge-GAN loss) outputs zeros
+    when its margin holds: the loss at its floor, not a dead unit. A frozen network inside a
+    perceptual loss is not its direct child. Asked after a hit only (2026-12-07)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    codes = {
+        getattr(torch.nn.Module, n).__code__
+        for n in ("_call_impl", "_wrapped_call_impl")
+        if hasattr(torch.nn.Module, n)
+    }
+    while frame is not None:
+        parent = frame.f_locals.get("self") if frame.f_code in codes else None
+        if parent is not None and parent is not module:
+            loss_type = isinstance(parent, torch.nn.modules.loss._Loss)
+            return loss_type or type(parent).__name__.lower().endswith("loss")
+        frame = frame.f_back
+    return False
+
+
 def _is_forward_of(code: Any, module: Any) -> bool:
     """Is ``code`` the ``forward`` of ``module``'s class (not another method named so)?"""
     forward = getattr(type(module), "forward", None)

@@ -14,6 +14,7 @@ fresh gradient's extremes are compared with the threshold (the usual case ends t
 from __future__ import annotations
 
 import math
+import sys
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
@@ -25,8 +26,11 @@ from .detect import EXPLOSION, NONFINITE, checkable
 from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
 from .host import WatchHost
+from .loss_health import LossSeries
 
 _PATH = itemgetter(0)  # of a (path, parameter, module, grad) entry
+LARGE_UNITS_START = 5  # the first losses of a series: where a loss in large units started
+_SCALE_FREE = ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam", "RMSprop", "Adagrad", "Adadelta")
 
 
 class GradientChecks(WatchHost):
@@ -34,6 +38,7 @@ class GradientChecks(WatchHost):
     # are :class:`watch.Watch`'s).
     amp: ScalerTracker
     clips: ClipHints
+    losses: LossSeries
     check_backward: bool
     _amp_step: Any
     _last_loss: Optional[float]
@@ -82,11 +87,30 @@ class GradientChecks(WatchHost):
         found = judge(grads, table, threshold, order)
         if found is None or not self._may_report(self.config.mode):
             return
+        if found["kind"] == EXPLOSION and self._loss_in_large_units(found["largest_max_abs"], grads):
+            return
         if found["kind"] == EXPLOSION and self.clips.expected(frame):
             self._pending_explosion, self._pending_scale = self.step, scale  # judged after the script's clipping
             self._pending_order = order
             return
         self._grads_report(grads, table, found, frame, {"grad_scale": scale})
+
+    def _loss_in_large_units(self, largest: float, grads: Any) -> bool:
+        """The loss started in large units and has not risen, and the optimizers do not scale their
+        steps with the gradients: a regression's mean squared error in dollars starts at 4e10 and
+        its gradients reach 1e6 while Adam trains it (2026-12-07). They pass when below the largest
+        of the series' first losses and the loss is not above it either. Plain SGD's step is the
+        gradient times the learning rate (the same gradients diverge there), a learning rate too
+        high sends the loss above where it started, and a gradient past every loss the series began
+        with is not explained by its units: each is judged as before. Asked after a hit only."""
+        loss = self._last_loss
+        if loss is None or not _scale_free(self.optimizers.live(), {id(e[1]) for e in grads}):
+            return False
+        for health in self.losses.by_site.values():  # the series whose last loss is this step's
+            if health.recent and health.recent[-1] == loss and health.first:
+                start = max(health.first[:LARGE_UNITS_START])
+                return loss <= start and largest <= start
+        return False
 
     def _grads_report(self, grads, table, found, frame, extra: Dict[str, Any]) -> None:
         step = extra.pop("step", self.step)
@@ -164,6 +188,15 @@ class GradientChecks(WatchHost):
             self._emit(report, frame, step=step, count=False)
         except Exception as exc:
             self._error(exc)
+
+
+def _scale_free(optimizers: List[Any], wanted: set) -> bool:
+    """Every optimizer holding these parameters divides its step by a running gradient scale
+    (Adam and its family, RMSprop, Adagrad, Adadelta), and there is at least one."""
+    torch = sys.modules["torch"]
+    kinds = tuple(getattr(torch.optim, n) for n in _SCALE_FREE if hasattr(torch.optim, n))
+    owners = [o for o in optimizers if any(id(p) in wanted for g in o.param_groups for p in g["params"])]
+    return bool(owners) and all(isinstance(o, kinds) for o in owners)
 
 
 def _within(table, threshold: float) -> bool:

@@ -27,6 +27,7 @@ from .host import WatchHost
 from .lagging import has_lagging_copy
 from .loss_forensics import describe, find_origin
 from .loss_health import TREND_RULES, LossSeries
+from .masks import judged_kept
 from .stale import StaleGradTracker
 
 _ref = weakref.ref
@@ -221,7 +222,7 @@ class LossChecks(WatchHost):
         if not len(batch):
             return
         rows = batch.flush()
-        forward = [(tag[1], values) for tag, values in rows if tag[0] == "forward"]
+        forward = [(tag[1], tag[2], values) for tag, values in rows if tag[0] == "forward"]
         self._deferred_forward(forward, frame)
         if deferred_loss:
             self._loss_hit([v for tag, v in rows if tag[0] == "loss"][0][0], None, frame)
@@ -274,11 +275,13 @@ class LossChecks(WatchHost):
         return entries, grads, on_cpu
 
     def _deferred_forward(self, forward, frame) -> None:
-        for module_ref, (low, high) in forward:
+        for module_ref, kept, (low, high) in forward:
             module = module_ref()
             kind = verdict(low, high, self.config.threshold)
             if module is None or kind is None or kind == ZERO:
                 continue  # the dead-output rule needs the inputs: CPU only
+            if judged_kept(kept, low, high, self.config.threshold):
+                continue  # a mask's fill written on purpose (masks.py)
             if kind == NONFINITE:
                 self._bad_output_step = self.step
             if not self._may_report(self.config.mode):

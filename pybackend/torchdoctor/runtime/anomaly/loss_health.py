@@ -20,7 +20,7 @@ smoothed curve over at least ``TREND_MIN`` losses, re-judged every ``TREND_EVERY
 that mini-batch noise, label noise and outlier batches stay silent:
 
 - ``notDecreasing`` (seed 002): the median of the last ``TREND_WINDOW`` losses is still >= 99% of
-  the median of the first ``TREND_WINDOW``. Medians, not means: one outlier batch moves neither.
+  the median of the first ``TREND_WINDOW``, unless it is 0 at the loss's floor (``_at_floor``). Medians, not means: one outlier batch moves neither.
   When the watch sees an optimizer, judged only once it has stepped ``TREND_WINDOW`` times
   since the series began (with gradient accumulation over 4 micro-steps, 50 losses are only 12
   updates), and only with ``allow_not_decreasing`` (the watch turns it off when there are several loss
@@ -139,6 +139,8 @@ class LossHealth:
             return None  # too few optimizer steps to expect progress
         first = _median(self.first)
         last = _median(list(self.recent)[-TREND_WINDOW:])
+        if last == 0.0 and _at_floor(self.first + list(self.recent)):
+            return None  # a hinge at its floor: most losses exactly 0, none below it
         # "99% of first" for positive losses; the same margin below it for negative ones.
         if last >= first - (1 - NOT_DECREASING_RATIO) * abs(first) and not _falling(list(self.recent)):
             return {
@@ -199,6 +201,14 @@ class LossSeries:
 
     def __len__(self) -> int:
         return len(self.by_site)
+
+
+def _at_floor(values: List[float]) -> bool:
+    """A loss that cannot fall further: none below 0, and it was above 0 (it got to 0). A triplet
+    or margin-ranking loss is exactly 0 once the margin holds, and reached it within its first
+    steps: both medians 0 read as "not decreasing" (2026-12-07). A loss 0 from its first step on
+    (``mse_loss(out, out)``, nothing to learn) is still advised."""
+    return min(values) >= 0.0 and max(values) > 0.0
 
 
 def _falling(values: List[float]) -> bool:

@@ -14,9 +14,14 @@ keeps a value within it, so a softmax over each row stays finite):
 
 - the output was written by a masking op (``masked_fill``, ``where``, ``x[mask] = v``), and its
   autograd node says where (:func:`_mask_written`): every out-of-range value is in those places;
+- the output is the ``log_softmax`` of such an output (a masked entry's -inf stays where it was);
+- the output was written by a scatter (:func:`_scatter_fill`): a fill scattered at indices, or
+  values scattered into a constant fill that holds every place not written;
 - the output is a sum with an operand that has no graph (an additive mask: ``logits + mask``),
   or has no graph at all (``torch.no_grad()``: a rollout, an evaluation): the value is a *finite*
   fill-like constant (the dtype's largest magnitude, or a round ``d * 10**k`` such as ``-1e9``).
+  An additive fill also keeps the values it masks (BERT's ``scores + (1 - mask) * -10000.0``):
+  values within ``NEAR`` of one round fill count as that fill (:func:`_near_fill`), there only.
   ``±inf`` there is reported as before: a sum's other operand is not saved in the graph, and an
   Inf added from a buffer (a corrupted positional table) or a ``log`` of zeros looks the same as
   an additive ``-inf`` mask. So ``logits + log(legal)`` is still reported; ``-1e9`` masks are not.
@@ -34,8 +39,16 @@ from typing import Any, Optional, Tuple
 # Autograd nodes of the ops that write a constant through a mask: ``masked_fill``, ``where``,
 # ``x[mask] = value``. What made the values, not a guess from them.
 _MASKING = frozenset(("MaskedFillBackward0", "WhereBackward0", "IndexPutBackward0", "MaskedScatterBackward0"))
+# ``x.scatter(dim, index, value)`` (a fill written at the indices) and ``full(fill).scatter(dim,
+# index, src)`` (the values written into a fill: a top-k router's, a top-k sampler's gates).
+_SCATTER = frozenset(("ScatterBackward0", "ScatterBackward1"))
+# Ops that keep a masked entry's -inf where it was, the row's other values finite: a pointer
+# network returns ``log_softmax(scores.masked_fill(visited, -inf))`` (2026-12-07).
+_THROUGH = frozenset(("LogSoftmaxBackward0",))
 # A sum or difference with one operand that has no graph: an additive mask.
 _ADDITIVE = frozenset(("AddBackward0", "SubBackward0"))
+# An additive fill's values lie within this fraction of it (the masked scores are small beside it).
+NEAR = 0.01
 # Masking ops read back through a chain (``masked_fill(a, -inf).masked_fill(b, -inf)``): a few.
 _CHAIN = 4
 
@@ -49,21 +62,72 @@ def masked_output(t: Any, low: float, high: float, threshold: float) -> bool:
     values = t.detach()
     bad = ~(values.abs() <= threshold) if math.isfinite(threshold) else ~torch.isfinite(values)
     fill = _one_fill(values, bad)
+    exact = fill is not None
+    if not exact:  # an additive fill keeps the values it masks: BERT's ``scores + (1 - mask) * -10000.0``
+        fill = _near_fill(values, bad, torch)
     if fill is None or not bool((~bad).any(-1).all()):  # a row all masked: its softmax is NaN (or uniform)
         return False
     node = t.grad_fn
     name = type(node).__name__ if node is not None else None
+    if name in _THROUGH and node.next_functions:  # read the mask below a log_softmax
+        inner = node.next_functions[0][0]
+        if inner is not None and type(inner).__name__ in _MASKING | _SCATTER:
+            node, name = inner, type(inner).__name__
+    if name in (_MASKING | _SCATTER) and not exact:
+        return False  # a masking op writes its fill exactly
     if name in _MASKING:
         try:
             covered = _mask_written(node, values)
         except Exception:  # saved tensors freed, an index form not read here: nothing proves a mask
             return False
         return covered is not None and bool((bad <= covered).all())
+    if name in _SCATTER:
+        try:
+            return _scatter_fill(node, name, bad, torch)
+        except Exception:  # saved tensors freed: nothing proves a mask
+            return False
     if name in _ADDITIVE:
         return _one_side_constant(node) and math.isfinite(fill) and fill_like(fill, t.dtype, torch)
     if node is None and not t.requires_grad:
         return math.isfinite(fill) and fill_like(fill, t.dtype, torch)
     return False
+
+
+# On an accelerator, outputs kept for :func:`masked_output` until the step's one read, at most
+# this many values a step (past it, such outputs are judged by their extremes alone, as before).
+KEPT_VALUES = 1 << 24
+
+
+def mask_candidate(t: Any, version: int, kept_so_far: int) -> Optional[Tuple[Any, int]]:
+    """``(t, version)`` to keep until the step's device read when a mask may have written ``t``
+    (its node is a masking op or a scatter, or a sum with a graph-less operand), else None.
+
+    On an accelerator each output's extremes are read once, after ``backward``, and the output is
+    gone by then: an output a mask may have written is kept so :func:`masked_output` can judge it
+    (a masked policy on a GPU was reported as an Inf output). Nothing else is kept: a residual sum
+    has two operands with graphs, and every output under no_grad has no node at all (keeping those
+    would hold the whole step's activations). ``kept_so_far`` values are kept already this step."""
+    node = t.grad_fn
+    if node is None or kept_so_far + t.numel() > KEPT_VALUES:
+        return None
+    name = type(node).__name__
+    if name in _MASKING or name in _SCATTER or (name in _ADDITIVE and _one_side_constant(node)):
+        return t, version
+    return None
+
+
+def judged_kept(kept: Optional[Tuple[Any, int]], low: float, high: float, threshold: float) -> bool:
+    """:func:`masked_output` of an output kept by :func:`mask_candidate`, unchanged since (its
+    version): False when nothing was kept or it was written in place after the module returned."""
+    if kept is None:
+        return False
+    t, version = kept
+    try:
+        if t._version != version:
+            return False
+    except RuntimeError:  # an inference tensor has no version counter: nothing says it is unchanged
+        return False
+    return masked_output(t, low, high, threshold)
 
 
 def masked_logits(t: Any, low: float, high: float) -> bool:
@@ -81,6 +145,23 @@ def _one_fill(values: Any, bad: Any) -> Optional[float]:
     if not bool((out == first).all()):
         return None
     return float(first)
+
+
+def _near_fill(values: Any, bad: Any, torch: Any) -> Optional[float]:
+    """The round fill (``-10000.0``) every out-of-range value lies within ``NEAR`` of, added to
+    the small values it masks (2026-12-07: a scorer returning BERT's additive ``-10000.0`` mask was
+    an exploding output, ``max |x| = 10000``); None when they spread wider (an overflow)."""
+    out = values[bad].double()
+    if not out.numel() or not bool(torch.isfinite(out).all()):
+        return None
+    centre = float(out.median())
+    if centre == 0.0:
+        return None
+    power = 10.0 ** math.floor(math.log10(abs(centre)))
+    fill = round(centre / power) * power  # one significant digit: -10000.3 -> -10000
+    if float((out - fill).abs().max()) > NEAR * abs(fill):
+        return None
+    return fill
 
 
 def fill_like(value: float, dtype: Any, torch: Any) -> bool:
@@ -104,6 +185,20 @@ def _one_side_constant(node: Any) -> bool:
     """A sum's node whose one operand has a graph and the other none (a constant or a mask tensor)."""
     inputs = [fn for fn, _ in node.next_functions[:2]]
     return len(inputs) == 2 and (inputs[0] is None) != (inputs[1] is None)
+
+
+def _scatter_fill(node: Any, name: str, bad: Any, torch: Any) -> bool:
+    """A scatter wrote the fill, or wrote every in-range value into one. ``x.scatter(d, idx, -inf)``:
+    every out-of-range value is where it wrote. ``full_like(x, -inf).scatter(d, idx, top)`` (a
+    mixture of experts' top-k gates, a top-k sampler's logits): the tensor written into has no graph
+    (a constant) and every place the scatter did not write, and only those, holds the fill; a
+    ``-inf`` among the written values (``log`` of a zero gate) is not the fill (2026-12-07)."""
+    dim = node._saved_dim
+    dim = dim - 2**64 if dim >= 2**63 else dim  # a negative dim is saved as an unsigned 64-bit value
+    written = torch.zeros(bad.shape, dtype=torch.bool).scatter_(dim, node._saved_index, True)
+    if name == "ScatterBackward1":
+        return bool((bad <= written).all())
+    return node.next_functions[0][0] is None and bool((bad == ~written).all())
 
 
 def _mask_written(node: Any, values: Any) -> Optional[Any]:

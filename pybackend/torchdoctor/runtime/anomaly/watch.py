@@ -38,7 +38,7 @@ from .backward import autograd_backward, tensor_backward
 from .clipping import ClipHints, clip_wrapper
 from .clipping import targets as clip_targets
 from .config import BREAK, LOG, OFF, AnomalyConfig
-from .data_origin import FORWARD_FRAMES, nonfinite_data
+from .data_origin import FORWARD_FRAMES, data_scale, nonfinite_data
 from .dead import DeadEvidence, DeadRule
 from .detect import EXPLOSION, NONFINITE, ZERO
 from .device import DeviceBatch
@@ -56,8 +56,12 @@ from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, paus
 from .sentences import sentence
 from .stale import StaleGradTracker
 from .steps import OptimizerSteps, init_wrapper, scaler_step_wrapper
+from .sums import ProvenSums
 
 MAX_REPORTS = 100
+# An output past the threshold but within this factor of the loop's largest data value is on the
+# data's scale (a regression on raw targets), not exploding; a learning rate too high overshoots it.
+DATA_SCALE_FACTOR = 10.0
 MAX_ERRORS = 20
 ERROR_PREFIX = "[torchdoctor] internal error in the anomaly watch: "
 # a module's held state (:meth:`Watch._held_facts`): the reached child's is dropped for its parent's
@@ -145,6 +149,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self.amp = ScalerTracker()  # GradScaler: scaled losses, skipped steps
         self.clips = ClipHints()  # does the script clip its gradients?
         self.dead = DeadEvidence()  # zero outputs of layers that learn are not dead
+        self.sums = ProvenSums()  # modules whose large output is a per-sample sum (sums.py)
         self.optimizers = OptimizerSteps()  # a report's step counts optimizer steps when there are any
         self._amp_step: Any = None  # (scaler, unscaled loss) while a scaled loss's backward runs
         self._unscaled_step = -1  # the step whose gradients scaler.unscale_() divided already
@@ -226,6 +231,10 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             return  # a loss summed over a batch is large by construction (reduction='sum')
         if masked_output(t, low, high, self.config.threshold):
             return  # illegal actions' logits set to -inf or -1e9 on purpose (masks.py)
+        if kind == EXPLOSION and self.sums.judge(module, t, max(-low, high), self.config.threshold):
+            return  # a flow's log-likelihood summed over 12288 pixels (sums.py)
+        if kind == EXPLOSION and max(-low, high) <= DATA_SCALE_FACTOR * data_scale(user_frame()):
+            return  # a model fitting raw targets (2e5 dollars): the data's scale, not an explosion
         first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
             self._bad_output_step = self.step

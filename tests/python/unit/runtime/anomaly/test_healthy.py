@@ -5,7 +5,10 @@ that backs off, bfloat16 autocast, a DCGAN-like loop, LoRA and adaLN-Zero with g
 accumulation, a VAE with a summed BCE, clipping of huge raw norms, ``torch.compile``, noisy
 mini-batch losses; from the 2026-12-06 corpus: a DiT-like diffusion model with an EMA copy, a
 VQ-VAE whose codebook is a new parameter every forward, a GCN validated in eval mode after each
-step, a CLIP-like contrastive model evaluated under no_grad, an AWD-style LSTM at SGD lr 30). Each runs under ``torchdoctor run --json`` in break mode: no report at all
+step, a CLIP-like contrastive model evaluated under no_grad, an AWD-style LSTM at SGD lr 30; from
+the 2026-12-07 round: a top-k router scattering into ``-inf``, a pointer decoder returning masked
+log-probabilities, attention scores with BERT's additive mask, triplet losses at their floor, a
+raw-price regression, a flow's per-sample log-likelihood in nats). Each runs under ``torchdoctor run --json`` in break mode: no report at all
 (neither anomaly nor advice), exit status 0, the script's own output printed. One driver process
 runs them all (importing torch costs more than most scripts), one torch thread.
 """
