@@ -15,7 +15,7 @@ keeps a value within it, so a softmax over each row stays finite):
 - the output was written by a masking op (``masked_fill``, ``where``, ``x[mask] = v``), and its
   autograd node says where (:func:`_mask_written`): every out-of-range value is in those places;
 - the output is the ``log_softmax`` of such an output (a masked entry's -inf stays where it was);
-- the output was written by a scatter (:func:`_scatter_fill`): a fill scattered at indices, or
+- the output was written by a scatter (:func:`_scatter_written`): a fill scattered at indices, or
   values scattered into a constant fill that holds every place not written;
 - the output is a sum with an operand that has no graph (an additive mask: ``logits + mask``),
   or has no graph at all (``torch.no_grad()``: a rollout, an evaluation): the value is a *finite*
@@ -56,7 +56,44 @@ _CHAIN = 4
 def masked_output(t: Any, low: float, high: float, threshold: float) -> bool:
     """Every value of ``t`` beyond ``threshold`` (±Inf included) is a fill written on purpose
     through a mask (the module docstring says what proves it). Runs only after a hit."""
-    if t.dim() == 0 or math.isnan(low) or math.isnan(high) or t.dtype.is_complex:
+    if not _judgeable(t, low, high):
+        return False
+    return _judge(t, threshold, proof(t))
+
+
+def _judgeable(t: Any, low: float, high: float) -> bool:
+    return t.dim() > 0 and not math.isnan(low) and not math.isnan(high) and not t.dtype.is_complex
+
+
+def proof(t: Any) -> Tuple[Optional[str], Any]:
+    """What ``t``'s autograd node says wrote it, read now (``backward`` frees the node's saved
+    tensors): ``("written", places)`` for a chain of masking ops, ``("scatter", (places, into
+    fill))``, ``("additive", one operand without a graph)``, ``("nograd", None)``, or ``(None,
+    None)``. Builds tensors on ``t``'s device and reads none back (no device sync)."""
+    node = t.grad_fn
+    name = type(node).__name__ if node is not None else None
+    if name in _THROUGH and node.next_functions:  # read the mask below a log_softmax
+        inner = node.next_functions[0][0]
+        if inner is not None and type(inner).__name__ in _MASKING | _SCATTER:
+            node, name = inner, type(inner).__name__
+    try:
+        if name in _MASKING:
+            return "written", _mask_written(node, t.detach())
+        if name in _SCATTER:
+            return "scatter", _scatter_written(node, name, t)
+    except Exception:  # saved tensors freed, an index form not read here: nothing proves a mask
+        return None, None
+    if name in _ADDITIVE:
+        return "additive", _one_side_constant(node)
+    if node is None and not t.requires_grad:
+        return "nograd", None
+    return None, None
+
+
+def _judge(t: Any, threshold: float, found: Tuple[Optional[str], Any]) -> bool:
+    """The values of ``t`` against what :func:`proof` found wrote them."""
+    kind, evidence = found
+    if kind is None:
         return False
     torch = sys.modules["torch"]
     values = t.detach()
@@ -67,30 +104,14 @@ def masked_output(t: Any, low: float, high: float, threshold: float) -> bool:
         fill = _near_fill(values, bad, torch)
     if fill is None or not bool((~bad).any(-1).all()):  # a row all masked: its softmax is NaN (or uniform)
         return False
-    node = t.grad_fn
-    name = type(node).__name__ if node is not None else None
-    if name in _THROUGH and node.next_functions:  # read the mask below a log_softmax
-        inner = node.next_functions[0][0]
-        if inner is not None and type(inner).__name__ in _MASKING | _SCATTER:
-            node, name = inner, type(inner).__name__
-    if name in (_MASKING | _SCATTER) and not exact:
-        return False  # a masking op writes its fill exactly
-    if name in _MASKING:
-        try:
-            covered = _mask_written(node, values)
-        except Exception:  # saved tensors freed, an index form not read here: nothing proves a mask
-            return False
-        return covered is not None and bool((bad <= covered).all())
-    if name in _SCATTER:
-        try:
-            return _scatter_fill(node, name, bad, torch)
-        except Exception:  # saved tensors freed: nothing proves a mask
-            return False
-    if name in _ADDITIVE:
-        return _one_side_constant(node) and math.isfinite(fill) and fill_like(fill, t.dtype, torch)
-    if node is None and not t.requires_grad:
-        return math.isfinite(fill) and fill_like(fill, t.dtype, torch)
-    return False
+    if kind == "written":  # a masking op writes its fill exactly, and only where it wrote
+        return exact and evidence is not None and bool((bad <= evidence).all())
+    if kind == "scatter":
+        written, into_fill = evidence
+        return exact and bool((bad == ~written).all() if into_fill else (bad <= written).all())
+    if kind == "additive" and not evidence:
+        return False
+    return math.isfinite(fill) and fill_like(fill, t.dtype, torch)  # additive, or no graph at all
 
 
 # On an accelerator, outputs kept for :func:`masked_output` until the step's one read, at most
@@ -98,9 +119,10 @@ def masked_output(t: Any, low: float, high: float, threshold: float) -> bool:
 KEPT_VALUES = 1 << 24
 
 
-def mask_candidate(t: Any, version: int, kept_so_far: int) -> Optional[Tuple[Any, int]]:
-    """``(t, version)`` to keep until the step's device read when a mask may have written ``t``
-    (its node is a masking op or a scatter, or a sum with a graph-less operand), else None.
+def mask_candidate(t: Any, version: int, kept_so_far: int) -> Optional[Tuple[Any, int, Any]]:
+    """``(t, version, proof)`` to keep until the step's device read when a mask may have written
+    ``t`` (its node is a masking op or a scatter, or a sum with a graph-less operand), else None.
+    The proof (:func:`proof`) is read now: by the read, ``backward`` has freed the node's saved mask.
 
     On an accelerator each output's extremes are read once, after ``backward``, and the output is
     gone by then: an output a mask may have written is kept so :func:`masked_output` can judge it
@@ -111,23 +133,24 @@ def mask_candidate(t: Any, version: int, kept_so_far: int) -> Optional[Tuple[Any
     if node is None or kept_so_far + t.numel() > KEPT_VALUES:
         return None
     name = type(node).__name__
-    if name in _MASKING or name in _SCATTER or (name in _ADDITIVE and _one_side_constant(node)):
-        return t, version
+    if name in _MASKING or name in _SCATTER or name in _THROUGH or (name in _ADDITIVE and _one_side_constant(node)):
+        found = proof(t)
+        return (t, version, found) if found[0] is not None else None
     return None
 
 
-def judged_kept(kept: Optional[Tuple[Any, int]], low: float, high: float, threshold: float) -> bool:
+def judged_kept(kept: Optional[Tuple[Any, int, Any]], low: float, high: float, threshold: float) -> bool:
     """:func:`masked_output` of an output kept by :func:`mask_candidate`, unchanged since (its
     version): False when nothing was kept or it was written in place after the module returned."""
     if kept is None:
         return False
-    t, version = kept
+    t, version, found = kept
     try:
         if t._version != version:
             return False
     except RuntimeError:  # an inference tensor has no version counter: nothing says it is unchanged
         return False
-    return masked_output(t, low, high, threshold)
+    return _judgeable(t, low, high) and _judge(t, threshold, found)
 
 
 def masked_logits(t: Any, low: float, high: float) -> bool:
@@ -187,42 +210,46 @@ def _one_side_constant(node: Any) -> bool:
     return len(inputs) == 2 and (inputs[0] is None) != (inputs[1] is None)
 
 
-def _scatter_fill(node: Any, name: str, bad: Any, torch: Any) -> bool:
-    """A scatter wrote the fill, or wrote every in-range value into one. ``x.scatter(d, idx, -inf)``:
-    every out-of-range value is where it wrote. ``full_like(x, -inf).scatter(d, idx, top)`` (a
-    mixture of experts' top-k gates, a top-k sampler's logits): the tensor written into has no graph
-    (a constant) and every place the scatter did not write, and only those, holds the fill; a
-    ``-inf`` among the written values (``log`` of a zero gate) is not the fill (2026-12-07)."""
+def _scatter_written(node: Any, name: str, t: Any) -> Tuple[Any, bool]:
+    """(where a scatter wrote, whether it wrote into a fill). ``x.scatter(d, idx, -inf)``: the fill
+    is where it wrote, so every out-of-range value must be there. ``full_like(x, -inf).scatter(d,
+    idx, top)`` (a mixture of experts' top-k gates, a top-k sampler's logits): the tensor written
+    into has no graph (a constant), and every place the scatter did not write, and only those, must
+    hold the fill; a ``-inf`` among the written values (``log`` of a zero gate) is not the fill
+    (2026-12-07)."""
+    torch = sys.modules["torch"]
     dim = node._saved_dim
     dim = dim - 2**64 if dim >= 2**63 else dim  # a negative dim is saved as an unsigned 64-bit value
-    written = torch.zeros(bad.shape, dtype=torch.bool).scatter_(dim, node._saved_index, True)
+    written = torch.zeros(t.shape, dtype=torch.bool, device=t.device).scatter_(dim, node._saved_index, True)
     if name == "ScatterBackward1":
-        return bool((bad <= written).all())
-    return node.next_functions[0][0] is None and bool((bad == ~written).all())
+        return written, False
+    if node.next_functions[0][0] is not None:
+        raise ValueError("values scattered into a tensor with a graph: not a fill")
+    return written, True
 
 
 def _mask_written(node: Any, values: Any) -> Optional[Any]:
     """Where the chain of masking ops ending at ``node`` wrote its fill value, as a bool tensor of
-    ``values``' shape, or None. A -Inf outside it was there before the mask: ``log(p).masked_fill(pad, 0)``
+    ``values``' shape (on its device; no value is read back). A -Inf outside it was there before the mask: ``log(p).masked_fill(pad, 0)``
     or ``where(pad, 0, log(p))`` with ``p`` holding zeros is a masking node over a real -Inf, and
     the node's name alone let it pass (review, 2026-12-06)."""
     torch = sys.modules["torch"]
-    covered = torch.zeros(values.shape, dtype=torch.bool)
+    covered = torch.zeros(values.shape, dtype=torch.bool, device=values.device)
     for _ in range(_CHAIN):
         found = _written(node, values, torch) if node is not None and type(node).__name__ in _MASKING else None
         if found is None:
             break
         written, node = found
         covered |= written
-    return covered if bool(covered.any()) else None
+    return covered  # where none wrote, it holds no True: every out-of-range value then fails
 
 
 def _written(node: Any, values: Any, torch: Any) -> Optional[Tuple[Any, Any]]:
     """(where this masking node wrote, the node of the tensor it wrote into) or None."""
     name, inputs = type(node).__name__, node.next_functions
     if name == "IndexPutBackward0":  # x[mask] = v, x[idx] = v
-        written = torch.zeros(values.shape, dtype=torch.bool)
-        written.index_put_(tuple(node._saved_indices), torch.tensor(True))
+        written = torch.zeros(values.shape, dtype=torch.bool, device=values.device)
+        written.index_put_(tuple(node._saved_indices), torch.tensor(True, device=values.device))
         return written, inputs[0][0]
     if name != "WhereBackward0":  # masked_fill, masked_scatter: the mask is where they wrote
         return torch.broadcast_to(node._saved_mask, values.shape), inputs[0][0]

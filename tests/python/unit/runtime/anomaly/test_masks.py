@@ -139,3 +139,43 @@ def test_a_pointer_head_trained_and_rolled_out_is_silent_and_a_dead_end_is_named
         head(cities, visited)
     assert [r["kind"] for r in seen.reports] == ["exploding_output"]
     assert seen.reports[0]["qualname"] == "head"
+
+
+class Policy(nn.Module):
+    def __init__(self, fill: float) -> None:
+        super().__init__()
+        self.body, self.fill = nn.Linear(5, 4), fill
+
+    def forward(self, obs, legal):
+        return self.body(obs).masked_fill(~legal, self.fill)
+
+
+@pytest.mark.parametrize("fill", [float("-inf"), -1e9])
+def test_on_an_accelerator_a_masked_policy_is_silent_and_a_dead_end_is_reported(fill):
+    # deferred=True: the device path (outputs judged after backward from extremes read once)
+    torch.manual_seed(0)
+    policy = Policy(fill)
+    legal = torch.tensor([[True, False, True, False]] * 3)
+    with watching(deferred=True) as seen:
+        dist = torch.distributions.Categorical(logits=policy(torch.randn(3, 5), legal))
+        (-dist.log_prob(torch.zeros(3, dtype=torch.long)).mean()).backward()
+        assert seen.reports == []
+        legal[2] = False  # a state with no legal action
+        dist_logits = policy(torch.randn(3, 5), legal)
+        (dist_logits.clamp(min=-1e3) * 0).sum().backward()
+    assert [r["kind"] for r in seen.reports][:1] in (["nonfinite_output"], ["exploding_output"])
+    assert seen.reports[0]["qualname"] == "policy"
+
+
+def test_only_outputs_a_mask_may_have_written_are_kept_for_the_device_read():
+    from torchdoctor.runtime.anomaly.masks import KEPT_VALUES, mask_candidate
+
+    w, legal = _logits_and_legal()
+    residual = w + w.sin()  # both operands have graphs: a residual sum, never kept
+    assert mask_candidate(residual, residual._version, 0) is None
+    masked = w + (~legal).float() * -1e9
+    kept = mask_candidate(masked, masked._version, 0)
+    assert kept is not None and kept[:2] == (masked, masked._version) and kept[2][0] == "additive"
+    assert mask_candidate(masked, masked._version, KEPT_VALUES) is None  # past the step's bound
+    with torch.no_grad():
+        assert mask_candidate(w.masked_fill(~legal, -1e9), 0, 0) is None  # no node: not kept
