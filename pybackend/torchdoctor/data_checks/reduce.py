@@ -459,8 +459,8 @@ def _labels(s: SplitStats, draws: Any) -> None:
         bad = ~np.isfinite(arr.reshape(len(arr), -1)).all(1)
         s.label_nonfinite = [i for i, b in zip(s.label_indices, bad) if b]
     size = int(np.prod(shape)) if shape else 1
-    if shape == (1,) and len(s.label_indices) < sum(y is not None for y in ys):  # others of other lengths:
-        s.label_kind = "other"  # lists of ids (an image's tags), one id for some, not a class each
+    if shape == (1,) and any(a is not None and a.size > 1 for a in map(to_array, ys)):  # others longer: lists
+        s.label_kind = "other"  # of ids (an image's tags), one id for some, not a class each (an empty one: a class)
         return
     if size == 1:
         flat = arr.reshape(-1)

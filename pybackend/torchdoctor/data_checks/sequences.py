@@ -20,7 +20,9 @@ def check(ctx: Context) -> list:
         s = split.stats
         if s.layout != "tokens" or s.vectors is None:
             continue
-        if _per_column(ctx, split, s.vectors):
+        columns = _per_column(ctx, split, s.vectors)
+        if columns is not None:
+            out += columns
             continue
         ranged = _range(ctx, split, s.vectors)
         padding = _padding(ctx, split, s.vectors)
@@ -28,22 +30,50 @@ def check(ctx: Context) -> list:
     return out
 
 
-def _per_column(ctx: Context, split: Split, tok: np.ndarray) -> bool:
+def _per_column(ctx: Context, split: Split, tok: np.ndarray) -> Optional[list]:
     """The integer rows are categorical codes, one per column, each for an Embedding of its own (a
     tabular model's ``ModuleList([Embedding(cardinality, d) for ...])``): the model has as many
-    Embeddings as a row has values, and every column fits its own. They are not token sequences: the
-    first Embedding is not their vocabulary and a 0 code is no padding (a note says so)."""
+    Embeddings as a row has values, and every column fits its own, or fewer rows hold a code past their
+    column's Embedding than an id past the first one, or under half of them (the first Embedding the
+    biggest: a code past column 1's is still said). They are not token sequences: the first Embedding
+    is not their vocabulary and a 0 code is no padding (a note says so). The findings of the codes past
+    their column's Embedding, or None when the rows are read as token sequences."""
     sizes = ctx.model.embedding_sizes if ctx.model is not None else []
     if len(sizes) < 2 or tok.ndim != 2 or tok.shape[1] != len(sizes) or split.stats.ragged or not len(tok):
-        return False
-    if not ((tok >= 0) & (tok < np.asarray(sizes))).all():
-        return False
+        return None
+    bad = (tok < 0) | (tok >= np.asarray(sizes))
+    rows: np.ndarray = np.asarray(bad.any(1))
+    first = ((tok < 0) | (tok >= sizes[0])).any(1).sum()  # rows past the first Embedding, read as token ids
+    if rows.any() and rows.sum() >= first and 2 * rows.sum() >= len(rows):
+        return None
+    if rows.any():  # one column's codes past its own Embedding: said per column, not against the first one
+        cols = [int(c) for c in np.flatnonzero(bad.any(0))]
+        what = "; ".join(
+            f"column {c} holds codes {int(tok[:, c].min())}..{int(tok[:, c].max())} for an Embedding of {sizes[c]}"
+            for c in cols
+        )
+        return [
+            F.finding(
+                F.TOKEN_RANGE,
+                F.ERRORS,
+                split.name,
+                f"{int(rows.sum())} {split.name} rows of categorical codes (one column per Embedding of "
+                f"{ctx.model.name if ctx.model is not None else 'the model'}, {len(sizes)} in all) hold a code outside "
+                f"[0, size) of their column's Embedding: {what}. Likely cause: a category seen only in this split, "
+                "or cardinalities counted before codes were added (an unknown/missing code). Next step: size each "
+                "Embedding to its column's codes (max code + 1), with a code for unseen categories.",
+                [i for i, b in zip(split.stats.indices, rows) if b],
+                source=split.source,
+                columns=cols,
+                embeddingSizes=list(sizes),
+            )
+        ]
     ctx.notes.append(
         f"{split.name}: integer rows of {len(sizes)} values for a model with {len(sizes)} Embeddings, each column "
         "within its own: read as categorical codes (one per Embedding), not token sequences; token range and "
         "padding not checked"
     )
-    return True
+    return []
 
 
 def _second(ctx: Context, split: Split, ranged: list, padding: list) -> list:

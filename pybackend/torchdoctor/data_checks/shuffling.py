@@ -23,9 +23,7 @@ from . import findings as F
 from . import thresholds as T
 from .context import Context, Split
 from .labels import class_labels, label_name
-from .loader_source import loader_line
-
-OTHER_SPLITS = ("val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout")
+from .loader_source import OTHER_SPLITS, loader_line
 
 
 def check(ctx: Context) -> list:
@@ -38,13 +36,24 @@ def check(ctx: Context) -> list:
         size = _sequential_batch_size(split.draws.obj)
         if size is None or size < 2:
             continue
-        y = class_labels(split)
+        y = _classes(split)
         if y is None or _one_output_regression(ctx, y):
             continue
         found = _grouped(split, y, size)
         if found is not None:
-            out.append(_finding(ctx, split, size, found))
+            out.append(_finding(ctx, split, size, found, y))
     return out
+
+
+def _classes(split: Split) -> Optional[np.ndarray]:
+    """The class labels drawn: indices or one-hot rows, and float 0/1 targets of one value a sample (a
+    binary classifier's for ``BCEWithLogitsLoss``, stored negatives first)."""
+    y = class_labels(split)
+    s = split.stats
+    if y is None and s.label_kind == "float" and s.labels is not None and len(s.labels):
+        if np.isin(s.labels, (0.0, 1.0)).all():
+            return s.labels.astype(np.int64)
+    return y
 
 
 def _training(ctx: Context, split: Split) -> bool:
@@ -64,10 +73,17 @@ def _sequential_batch_size(loader: Any) -> Optional[int]:
     batches = getattr(loader, "batch_sampler", None)
     if batches is None or not any(c.__name__ == "BatchSampler" for c in type(batches).__mro__):
         return None
-    if type(getattr(batches, "sampler", None)).__name__ != "SequentialSampler":
+    sampler = getattr(batches, "sampler", None)
+    if type(sampler).__name__ != "SequentialSampler" and not _unshuffled_distributed(sampler):
         return None
     size = getattr(batches, "batch_size", None)
     return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def _unshuffled_distributed(sampler: Any) -> bool:
+    """A ``DistributedSampler(ds, shuffle=False)``: each rank's share in index order."""
+    names = [c.__name__ for c in type(sampler).__mro__]
+    return "DistributedSampler" in names and getattr(sampler, "shuffle", True) is False
 
 
 def _one_output_regression(ctx: Context, y: np.ndarray) -> bool:
@@ -96,7 +112,7 @@ def _grouped(split: Split, y: np.ndarray, size: int) -> Optional[dict]:
     single = sum(1 for a, b in zip(starts, ends) if b - a >= 2 and np.all(y[a:b] == y[a]))
     if single < T.SORTED_BATCH_SHARE * len(numbers):
         return None
-    shares, declared = _class_shares(split, y)
+    shares, declared = _class_shares(split, y, positions)
     expected = (len(y) - 1) * (1.0 - float(np.sum(shares**2)))
     changes = int(np.count_nonzero(y[1:] != y[:-1]))
     if expected < T.SORTED_MIN_EXPECTED or changes > T.SORTED_CHANGES * expected:
@@ -111,12 +127,24 @@ def _grouped(split: Split, y: np.ndarray, size: int) -> Optional[dict]:
     }
 
 
-def _class_shares(split: Split, y: np.ndarray) -> tuple:
+def in_runs(y: np.ndarray) -> bool:
+    """The labels, in draw order, change class at most ``SORTED_CHANGES`` times as often as a random order
+    of the same labels would (a single class: True): stored class by class, not in random order."""
+    _, counts = np.unique(y, return_counts=True)
+    expected = (len(y) - 1) * (1.0 - float(np.sum((counts / max(counts.sum(), 1)) ** 2)))
+    return int(np.count_nonzero(y[1:] != y[:-1])) <= T.SORTED_CHANGES * expected
+
+
+def _class_shares(split: Split, y: np.ndarray, positions: np.ndarray) -> tuple:
     """The class shares of a random order, and the number of classes they are over: the dataset's
-    ``targets`` (or ``labels``) when it holds one integer label per index, else the drawn labels."""
+    ``targets`` (or ``labels``) when it holds one integer label per index and they are the labels drawn
+    at those indices, else the drawn labels (a ``target_transform`` mapping 20 classes to one-vs-rest
+    leaves ``targets`` as they were: their shares are not the drawn labels')."""
     ds = split.draws.dataset
-    for attr in ("targets", "labels"):
+    for attr in ("targets", "labels", "samples", "imgs"):
         stored = _stored_labels(ds, attr)
+        if stored is not None and not np.array_equal(stored[positions[positions < len(stored)]], y):
+            stored = None
         if stored is not None:
             _, counts = np.unique(stored[stored != T.IGNORE_INDEX], return_counts=True)
             if len(counts) >= 2:
@@ -130,6 +158,8 @@ def _stored_labels(ds: Any, attr: str) -> Optional[np.ndarray]:
     if value is None or callable(value):
         return None
     try:
+        if attr in ("samples", "imgs"):  # an ImageFolder's (path, class index) pairs
+            value = [pair[1] if isinstance(pair, tuple) and len(pair) == 2 else None for pair in value]
         arr = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
         length = len(ds)
     except Exception:  # noqa: BLE001 - an attribute of the user's dataset that is not labels
@@ -139,9 +169,11 @@ def _stored_labels(ds: Any, attr: str) -> Optional[np.ndarray]:
     return arr.astype(np.int64)
 
 
-def _finding(ctx: Context, split: Split, size: int, seen: dict) -> dict:
-    y = class_labels(split)
-    one = label_name(split, int(y[0])) if y is not None and seen["classesDrawn"] == 1 else None
+def _finding(ctx: Context, split: Split, size: int, seen: dict, y: np.ndarray) -> dict:
+    y = y[y != T.IGNORE_INDEX]  # the class of them all, not an ignored first label's -100
+    one = label_name(split, int(y[0])) if len(y) and seen["classesDrawn"] == 1 else None
+    distributed = _unshuffled_distributed(_inner(split.draws.obj))
+    how = "a DistributedSampler with shuffle=False" if distributed else "a SequentialSampler"
     what = (
         f"all {seen['batches']} drawn {split.name} batches (batch size {size}) hold class `{one}` only, while the "
         f"dataset's labels have {seen['classes']} classes"
@@ -155,7 +187,7 @@ def _finding(ctx: Context, split: Split, size: int, seen: dict) -> dict:
         F.SORTED_UNSHUFFLED,
         F.WARNING,
         split.name,
-        f"{what}. The loader draws in index order (a SequentialSampler) over data stored class by class: "
+        f"{what}. The loader draws in index order ({how}) over data stored class by class: "
         "each SGD step sees one class, the model is pulled towards it, then towards the next, and the loss "
         "swings from class block to class block. Likely cause: shuffle=False (or no shuffle argument) on the "
         "training DataLoader over an ImageFolder-style dataset or a concatenation of per-class datasets. "
@@ -165,3 +197,7 @@ def _finding(ctx: Context, split: Split, size: int, seen: dict) -> dict:
         batchSize=size,
         **seen,
     )
+
+
+def _inner(loader: Any) -> Any:
+    return getattr(getattr(loader, "batch_sampler", None), "sampler", None)
