@@ -411,7 +411,10 @@ def run(
             (exc.stderr or b"").decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or ""),
         )
     took = time.perf_counter() - start
-    report = json.loads(out.read_text()) if out.exists() else {}
+    try:  # a run killed at its time limit leaves the file empty or cut short
+        report = json.loads(out.read_text()) if out.exists() else {}
+    except ValueError:
+        report = {}
     monitored = out.with_suffix(".report.json")
     if monitor and monitored.exists():
         report["monitor"] = json.loads(monitored.read_text())

@@ -280,12 +280,14 @@ class LossChecks(WatchHost):
             kind = verdict(low, high, self.config.threshold)
             if module is None or kind is None or kind == ZERO:
                 continue  # the dead-output rule needs the inputs: CPU only
+            if not self._may_report(self.config.mode):
+                if kind == NONFINITE:
+                    self._bad_output_step = self.step
+                return
             if judged_kept(kept, low, high, self.config.threshold):
                 continue  # a mask's fill written on purpose (masks.py)
             if kind == NONFINITE:
                 self._bad_output_step = self.step
-            if not self._may_report(self.config.mode):
-                return
             frame = user_frame(frame)
             report = R.base(
                 "nonfinite_output" if kind == NONFINITE else "exploding_output",

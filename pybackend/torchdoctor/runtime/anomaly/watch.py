@@ -229,17 +229,22 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             return
         if kind == EXPLOSION and self._is_loss_module(module, t):
             return  # a loss summed over a batch is large by construction (reduction='sum')
+        first_bad = self._bad_output_step != self.step
+        if not self._may_report(self.config.mode):
+            # Nothing more is reported (firstOnly after the first report, this step's already made):
+            # the excuses below read whole tensors and the loop's data, on every hit of every step of
+            # a run whose weights blew up (an lr x1e6 GAN ran past 4 minutes): not asked then.
+            if kind == NONFINITE:
+                self._bad_output_step = self.step
+            return
         if masked_output(t, low, high, self.config.threshold):
             return  # illegal actions' logits set to -inf or -1e9 on purpose (masks.py)
         if kind == EXPLOSION and self.sums.judge(module, t, max(-low, high), self.config.threshold):
             return  # a flow's log-likelihood summed over 12288 pixels (sums.py)
         if kind == EXPLOSION and max(-low, high) <= DATA_SCALE_FACTOR * data_scale(user_frame()):
             return  # a model fitting raw targets (2e5 dollars): the data's scale, not an explosion
-        first_bad = self._bad_output_step != self.step
         if kind == NONFINITE:
             self._bad_output_step = self.step
-        if not self._may_report(self.config.mode):
-            return
         frame = user_frame()
         report = R.base(
             "nonfinite_output" if kind == NONFINITE else "exploding_output",
