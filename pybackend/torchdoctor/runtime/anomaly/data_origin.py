@@ -56,10 +56,13 @@ def data_scale(frame: Optional[FrameType], frames: int = FORWARD_FRAMES) -> floa
     torch = sys.modules.get("torch")
     if torch is None:
         return 0.0
+    outside, fed = _outside_model(torch, frame)
     scale, seen = 0.0, 0
-    for _, t in _data_tensors(torch, frame, frames):
+    for _, t in _data_tensors(torch, outside, frames):
         if seen >= MAX_TENSORS:
             break
+        if _storage(t) in fed:
+            continue  # the model's own input: unnormalised inputs are the bug, not a scale to reach
         seen += 1
         with torch.no_grad():
             size = t.detach().abs()
@@ -67,6 +70,40 @@ def data_scale(frame: Optional[FrameType], frames: int = FORWARD_FRAMES) -> floa
             if size.numel():
                 scale = max(scale, float(size.max()))
     return scale
+
+
+def _outside_model(torch: Any, frame: Optional[FrameType]) -> Tuple[Optional[FrameType], set]:
+    """The frame that called the outermost module on this stack (the loop), and the storages of
+    the tensors passed to that call. A module's forward holds activations (under no_grad, graph-less
+    like data) and its inputs are what it scales up, not targets: a model fed int16 audio (32767)
+    under no_grad passed every layer up to 3e5 (review, 2026-12-07). ``frame`` itself when no module
+    is being called."""
+    codes = {
+        getattr(torch.nn.Module, n).__code__
+        for n in ("_call_impl", "_wrapped_call_impl")
+        if hasattr(getattr(torch.nn.Module, n, None), "__code__")
+    }
+    call, inputs = None, []
+    f: Optional[FrameType] = sys._getframe(1)  # the hook's own stack: ``frame`` is the user's, outside torch's calls
+    while f is not None:
+        code = f.f_code
+        if code in codes or code.co_name == "forward":
+            local = f.f_locals
+            if isinstance(local.get("self"), torch.nn.Module):
+                if code in codes:
+                    inputs = list(local.get("args", ())) + list((local.get("kwargs") or {}).values())
+                else:  # ``model.forward(x)`` called directly: its arguments
+                    names = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
+                    inputs = [local.get(n) for n in names]
+                call = f
+        f = f.f_back
+    if call is None:
+        return frame, set()
+    fed = set()
+    for i, value in enumerate(inputs[:MAX_ITEMS]):
+        for _, t in _tensors(torch, str(i), value):
+            fed.add(_storage(t))
+    return call.f_back, fed
 
 
 def _storage(t: Any) -> Any:

@@ -146,7 +146,10 @@ def called_by_loss(frame: Optional[FrameType], module: Any) -> bool:
         parent = frame.f_locals.get("self") if frame.f_code in codes else None
         if parent is not None and parent is not module:
             loss_type = isinstance(parent, torch.nn.modules.loss._Loss)
-            return loss_type or type(parent).__name__.lower().endswith("loss")
+            named = loss_type or type(parent).__name__.lower().endswith("loss")
+            # a hinge's loss has no weights; a model computing its own loss (``RegressorWithLoss``)
+            # or a learned metric does, and its ReLU can die (review, 2026-12-07)
+            return named and next(iter(parent.parameters()), None) is None
         frame = frame.f_back
     return False
 

@@ -104,6 +104,8 @@ def _judge(t: Any, threshold: float, found: Tuple[Optional[str], Any]) -> bool:
         fill = _near_fill(values, bad, torch)
     if fill is None or not bool((~bad).any(-1).all()):  # a row all masked: its softmax is NaN (or uniform)
         return False
+    if kind in ("written", "scatter") and math.isfinite(fill) and not fill_like(fill, t.dtype, torch):
+        return False  # a fill computed from data (``masked_fill(m, x.sum())``), not a constant (review, 2026-12-07)
     if kind == "written":  # a masking op writes its fill exactly, and only where it wrote
         return exact and evidence is not None and bool((bad <= evidence).all())
     if kind == "scatter":
@@ -178,7 +180,7 @@ def _near_fill(values: Any, bad: Any, torch: Any) -> Optional[float]:
     if not out.numel() or not bool(torch.isfinite(out).all()):
         return None
     centre = float(out.median())
-    if centre == 0.0:
+    if centre >= 0.0:  # a mask adds a large negative; outputs creeping past +1e4 are not one (review, 2026-12-07)
         return None
     power = 10.0 ** math.floor(math.log10(abs(centre)))
     fill = round(centre / power) * power  # one significant digit: -10000.3 -> -10000

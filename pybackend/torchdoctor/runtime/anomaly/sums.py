@@ -16,7 +16,8 @@ import math
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
-TERM_BOUND = 0.01  # a term of a sum past this fraction of the threshold: the sum is judged as before
+TERM_BOUND = 0.001  # a term past this fraction of the threshold (10 nats at 1e4; Glow's are ~1): judged as before.
+# It was 0.01: a collapsed flow's log-det of -60 nats a dimension passed (review, 2026-12-07)
 _SUMS = frozenset(("SumBackward1",))
 _ADDS = frozenset(("AddBackward0", "SubBackward0"))
 _NODES = 16  # graph nodes read at most
