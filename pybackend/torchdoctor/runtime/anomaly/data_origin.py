@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .detect import bad_counts, checkable
-from .frames import is_internal
+from .frames import is_internal, module_call_codes
 
 MAX_TENSORS = 16  # tensors looked at: a loop's batch is a few of them
 MAX_ITEMS = 8  # items of a tuple, list or dict in a local (``batch = (x, y)``, ``batch["pixel_values"]``)
@@ -78,11 +78,7 @@ def _outside_model(torch: Any, frame: Optional[FrameType]) -> Tuple[Optional[Fra
     like data) and its inputs are what it scales up, not targets: a model fed int16 audio (32767)
     under no_grad passed every layer up to 3e5 (review, 2026-12-07). ``frame`` itself when no module
     is being called."""
-    codes = {
-        getattr(torch.nn.Module, n).__code__
-        for n in ("_call_impl", "_wrapped_call_impl")
-        if hasattr(getattr(torch.nn.Module, n, None), "__code__")
-    }
+    codes = module_call_codes(torch)
     call, inputs = None, []
     f: Optional[FrameType] = sys._getframe(1)  # the hook's own stack: ``frame`` is the user's, outside torch's calls
     while f is not None:

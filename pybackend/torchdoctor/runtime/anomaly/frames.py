@@ -105,6 +105,16 @@ def _inner(wrapper: Any) -> Any:
     return getattr(wrapper, "__dict__", {}).get("_modules", {}).get("_orig_mod")
 
 
+def module_call_codes(torch: Any) -> set:
+    """The code objects of ``nn.Module``'s call (``_call_impl``, ``_wrapped_call_impl``): a frame
+    running one of them has the module being called as its ``self``."""
+    return {
+        getattr(torch.nn.Module, name).__code__
+        for name in ("_call_impl", "_wrapped_call_impl")
+        if hasattr(getattr(torch.nn.Module, name, None), "__code__")
+    }
+
+
 def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     """The outermost ``nn.Module`` being called on this stack: ``self`` of ``Module._call_impl``,
     or of a module's own ``forward`` that the script called directly (``model.forward(x)``: no
@@ -112,11 +122,7 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     torch = sys.modules.get("torch")
     if torch is None:
         return None
-    codes = {
-        getattr(torch.nn.Module, name).__code__
-        for name in ("_call_impl", "_wrapped_call_impl")
-        if hasattr(getattr(torch.nn.Module, name, None), "__code__")
-    }
+    codes = module_call_codes(torch)
     found = None
     while frame is not None:
         code = frame.f_code
@@ -137,11 +143,7 @@ def called_by_loss(frame: Optional[FrameType], module: Any) -> bool:
     torch = sys.modules.get("torch")
     if torch is None:
         return False
-    codes = {
-        getattr(torch.nn.Module, n).__code__
-        for n in ("_call_impl", "_wrapped_call_impl")
-        if hasattr(torch.nn.Module, n)
-    }
+    codes = module_call_codes(torch)
     while frame is not None:
         parent = frame.f_locals.get("self") if frame.f_code in codes else None
         if parent is not None and parent is not module:

@@ -24,7 +24,7 @@ from types import CodeType, FrameType
 from typing import Any, Dict, List, Optional, Tuple
 
 from .detect import checkable, extremes, iter_tensors
-from .frames import is_internal
+from .frames import is_internal, module_call_codes
 from .loss_forensics import find_origin
 
 Origin = Dict[str, Any]
@@ -58,7 +58,7 @@ def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], O
     """``(module, its forward's frame, the innermost user frame inside it)`` of each module
     being called, innermost first, skipping the first (the module whose hook is running)."""
     torch = sys.modules["torch"]
-    codes = _call_codes(torch)
+    codes = module_call_codes(torch)
     found: List[Tuple[Any, Optional[FrameType], Optional[FrameType]]] = []
     user: List[FrameType] = []  # user frames since the last _call_impl, innermost first
     frame, skipped = start, False
@@ -76,14 +76,6 @@ def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], O
             user.append(frame)
         frame = frame.f_back
     return found[1:]
-
-
-def _call_codes(torch: Any) -> set:
-    return {
-        getattr(torch.nn.Module, name).__code__
-        for name in ("_call_impl", "_wrapped_call_impl")
-        if hasattr(getattr(torch.nn.Module, name, None), "__code__")
-    }
 
 
 def _arguments_bad(frame: FrameType) -> bool:
