@@ -67,11 +67,13 @@ def source_of(obj: Any) -> Optional[dict]:
             continue
         try:
             file = inspect.getsourcefile(target)
-            _, line = inspect.getsourcelines(target)
-        except (OSError, TypeError):
+            # the first line only: findsource is what getsourcelines starts with, before it tokenizes
+            # the whole block (~0.3 ms of a 2,000-image check, bench_data_checks.py)
+            _, line = inspect.findsource(inspect.unwrap(target))
+        except (OSError, TypeError, ValueError):
             continue
         if file and "site-packages" not in file and "/torch/" not in file:
-            return {"file": file, "line": int(line)}
+            return {"file": file, "line": int(line) + 1}
     return None
 
 

@@ -179,7 +179,7 @@ def _draw_each(d: Draws, ds: Any, idx: list) -> None:
     up on had drawn is all in ``d``."""
     name, tensor, guard = d.name, tensor_type(), d.guard
     got: list = []
-    note, clock, deadline = watch.note_sample, time.perf_counter, budget.deadline()
+    note, clock, deadline = watch.sample_noter(name), time.perf_counter, budget.deadline()
     if guard is not None:
         guard.pending = lambda: _flush(d, idx, got, tensor)
     for i in idx:
@@ -193,7 +193,7 @@ def _draw_each(d: Draws, ds: Any, idx: list) -> None:
         if guard is not None:
             guard.tick(True, now)
         try:
-            note(name, i)  # _get, inlined: one call less per sample
+            note(i)  # _get, inlined: one call less per sample
             sample = ds[i]
         except Exception as exc:  # noqa: BLE001 - the user's __getitem__: reported with the index
             raise SampleError(name, i, exc) from exc

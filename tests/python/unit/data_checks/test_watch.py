@@ -163,3 +163,49 @@ def test_each_sample_note_is_read_back_with_its_own_index_between_other_notes(tm
     collate = {"split": "val", "stage": "collate", "index": None, "batch": [7, 8], "batchSize": 2}
     later = [{"split": "val", "stage": "__getitem__", "index": i} for i in (9, 11)]
     assert seen == [*sample, collate, *later]
+
+
+NOTER_THEN_NOTES = """
+import json, sys
+from torchdoctor.data_checks import watch
+
+watch.install(sys.argv[1])
+folder, pid = sys.argv[1], __import__("os").getpid()
+full = []
+plain = watch.note_sample
+watch.note_sample = lambda split, index: (full.append(index), plain(split, index))  # what the noters fall back on
+noters = {split: watch.sample_noter(split) for split in ("train", "val")}
+seen = []
+for split, index in [("train", 4), ("train", 5), ("val", 2), ("val", 3), ("val", 2**64), ("val", 7), ("val", 8)]:
+    noters[split](index)
+    seen.append([watch.read_note(folder, pid), watch.current()])
+watch.note("val", "collate", batch=[7, 8])
+noters["val"](9)  # the header was replaced by the other note: written again
+noters["val"](10)
+seen.append([watch.read_note(folder, pid), watch.current()])
+watch.note("val", "collate", batch=list(range(4000)))  # a longer note: padded over
+noters["val"](11)
+noters["val"](12)
+seen.append([watch.read_note(folder, pid), watch.current()])
+watch.note("v" * 20000, "build")  # longer than the mapping: written past it, over the index's slot
+noters["val"](13)
+noters["val"](14)
+seen.append([watch.read_note(folder, pid), watch.current()])
+print(json.dumps({"seen": seen, "full": full}))
+"""
+
+
+def test_a_split_s_noter_notes_what_note_sample_would_and_skips_it_once_the_header_is_written(tmp_path: Path):
+    """``sample_noter`` (the draw loop's): each index reads back as ``note_sample``'s would, in the file
+    and in memory, across splits, past int64, after another note and after one too long for the
+    mapping; ``note_sample`` itself runs only where the file does not hold the split's header."""
+    proc = run_script(tmp_path, NOTER_THEN_NOTES)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    order = [("train", 4), ("train", 5), ("val", 2), ("val", 3), ("val", 2**64), ("val", 7), ("val", 8)]
+    order += [("val", 10), ("val", 12), ("val", 14)]
+    expected = [{"split": s, "stage": "__getitem__", "index": i} for s, i in order]
+    assert out["seen"] == [[e, e] for e in expected]
+    # the first of each split, past int64, the first after 2**64's JSON note and after each other note;
+    # after the note past the mapping every index is JSON (the slot would write into that note)
+    assert out["full"] == [4, 2, 2**64, 7, 9, 11, 13, 14]
