@@ -27,7 +27,7 @@ import debugpy
 import pytest
 
 from support.dap_children import ParentClient
-from support.dap_env import PYBACKEND, injected_env
+from support.dap_env import CHILD_PROCESS_ENV, PYBACKEND, REPO, injected_env
 
 WARNING = "incompatible copy of pydevd already imported"
 PLUGIN = PYBACKEND / "pydevd_plugins" / "extensions" / "pydevd_plugin_torchdoctor.py"
@@ -83,3 +83,17 @@ def test_the_child_stops_with_our_plugin_on_debugpys_own_pydevd(session: Dict[st
 
 def test_the_child_prints_no_incompatible_pydevd_warning(session: Dict[str, Any]) -> None:
     assert WARNING not in session["output"], session["output"][-2000:]
+
+
+def test_the_child_prints_no_frozen_modules_note(session: Dict[str, Any]) -> None:
+    """debugpy runs the program with ``-X frozen_modules=off`` but not the children it follows, and
+    each printed pydevd's four-line frozen-modules note (every torchrun rank): the extension's
+    ``CHILD_PROCESS_ENV`` turns them off (3.13+) or the note off (3.11, 3.12)."""
+    assert "frozen modules" not in session["output"], session["output"][-2000:]
+
+
+def test_the_child_environment_here_is_the_extension_s() -> None:
+    text = (REPO / "extension" / "src" / "debug" / "runtimeInjection.ts").read_text()
+    block = re.search(r"CHILD_PROCESS_ENV[^=]*= \{(.*?)\};", text, re.S)
+    assert block, "CHILD_PROCESS_ENV not found in runtimeInjection.ts"
+    assert dict(re.findall(r"(\w+): '([^']*)'", block.group(1))) == CHILD_PROCESS_ENV

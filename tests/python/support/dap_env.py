@@ -14,11 +14,17 @@ PYBACKEND = REPO / "pybackend"
 SAMPLES = REPO / "sample_workspace"
 
 
+# extension/src/debug/runtimeInjection.ts CHILD_PROCESS_ENV: frozen modules off in the processes
+# debugpy follows (test_dap_subprocess_pydevd.py reads both and compares them)
+CHILD_PROCESS_ENV = {"PYTHON_FROZEN_MODULES": "off", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+
+
 def injected_env(base: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-    """The debuggee environment the extension sets up: ``<ext>/pybackend`` first on PYTHONPATH."""
+    """The debuggee environment the extension sets up: ``<ext>/pybackend`` first on PYTHONPATH,
+    and ``CHILD_PROCESS_ENV``."""
     base = dict(os.environ if base is None else base)
     rest = base.get("PYTHONPATH")
-    return {"PYTHONPATH": os.pathsep.join([str(PYBACKEND)] + ([rest] if rest else []))}
+    return {"PYTHONPATH": os.pathsep.join([str(PYBACKEND)] + ([rest] if rest else [])), **CHILD_PROCESS_ENV}
 
 
 def plain_adapter_env() -> Dict[str, str]:

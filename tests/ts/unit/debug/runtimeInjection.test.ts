@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { injectRuntime, isInjected, RUNTIME_MARKER_ENV } from '../../../../extension/src/debug/runtimeInjection';
+import { CHILD_PROCESS_ENV, injectRuntime, isInjected, RUNTIME_MARKER_ENV } from '../../../../extension/src/debug/runtimeInjection';
 
 const RT = '/ext/pybackend';
 
@@ -28,4 +28,14 @@ test('the input env is not mutated', () => {
   const input = { PYTHONPATH: '/proj' };
   injectRuntime(input, RT, undefined, ':');
   assert.deepEqual(input, { PYTHONPATH: '/proj' });
+});
+
+test('followed child processes get frozen modules off and no validation note, unless the configuration says', () => {
+  const env = injectRuntime({}, RT, undefined, ':');
+  assert.equal(env.PYTHON_FROZEN_MODULES, 'off');
+  assert.equal(env.PYDEVD_DISABLE_FILE_VALIDATION, '1');
+  const own = injectRuntime({ PYDEVD_DISABLE_FILE_VALIDATION: '0', PYTHON_FROZEN_MODULES: null }, RT, undefined, ':');
+  assert.equal(own.PYDEVD_DISABLE_FILE_VALIDATION, '0');
+  assert.equal(own.PYTHON_FROZEN_MODULES, null); // null unsets a variable in a launch configuration: kept
+  assert.deepEqual(Object.keys(CHILD_PROCESS_ENV).sort(), ['PYDEVD_DISABLE_FILE_VALIDATION', 'PYTHON_FROZEN_MODULES']);
 });
