@@ -17,8 +17,10 @@ Per program, two questions:
    counted apart: they never stop a run.
 2. With ``--inject KIND`` the shim plants one bug when the script builds its first optimizer
    (or, for ``inf-input``, in the data): ``nan-weight`` (one weight of the first parameter
-   becomes NaN), ``huge-lr`` (every learning rate x1e6: the weights blow up), ``inf-input``
-   (one value of every 7th sample becomes Inf). Caught = at least one anomaly reported.
+   becomes NaN), ``huge-lr`` (every learning rate x1e6 at every step, whatever the script's
+   schedule sets: the weights blow up), ``inf-input`` (one value of every 7th sample becomes
+   Inf). Caught = at least one anomaly reported. A NaN weight the model never uses (its
+   ``.grad`` still None at exit) is counted as "no effect", not as a miss.
 
     /tmp/rwenv/bin/python bench/anomaly_real_world.py [--python PY] [--inject KIND|all]
         [--only SUBSTRING] [--mirrors /work/.mirror] [--work /tmp/anomaly_real_world]
@@ -196,7 +198,7 @@ SHIM = textwrap.dedent(
     """Written by bench/anomaly_real_world.py: random stand-ins for torchvision's downloadable
     datasets and the planted bug. Patched lazily when the script imports torchvision.datasets or
     builds an optimizer, so torch is never imported before the watch installs itself."""
-    import importlib.abc, importlib.util, os, sys
+    import atexit, importlib.abc, importlib.util, os, sys
 
     N = int(os.environ.get("RW_N", "3200"))
     INJECT = os.environ.get("RW_INJECT", "")
@@ -263,6 +265,31 @@ SHIM = textwrap.dedent(
         for name, (h, w, c, k) in SHAPES.items():
             setattr(mod, name, _dataset(name, h, w, c, k))
 
+    def _unused(p):
+        """A NaN planted in a parameter the model never uses (PyTorch-GAN's sgan builds a label
+        embedding its generator's forward never calls) has no effect: said, so it is not a miss."""
+        if p.grad is None:
+            print("[rw] no effect: the NaN weight was never used (its .grad is None)", file=sys.stderr, flush=True)
+
+    def _huge_lr(opt):
+        """Every step runs with each group's lr x1e6, whatever the script sets it to: nanoGPT writes
+        its scheduled lr into every group before each step, and a x1e6 made once at construction
+        was gone by the first step (the run trained normally and counted as a miss)."""
+
+        def scale(optimizer, args, kwargs):
+            for g in optimizer.param_groups:
+                if isinstance(g.get("lr"), float):
+                    g["_rw_lr"] = g["lr"]
+                    g["lr"] = g["lr"] * 1e6
+
+        def restore(optimizer, args, kwargs):  # the script and its scheduler see their own lr
+            for g in optimizer.param_groups:
+                if "_rw_lr" in g:
+                    g["lr"] = g.pop("_rw_lr")
+
+        opt.register_step_pre_hook(scale)
+        opt.register_step_post_hook(restore)
+
     def _patch_optim(mod):
         import torch
         first = mod.Optimizer.__init__
@@ -275,11 +302,11 @@ SHIM = textwrap.dedent(
             done.append(1)
             with torch.no_grad():
                 if INJECT == "nan-weight":
-                    self.param_groups[0]["params"][0].view(-1)[0] = float("nan")
+                    planted = self.param_groups[0]["params"][0]
+                    planted.view(-1)[0] = float("nan")
+                    atexit.register(_unused, planted)
                 elif INJECT == "huge-lr":
-                    for g in self.param_groups:
-                        if "lr" in g:
-                            g["lr"] = g["lr"] * 1e6
+                    _huge_lr(self)
             print("[rw] planted " + INJECT, file=sys.stderr, flush=True)
 
         mod.Optimizer.__init__ = init
@@ -480,7 +507,10 @@ def main() -> int:
                 # no optimizer built (manual SGD), or the data does not go through a stand-in
                 verdict, extra = "not planted", " (this program has no place for this bug)"
                 totals["not_planted"] = totals.get("not_planted", 0) + 1
-            if verdict != "not planted" and (rc not in (0, 1) or (rc == 1 and not reported)):
+            if verdict == "silent" and "[rw] no effect" in err:
+                verdict, extra = "no effect", " (the planted bug never reached the computation)"
+                totals["no_effect"] = totals.get("no_effect", 0) + 1
+            if verdict not in ("not planted", "no effect") and (rc not in (0, 1) or (rc == 1 and not reported)):
                 plain_rc = run(args.python, case, root, shim, inject, watched=False)[0]
                 if plain_rc == rc:
                     verdict, extra = "script fails alone", f" (plain python exits {plain_rc} too)"
