@@ -4,6 +4,7 @@ nothing is iterated, no ``__getitem__`` runs, no RNG moves, a failing or slow ``
 import json
 import math
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -52,7 +53,9 @@ class Untouchable(Dataset):
 
 
 def test_a_shuffled_loader_with_workers_and_drop_last():
-    loader = DataLoader(_tensors(), batch_size=64, shuffle=True, num_workers=2, drop_last=True)
+    with warnings.catch_warnings():  # torch's own, where fewer CPUs than workers are free (taskset, a container)
+        warnings.filterwarnings("ignore", "This DataLoader will create", UserWarning)
+        loader = DataLoader(_tensors(), batch_size=64, shuffle=True, num_workers=2, drop_last=True)
     assert (
         summarize(loader)
         == "DataLoader 15 batches of 64 · 1,000 samples of TensorDataset · shuffle · 2 workers · drop_last"
