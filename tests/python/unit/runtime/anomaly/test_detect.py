@@ -145,6 +145,22 @@ def test_the_quick_bound_is_the_sum_of_squares_and_says_nan_inf_and_zero(dtype):
     assert quick_bound(torch.ones(QUICK_FROM, dtype=torch.float16)) is None
 
 
+def test_the_quick_bound_reads_a_module_output_of_any_shape_whole_and_records_no_history():
+    """The norm runs on the output itself (no flattened view): every dimension counts, a NaN or
+    an Inf anywhere in a batch x time x width output is seen, and an output that requires grad
+    gets no autograd node from the read."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(4, 64, QUICK_FROM // 128, generator=g).requires_grad_()
+    squares = quick_bound(x)
+    assert squares == pytest.approx(float((x.detach().double() ** 2).sum()), rel=1e-5)
+    assert squares == pytest.approx(quick_bound(x.detach().reshape(-1)), rel=1e-6)
+    for special, check in ((NAN, math.isnan), (INF, math.isinf)):
+        bad = x.detach().clone()
+        bad[3, 63, -1] = special  # the last value of the last row: past any first dimension
+        assert check(quick_bound(bad))
+    assert x.grad is None and x.grad_fn is None
+
+
 def test_a_big_output_past_the_threshold_or_nan_is_reported_by_the_watch():
     """A Linear whose output holds QUICK_FROM values or more takes the one-pass bound: a value past
     the threshold and a NaN are still reported, with the module named."""
@@ -168,3 +184,29 @@ def test_a_big_output_past_the_threshold_or_nan_is_reported_by_the_watch():
         report = anomaly_watch.last_report()
         assert report is not None and report["kind"] == kind, report
         assert report["module_type"] == "Linear"
+
+
+def test_inside_a_functorch_transform_the_thread_s_buffer_is_never_written():
+    """torch 2.8 (the newest torch for Python 3.9) wrote a ``torch.func.grad`` wrapper into the buffer's
+    views and left the buffer without storage: the next check of any output aborted the process. The
+    extremes inside a transform are the plain reads, with the same values; outside, the buffer again."""
+    from torchdoctor.runtime.anomaly import detect
+
+    x = torch.tensor([[1.0, -2.0], [3.0, 0.5]])
+    assert detect.cpu_extremes(x, 4) == (-2.0, 3.0)  # the buffer is made, and used
+    calls = []
+    plain_aminmax = detect._GRAD_MODE[2]
+    detect._GRAD_MODE[2] = lambda *a, **kw: calls.append(sorted(kw)) or plain_aminmax(*a, **kw)
+    seen = []
+
+    def f(t):
+        y = t * 1.0
+        seen.append(detect.cpu_extremes(y, y.numel()))
+        return y.sum()
+
+    try:
+        torch.func.grad(f)(x)
+        assert seen == [(-2.0, 3.0)] and calls == [[]]  # no out= inside the transform
+        assert detect.cpu_extremes(x, 4) == (-2.0, 3.0) and calls == [[], ["out"]]
+    finally:
+        detect._GRAD_MODE[2] = plain_aminmax
