@@ -72,13 +72,14 @@ def record(run: Callable[[], Any]) -> tuple[Any, list[Call]]:
     from torch.autograd.function import Function
 
     calls: list[Call] = []
+    # a Python classmethod up to torch 2.13, a C classmethod_descriptor (no __func__) from 2.14:
+    # bound to the calling class through the descriptor protocol, which both have
     original = Function.__dict__["apply"]
-    apply = original.__func__
 
     def watched(cls, *args, **kwargs):
         if not (cls.__module__ or "").startswith("torch.") and not kwargs:
             calls.append(Call(cls, args, _caller()))
-        return apply(cls, *args, **kwargs)
+        return original.__get__(None, cls)(*args, **kwargs)
 
     Function.apply = classmethod(watched)  # type: ignore[method-assign, assignment]
     try:
