@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .detect import bad_counts, checkable
-from .frames import is_internal, module_call_codes
+from .frames import is_internal, module_call_codes, outermost_call
 
 MAX_TENSORS = 16  # tensors looked at: a loop's batch is a few of them
 MAX_ITEMS = 8  # items of a tuple, list or dict in a local (``batch = (x, y)``, ``batch["pixel_values"]``)
@@ -78,23 +78,15 @@ def _outside_model(torch: Any, frame: Optional[FrameType]) -> Tuple[Optional[Fra
     like data) and its inputs are what it scales up, not targets: a model fed int16 audio (32767)
     under no_grad passed every layer up to 3e5 (review, 2026-12-07). ``frame`` itself when no module
     is being called."""
-    codes = module_call_codes(torch)
-    call, inputs = None, []
-    f: Optional[FrameType] = sys._getframe(1)  # the hook's own stack: ``frame`` is the user's, outside torch's calls
-    while f is not None:
-        code = f.f_code
-        if code in codes or code.co_name == "forward":
-            local = f.f_locals
-            if isinstance(local.get("self"), torch.nn.Module):
-                if code in codes:
-                    inputs = list(local.get("args", ())) + list((local.get("kwargs") or {}).values())
-                else:  # ``model.forward(x)`` called directly: its arguments
-                    names = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
-                    inputs = [local.get(n) for n in names]
-                call = f
-        f = f.f_back
+    # the hook's own stack: ``frame`` is the user's, outside torch's calls
+    call = outermost_call(sys._getframe(1), own_forward=False)
     if call is None:
         return frame, set()
+    code, local = call.f_code, call.f_locals
+    if code in module_call_codes(torch):
+        inputs = list(local.get("args", ())) + list((local.get("kwargs") or {}).values())
+    else:  # ``model.forward(x)`` called directly: its arguments
+        inputs = [local.get(n) for n in code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]]
     fed = set()
     for i, value in enumerate(inputs[:MAX_ITEMS]):
         for _, t in _tensors(torch, str(i), value):

@@ -119,6 +119,14 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
     """The outermost ``nn.Module`` being called on this stack: ``self`` of ``Module._call_impl``,
     or of a module's own ``forward`` that the script called directly (``model.forward(x)``: no
     hook runs for ``model`` then, and its layers were named from ``Sequential`` up)."""
+    call = outermost_call(frame)
+    return None if call is None else call.f_locals.get("self")
+
+
+def outermost_call(frame: Optional[FrameType], own_forward: bool = True) -> Optional[FrameType]:
+    """The frame of the outermost module call on this stack (``Module._call_impl``, or a ``forward``
+    whose ``self`` is an ``nn.Module``), or None. ``own_forward``: a ``forward`` frame counts only
+    when it is the ``forward`` of its ``self``'s class (not a parent's reached by ``super()``)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None
@@ -128,8 +136,9 @@ def outermost_module(frame: Optional[FrameType]) -> Optional[Any]:
         code = frame.f_code
         if code in codes or code.co_name == "forward":
             candidate = frame.f_locals.get("self")
-            if isinstance(candidate, torch.nn.Module) and (code in codes or _is_forward_of(code, candidate)):
-                found = candidate
+            if isinstance(candidate, torch.nn.Module):
+                if code in codes or not own_forward or _is_forward_of(code, candidate):
+                    found = frame
         frame = frame.f_back
     return found
 
