@@ -44,7 +44,10 @@ Then by int8 matrix-vector products (one ``[2, K] x [K, 1]`` ``_int_mm`` per run
 on one thread, CPU time: u8 12.3x (Gram) -> 3.0-3.3x; int64 3.2-3.5x -> 2.95-3.2x with its
 extremes read before its float64 copy (``stats/raw_pass.py``).
 
-A float block is read four times (extremes, sum, row norms, zeros), each op on a cached block costing about half to all of the aminmax that
+Row norms first (2026-12-07, the same EPYC, idle, ``--cpu-time``): f32 2.88-3.07x -> 2.48-2.60x;
+bf16 3.7-4.0x, f16 3.7-4.0x, i64 3.2x, u8 3.2x, bool 1.05x, transposed 2.8x (docs/views.md).
+
+A float block is read four times (row norms, extremes, sum, zeros), each op on a cached block costing about half to all of the aminmax that
 brought it in (the CPU, not memory, is the limit here); half floats add their float32 copy. u8
 was counted by ``bincount`` (~1 ns a byte) against an aminmax that reads 32 bytes an instruction.
 
