@@ -54,11 +54,9 @@ def _run(script: str) -> int:
         first = _first_elsewhere()
         if first is None:
             raise  # this rank's own failure: Python's traceback, as without us
-        sys.stdout.flush()
-        print(
-            f"{ranks.prefix()}[torchdoctor] stopped: rank {first.get('rank')} went wrong first "
-            f"(step {first.get('step')}), and this rank's {type(exc).__name__} followed from it",
-            file=sys.stderr,
+        ranks.say(
+            f"[torchdoctor] stopped: rank {first.get('rank')} went wrong first "
+            f"(step {first.get('step')}), and this rank's {type(exc).__name__} followed from it"
         )
         return 1
 
@@ -90,8 +88,7 @@ def _write(report: Dict[str, Any]) -> None:
 
 def _report_distributed(report: Dict[str, Any]) -> None:
     """A rank's own distributed finding: its line now (the rank may be about to fail), and the report."""
-    sys.stdout.flush()
-    print(f"{ranks.prefix()}[torchdoctor] distributed: {report['sentence']}", file=sys.stderr)
+    ranks.say(f"[torchdoctor] distributed: {report['sentence']}")
     _write(report)
 
 
@@ -101,8 +98,7 @@ def _explain(exc: BaseException) -> Optional[int]:
     line = watch.explain(exc) if watch is not None else None
     if line is None:
         return None
-    sys.stdout.flush()
-    print(f"{ranks.prefix()}[torchdoctor] stopped: {line}", file=sys.stderr)
+    ranks.say(f"[torchdoctor] stopped: {line}")
     if watch is not None and not watch.found:
         raise exc  # nothing of ours named the parameters: keep DDP's own message
     return 1
@@ -111,10 +107,7 @@ def _explain(exc: BaseException) -> Optional[int]:
 def _stop(report: Dict[str, Any]) -> None:
     from ..runtime.anomaly.render import render_report
 
-    sys.stdout.flush()
-    prefix = ranks.prefix()
-    text = render_report(report, with_sentence=False)
-    print("\n".join(prefix + line for line in text.splitlines()), file=sys.stderr)
+    ranks.say(render_report(report, with_sentence=False))
     raise SystemExit(1)
 
 

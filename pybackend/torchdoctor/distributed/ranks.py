@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Mapping, Optional
 
 
@@ -20,6 +21,20 @@ def prefix(environ: Optional[Mapping[str, str]] = None) -> str:
     """What a line of this rank starts with: ``[rank1]: `` as torchrun's own tracebacks do."""
     r = rank(environ)
     return f"[rank{r}]: " if r is not None and world_size(environ) > 1 else ""
+
+
+def say(text: str) -> None:
+    """Write ``text`` to stderr, each of its lines after this rank's prefix, in one write.
+
+    ``print`` writes the text and its newline apart when Python's output is unbuffered
+    (``PYTHONUNBUFFERED=1``, set by many Docker images and CI runners): two ranks sharing one pipe
+    then ran their lines together (``[rank0]: ...stopped: ...[rank1]: ...distributed: ...``). One
+    write of a line under the pipe's 4 KiB atomic size is never split. The script's own prints
+    go first (stdout flushed)."""
+    head = prefix()
+    sys.stdout.flush()
+    sys.stderr.write("".join(head + line + "\n" for line in text.splitlines()))
+    sys.stderr.flush()
 
 
 def _int(text: Optional[str]) -> Optional[int]:

@@ -134,7 +134,9 @@ def _child_break(report: Dict[str, Any]) -> None:
     from .render import render_report
 
     sys.stdout.flush()
-    print(render_report(report, with_sentence=False), file=sys.stderr)
+    # One write (``print`` makes two when output is unbuffered): children share the parent's stderr.
+    sys.stderr.write(render_report(report, with_sentence=False) + "\n")
+    sys.stderr.flush()
     raise SystemExit(1)
 
 
