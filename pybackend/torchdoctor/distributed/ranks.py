@@ -26,8 +26,8 @@ def prefix(environ: Optional[Mapping[str, str]] = None) -> str:
 def say(text: str) -> None:
     """Write ``text`` to stderr, each of its lines after this rank's prefix, in one write.
 
-    ``print`` writes the text and its newline apart when Python's output is unbuffered
-    (``PYTHONUNBUFFERED=1``, set by many Docker images and CI runners): two ranks sharing one pipe
+    ``print`` writes the text and its newline apart when Python's output is unbuffered, as in
+    every rank (torchrun starts them with ``python -u``) or under ``PYTHONUNBUFFERED=1``: two ranks sharing one pipe
     then ran their lines together (``[rank0]: ...stopped: ...[rank1]: ...distributed: ...``). One
     write of a line under the pipe's 4 KiB atomic size is never split. The script's own prints
     go first (stdout flushed)."""

@@ -1,7 +1,7 @@
 """A rank's lines reach a shared stderr whole, with its prefix, even when output is unbuffered.
 
-With ``PYTHONUNBUFFERED=1`` (many Docker images and CI runners set it) ``print`` writes the text
-and its newline apart, and two ranks on one pipe ran their lines together (a CI run saw rank 0's
+Unbuffered (torchrun starts every rank with ``python -u``; ``PYTHONUNBUFFERED=1`` does the same),
+``print`` writes the text and its newline apart, and two ranks on one pipe ran their lines together (a CI run saw rank 0's
 "stopped" line carry rank 1's "distributed" text). ``ranks.say`` writes each call in one write.
 """
 
