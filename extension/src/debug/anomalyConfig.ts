@@ -16,6 +16,7 @@ export interface AnomalySettings {
   threshold?: number;
   skipSteps?: number;
   firstOnly?: boolean;
+  deadSteps?: number;
   checks?: ('forward' | 'backward' | 'loss')[];
   loss?: Record<string, unknown>;
 }
@@ -47,7 +48,7 @@ function validateObject(v: Record<string, unknown>): AnomalySettings {
   if (v.mode !== undefined && !MODES.includes(String(v.mode))) {
     throw new Error(`"anomaly.mode" must be one of ${MODES.join(', ')}, not "${String(v.mode)}"`);
   }
-  for (const key of ['threshold', 'skipSteps'] as const) {
+  for (const key of ['threshold', 'skipSteps', 'deadSteps'] as const) {
     if (v[key] !== undefined && (typeof v[key] !== 'number' || (v[key] as number) < 0)) {
       throw new Error(`"anomaly.${key}" must be a non-negative number`);
     }

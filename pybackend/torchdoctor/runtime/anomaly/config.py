@@ -15,11 +15,12 @@ the user's program). Schema, with defaults::
                                 # A rule set to "log" in break mode is reported once, ends nothing
       "checks": ["forward", "backward", "loss"],
                                 # forward: module outputs (NaN/Inf, explosion, dead outputs)
-                                # backward: parameter gradients (NaN/Inf, explosion) and stale
-                                #           gradients (a missing zero_grad)
+                                # backward: parameter gradients (NaN/Inf, explosion, every one
+                                #           exactly 0) and stale gradients (a missing zero_grad)
                                 # loss: the scalar .backward() is called on (rules below)
       "deadSteps": 3,           # a module whose whole output is 0 while its input is not, this
-                                # many steps in a row, is dead (0 turns the rule off)
+                                # many steps in a row, is dead; every gradient 0 this many steps
+                                # while the loss is not: the model is stuck (0 turns both off)
       "loss": {
         "nan": "break",         # each rule: "break", "log" or "off"
         "spike": "break",       # loss > spikeFactor x the running median of the last 20 losses

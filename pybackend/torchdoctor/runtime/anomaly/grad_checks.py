@@ -27,18 +27,20 @@ from .frames import user_frame
 from .grads import extremes_of, judge, loss_order, unscaled
 from .host import WatchHost
 from .loss_health import LossSeries
+from .vanished import VanishedRule, VanishedStreak
 
 _PATH = itemgetter(0)  # of a (path, parameter, module, grad) entry
 LARGE_UNITS_START = 5  # the first losses of a series: where a loss in large units started
 _SCALE_FREE = ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam", "RMSprop", "Adagrad", "Adadelta")
 
 
-class GradientChecks(WatchHost):
+class GradientChecks(VanishedRule, WatchHost):
     # The watch's state and methods this mixin uses (declared for the type checker; the values
     # are :class:`watch.Watch`'s).
     amp: ScalerTracker
     clips: ClipHints
     losses: LossSeries
+    vanished: VanishedStreak
     check_backward: bool
     _amp_step: Any
     _last_loss: Optional[float]
@@ -58,6 +60,7 @@ class GradientChecks(WatchHost):
         # every norm finite (a NaN or Inf makes the sum so), within the threshold, none zero
         if sum(norms) < math.inf and max(norms) <= self.config.threshold and min(norms) > 0.0:
             self._last_grads = (list(map(_PATH, grads)), norms)  # norms: loss_checks makes them bounds
+            self.vanished.clear()  # a gradient not zero: no vanished streak (vanished.py)
             return
         self._grads_hit(grads, [(-n, n) for n in norms], frame, loss)
 
@@ -67,11 +70,14 @@ class GradientChecks(WatchHost):
         if _within(table, threshold) and all(high > 0.0 for _, high in table):
             # the usual case, fast: every bound finite, within the threshold, no gradient all zero
             self._last_grads = ([e[0] for e in grads], table)
+            self.vanished.clear()
             return
         table = extremes_of([e[3] for e in grads])  # exact now (the bounds were not enough)
         self._last_grads = ([e[0] for e in grads], table)
         if _within(table, threshold):
+            self._vanished_check(grads, table, frame, loss)  # every gradient exactly 0, steps in a row?
             return
+        self.vanished.clear()
         scale = None
         if self._amp_step is not None:  # a GradScaler's scaled gradients
             scale = current_scale(self._amp_step[0])

@@ -5,8 +5,8 @@ summaries of the module's inputs and output (:func:`summary.stats`, computed on 
 device), the names the user knows (``model.net.2``), and the user's stack. Common keys::
 
     kind        nonfinite_output | exploding_output | dead_output | nonfinite_grad |
-                exploding_grad | stale_grad | loss_nan | loss_spike | loss_not_decreasing |
-                loss_oscillating
+                exploding_grad | vanished_grad | stale_grad | scaler_skips | loss_nan |
+                loss_spike | loss_not_decreasing | loss_oscillating
     phase       forward | backward | loss | optimizer
     step        backward() calls seen before this one (0 for the first step)
     sentence    the one line shown to the user

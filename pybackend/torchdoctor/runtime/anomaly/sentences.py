@@ -458,6 +458,26 @@ def _loss_oscillating(r: Report) -> str:
     return text + "; a learning rate too high is the usual cause"
 
 
+def _vanished_grad(r: Report) -> str:
+    first, last = r.get("dead_since", r["step"]), r["step"]
+    steps = f"steps {first}-{last}" if last > first else f"step {last}"
+    text = (
+        f"No gradient at {steps}: every gradient of the {r['params_with_grad']} parameters that get one "
+        f"(e.g. `{r['example_param']}`) was exactly 0 in {r['backwards']} backward passes in a row while the "
+        f"loss was {fmt_num(r['loss'])}: nothing learns"
+    )
+    if r.get("huge"):  # see vanished.HUGE_WEIGHT
+        name, size = r["largest_weight"]
+        return text + (
+            f"; the largest weight is |w| = {fmt_num(size)} (`{name}`): weights that large saturate tanh and "
+            "sigmoid units (their slope is exactly 0), usually after a learning rate too high"
+        )
+    return text + (
+        "; the usual causes: tanh/sigmoid units saturated at ±1, ReLUs dead everywhere, or a "
+        "non-differentiable op (argmax, round, a comparison) between the parameters and the loss"
+    )
+
+
 _WRITERS: Dict[str, Callable[[Report], str]] = {
     "nonfinite_output": _nonfinite_output,
     "exploding_output": _exploding_output,
@@ -465,6 +485,7 @@ _WRITERS: Dict[str, Callable[[Report], str]] = {
     "nonfinite_grad": _nonfinite_grad,
     "exploding_grad": _exploding_grad,
     "stale_grad": _stale_grad,
+    "vanished_grad": _vanished_grad,
     "scaler_skips": _scaler_skips,
     "loss_nan": _loss_nan,
     "loss_spike": _loss_spike,

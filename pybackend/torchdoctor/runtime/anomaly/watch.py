@@ -57,6 +57,7 @@ from .sentences import sentence
 from .stale import StaleGradTracker
 from .steps import OptimizerSteps, init_wrapper, scaler_step_wrapper
 from .sums import ProvenSums
+from .vanished import VanishedStreak
 
 MAX_REPORTS = 100
 # An output past the threshold but within this factor of the loop's largest data value is on the
@@ -146,6 +147,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self._ran: Set[int] = set()  # modules called since the last backward (forward.py)
         self.losses = LossSeries(config.spike_factor)  # one series per backward() call site
         self.stale = StaleGradTracker()
+        self.vanished = VanishedStreak()  # every gradient 0, steps in a row (vanished.py)
         self.amp = ScalerTracker()  # GradScaler: scaled losses, skipped steps
         self.clips = ClipHints()  # does the script clip its gradients?
         self.dead = DeadEvidence()  # zero outputs of layers that learn are not dead

@@ -24,6 +24,8 @@ test('typos are errors that name the attribute, never a silently disabled watch'
   assert.throws(() => normalizeAnomaly('brake'), /"anomaly" must be one of break, log, off/);
   assert.throws(() => normalizeAnomaly({ mode: 'pause' }), /"anomaly.mode"/);
   assert.throws(() => normalizeAnomaly({ threshold: '1e4' }), /"anomaly.threshold" must be a non-negative number/);
+  assert.throws(() => normalizeAnomaly({ deadSteps: -1 }), /"anomaly.deadSteps" must be a non-negative number/);
+  assert.deepEqual(normalizeAnomaly({ deadSteps: 0 }), { mode: 'break', deadSteps: 0 });
   assert.throws(() => normalizeAnomaly({ checks: ['forwards'] }), /unknown: forwards/);
   assert.throws(() => normalizeAnomaly(42), /must be true/);
 });
