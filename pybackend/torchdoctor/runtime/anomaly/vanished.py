@@ -38,9 +38,15 @@ class VanishedStreak:
     """Consecutive ``backward()`` calls whose gradients were all exactly 0 (with a loss not 0)."""
 
     def __init__(self) -> None:
-        self.clear()
+        self.backwards = 0
+        self._reset()
 
     def clear(self) -> None:
+        """No streak (any gradient not 0): one attribute read on the hot path when none is running."""
+        if self.backwards:
+            self._reset()
+
+    def _reset(self) -> None:
         self.first_step = -1  # the streak's first backward (watch.step), -1: no streak
         self.first_updates = 0  # optimizer steps seen when it began
         self.first_counts: Dict[int, int] = {}  # each optimizer's steps then (the report's "since")
