@@ -74,6 +74,8 @@ class LossChecks(WatchHost):
 
         def _deferred(self, t: Any) -> bool: ...
 
+        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
+
         def _refresh_flags(self) -> None: ...
 
         def _dead_after_backward(self, frame: Any) -> None: ...
@@ -156,9 +158,18 @@ class LossChecks(WatchHost):
                 paths, table = self._last_grads
                 if table and not isinstance(table[0], tuple):  # norms (grad_checks): (-n, n) bounds
                     table = [(-n, n) for n in table]
-                report["zero_grad_params"] = zero_grads(paths, table)
+                report["zero_grad_params"] = self._qualified(zero_grads(paths, table), frame)
                 report["params_with_grad"] = len(paths)
             self._emit(report, frame)
+
+    def _qualified(self, paths: List[str], frame) -> List[str]:
+        """``model.fc1.weight`` for ``fc1.weight``, as the anomaly lines name parameters (a report path)."""
+        if not paths:
+            return paths
+        owners: Dict[str, Any] = {}
+        for path, _, module in self.names.parameters():
+            owners.setdefault(path, module)
+        return [self._qualify(path, owners[path], frame) if path in owners else path for path in paths]
 
     def _lagging_copy(self, frame) -> bool:
         try:

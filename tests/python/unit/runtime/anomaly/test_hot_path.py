@@ -117,4 +117,6 @@ def test_the_advice_names_the_parameters_whose_gradients_were_zero():
             model(x).pow(2).mean().backward()
             optimizer.step()
         advice = [r for r in seen.reports if r["kind"] == "loss_not_decreasing"]
-    assert len(advice) == 1 and advice[0]["zero_grad_params"] == ["muted.weight", "muted.bias"]
+    # named as the anomaly lines name parameters: with the script's variable for the model
+    assert len(advice) == 1 and advice[0]["zero_grad_params"] == ["model.muted.weight", "model.muted.bias"]
+    assert "are exactly 0 (e.g. `model.muted.weight`)" in advice[0]["sentence"]
