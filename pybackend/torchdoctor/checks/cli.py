@@ -17,6 +17,7 @@ import json
 import os
 import sys
 
+from .. import background
 from . import jobs, text_report
 from . import result as R
 from .safe_discovery import discover_safely
@@ -148,9 +149,13 @@ def _add_python_path(entries: list[str]) -> str | None:
 def _only_class(file: str) -> str:
     """``::Name`` when the file has exactly one module class, else the usage error."""
     try:
-        found, note = discover_safely(read_source(file), file)
+        source = read_source(file)
     except SourceError as exc:
         return exc.message
+    if background.parser_crashes(source):
+        deep = "cannot analyse this file: an expression or statement is nested too deeply to parse"
+        return f"{file}: {deep}; name the class as {file}::ClassName"
+    found, note = discover_safely(source, file)
     if found is None or note is not None:
         if note is not None and note.syntax_error:
             return f"{file} has a syntax error at line {note.line + 1}, column {note.character + 1}: {note.message}"

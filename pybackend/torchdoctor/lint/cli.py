@@ -19,12 +19,14 @@ import tokenize
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from .. import __version__
+from .. import __version__, background
 from .engine import lint_source
 from .model import ERROR, SYNTAX_ERROR_ID, Finding, Span
 from .registry import all_rules
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+# Python 3.9/3.10 only (background.parser_crashes); 3.11+ says "maximum recursion depth exceeded".
+NESTED_TOO_DEEPLY = "cannot parse: an expression or statement is nested too deeply for this Python's parser"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # the language server's limit too (checks/source_text.py)
 
 
@@ -103,6 +105,8 @@ def _lint_file(path: Path, disabled: Sequence[str]) -> List[Finding]:
     text, problem = _read(path)
     if problem is not None:
         return [Finding(SYNTAX_ERROR_ID, ERROR, problem, Span(0, 0, 0, 0))]
+    if background.parser_crashes(text):
+        return [Finding(SYNTAX_ERROR_ID, ERROR, f"syntax error: {NESTED_TOO_DEEPLY}", Span(0, 0, 0, 0))]
     result = lint_source(text, str(path), disabled)
     for problem in result.internal_errors:  # a rule bug: say so, but keep the other rules' results
         print(f"torchdoctor lint: internal error on {path}: {problem}", file=sys.stderr)
