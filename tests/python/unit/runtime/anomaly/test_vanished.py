@@ -75,17 +75,23 @@ class Rounded(nn.Module):
         return torch.round(self.fc(x) * 3)
 
 
-def test_a_non_differentiable_op_names_the_usual_causes() -> None:
+def train_rounded(steps: int, learns_at: int = -1) -> list:
+    """The reports of ``steps`` SGD steps of :class:`Rounded`; step ``learns_at`` skips the round."""
     torch.manual_seed(0)
     model = Rounded()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = torch.randn(16, 4), torch.randn(16, 1) + 5
     with watching(mode="log") as seen:
-        for _ in range(4):
+        for step in range(steps):
             optimizer.zero_grad()
-            ((model(x) - y) ** 2).mean().backward()
+            out = model(x) if step != learns_at else model.fc(x)
+            ((out - y) ** 2).mean().backward()
             optimizer.step()
-    [report] = seen.reports
+    return seen.reports
+
+
+def test_a_non_differentiable_op_names_the_usual_causes() -> None:
+    [report] = train_rounded(4)
     assert report["kind"] == "vanished_grad" and report["huge"] is False
     assert "non-differentiable op (argmax, round, a comparison)" in report["sentence"]
 
@@ -125,15 +131,5 @@ def test_one_parameter_still_learning_keeps_it_silent() -> None:
 
 
 def test_a_streak_broken_by_one_step_that_learns_starts_again() -> None:
-    torch.manual_seed(0)
-    model = Rounded()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    x, y = torch.randn(16, 4), torch.randn(16, 1) + 5
-    with watching(mode="log") as seen:
-        for step in range(6):
-            optimizer.zero_grad()
-            out = model(x) if step != 2 else model.fc(x)  # step 2 learns: the streak ends there
-            ((out - y) ** 2).mean().backward()
-            optimizer.step()
-    [report] = seen.reports
+    [report] = train_rounded(6, learns_at=2)  # step 2 learns: the streak ends there
     assert report["dead_since"] == 3 and report["step"] == 5
