@@ -7,7 +7,7 @@ steps in a row, each parameter that got a gradient got exactly 0 everywhere, and
 0. Nothing can learn then, whatever the optimizer does (Adam's momentum still moves the weights,
 blindly). The usual causes: tanh/sigmoid units saturated at exactly ±1 in float32 (weights made
 huge by a learning rate too high: PyTorchZeroToAll's hello-RNN with the rate planted x1e6 had every
-gradient 0 and a loss stuck at 8.5 for 98 epochs, and the watch only gave advice), ReLUs dead
+gradient 0 and a flat loss of 11.1 from its second epoch on, and the watch only gave advice), ReLUs dead
 everywhere, or a non-differentiable op (``argmax``, ``round``, a comparison) between the
 parameters and the loss.
 
