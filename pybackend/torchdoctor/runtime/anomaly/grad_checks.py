@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import report as R
 from .amp import ScalerTracker, current_scale
@@ -50,10 +50,6 @@ class GradientChecks(VanishedRule, WatchHost):
     _pending_order: Optional[List[int]]
     _unscaled_step: int
     _bad_output_step: int
-
-    if TYPE_CHECKING:
-
-        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
 
     def _grad_norms_hit(self, grads, norms: List[float], frame, loss: Any = None) -> None:
         """The CPU's usual case: each gradient's 2-norm (:func:`detect.grad_norms`) bounds its values."""

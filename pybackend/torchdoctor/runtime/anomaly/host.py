@@ -20,6 +20,7 @@ class WatchHost:
     names: ModuleNames
     optimizers: OptimizerSteps
     step: int
+    updates: int  # optimizer steps seen
 
     if TYPE_CHECKING:
 
@@ -35,3 +36,5 @@ class WatchHost:
         ) -> None: ...
 
         def _error(self, exc: BaseException) -> None: ...
+
+        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...

@@ -45,7 +45,6 @@ _LOSS_KINDS = {
 class LossChecks(WatchHost):
     # The watch's state and methods this mixin uses (declared for the type checker; the values
     # are :class:`watch.Watch`'s).
-    updates: int
     amp: ScalerTracker
     stale: StaleGradTracker
     losses: LossSeries
@@ -73,8 +72,6 @@ class LossChecks(WatchHost):
     if TYPE_CHECKING:
 
         def _deferred(self, t: Any) -> bool: ...
-
-        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
 
         def _refresh_flags(self) -> None: ...
 

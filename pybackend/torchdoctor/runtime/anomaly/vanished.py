@@ -23,7 +23,7 @@ already proves every gradient non-zero.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Dict, Optional
 
 from . import report as R
 from .grads import extremes_of
@@ -71,11 +71,6 @@ class VanishedRule(WatchHost):
     """The watch's side of it: a mixin of :class:`watch.Watch` (uses its ``vanished`` streak)."""
 
     vanished: VanishedStreak
-    updates: int
-
-    if TYPE_CHECKING:
-
-        def _qualify(self, path: str, module: Any, frame: Any) -> str: ...
 
     def _vanished_check(self, grads: Any, table: Any, frame: Any, loss: Any) -> None:
         """After an exact read of this backward's gradients (``table``: their extremes)."""
