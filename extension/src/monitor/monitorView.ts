@@ -10,7 +10,7 @@
 import { JobStore, pickRank } from './jobStore';
 import { MAX_GROUPS, RunState, RunStore, STEP_COLUMNS } from './runStore';
 import { Agg, onGrid, sample, Sampled, stepRange, unionX } from './sampling';
-import { STRAGGLER_EXCESS, StragglerSummary, stragglerSentence } from './stragglers';
+import { StragglerSummary, stragglerNamed, stragglerSentence } from './stragglers';
 import { Track } from './track';
 import { Finding } from './wire';
 
@@ -76,7 +76,7 @@ export interface RankInfo {
   shown: number;
   /** WORLD_SIZE, when the ranks said. */
   world: number | null;
-  /** `named`: the slowest rank is more than STRAGGLER_EXCESS over the others (else "No straggler"). */
+  /** `named`: MIN_STEPS steps compared and the slowest rank more than STRAGGLER_EXCESS over the others (stragglerNamed). */
   stragglers: (StragglerSummary & { sentence: string; named: boolean }) | null;
 }
 
@@ -295,7 +295,7 @@ export function buildJobView(job: JobStore, wanted: number | null): MonitorView 
     list: ranks,
     shown,
     world: job.world,
-    stragglers: summary ? { ...summary, sentence: stragglerSentence(summary), named: summary.excess >= STRAGGLER_EXCESS } : null,
+    stragglers: summary ? { ...summary, sentence: stragglerSentence(summary), named: stragglerNamed(summary) } : null,
   };
   const across = acrossRanks(job, shown);
   if (across) {

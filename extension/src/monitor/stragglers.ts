@@ -27,6 +27,12 @@ export const MAX_PENDING = 512;
 export const RECENT = 20;
 /** Below this excess over the other ranks the job has no straggler worth naming. */
 export const STRAGGLER_EXCESS = 0.05;
+/**
+ * Compared steps before any verdict: the first steps of a job carry one-off costs (allocator
+ * warm-up, the first all-reduce building its buckets, a rank still importing), so one step's
+ * slowest rank says little (a torchrun job's view named rank 1 "in 100% of 1 steps").
+ */
+export const MIN_STEPS = 5;
 
 /** `time_*`: averaged when the view folds steps into a display bin, as the step time is. */
 export const STRAGGLER_COLUMNS = ['time_slowest', 'time_others', 'slowest_rank'] as const;
@@ -185,9 +191,18 @@ export function median(xs: number[]): number {
 }
 
 /** The sentence the view shows above the charts. */
+/** Is there a straggler worth naming: enough steps compared, and an excess over the others. */
+export function stragglerNamed(s: StragglerSummary): boolean {
+  return s.steps >= MIN_STEPS && s.excess >= STRAGGLER_EXCESS;
+}
+
 export function stragglerSentence(s: StragglerSummary): string {
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   const ms = (x: number) => `${(x * 1000).toFixed(x < 0.01 ? 2 : 1)} ms`;
+  if (s.steps < MIN_STEPS) {
+    const n = `${s.steps} step${s.steps === 1 ? '' : 's'}`;
+    return `Comparing the ranks: ${n} of ${MIN_STEPS} so far; the slowest rank is named after ${MIN_STEPS} steps.`;
+  }
   if (s.excess < STRAGGLER_EXCESS) {
     return `No straggler: over the last ${Math.min(s.steps, RECENT)} steps the slowest rank is within ${pct(STRAGGLER_EXCESS)} of the others (${ms(s.slowest)} vs ${ms(s.others)} a step).`;
   }

@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { JobStore, MAX_RANKS, pickRank } from '../../../../extension/src/monitor/jobStore';
 import { buildJobView, buildView } from '../../../../extension/src/monitor/monitorView';
-import { MAX_PENDING, Stragglers, STRAGGLER_EXCESS, stragglerSentence } from '../../../../extension/src/monitor/stragglers';
+import { MAX_PENDING, MIN_STEPS, Stragglers, STRAGGLER_EXCESS, stragglerNamed, stragglerSentence } from '../../../../extension/src/monitor/stragglers';
 import { Batch, Hello, Step } from '../../../../extension/src/monitor/wire';
 import { step } from './synthetic';
 
@@ -116,6 +116,20 @@ test('stragglers: rank 1 sleeps each step; every rank takes as long (DDP waits),
   assert.ok(Math.abs(row.lastValue(0) - 0.05) < 1e-9);
   assert.equal(row.lastValue(2), 1);
   assert.ok(Math.abs(row.lastValue(1) - 0.02) < 1e-9, 'the median of the other ranks');
+});
+
+test('stragglers: no verdict before MIN_STEPS compared steps (a first step says little), then the slowest is named', () => {
+  const early = job([0.02, 0.05], 1);
+  const one = early.stragglers.summary()!;
+  assert.equal(one.steps, 1);
+  assert.equal(stragglerNamed(one), false);
+  assert.equal(stragglerSentence(one), `Comparing the ranks: 1 step of ${MIN_STEPS} so far; the slowest rank is named after ${MIN_STEPS} steps.`);
+  assert.equal(buildJobView(early, 0)!.ranks!.stragglers!.named, false, 'the view does not name it either');
+  const almost = job([0.02, 0.05], MIN_STEPS - 1).stragglers.summary()!;
+  assert.match(stragglerSentence(almost), new RegExp(`^Comparing the ranks: ${MIN_STEPS - 1} steps of ${MIN_STEPS}`));
+  const enough = job([0.02, 0.05], MIN_STEPS).stragglers.summary()!;
+  assert.equal(stragglerNamed(enough), true);
+  assert.match(stragglerSentence(enough), new RegExp(`^Slowest: rank 1 \\(in 100% of ${MIN_STEPS} steps\\)`));
 });
 
 test('stragglers: ranks that do not synchronise (no waits) are compared by their step times', () => {
