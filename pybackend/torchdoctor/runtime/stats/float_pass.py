@@ -123,28 +123,55 @@ class _Reader:
         block's size minus it is done for all blocks at once, in :func:`_table`)."""
         torch = self.torch
         n = block.numel()
-        if self.whole and n == self.cap and self.half is None and block.dim() == 1:
+        if self.half is not None:
+            return self._half_read(block, n)
+        if self.whole and n == self.cap and block.dim() == 1:
             if block.dtype == self.work and block.is_contiguous():
                 return self._lean(block, n)
-        bits = self.half or self.bits
-        # Half floats: their own bits first (read from memory once), then the float32 copy in cache.
-        found = bits.extremes(block) if self.by_bits and self.half is not None else None
-        if self.whole and n == self.cap:
-            rows, values = self._full(block)
-        else:
-            rows = self.scratch.rows(block)
-            values = block if rows.data_ptr() == block.data_ptr() and block.dim() == 1 else rows.view(-1)[:n]
+        bits = self.bits
+        rows, values = self._rows(block, n)
         norms = torch.linalg.vector_norm(rows, dim=1)  # before the extremes: see _lean
-        if self.by_bits and self.half is None:
-            found = bits.extremes(values)
+        found = bits.extremes(values) if self.by_bits else None
         if found is None:  # a sign bit is set somewhere: float extremes
             low, high = self._float_extremes(values)
             zero = self._zeros(values, low, high)
         else:  # no sign bit: the integer view is 0 exactly at +0, and casts to bool faster
             low, high, integer_zero = found
-            source = block if self.half is not None else values
-            zero = self._zeros(bits.view(source), low, high) if integer_zero else 0
+            zero = self._zeros(bits.view(values), low, high) if integer_zero else 0
         return n, (low, high), rows.sum(), norms, zero
+
+    def _half_read(self, block: Any, n: int) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
+        """:meth:`read` of a float16/bfloat16 block. Its int16 bits give the extremes: one int16
+        ``aminmax`` (the read from memory, half the bytes of the float32 copy) orders values of
+        one sign by magnitude. Only where both signs occur is the minimum, the most negative
+        value, read from the float32 copy, by ``amin`` alone (about 40% of a float ``aminmax``).
+        Zeros are counted on the int16 bits (False exactly at +0) unless a -0.0 is there (the
+        smallest int16, so the int16 minimum shows it): then on the copy. 1e8 bfloat16 on one
+        thread: 3.8x one ``aminmax`` against 4.1x with the float ``aminmax``; float16 3.75x
+        against 4.3x (2-core Zen 4 EPYC, torch 2.13, 2026-12-07)."""
+        half = self.half
+        assert half is not None
+        first, last = half.patterns(block)
+        rows, values = self._rows(block, n)
+        norms = self.torch.linalg.vector_norm(rows, dim=1)
+        low, high = half.half_range(first, last)
+        if low is None:  # both signs: the most negative value, from the copy (NaN and -Inf show)
+            low = self.torch.amin(values).item()
+        if not (low <= 0 <= high):  # no zero (or NaN, which the careful pass counts)
+            zero: Any = 0
+        elif first == half.negative_zero:  # a -0.0: the copy's bool cast is False at both zeros
+            zero = self._zeros(values, low, high)
+        else:
+            zero = self._zeros(half.view(block), low, high)
+        return n, (low, high), rows.sum(), norms, zero
+
+    def _rows(self, block: Any, n: int) -> Tuple[Any, Any]:
+        """``(rows, values)``: the block as rows of ``ROW`` (a copy where it must be) and its values."""
+        if self.whole and n == self.cap:
+            return self._full(block)
+        rows = self.scratch.rows(block)
+        values = block if rows.data_ptr() == block.data_ptr() and block.dim() == 1 else rows.view(-1)[:n]
+        return rows, values
 
     def _lean(self, block: Any, n: int) -> Tuple[int, Tuple[float, float], Any, Any, Any]:
         """:meth:`read` of a full 1-D contiguous block of the work dtype (most blocks of a float32 or
@@ -209,20 +236,41 @@ class _Bits:
         self.pair = torch.empty(2, dtype=self.dtype)  # the extremes, written in place, read in one tolist()
         self.pair_out = (self.pair[0], self.pair[1])
         self.shift = 16 if key == "bfloat16" else 0  # bfloat16 bits are a float32's top half
+        width = torch.iinfo(self.dtype).bits
+        self.magnitude = (1 << (width - 1)) - 1  # the bits below the sign bit
+        self.negative_zero = -(1 << (width - 1))  # -0.0's pattern: the smallest integer
 
     def view(self, values: Any) -> Any:
         return values.view(self.dtype)
 
-    def extremes(self, values: Any) -> Optional[Tuple[float, float, bool]]:
-        """``(min, max, whether +0 occurs)``, or None when some value has its sign bit set."""
+    def patterns(self, values: Any) -> Tuple[int, int]:
+        """The smallest and largest bit patterns, as signed integers."""
         self.torch.aminmax(self.view(values), out=self.pair_out)
         low, high = self.pair.tolist()
+        return low, high
+
+    def extremes(self, values: Any) -> Optional[Tuple[float, float, bool]]:
+        """``(min, max, whether +0 occurs)``, or None when some value has its sign bit set."""
+        low, high = self.patterns(values)
         if low < 0:
             return None
         return self._float(low), self._float(high), low == 0
 
+    def half_range(self, first: int, last: int) -> Tuple[Optional[float], float]:
+        """``(min, max)`` of a half float block from its smallest and largest int16 patterns
+        (:meth:`patterns`); min is None where both signs occur. A pattern with the sign bit is a
+        negative int16 that grows with the value's magnitude: among negative values the largest
+        pattern is the minimum (a negative NaN lies above every negative number), the smallest
+        the maximum. Where a positive value occurs, the largest pattern is the maximum (a
+        positive NaN lies above +Inf), and the minimum is not in the patterns."""
+        if first >= 0:  # no sign bit
+            return self._float(first), self._float(last)
+        if last < 0:  # every sign bit set
+            return self._float(last), self._float(first)
+        return None, self._float(last)
+
     def _float(self, pattern: int) -> float:
-        if pattern > self.inf:
+        if (pattern & self.magnitude) > self.inf:
             return float("nan")
         return struct.unpack(self.float_code, struct.pack(self.int_code, pattern << self.shift))[0]
 
