@@ -66,6 +66,9 @@ STOPPED = (
     "(out of memory, or a crash of the parser)"
 )
 
+# What a file :func:`parser_crashes` on is told (the lint CLI and the checks CLI say the same).
+NESTED_TOO_DEEPLY = "an expression or statement is nested too deeply for this Python's parser"
+
 T = TypeVar("T")
 
 

@@ -153,8 +153,7 @@ def _only_class(file: str) -> str:
     except SourceError as exc:
         return exc.message
     if background.parser_crashes(source):
-        deep = "cannot analyse this file: an expression or statement is nested too deeply to parse"
-        return f"{file}: {deep}; name the class as {file}::ClassName"
+        return f"{file}: cannot analyse this file: {background.NESTED_TOO_DEEPLY}; name the class as {file}::ClassName"
     found, note = discover_safely(source, file)
     if found is None or note is not None:
         if note is not None and note.syntax_error:

@@ -26,7 +26,7 @@ from .registry import all_rules
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 # Python 3.9/3.10 only (background.parser_crashes); 3.11+ says "maximum recursion depth exceeded".
-NESTED_TOO_DEEPLY = "cannot parse: an expression or statement is nested too deeply for this Python's parser"
+NESTED_TOO_DEEPLY = f"cannot parse: {background.NESTED_TOO_DEEPLY}"
 MAX_FILE_BYTES = 10 * 1024 * 1024  # the language server's limit too (checks/source_text.py)
 
 
