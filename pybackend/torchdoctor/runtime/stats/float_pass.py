@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import cpu_cache
 from .blocks import iter_blocks
-from .guard import block_workers, machine_quiet
+from .guard import block_workers, intra_op_when_quiet, machine_quiet
 from .parallel import map_blocks
 from .raw_pass import _LANE_BYTES, WORDS_PER_ROW, _Scratch, count_true
 
@@ -80,13 +80,11 @@ def float_rows(torch, base: Any, how: Dict[str, Any], limit: int) -> Tuple[List[
 
     A block whose extremes are not finite (NaN, ±Inf) shows them in min/max and is read again
     carefully by the caller; its other figures here are meaningless. The blocks are shared among
-    :func:`guard.block_workers` threads (:mod:`parallel`), each with its own :class:`_Reader`."""
+    :func:`guard.block_workers` threads (:mod:`parallel`), each with its own :class:`_Reader`, or
+    read by one on as many intra-op threads when the machine is quiet (:func:`guard.intra_op_when_quiet`)."""
     cap = min(limit, base.numel())
-    found = map_blocks(
-        iter_blocks(base, limit),
-        lambda: _Reader(torch, how["work"], cap, base.dtype).read,
-        block_workers(base, limit),
-    )
+    with intra_op_when_quiet(torch, block_workers(base, limit)) as readers:
+        found = map_blocks(iter_blocks(base, limit), lambda: _Reader(torch, how["work"], cap, base.dtype).read, readers)
     if not found:
         return [], None
     counts, extremes, sums, norms, zeros = (list(column) for column in zip(*found))

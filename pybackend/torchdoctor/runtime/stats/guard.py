@@ -173,6 +173,33 @@ def block_workers(base: Any, limit: int) -> int:
 
 
 @contextlib.contextmanager
+def intra_op_when_quiet(torch, workers: int) -> Iterator[int]:
+    """Yield how many block readers the float pass starts for ``workers`` threads: all of them
+    as readers while other processes load the CPUs, else one reader with torch on ``workers``
+    intra-op threads.
+
+    Why the difference: the readers' case against intra-op threads (:mod:`parallel`) is a
+    descheduled thread stalling every parallel region, which needs other processes' work. On a
+    quiet machine each op's region runs on free cores, and two readers cost more: two blocks'
+    float32 work copies in the cache at once, and the GIL handed back and forth between their
+    ~10 calls a block. ``bench/bench_summarize.py --size 1e8 --repeats 5``, wall clock against a
+    two-thread ``aminmax``, two idle cores of a Zen 4 EPYC (load 0.7-0.9, torch 2.13, 2026-12-07),
+    three interleaved pairs of runs, two readers -> one reader on two threads: float32 2.52-2.66x
+    -> 2.43-2.49x, bfloat16 4.96-5.54x -> 4.61-4.72x, float16 4.69-4.85x -> 4.22-4.48x.
+    Smaller blocks do not help either way: their ~10 calls a block cost more than the cache
+    saves (bfloat16, one reader on two threads: 128 Ki values 8.9x, 1 Mi 4.6x)."""
+    if workers <= 1 or not machine_quiet():
+        yield workers
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(workers)
+    try:
+        yield 1
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
 def cpu_threads(torch, t: Any) -> Iterator[int]:
     """Run the block inside with torch on one intra-op thread when ``t`` is a big CPU tensor, and
     yield how many block readers it may use: :func:`idle_threads` of torch's count. Whether every

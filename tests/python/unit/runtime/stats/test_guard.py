@@ -130,3 +130,23 @@ def test_a_pass_knows_whether_other_processes_left_every_core_idle(monkeypatch):
     monkeypatch.setattr(guard.os, "cpu_count", lambda: 1)  # one core: loaded or not, it is "free"
     with guard.cpu_threads(torch, big):
         assert guard.machine_quiet() is False
+
+
+def test_a_quiet_machine_reads_the_float_pass_with_intra_op_threads(monkeypatch):
+    """Quiet: one reader, torch on the workers' threads during the pass, restored after; loaded:
+    the readers, torch's count untouched; one worker: nothing to share either way."""
+    big = torch.zeros(guard.PARALLEL_FROM)
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
+    threads = [2]  # torch's count, as a 2-core machine sets it, whatever this host has
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads[-1])
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    for free, quiet in ((2, True), (1, False)):
+        monkeypatch.setattr(guard, "idle_threads", lambda current, free=free: min(current, free))
+        with guard.cpu_threads(torch, big) as workers:
+            assert torch.get_num_threads() == 1  # the pass's rule: one intra-op thread
+            with guard.intra_op_when_quiet(torch, workers) as readers:
+                assert (readers, torch.get_num_threads()) == ((1, 2) if quiet else (free, 1))
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    with guard.intra_op_when_quiet(torch, 1) as readers:
+        assert readers == 1 and torch.get_num_threads() == 2
