@@ -17,7 +17,8 @@ Every number is a ratio to a baseline measured in the same run, on the same file
    level, repeated) of 4k, 8k, 16k and 32k lines. Each doubling should cost about twice as
    much (linear); the ratio to compile() should stay flat. The 32k-line script is compared
    with a one-second budget.
-4. With ``--rules``: the same scaling per rule (and for the parse and the context's index),
+4. With ``--rules``: the same scaling per rule (and for the parse, the context's index and the
+   teardown of tree and context, ``free``),
    each rule timed on the same context in registry order (an analysis several rules share is
    counted at the first rule that builds it), so a rule that is not linear shows by name; then
    the same on two scripts of shapes that once made rules quadratic (a loss accumulated in
@@ -254,7 +255,13 @@ def rule_scaling(repeat: int, title: str = "the long script", make: Callable[[in
                 start = _CLOCK()
                 rule.check(ctx, Reporter(rule, ctx))
                 row[rule.id] = _CLOCK() - start
+            # The teardown lint_source pays too, as a row of its own. Freed here, not when the next
+            # round rebinds ``tree``: that counted the last tree's deallocation (70-80 ms at 32k
+            # lines) in the next round's "parse".
+            start = _CLOCK()
             ctx.release()
+            del ctx, tree
+            row["free"] = _CLOCK() - start
             gc.enable()
             for key, value in row.items():
                 best[key] = min(best.get(key, float("inf")), value)
