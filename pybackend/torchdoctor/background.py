@@ -35,7 +35,6 @@ Standard library only: used by the server and by ``lint``.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import concurrent.futures.process
 import logging
@@ -138,6 +137,8 @@ class Child:
         when no child can be started, ``here()`` (by default ``fn(*args)``) runs in a worker thread
         of this process instead. Cancelling the caller drops the work if the child has not started
         it yet."""
+        import asyncio  # the server's loop has it; the CLIs (lint's parser_crashes) need not load it
+
         for retry in (True, False):
             try:
                 pool, future = self._submit(fn, *args)

@@ -12,14 +12,13 @@ import path; ``--pythonpath`` adds more folders.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
 
 from .. import background
-from . import jobs, text_report
 from . import result as R
+from . import text_report
 from .safe_discovery import discover_safely
 from .source_text import SourceError, read_source
 
@@ -42,7 +41,7 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--timeout",
         type=float,
-        default=jobs.DEFAULT_TIMEOUT,
+        default=R.DEFAULT_TIMEOUT,
         metavar="S",
         help="time limit in seconds (default %(default)g)",
     )
@@ -74,6 +73,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         from ..data_checks.cli import cmd_check_data
 
         return cmd_check_data(args)
+    import asyncio  # here, not at the top: every torchdoctor command builds this parser
+
+    from . import jobs
+
     spec_or_error = _spec(args)
     if isinstance(spec_or_error, str):
         print(f"torchdoctor check: {spec_or_error}", file=sys.stderr)
@@ -96,6 +99,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace):
     """A JobSpec, or the usage error as a string."""
+    from . import jobs
+
     try:
         options = json.loads(args.options)
     except ValueError as exc:

@@ -42,7 +42,7 @@ from . import process_tree, worker_guard
 from . import result as R
 from .worker_streams import STDERR_LINE, LogBudget, cut_note, read_lines
 
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = R.DEFAULT_TIMEOUT
 MAX_TIMEOUT = 24 * 3600.0
 MAX_BATCH_SIZE = 4096  # package.json's maximum for torchDoctor.checks.batchSize
 BUDGET_SHARE = 0.5  # of the time limit: the bounded checks' timeBudgetSeconds when the caller sets none

@@ -84,3 +84,13 @@ def test_missing_paths_and_bad_format_exit_2():
 def test_real_entry_point():
     run = subprocess.run([sys.executable, "-m", "torchdoctor", "lint", str(BUGGY_FILE)], capture_output=True, text=True)
     assert run.returncode == 1 and "TD001" in run.stdout
+
+
+def test_the_command_line_loads_no_asyncio_before_a_check_needs_it():
+    """Every ``torchdoctor`` command (``lint`` on a small file most of all) pays for what building
+    the parser imports: asyncio cost ~25 ms of it, and only ``check`` runs an event loop."""
+    from support.paths import PYBACKEND
+
+    code = "import sys, torchdoctor.cli\nsys.exit(1 if 'asyncio' in sys.modules else 0)\n"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(PYBACKEND), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
