@@ -62,6 +62,27 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+    if report.when == "call" and report.failed:
+        _say_why(item, report)
+
+
+# Lines of a failed attempt's traceback kept in its artifact.
+FAILURE_LINES = 60
+
+
+def _say_why(item, report) -> None:
+    """A failed attempt's reason, in the log and in ``<test>.failure.txt``: a test that passes on
+    its rerun (``--reruns``) shows only as RERUN in pytest's summary, and the CI's clone with its
+    artifacts is gone by the time someone asks what failed."""
+    text = report.longreprtext or ""
+    lines = text.splitlines()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"{item.name}.failure.txt").write_text("\n".join(lines[-FAILURE_LINES:]) + "\n")
+    errors = [line for line in lines if line.startswith("E ")]
+    reason = (errors[0] if errors else (lines[-1] if lines else "no traceback"))[:300]
+    terminal = item.config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(f"\nE2E attempt failed: {item.nodeid}: {reason}")
 
 
 @pytest.fixture(scope="session")
