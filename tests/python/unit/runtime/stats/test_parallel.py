@@ -72,12 +72,11 @@ def test_the_request_budget_cuts_the_blocks_in_every_thread():
             map_blocks(iter_blocks(torch.zeros(100), 10), lambda: lambda block: block.sum(), 2)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
-def test_a_big_cpu_pass_runs_torch_on_one_thread_and_shares_its_blocks(monkeypatch, dtype):
-    """Two intra-op threads made every short op of a pass wait for a descheduled thread on a busy
-    machine (1-3 s instead of 0.2 s at 1e8): ops see one intra-op thread, blocks go to readers."""
+def _a_pass_on_two_of(monkeypatch, cores: int, dtype):
+    """Summarize a tensor of many blocks with two idle threads out of ``cores`` (torch set to two),
+    spying on its sums: ``(tensor, stats, torch's thread counts seen, reader threads seen)``."""
     monkeypatch.setattr(guard, "idle_threads", lambda current: 2)
-    monkeypatch.setattr(guard.os, "cpu_count", lambda: 4)  # others load 2 of 4 cores: not quiet
+    monkeypatch.setattr(guard.os, "cpu_count", lambda: cores)
     monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 4096)  # many blocks
     monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
     before = torch.get_num_threads()
@@ -97,6 +96,14 @@ def test_a_big_cpu_pass_runs_torch_on_one_thread_and_shares_its_blocks(monkeypat
         assert torch.get_num_threads() == 2  # restored
     finally:
         torch.set_num_threads(before)
+    return t, got, threads_seen, readers
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_a_big_cpu_pass_runs_torch_on_one_thread_and_shares_its_blocks(monkeypatch, dtype):
+    """Two intra-op threads made every short op of a pass wait for a descheduled thread on a busy
+    machine (1-3 s instead of 0.2 s at 1e8): ops see one intra-op thread, blocks go to readers."""
+    t, got, threads_seen, readers = _a_pass_on_two_of(monkeypatch, 4, dtype)  # others load 2 of 4 cores
     assert threads_seen == {1}
     assert readers  # the blocks were read (by one thread or two: the scheduler decides)
     assert_matches(got, reference(t), 2e-5)
@@ -106,27 +113,7 @@ def test_a_big_cpu_pass_runs_torch_on_one_thread_and_shares_its_blocks(monkeypat
 def test_a_quiet_machine_runs_the_float_pass_as_one_reader_on_intra_op_threads(monkeypatch, dtype):
     """Every core idle (guard.intra_op_when_quiet): the float pass's ops see both threads, one
     reader takes every block, and torch's count is restored after."""
-    monkeypatch.setattr(guard, "idle_threads", lambda current: 2)
-    monkeypatch.setattr(guard.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(tensor_stats, "BLOCK_CPU", 4096)
-    monkeypatch.setattr(raw_pass, "PRECISE_BELOW", 0)
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    threads_seen, readers = set(), set()
-    real_sum = torch.Tensor.sum
-
-    def spying_sum(self, *args, **kwargs):
-        threads_seen.add(torch.get_num_threads())
-        readers.add(threading.get_ident())
-        return real_sum(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "sum", spying_sum)
-    try:
-        t = (torch.randn(guard.PARALLEL_FROM * 4, generator=torch.Generator().manual_seed(0)) * 100).to(dtype)
-        got = value_stats(t)
-        assert torch.get_num_threads() == 2  # restored
-    finally:
-        torch.set_num_threads(before)
+    t, got, threads_seen, readers = _a_pass_on_two_of(monkeypatch, 2, dtype)
     assert threads_seen == {2} and len(readers) == 1
     assert_matches(got, reference(t), 2e-5)
 
