@@ -190,12 +190,12 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** The sentence the view shows above the charts. */
 /** Is there a straggler worth naming: enough steps compared, and an excess over the others. */
 export function stragglerNamed(s: StragglerSummary): boolean {
   return s.steps >= MIN_STEPS && s.excess >= STRAGGLER_EXCESS;
 }
 
+/** The sentence the view shows above the charts. */
 export function stragglerSentence(s: StragglerSummary): string {
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   const ms = (x: number) => `${(x * 1000).toFixed(x < 0.01 ? 2 : 1)} ms`;
