@@ -27,7 +27,8 @@ import sys
 # set by the first name the config takes (after its attribute_map: BART's num_hidden_layers is encoder_layers)
 _SMALL = (
     (32, ("hidden_size", "n_embd", "d_model", "dim")),
-    (2, ("num_hidden_layers", "n_layer", "num_layers", "n_layers")),
+    # encoder_layers: BART in transformers 4.x, whose attribute_map has no num_hidden_layers (5.x maps it)
+    (2, ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers")),
     (2, ("decoder_layers",)),  # BART's decoder: 12 layers of 16 heads and 4096 wide (3.8M parameters) otherwise
     (2, ("num_attention_heads", "n_head", "num_heads", "n_heads")),
     (2, ("decoder_attention_heads",)),
@@ -104,12 +105,26 @@ def small_config(config, instance=None) -> list[str]:
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
             args.append(f"{name}=0")
-    if "pad_token_id" in params and params["pad_token_id"].default is None:
+    if _pad_default(config, params) is None:
         args.append("pad_token_id=0")  # GPT-2's None: its sequence classifier refuses a batch of more than one
     start = params.get("decoder_start_token_id")
     if getattr(params.get("is_encoder_decoder"), "default", False) is True and getattr(start, "default", None) is None:
         args.append("decoder_start_token_id=0")  # T5's: the decoder's first input, made from the labels
     return args
+
+
+def _pad_default(config, params: dict):
+    """The config's default ``pad_token_id``: from its signature (transformers 5.x), else from a default
+    instance (4.x, the only one on Python 3.9, passes it to PretrainedConfig through ``**kwargs``);
+    ``-1`` when neither tells (no padding token to set)."""
+    if "pad_token_id" in params:
+        return params["pad_token_id"].default
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return -1
+    try:
+        return getattr(config(), "pad_token_id", -1)
+    except Exception:  # a config that cannot be built without arguments (a composite one)
+        return -1
 
 
 def library_snippet(cls, class_name: str, example_function: str, instance=None) -> str:
