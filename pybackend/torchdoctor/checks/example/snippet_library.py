@@ -105,7 +105,7 @@ def small_config(config, instance=None) -> list[str]:
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
             args.append(f"{name}=0")
-    if _pad_default(config, params) is None:
+    if _pads_with_none(config, params):
         args.append("pad_token_id=0")  # GPT-2's None: its sequence classifier refuses a batch of more than one
     start = params.get("decoder_start_token_id")
     if getattr(params.get("is_encoder_decoder"), "default", False) is True and getattr(start, "default", None) is None:
@@ -113,18 +113,18 @@ def small_config(config, instance=None) -> list[str]:
     return args
 
 
-def _pad_default(config, params: dict):
-    """The config's default ``pad_token_id``: from its signature (transformers 5.x), else from a default
-    instance (4.x, the only one on Python 3.9, passes it to PretrainedConfig through ``**kwargs``);
-    ``-1`` when neither tells (no padding token to set)."""
+def _pads_with_none(config, params: dict) -> bool:
+    """Is the config's default ``pad_token_id`` None? Read from its signature (transformers 5.x),
+    else from a default instance (4.x, the only one on Python 3.9, passes it to PretrainedConfig
+    through ``**kwargs``); False when neither tells (no padding token to set)."""
     if "pad_token_id" in params:
-        return params["pad_token_id"].default
+        return params["pad_token_id"].default is None
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return -1
+        return False
     try:
-        return getattr(config(), "pad_token_id", -1)
+        return getattr(config(), "pad_token_id", 0) is None
     except Exception:  # a config that cannot be built without arguments (a composite one)
-        return -1
+        return False
 
 
 def library_snippet(cls, class_name: str, example_function: str, instance=None) -> str:
