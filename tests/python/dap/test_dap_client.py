@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -34,3 +35,24 @@ def test_stepping_and_exception_stops(tmp_path):
         assert stop.reason == "exception"
         assert dap.exception_info(stop.thread_id)["exceptionId"] == "ValueError"
         assert "about to fail" in dap.output_text()
+
+
+def test_an_adapter_that_cannot_start_fails_at_once_and_says_why(tmp_path):
+    """An interpreter without a working debugpy: the first request fails within seconds with the
+    interpreter's own words, not after the client's four-minute ceiling."""
+    import time
+
+    stand_in = tmp_path / "debugpy"  # shadows the real package: importing it fails as a missing one would
+    stand_in.mkdir()
+    (stand_in / "__init__.py").write_text(
+        'raise ImportError("No module named debugpy (a stand-in for a missing one)")\n'
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    start = time.monotonic()
+    with DAPClient(adapter_env=env) as dap:
+        with pytest.raises(RuntimeError) as failed:
+            dap.initialize()
+    assert time.monotonic() - start < 60  # a ceiling for a loaded box; the wait it replaces was 240 s
+    message = str(failed.value)
+    assert "debugpy.adapter" in message and "exited with status 1" in message
+    assert "No module named debugpy" in message

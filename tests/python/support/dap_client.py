@@ -20,6 +20,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -58,15 +59,20 @@ class DAPClient:
         self._write_lock = threading.Lock()
         self._proc: Optional[subprocess.Popen] = None
         self._reader: Optional[threading.Thread] = None
+        # The adapter's stderr, in a file (a pipe nobody reads fills and blocks it): read only
+        # when it exits early, to say why (an interpreter without debugpy says so there).
+        self._stderr: Any = None
+        self._exited = threading.Event()
 
     # -- process and framing -------------------------------------------------------------------
 
     def start(self) -> "DAPClient":
+        self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             [self.python, "-m", "debugpy.adapter"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self._stderr,
             env=self.adapter_env,
         )
         self._reader = threading.Thread(target=self._read_loop, name="dap-reader", daemon=True)
@@ -96,6 +102,8 @@ class DAPClient:
                 proc.kill()
                 proc.wait(timeout=10)
             proc.stdout.close()
+            if self._stderr is not None:
+                self._stderr.close()
 
     def __enter__(self) -> "DAPClient":
         return self.start()
@@ -111,9 +119,14 @@ class DAPClient:
     def _send(self, message: Dict[str, Any], proc: Optional[subprocess.Popen] = None) -> None:
         proc = proc or self._proc
         body = json.dumps(message).encode("utf-8")
-        with self._write_lock:
-            proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            proc.stdin.flush()
+        try:
+            with self._write_lock:
+                proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+                proc.stdin.flush()
+        except BrokenPipeError:
+            if proc is not self._proc:
+                raise
+            raise RuntimeError(self.exit_reason(f"{message.get('command')!r} to be sent")) from None
 
     def _read_loop(self) -> None:
         stream = self._proc.stdout
@@ -124,6 +137,7 @@ class DAPClient:
             self._dispatch(message)
         with self._events_changed:
             self.events.append({"type": "event", "event": "<adapter exited>"})
+            self._exited.set()
             self._events_changed.notify_all()
 
     def _dispatch(self, message: Dict[str, Any]) -> None:
@@ -170,11 +184,19 @@ class DAPClient:
         return seq
 
     def wait_response(self, seq: int, timeout: float = DEFAULT_TIMEOUT) -> Dict[str, Any]:
-        """The response body of request ``seq``; raises DAPError if it failed, TimeoutError if late."""
-        try:
-            response = self._response_queue(seq).get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError(f"no response to request {seq} within {timeout}s") from None
+        """The response body of request ``seq``; raises DAPError if it failed, TimeoutError if late,
+        RuntimeError at once if the adapter exited without answering (not after the timeout)."""
+        answers = self._response_queue(seq)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                response = answers.get(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+                break
+            except queue.Empty:
+                if self._exited.is_set() and answers.empty():
+                    raise RuntimeError(self.exit_reason(f"request {seq}")) from None
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"no response to request {seq} within {timeout}s") from None
         if not response.get("success"):
             raise DAPError(response.get("message") or json.dumps(response.get("body")))
         return response.get("body") or {}
@@ -199,7 +221,7 @@ class DAPClient:
                     if message.get("event") == event and (predicate is None or predicate(message)):
                         return message
                     if message.get("event") == "<adapter exited>":
-                        raise RuntimeError(f"adapter exited while waiting for {event!r}; output: {self.output_text()}")
+                        raise RuntimeError(f"{self.exit_reason(repr(event))}; output: {self.output_text()}")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"no {event!r} event within {timeout}s; output: {self.output_text()}")
@@ -207,6 +229,23 @@ class DAPClient:
 
     def output_text(self) -> str:
         return "".join(self.output)[-4000:]
+
+    def exit_reason(self, waiting_for: str) -> str:
+        """Why the adapter is gone: its exit status and the end of its stderr."""
+        proc, status = self._proc, None
+        if proc is not None:
+            try:
+                status = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        said = ""
+        if self._stderr is not None and not self._stderr.closed:
+            self._stderr.seek(0)
+            said = self._stderr.read().decode("utf-8", "replace").strip()[-2000:]
+        return (
+            f"the debugpy adapter ({self.python} -m debugpy.adapter) exited with status {status} "
+            f"while waiting for {waiting_for}: {said or '(nothing on stderr)'}"
+        )
 
     # -- the usual session ----------------------------------------------------------------------
 
