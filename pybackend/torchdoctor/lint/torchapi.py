@@ -451,6 +451,8 @@ _MODEL_NAME = re.compile(
 
 # Calls that return an object saved earlier: its class is not visible in the call.
 _UNPICKLERS = frozenset({"torch.load", "torch.jit.load", "pickle.load", "copy.deepcopy"})
+# Hugging Face classes that are no network: a tokenizer's call records no graph (peft's benchmark).
+_HF_NOT_NETWORKS = re.compile(r"^transformers\.\w*(Tokenizer(Fast)?|Processor|FeatureExtractor|Config)(\.from_\w+)?$")
 
 
 def is_model(ctx: LintContext, expr: ast.expr) -> bool:
@@ -463,7 +465,7 @@ def is_model(ctx: LintContext, expr: ast.expr) -> bool:
         local = ctx.local_class(cls)
         if local is not None:
             return ctx.context_for(local).is_module_class(local)
-        if cls.endswith("Loss") or cls.startswith("torch.nn.functional."):
+        if cls.endswith("Loss") or cls.startswith("torch.nn.functional.") or _HF_NOT_NETWORKS.match(cls):
             return False  # criteria are modules too, but not the network being trained
         if cls.startswith(("torch.nn.", "torchvision.models.", "transformers.", "timm.")):
             return True

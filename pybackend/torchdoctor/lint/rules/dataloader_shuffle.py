@@ -29,7 +29,7 @@ from ..registry import Reporter, rule
 from ..training import analysis
 from .loader_demos import only_looked_at
 from .loader_factories import reported_through_factory
-from .loader_samplers import sampler_only_sometimes
+from .loader_samplers import resampled_privately, sampler_only_sometimes
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"val|test|eval|dev|holdout|predict|infer", re.IGNORECASE)
@@ -69,7 +69,7 @@ def check(ctx: LintContext, report: Reporter) -> None:
         always, branch, literal = options
         if always:
             continue
-        if not _is_training_loader(ctx, call) or _in_test_function(ctx, call):
+        if not _is_training_loader(ctx, call) or _in_test_function(ctx, call) or resampled_privately(ctx, call):
             continue
         if call.args and (
             _is_iterable_dataset(ctx, call.args[0]) or _ignores_index(ctx, call.args[0]) or _is_one_batch(ctx, call)

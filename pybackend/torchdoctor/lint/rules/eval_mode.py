@@ -257,7 +257,8 @@ def _mode_set(ctx: LintContext, found: EvalLoop) -> bool:
     model = found.model_call.func
     if _switches_before(ctx, scope, found.loop, "eval", model) or _in_eval_context(ctx, found.loop):
         return True
-    if _loaded_in_eval_mode(ctx, found.model_call.func) and not _switches_before(ctx, scope, found.loop, "train"):
+    built_in_eval = _loaded_in_eval_mode(ctx, model) or _switched_as_built(ctx, model)
+    if built_in_eval and not _switches_before(ctx, scope, found.loop, "train"):
         return True
     if found.owner is None:
         return False
@@ -314,6 +315,17 @@ def _loaded_in_eval_mode(ctx: LintContext, model: ast.expr) -> bool:
     """``from_pretrained(...)`` (Hugging Face) returns the model already in eval mode."""
     built = ctx.construction_of(model)
     return built is not None and terminal_name(built.func) == "from_pretrained"
+
+
+def _switched_as_built(ctx: LintContext, model: ast.expr) -> bool:
+    """``net = build().eval()`` or ``Net().eval().to(device)``: the switch is part of the value
+    assigned, so no ``net.eval()`` statement follows (pytorch-book's ``test()``)."""
+    value = ctx.value_of(model)
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if switch_of(value) == "eval":
+            return True
+        value = value.func.value
+    return False
 
 
 def _in_eval_context(ctx: LintContext, node: ast.AST) -> bool:

@@ -4,7 +4,8 @@ Without a caller that uses the result, TD012 speaks only of values that may be t
 constant, a string, a predicate, a container display, the attribute of a dataset or of a
 configuration object, a layer built by a factory (``get_down_block`` returning
 ``DownBlock2D(...)``), nor the result of a function whose return annotation names a type that
-is no tensor (``-> torch.dtype``, ``-> nn.Module``, ``-> "AttentionProcessor"``). Certainly no
+is no tensor (``-> torch.dtype``, ``-> nn.Module``, ``-> "AttentionProcessor"``), a NumPy array, nor
+anything of a function that returns ``int(...)`` or an f-string on another path. Certainly no
 tensor, so never reported: an object of a class of a library outside torch imported by the
 function itself (``import albumentations as A`` then ``return A.Compose(steps)``).
 """
@@ -105,6 +106,12 @@ def plausibly_tensor(ctx: LintContext, value: ast.AST, func: Optional[Function] 
         return False
     if func is not None and _builds_modules(ctx, func):
         return False
+    if func is not None and any(_converted(r.value) for r in ctx.own_nodes(func, ast.Return)):
+        return False
+    # ``image = np.array(img)``, then ``return image``: NumPy gives arrays, never tensors.
+    built = ctx.value_of(value) if isinstance(value, ast.expr) else None
+    if isinstance(built, ast.Call) and (ctx.qualname(built.func) or "").startswith("numpy."):
+        return False
     if isinstance(value, ast.Attribute):
         root = value.value
         while isinstance(root, ast.Attribute):
@@ -116,6 +123,25 @@ def plausibly_tensor(ctx: LintContext, value: ast.AST, func: Optional[Function] 
         if isinstance(value.value, ast.Attribute) and _NOT_TENSOR_HOLDERS.match(value.value.attr):
             return False
     return True
+
+
+def _converted(value: Optional[ast.expr]) -> bool:
+    """``int(row["label"]) - 1``, ``float(x) if ok else 0.0``: a return made a Python number or
+    string on purpose tells what the function gives on its other paths too (peft's
+    ``extract_multi_choice_target_index``, whose other values are list indices). A bare
+    constant does not: a loss function's ``return 0`` fallback says nothing of its tensor."""
+    if isinstance(value, ast.IfExp):
+        return _converted(value.body) or _converted(value.orelse)
+    if isinstance(value, ast.BinOp):  # ``total / len(loader)`` is a tensor still: both sides count
+        sides = (value.left, value.right)
+        return any(map(_converted, sides)) and all(_converted(v) or isinstance(v, ast.Constant) for v in sides)
+    if isinstance(value, ast.JoinedStr):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _CONVERSIONS
+
+
+# Builtins whose result is a Python number or string, never a tensor.
+_CONVERSIONS = frozenset({"int", "float", "str", "len", "repr"})
 
 
 def is_none(value: Optional[ast.AST]) -> bool:
@@ -132,6 +158,8 @@ def may_be_tensor(value: ast.AST, ctx: Optional[LintContext] = None, func: Optio
     ``ctx`` and the returning ``func``) an object built by a class ``func`` imports from outside torch."""
     if isinstance(value, _NOT_TENSORS) or isinstance(value, _NOT_TENSOR_COMPREHENSIONS):
         return False
+    if isinstance(value, ast.IfExp):  # ``0 if row["answer"] else 1``
+        return may_be_tensor(value.body, ctx, func) or may_be_tensor(value.orelse, ctx, func)
     if ctx is not None and func is not None and _built_by_local_import(ctx, func, value):
         return False
     if isinstance(value, ast.UnaryOp) and (isinstance(value.op, ast.Not) or isinstance(value.operand, ast.Constant)):

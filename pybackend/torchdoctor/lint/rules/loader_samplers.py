@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from ..context import LintContext
+from ..context import LintContext, terminal_name
 from ..fixes import add_keyword
 from ..flow import block_completes
 from ..model import Fix
@@ -120,3 +120,37 @@ def _names(target: ast.expr, name: str) -> bool:
     if isinstance(target, ast.Starred):
         return _names(target.value, name)
     return False
+
+
+# Opacus' PrivacyEngine: ``make_private(data_loader=loader, ...)`` hands back a loader of its own.
+_PRIVATE = frozenset({"make_private", "make_private_with_epsilon"})
+
+
+def resampled_privately(ctx: LintContext, call: ast.Call) -> bool:
+    """The loader built by ``call`` is handed to Opacus' ``privacy_engine.make_private(...)``,
+    which by default (``poisson_sampling=True``) replaces it with one drawing every batch by
+    Poisson sampling, so the order it was built with is never used (opacus' FSDP example). Not when
+    ``poisson_sampling=False`` (the loader is kept) nor when the call sits under an ``if`` the
+    loader does not (``if not args.disable_dp:``: the other path trains on the loader as built)."""
+    stmt = ctx.statement_of(call)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    return any(_resamples(ctx, site, name, call) for site in _private_calls(ctx))
+
+
+def _private_calls(ctx: LintContext) -> List[ast.Call]:
+    """Found once per file: scanning every call per loader was quadratic on long scripts."""
+    return ctx.shared("td017_make_private", lambda: [c for c in ctx.calls if terminal_name(c.func) in _PRIVATE])
+
+
+def _resamples(ctx: LintContext, site: ast.Call, name: str, loader: ast.Call) -> bool:
+    given = {k.arg: k.value for k in site.keywords}
+    passed = given.get("data_loader", site.args[2] if len(site.args) > 2 else None)
+    if not (isinstance(passed, ast.Name) and passed.id == name):
+        return False
+    poisson = given.get("poisson_sampling")
+    if isinstance(poisson, ast.Constant) and poisson.value is False:
+        return False
+    around = set(ctx.ancestors(loader))
+    return not any(isinstance(a, ast.If) and a not in around for a in ctx.ancestors(site))

@@ -369,7 +369,12 @@ def _may_backpropagate(ctx: LintContext, site: ast.Call) -> bool:
     else:
         return False
     refs = [r for r in map(_as_ref, targets) if r is not None]
-    return any(_backpropagated(ctx, ref, site, augmented=True) for ref in refs)
+    if any(_backpropagated(ctx, ref, site, augmented=True) for ref in refs):
+        return True
+    # ``style = self.style_loss(a, b)`` then ``return content + 10 * style``: handed on through
+    # a name, as a direct ``return`` hands it on (pytorch-book's AdaIN ``forward``).
+    caller = ctx.enclosing_function(site)
+    return caller is not None and any(_flows_into_return(ctx, ref, caller) for ref in refs)
 
 
 def _derived_names(ctx: LintContext, acc: Ref, scope: ast.AST, augmented: bool = False, live: bool = False) -> Set[str]:
