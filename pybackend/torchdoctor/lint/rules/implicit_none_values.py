@@ -108,9 +108,7 @@ def plausibly_tensor(ctx: LintContext, value: ast.AST, func: Optional[Function] 
         return False
     if func is not None and any(_converted(r.value) for r in ctx.own_nodes(func, ast.Return)):
         return False
-    # ``image = np.array(img)``, then ``return image``: NumPy gives arrays, never tensors.
-    built = ctx.value_of(value) if isinstance(value, ast.expr) else None
-    if isinstance(built, ast.Call) and (ctx.qualname(built.func) or "").startswith("numpy."):
+    if isinstance(value, ast.expr) and _from_other_library(ctx, value):
         return False
     if isinstance(value, ast.Attribute):
         root = value.value
@@ -123,6 +121,20 @@ def plausibly_tensor(ctx: LintContext, value: ast.AST, func: Optional[Function] 
         if isinstance(value.value, ast.Attribute) and _NOT_TENSOR_HOLDERS.match(value.value.attr):
             return False
     return True
+
+
+# Libraries whose calls give arrays, frames, images, strings or web responses, never tensors.
+_NOT_TENSOR_LIBRARIES = ("numpy.", "pandas.", "PIL.", "cv2.", "json.", "flask.")
+
+
+def _from_other_library(ctx: LintContext, value: ast.expr) -> bool:
+    """``image = np.array(img)`` then ``return image``; ``return jsonify(res)`` in a Flask view
+    (deepspeech.pytorch's server); ``np.random.randint(n) if explore else np.argmax(q)`` (DeepRL's
+    ``epsilon_greedy``): a value made by such a library (both branches of a conditional), never a tensor."""
+    if isinstance(value, ast.IfExp):
+        return _from_other_library(ctx, value.body) and _from_other_library(ctx, value.orelse)
+    built = ctx.value_of(value)
+    return isinstance(built, ast.Call) and (ctx.qualname(built.func) or "").startswith(_NOT_TENSOR_LIBRARIES)
 
 
 def _converted(value: Optional[ast.expr]) -> bool:

@@ -87,6 +87,8 @@ def _eval_without_train(ctx: LintContext, loop: Loop) -> Optional[Tuple[ast.Call
             continue
         found = _helper(ctx, call)
         if found is not None and _any_switch(found[0], analysis(found[0]).own_calls(found[1]), "eval", 1):
+            if _switches_own_copy(found[0], found[1]):
+                continue  # it builds a model of its own (from a checkpoint) and evaluates that
             passed = _argument_for_switched_param(found[0], call, found[1])
             if passed is not None and (_fresh_each_iteration(ctx, passed, loop) or _untrained(ctx, passed, calls)):
                 continue  # a new model each pass, or one nothing here tunes (an EMA copy)
@@ -359,6 +361,26 @@ def _switched_in_helper(ctx: LintContext, site: ast.Call) -> Optional[ast.expr]:
         return None
     switched = {ctx.text(receiver(c)): receiver(c) for c in analysis(ctx).own_calls(helper) if switch_of(c) == "eval"}
     return next(iter(switched.values())) if len(switched) == 1 else None
+
+
+def _switches_own_copy(ctx: LintContext, helper: Function) -> bool:
+    """Every ``.eval()`` the helper itself calls is on a model it built in its own body
+    (``model = Model(envs); model.load_state_dict(...); model.eval()``): cleanrl's
+    ``evaluate()`` scores a checkpoint that way, whatever the trained model is called."""
+    switched = [receiver(c) for c in analysis(ctx).own_calls(helper) if switch_of(c) == "eval"]
+    return bool(switched) and all(_built_here(ctx, helper, name) for name in switched)
+
+
+def _built_here(ctx: LintContext, helper: Function, name: Optional[ast.expr]) -> bool:
+    if not isinstance(name, ast.Name):
+        return False
+    found = ctx.binding(name)
+    return (
+        found is not None
+        and found.kind == "assign"
+        and isinstance(found.value, ast.Call)
+        and ctx.enclosing_function(found.stmt) is helper
+    )
 
 
 def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: Function) -> Optional[ast.expr]:
