@@ -165,7 +165,11 @@ def _recompute(torch, node: Any, rule) -> Tuple[Verdict, Optional[str]]:
         detail = _overflow(torch, a, b, fn)
     except Exception:
         return None, None
-    return detail, str(a.dtype).replace("torch.", "") if detail else None
+    if not detail:
+        return None, None
+    # the result's dtype, not the first operand's: a float32 0-d scale times float16 features is a
+    # float16 product (open_clip's `logit_scale * image_features` was told nothing of float16)
+    return detail, str(torch.result_type(a, b)).replace("torch.", "")
 
 
 def _test(torch, node: Any, rule) -> Verdict:

@@ -78,12 +78,12 @@ def _nonfinite_output(r: Report) -> str:
     text += "; " + _inputs_text(r, what)
     if r.get("inputs_bad") or r.get("params_bad") or r.get("buffers_bad") or not _may_overflow(r):
         return text
-    if counts.get("posinf") or counts.get("neginf") or r.get("dtype") == "float16":
+    own_op = r.get("own_code") and r.get("origin_dtype") in _LIMITS  # a float16 op in a float32 loss
+    dtype = r.get("origin_dtype") if own_op else r.get("dtype")
+    if counts.get("posinf") or counts.get("neginf") or dtype == "float16":
         # float16 from finite inputs: NaN too is an overflow inside the op (Inf - Inf, a softmax of Inf)
         nan_only = not (counts.get("posinf") or counts.get("neginf"))
-        text += _precision(
-            r.get("dtype"), "the op", _attention(r.get("module_type")), nan_only, r.get("inputs_max_abs")
-        )
+        text += _precision(dtype, "the op", _attention(r.get("module_type")), nan_only, r.get("inputs_max_abs"))
     return text
 
 
@@ -253,6 +253,11 @@ def _params_origin(r: Report) -> str:
         )
     if r.get("params_update") == "unknown":  # other models' backwards may have come since: no cause claimed
         return f" before this step's forward: an update by {step}, or code that writes the weights, put it there"
+    if r.get("params_update") == "skipped":  # NaN weights made NaN gradients: nothing wrote them since
+        return (
+            f" before this step's forward, and the GradScaler skipped {step} after the last backward (its "
+            "gradients were not finite): the weights kept the values they had at that backward"
+        )
     if r.get("params_stepped"):
         return (
             f" before this step's forward, and {step} ran since the last backward: that update, or code after it "

@@ -20,6 +20,9 @@ class OptimizerSteps:
         self._refs: Dict[int, "weakref.ref[Any]"] = {}
         self.counts: Dict[int, int] = {}
         self.updated_at: Dict[int, int] = {}  # id(optimizer) -> the backward() count at its last real update
+        # id(optimizer) -> the backward() count at its last step a GradScaler skipped: weights it holds
+        # that are NaN now were NaN at that backward already (open_clip's loop with a NaN weight)
+        self.skipped_at: Dict[int, int] = {}
 
     def created(self, optimizer: Any) -> None:
         try:
@@ -43,9 +46,10 @@ class OptimizerSteps:
         gave them gradients? Asked after a hit only. ``("under_way", opt)``: this forward runs inside
         ``opt.step()`` (an LBFGS closure; ``frame`` is where the stack is read from); ``("stepped",
         opt)``: it updated them after the latest ``backward()`` (the count ``backward_calls``);
-        ``("not_stepped", opt)``: it did not, and it is the script's only optimizer, so the latest
-        backward was theirs; ``("unknown", opt)``: it did not, but the script has other optimizers, and
-        their models' backwards may have come since (models trained in turn: the last step of these
+        ``("skipped", opt)``: a GradScaler skipped its step after that backward (the weights kept
+        what they held then); ``("not_stepped", opt)``: it did not, and it is the script's only
+        optimizer, so the latest backward was theirs; ``("unknown", opt)``: it did not, but the
+        script has other optimizers, and their models' backwards may have come since (models trained in turn: the last step of these
         parameters may well be after their last backward); ``(None, None)``: none holds them."""
         wanted = {id(p) for p in params}
         stepping = _stepping(wanted, frame)  # an optimizer the watch may not know yet (made before it)
@@ -58,6 +62,9 @@ class OptimizerSteps:
         for optimizer in owners:
             if self.updated_at.get(id(optimizer)) == backward_calls:
                 return "stepped", optimizer
+        for optimizer in owners:
+            if self.skipped_at.get(id(optimizer)) == backward_calls:
+                return "skipped", optimizer
         latest = max(owners, key=lambda o: self.updated_at.get(id(o), -1))
         return ("not_stepped" if len(live) == 1 else "unknown"), latest
 
@@ -105,7 +112,8 @@ def scaler_step_wrapper(original: Any, current: Any) -> Any:
         before = watch.optimizers.counts.get(id(optimizer)) if watch is not None else None
         result = original(self, optimizer, *args, **kwargs)
         if watch is not None and watch.optimizers.counts.get(id(optimizer)) == before:
-            watch.optimizers.stepped(optimizer)
+            watch.optimizers.stepped(optimizer)  # skipped: no step hook ran
+            watch.optimizers.skipped_at[id(optimizer)] = watch.step
         return result
 
     step.__wrapped__ = original  # type: ignore[attr-defined]

@@ -301,7 +301,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         params = list(names_unwrap(module).parameters())
         status, optimizer = self.optimizers.stepped_since(params, self.step, sys._getframe())
         report["params_stepped"] = status in ("stepped", "under_way")
-        if status in ("under_way", "unknown"):
+        if status in ("under_way", "unknown", "skipped"):
             report["params_update"] = status
         if optimizer is not None and status != "not_stepped":  # the script's name for it, else its class
             label = R.root_label(optimizer, frame)

@@ -298,3 +298,27 @@ def test_a_float16_sqrt_of_negatives_is_no_overflow():
     nan = report["counts"]["nan"]
     assert report["sentence"].endswith(f"`sqrt` gave {nan} NaN (roots of negative values, or of NaN)")
     assert "overflow" not in report["sentence"]
+
+
+class ScaledSimilarityLoss(nn.Module):
+    """A contrastive loss of CLIP's shape: a float32 0-d temperature times float16 features."""
+
+    def forward(self, image, text, scale):
+        logits = scale * image @ text.T
+        labels = torch.arange(image.shape[0])
+        return F.cross_entropy(logits.float(), labels)
+
+
+def test_a_float16_product_with_a_float32_scalar_is_named_in_float16_with_its_advice():
+    """``scale * features``: a float32 scalar (an unclamped CLIP logit scale, 1.6e5) times float16
+    features is a float16 product, and overflows there. The op's dtype was read from its first
+    operand (the float32 scalar), so the report of open_clip's loss said nothing of float16."""
+    torch.manual_seed(0)
+    image = F.normalize(torch.randn(8, 16), dim=1).half().requires_grad_()
+    text = F.normalize(torch.randn(8, 16), dim=1).half().requires_grad_()
+    with watching(mode="log") as seen:
+        ScaledSimilarityLoss()(image, text, torch.tensor(1.6e5, requires_grad=True))  # a learnt scale
+    report = seen.reports[0]
+    assert report["own_code"] and report["origin_op"] == "product"
+    assert report["origin_dtype"] == "float16"
+    assert "float16" in report["sentence"] and "keep the op in float32" in report["sentence"]

@@ -104,3 +104,31 @@ def test_a_closure_forward_inside_an_lbfgs_step_says_the_step_is_under_way():
         "before this forward, which runs inside `opt.step()` (its closure): an update made within"
         in (nan[0]["sentence"])
     )
+
+
+def test_a_weight_nan_kept_by_a_scaler_skipped_step_is_not_blamed_on_code_between_steps():
+    """A NaN written into a weight once (step 2) makes every later gradient NaN, so the GradScaler
+    skips every later ``optimizer.step()``: the reports after the first were told "no optimizer
+    step ran: code between the steps wrote it", as if the script wrote a NaN each step (open_clip's
+    training loop with a planted NaN, 2026-12-07). The weight only kept the NaN it had."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cpu")
+    with watching(mode="log", firstOnly=False) as seen:
+        for step in range(5):
+            if step == 2:
+                with torch.no_grad():
+                    model[0].weight[1, 2] = float("nan")
+            optimizer.zero_grad()
+            loss = model(torch.randn(6, 4)).pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+    nan = [r for r in seen.reports if r["kind"] == "nonfinite_output"]
+    assert [r["step"] for r in nan] == [2, 3, 4]
+    assert "`optimizer.step()` ran since the last backward" in nan[0]["sentence"]
+    for later in nan[1:]:
+        assert "code between the steps" not in later["sentence"]
+        assert later["params_update"] == "skipped"
+        assert "the GradScaler skipped `optimizer.step()` after the last backward" in later["sentence"]
