@@ -211,7 +211,8 @@ def _check(dex, options: dict, report) -> Outcome:
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     grads = {n: (p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)) for n, p in named}
     results = [_new_check(n, p, sources.get(id(p))) for n, p in named]
-    orders = [torch.randperm(p.numel(), generator=g).tolist() for _, p in named]
+    pads = _padding_rows(model)
+    orders = [_without_padding_row(torch.randperm(p.numel(), generator=g).tolist(), p, pads) for _, p in named]
     floor = max(1e-8, NOISE * max(1.0, abs(value)))
     wobble = _rounding_of_loss(named, grads, loss_fn, value, g)
     # the model's own code computes the loss (HF: .float()) or part of its forward in float32, and
@@ -320,6 +321,29 @@ def _rounding_of_loss(named, grads, loss_fn, value: float, g) -> float:
     return wobble
 
 
+def _padding_rows(model) -> dict:
+    """``{id(weight): padding_idx}`` of the model's ``nn.Embedding(padding_idx=...)``s. Autograd gives
+    that row no gradient by design (the padding vector stays fixed), yet moving it moves the loss
+    wherever the batch holds the padding token: Hugging Face's ALBERT and ELECTRA (pad id 0) failed
+    on their healthy word embeddings when an element of row 0 was sampled."""
+    import torch.nn as nn
+
+    return {
+        id(m.weight): m.padding_idx
+        for m in model.modules()
+        if isinstance(m, nn.Embedding) and m.padding_idx is not None and m.weight.dim() == 2
+    }
+
+
+def _without_padding_row(order: list, p, pads: dict) -> list:
+    """The flat indices of ``order`` outside the padding row of ``p``, when ``p`` is an embedding's."""
+    row = pads.get(id(p))
+    if row is None:
+        return order
+    width = p.shape[1]
+    return [i for i in order if i // width != row]
+
+
 def _new_check(name, p, source) -> ParamCheck:
     return ParamCheck(name, list(p.shape), 0, p.numel(), 0.0, [], 0.0, 0.0, None, source)
 
@@ -330,7 +354,7 @@ def _sample(pc, p, analytical, order, target, loss_fn, eps, floor, rounding, dea
 
     flat = p.data.view(-1)
     with torch.no_grad():
-        while pc.checked < min(target, pc.numel) and pc.tried < min(MAX_TRIES * target, pc.numel):
+        while pc.checked < min(target, len(order)) and pc.tried < min(MAX_TRIES * target, len(order)):
             if time.monotonic() > deadline:
                 return False
             i = order[pc.tried]

@@ -11,7 +11,8 @@ Two ways real models drop out, both set to zero (modules stay in training mode):
   (Hugging Face attention);
 - float attributes whose name says drop (``self.dropout = 0.1`` used as
   ``dropout_p=self.dropout if self.training else 0`` in nanoGPT, ``nn.LSTM(dropout=...)``,
-  ``nn.MultiheadAttention``, a drop-path rate).
+  ``nn.MultiheadAttention``, a drop-path rate), on a module or on the ``config`` object it reads
+  at each forward (Hugging Face's ``config.layerdrop``).
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ class DropoutOff:
 def dropout_off(model) -> DropoutOff:
     import torch.nn as nn
 
-    off = DropoutOff()
+    off, configs = DropoutOff(), set()
     for name, module in model.named_modules():
         where = name or type(model).__name__
+        _config_off(module, where, off, configs)
         if isinstance(module, (nn.modules.dropout._DropoutNd,)):
             if module.p > 0:
                 off._undo.append((module, "p", module.p))
@@ -66,6 +68,23 @@ def dropout_off(model) -> DropoutOff:
                 setattr(module, attr, 0.0)
                 off.attributes.append(f"{where}.{attr}")
     return off
+
+
+def _config_off(module, where: str, off: DropoutOff, seen: set) -> None:
+    """Zero the drop rates of the config a layer reads at each forward, once per config object.
+    Hugging Face's Wav2Vec2 encoder skips a layer when ``random() < self.config.layerdrop`` (0.1):
+    the skipped layer's parameters then read as "never used" on a healthy model."""
+    import torch.nn as nn
+
+    config = vars(module).get("config")
+    if config is None or isinstance(config, nn.Module) or id(config) in seen or not hasattr(config, "__dict__"):
+        return
+    seen.add(id(config))
+    for attr, value in list(vars(config).items()):
+        if "drop" in attr.lower() and type(value) is float and 0.0 < value < 1.0:
+            off._undo.append((config, attr, value))
+            setattr(config, attr, 0.0)
+            off.attributes.append(f"{where}.config.{attr}")
 
 
 def _count(items: list, what: str) -> str:

@@ -36,10 +36,7 @@ def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[
     lines = ["import torch", ""]
     if cls is not None and getattr(cls, "__module__", "") not in ("", "__main__", "torchdoctor_user_module", None):
         module, names = cls.__module__, _imported(cls, class_name, init_args)
-        lines.append(
-            f"from {_import_from(cls, names)} import {', '.join(names)}  # in a sibling {_sibling()}; "
-            f"not needed in {module}.py itself"
-        )
+        lines.append(f"from {_import_from(cls, names)} import {', '.join(names)}  # {_import_note(cls, module)}")
     lines += [
         "",
         "",
@@ -82,6 +79,23 @@ def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[
         ret += f"  # passed as forward({target_arg}=targets): the model's own loss is used"
     lines.append(ret)
     return "\n".join(lines) + "\n"
+
+
+def _import_note(cls, module: str) -> str:
+    """Where the import line goes. A class of an installed package (``transformers``'
+    ``ResNetForImageClassification``) is imported by the user's file already: telling them it is
+    "not needed in transformers.models.resnet.modeling_resnet.py itself" named a file they never edit."""
+    if _installed(cls):
+        return f"as your file imports it; in a sibling {_sibling()} too"
+    return f"in a sibling {_sibling()}; not needed in {module}.py itself"
+
+
+def _installed(cls) -> bool:
+    try:
+        path = inspect.getsourcefile(cls) or ""
+    except (TypeError, OSError):
+        return False
+    return any(part in ("site-packages", "dist-packages") for part in re.split(r"[\\/]", path))
 
 
 def _sibling() -> str:

@@ -33,16 +33,32 @@ _SMALL = (
     (2, ("num_attention_heads", "n_head", "num_heads", "n_heads")),
     (2, ("decoder_attention_heads",)),
     (2, ("num_key_value_heads",)),  # Mistral's 8, Qwen2's 32: the 2 heads must be a multiple of it
-    (16, ("head_dim",)),  # hidden / heads (Gemma's 256 would multiply every projection; T5's d_kv)
+    (16, ("head_dim", "d_head")),  # hidden / heads (Gemma's 256 would multiply every projection; Funnel's d_head)
     (16, ("rotary_dim",)),  # GPT-J's 64 does not fit in a head of 16
-    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim", "encoder_ffn_dim")),
+    # XLNet's and Funnel's d_inner, CTRL's dff: 4096 and 8192 wide otherwise (0.5M and 1M parameters)
+    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim", "encoder_ffn_dim", "d_inner", "dff")),
     (64, ("decoder_ffn_dim",)),
     (64, ("max_position_embeddings", "n_positions")),
+    (64, ("max_encoder_position_embeddings",)),  # LED's 16384 positions: 0.5M parameters of a table
+    (64, ("max_decoder_position_embeddings",)),
+    (16, ("attention_window",)),  # Longformer's and LED's 512: every batch padded to 512 tokens
+    # MobileBERT's 128-wide embedding and bottleneck do not fit a hidden size of 32 (a negative width);
+    # its LM head adds hidden - embedding_size columns, so not 32 either (an empty weight)
+    (16, ("embedding_size",)),
+    (32, ("intra_bottleneck_size",)),
+    # Qwen2-MoE's 60 experts of 1408 and a shared one of 5632: 17M parameters; 8 experts keep every
+    # model's top-k (at most 8) valid
+    (8, ("num_experts",)),
+    (64, ("moe_intermediate_size",)),
+    (64, ("shared_expert_intermediate_size",)),
 )
 # GPT-Neo's pattern of global and local attention layers must have one entry per layer: 1 x 2 = 2
 _LAYER_PATTERN = 'attention_types=[[["global", "local"], 1]]'
+# Funnel's layers are counted by its blocks, (4, 4, 4): 12 layers where the snippet says 2
+_BLOCKS = "block_sizes=[1, 1]"
 _TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 VOCAB = 100  # the snippet's vocabulary when the user's file built no model to read it from
+_CHOICES = 2  # a multiple-choice row's candidates
 _CAUSAL = re.compile(r"(LMHeadModel|ForCausalLM)$")
 
 
@@ -95,12 +111,16 @@ def small_config(config, instance=None) -> list[str]:
     vocab = getattr(getattr(instance, "config", None), "vocab_size", None) or VOCAB
     args, given = [f"vocab_size={vocab}"], {"vocab_size"}
     for value, names in _SMALL:
-        name = next((aliases.get(n, n) for n in names if aliases.get(n, n) in params), None)
+        # the alias first (BART's num_hidden_layers is encoder_layers), else the name itself: Qwen3-MoE
+        # maps num_experts to num_local_experts, yet takes num_experts
+        name = next((c for n in names for c in (aliases.get(n, n), n) if c in params), None)
         if name is not None and name not in given:
             given.add(name)
             args.append(f"{name}={value}")
     if "attention_types" in params:
         args.append(_LAYER_PATTERN)
+    if "block_sizes" in params:
+        args.append(_BLOCKS)
     for name in _TOKEN_IDS:  # GPT-2's bos/eos 50256 lie outside a small vocabulary
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
@@ -146,7 +166,7 @@ def library_snippet(cls, class_name: str, example_function: str, instance=None) 
         *_wrapped(small_config(config, instance), "        "),
         "    )",
         f"    model = {class_name}(config)",
-        f"    {ids} = torch.randint(0, config.vocab_size, (8, 16))  # token ids below the vocabulary size: 8 rows of 16",
+        f"    {ids} = torch.randint(0, config.vocab_size, {_ids_shape(class_name)})  # token ids below the vocabulary size: {_ids_note(class_name)}",
     ]
     if labels is None:
         lines.append(f'    return {{"model": model, "inputs": ({ids},)}}  # targets and loss inferred from the output')
@@ -157,6 +177,15 @@ def library_snippet(cls, class_name: str, example_function: str, instance=None) 
             "  # passed as forward(labels=targets): the model's own loss is used"
         )
     return "\n".join(lines) + "\n"
+
+
+def _ids_shape(class_name: str) -> str:
+    """A multiple-choice head reads (batch, choices, tokens): 2-d ids fail its view(-1, 16)."""
+    return f"(8, {_CHOICES}, 16)" if class_name.endswith("ForMultipleChoice") else "(8, 16)"
+
+
+def _ids_note(class_name: str) -> str:
+    return f"8 rows of {_CHOICES} choices of 16" if class_name.endswith("ForMultipleChoice") else "8 rows of 16"
 
 
 def _wrapped(args: list[str], indent: str, width: int = 100) -> list[str]:
@@ -182,4 +211,8 @@ def _labels(cls, class_name: str, ids: str) -> tuple[str | None, str]:
         return f"{ids}.clone()", "the token at each position (mask some in real training)"
     if class_name.endswith("ForSequenceClassification"):
         return "torch.randint(0, config.num_labels, (8,))", "one class per sequence"
+    if class_name.endswith("ForTokenClassification"):  # not the vocabulary: "Target 35 is out of bounds"
+        return "torch.randint(0, config.num_labels, (8, 16))", "one class per token"
+    if class_name.endswith("ForMultipleChoice"):
+        return f"torch.randint(0, {_CHOICES}, (8,))", "the right choice of each row"
     return "torch.randint(0, config.vocab_size, (8, 16))", "the target tokens"

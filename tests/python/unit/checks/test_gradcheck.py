@@ -166,3 +166,32 @@ def test_a_model_without_parameters_has_nothing_to_check():
     r = run(example(MODELS / "unregistered_layers.py", "ListMLP"))
     assert r["verdict"] == "WARN"
     assert r["headline"] == "ListMLP has no trainable parameters: no gradient to check."
+
+
+def test_the_padding_row_of_an_embedding_is_not_called_wrong(tmp_path: Path):
+    """nn.Embedding(padding_idx=0) gives row 0 no gradient on purpose, yet moving that row moves the
+    loss where the batch holds token 0: Hugging Face's ALBERT and ELECTRA (pad id 0) were a FAIL
+    whenever an element of it was sampled. Here every element is sampled, token 0 in every row."""
+    path = write(
+        tmp_path,
+        "padded.py",
+        """
+        import torch
+        import torch.nn as nn
+
+        class Padded(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(3, 2, padding_idx=0)
+                self.head = nn.Linear(2, 3)
+
+            def forward(self, ids):
+                return self.head(self.emb(ids).mean(1))
+
+        def torchdoctor_example():
+            ids = torch.tensor([[0, 1, 2], [0, 2, 1]])
+            return {"model": Padded(), "inputs": (ids,), "targets": torch.tensor([1, 2])}
+        """,
+    )
+    r = run(example(path, "Padded"))
+    assert r["verdict"] == "PASS", r["headline"]

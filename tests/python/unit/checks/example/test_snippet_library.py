@@ -60,3 +60,18 @@ def test_no_padding_token_where_the_config_has_one_or_cannot_tell():
 def test_sizes_go_to_the_configs_own_names():
     assert {"n_embd=32", "n_layer=2", "n_head=2"} <= set(small_config(KeywordsConfig))
     assert {"d_model=32", "encoder_layers=2", "decoder_layers=2"} <= set(small_config(EncoderLayersConfig))
+
+
+class MappedAwayConfig:
+    """Qwen3-MoE in 5.x: attribute_map sends ``num_experts`` to ``num_local_experts``, yet the
+    signature takes ``num_experts``; and the widths other families name their own way."""
+
+    attribute_map = {"num_experts": "num_local_experts"}
+
+    def __init__(self, vocab_size=151936, num_experts=128, moe_intermediate_size=768, d_inner=4096, embedding_size=128):
+        pass
+
+
+def test_a_size_whose_alias_the_signature_lacks_goes_to_its_own_name():
+    args = set(small_config(MappedAwayConfig))
+    assert {"num_experts=8", "moe_intermediate_size=64", "d_inner=64", "embedding_size=16"} <= args
