@@ -52,7 +52,8 @@ class DropoutOff:
 def dropout_off(model) -> DropoutOff:
     import torch.nn as nn
 
-    off, configs = DropoutOff(), set()
+    off = DropoutOff()
+    configs: set = set()  # ids of the config objects already zeroed
     for name, module in model.named_modules():
         where = name or type(model).__name__
         _config_off(module, where, off, configs)
