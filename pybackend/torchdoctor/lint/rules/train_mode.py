@@ -129,15 +129,18 @@ def _helper(ctx: LintContext, call: ast.Call) -> Optional[Tuple[LintContext, Fun
 def _fresh_each_iteration(ctx: LintContext, model: ast.expr, loop: Loop) -> bool:
     """The model is built anew inside the loop (``for trial: model = Net(); train(model);
     evaluate(model)``): the eval mode of the last one does not reach the next."""
+    built = _built_by_call(ctx, model)
+    return built is not None and loop in ctx.enclosing_loops(built)
+
+
+def _built_by_call(ctx: LintContext, model: Optional[ast.expr]) -> Optional[ast.AST]:
+    """The statement that assigns the name ``model`` a call's result (``model = Net()``), or None."""
     if not isinstance(model, ast.Name):
-        return False
+        return None
     bound = ctx.binding(model)
-    return (
-        bound is not None
-        and bound.kind == "assign"
-        and isinstance(bound.value, ast.Call)
-        and loop in ctx.enclosing_loops(bound.stmt)
-    )
+    if bound is None or bound.kind != "assign" or not isinstance(bound.value, ast.Call):
+        return None
+    return bound.stmt
 
 
 def _report_eval_before(ctx: LintContext, loop: Loop, report: Reporter) -> None:
@@ -372,15 +375,8 @@ def _switches_own_copy(ctx: LintContext, helper: Function) -> bool:
 
 
 def _built_here(ctx: LintContext, helper: Function, name: Optional[ast.expr]) -> bool:
-    if not isinstance(name, ast.Name):
-        return False
-    found = ctx.binding(name)
-    return (
-        found is not None
-        and found.kind == "assign"
-        and isinstance(found.value, ast.Call)
-        and ctx.enclosing_function(found.stmt) is helper
-    )
+    built = _built_by_call(ctx, name)
+    return built is not None and ctx.enclosing_function(built) is helper
 
 
 def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: Function) -> Optional[ast.expr]:
