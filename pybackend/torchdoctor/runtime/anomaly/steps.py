@@ -41,6 +41,11 @@ class OptimizerSteps:
         """A real update (the step post hook; a step a GradScaler skipped changes no weight)."""
         self.updated_at[id(optimizer)] = backward_calls
 
+    def skipped(self, optimizer: Any, backward_calls: int) -> None:
+        """A step a GradScaler skipped (its gradients were not finite): counted, no weight changed."""
+        self.stepped(optimizer)
+        self.skipped_at[id(optimizer)] = backward_calls
+
     def stepped_since(self, params: List[Any], backward_calls: int, frame: Any = None) -> Tuple[Optional[str], Any]:
         """Did an optimizer holding any of ``params`` update them since the last ``backward()`` that
         gave them gradients? Asked after a hit only. ``("under_way", opt)``: this forward runs inside
@@ -112,8 +117,7 @@ def scaler_step_wrapper(original: Any, current: Any) -> Any:
         before = watch.optimizers.counts.get(id(optimizer)) if watch is not None else None
         result = original(self, optimizer, *args, **kwargs)
         if watch is not None and watch.optimizers.counts.get(id(optimizer)) == before:
-            watch.optimizers.stepped(optimizer)  # skipped: no step hook ran
-            watch.optimizers.skipped_at[id(optimizer)] = watch.step
+            watch.optimizers.skipped(optimizer, watch.step)  # no step hook ran
         return result
 
     step.__wrapped__ = original  # type: ignore[attr-defined]
