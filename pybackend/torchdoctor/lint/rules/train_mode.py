@@ -376,7 +376,29 @@ def _switches_own_copy(ctx: LintContext, helper: Function) -> bool:
 
 def _built_here(ctx: LintContext, helper: Function, name: Optional[ast.expr]) -> bool:
     built = _built_by_call(ctx, name)
-    return built is not None and ctx.enclosing_function(built) is helper
+    if built is None or ctx.enclosing_function(built) is not helper:
+        return False
+    return not _hands_back_existing(ctx, getattr(built, "value", None))
+
+
+def _hands_back_existing(ctx: LintContext, call: Optional[ast.expr]) -> bool:
+    """``model = current_model()`` where the project's ``current_model`` returns a global or an
+    attribute (``return MODEL``, ``return self.model``): the trained model itself, no copy."""
+    found = _helper(ctx, call) if isinstance(call, ast.Call) else None
+    if found is None:
+        return False  # a constructor, ``torch.load``, ``copy.deepcopy``: a model of its own
+    owner, function = found
+    values = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+    return bool(values) and all(_existing(owner, function, value) for value in values)
+
+
+def _existing(ctx: LintContext, function: Function, value: ast.expr) -> bool:
+    if isinstance(value, ast.Attribute):
+        return isinstance(value.value, ast.Name) and value.value.id == "self"
+    if not isinstance(value, ast.Name):
+        return False
+    bound = ctx.binding(value)
+    return bound is None or ctx.enclosing_function(bound.stmt) is not function
 
 
 def _argument_for_switched_param(ctx: LintContext, call: ast.Call, helper: Function) -> Optional[ast.expr]:

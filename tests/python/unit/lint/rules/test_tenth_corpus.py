@@ -4,7 +4,8 @@ it must still catch:
 
 - TD010: an ``evaluate()`` helper that builds a model of its own from a checkpoint and puts that
   copy in eval mode leaves the trained model alone (cleanrl's DQN evaluation), whatever the
-  names.
+  names; a copy it gets from a project function that builds one too, but not the trained
+  model a function hands back (``return model``).
 - TD012: a Flask view's ``jsonify(...)`` and a NumPy value chosen by a conditional expression
   (``np.random.randint(n) if explore else np.argmax(q)``) are no tensors.
 """
@@ -66,6 +67,20 @@ def test_a_helper_switching_the_trained_model_is_still_reported():
     assert rules(EVALUATE.format(body="    model.eval()"), "TD010") == ["TD010"]
     passed = "    net.eval()\n    model = net"
     assert rules(EVALUATE.format(body=passed), "TD010") == ["TD010"]
+
+
+HANDED_BACK = EVALUATE.replace("def evaluate", "def {helper}():\n{returns}\n\n\ndef evaluate")
+
+
+def test_a_helper_getting_the_trained_model_from_a_function_is_still_reported():
+    # ``current()`` hands back the global model being trained: switching it is TD010's bug
+    body = "    fresh = current()\n    fresh.eval()\n    model = fresh"
+    handed = HANDED_BACK.replace("{helper}", "current").replace("{returns}", "    return model")
+    assert rules(handed.format(body=body), "TD010") == ["TD010"]
+    # a factory that builds and loads a model of its own is a copy, as before
+    factory = "    net = Net()\n    net.load_state_dict(torch.load('m.pt', weights_only=True))\n    return net"
+    built = HANDED_BACK.replace("{helper}", "current").replace("{returns}", factory)
+    assert rules(built.format(body=body), "TD010") == []
 
 
 VIEW = """
