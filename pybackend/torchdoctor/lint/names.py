@@ -16,6 +16,8 @@ import functools
 import re
 from typing import Dict, Optional, Set
 
+_DATA_LOADER = "torch.utils.data.DataLoader"
+
 # Public torch classes are also reachable through their defining module
 # (``torch.nn.modules.loss.CrossEntropyLoss``); rules only know the public spelling.
 _PRIVATE_PATHS = (
@@ -30,6 +32,10 @@ _PRIVATE_PATHS = (
     (re.compile(r"^torch\.cuda\.amp\.(grad_scaler\.)?(?=GradScaler$)"), "torch.amp."),
     (re.compile(r"^torch\.amp\.grad_scaler\.(?=GradScaler$)"), "torch.amp."),
     (re.compile(r"^torch\.functional\.(?=\w+$)"), "torch."),
+    # PyTorch Geometric's graph loaders subclass DataLoader and keep its arguments (``shuffle``
+    # defaults to False, ``sampler`` excludes it): the loader rules treat them as one (2026-12-07,
+    # a fetched project's unshuffled training loaders went unreported).
+    (re.compile(r"^torch_geometric\.(loader|data)\.(DataLoader|DenseDataLoader|DataListLoader)$"), _DATA_LOADER),
 )
 
 

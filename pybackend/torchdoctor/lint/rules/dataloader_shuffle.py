@@ -27,14 +27,14 @@ from ..fixes import add_dict_entry, add_keyword
 from ..model import WARNING, Fix
 from ..registry import Reporter, rule
 from ..training import analysis
-from .loader_demos import only_looked_at
+from . import loader_order
+from .loader_demos import not_trained_on
 from .loader_factories import reported_through_factory
 from .loader_samplers import resampled_privately, sampler_only_sometimes
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"val|test|eval|dev|holdout|predict|infer", re.IGNORECASE)
 _ORDER_KWARGS = frozenset({"shuffle", "sampler", "batch_sampler"})
-_ACCELERATOR = re.compile(r"cuda|accel|gpu|device|mps|xpu", re.IGNORECASE)
 _TEST_DIRS = frozenset({"test", "tests", "testing"})
 
 
@@ -75,10 +75,10 @@ def check(ctx: LintContext, report: Reporter) -> None:
             _is_iterable_dataset(ctx, call.args[0]) or _ignores_index(ctx, call.args[0]) or _is_one_batch(ctx, call)
         ):
             continue
-        if _only_first_batch_taken(ctx, call) or only_looked_at(ctx, call, _assigned_target(ctx, call)):
+        if _only_first_batch_taken(ctx, call) or not_trained_on(ctx, call, _assigned_target(ctx, call)):
             continue
-        message, fix = sometimes or (_message(ctx, call, branch), _fix(ctx, call, literal))
-        report.report(call, message, fix=fix)
+        message, severity = (sometimes[0], None) if sometimes else loader_order.message(ctx, call, branch)
+        report.report(call, message, fix=sometimes[1] if sometimes else _fix(ctx, call, literal), severity=severity)
 
 
 def is_test_file(path: Optional[str]) -> bool:
@@ -468,24 +468,6 @@ def _length(indices: ast.AST) -> Optional[int]:
 
 
 # -- report --------------------------------------------------------------------------------
-
-
-def _message(ctx: LintContext, call: ast.Call, branch: Optional[ast.stmt]) -> str:
-    loader = f"`{ctx.text(call.func)}` for the training data"
-    if branch is None:
-        return (
-            f"{loader} does not shuffle (the default is `shuffle=False`): every epoch sees the samples in stored order."
-        )
-    head = ctx.source.first_line_span(branch)
-    header = ctx.source.line(head.start_line)[head.start_col : head.end_col].strip()
-    test = getattr(branch, "test", None)
-    accelerator = test is not None and _ACCELERATOR.search(ctx.text(test))
-    depends = "the accelerator branch" if accelerator else "a branch"
-    otherwise = "on the CPU" if accelerator else "when it is not taken"
-    return (
-        f"{loader} shuffles only under `{header}` (line {branch.lineno}): shuffling depends on {depends}, "
-        f"and {otherwise} every epoch sees the samples in stored order (the default is `shuffle=False`)."
-    )
 
 
 def _fix(ctx: LintContext, call: ast.Call, literal: Optional[ast.Dict]) -> Optional[Fix]:

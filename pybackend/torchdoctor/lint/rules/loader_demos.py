@@ -1,6 +1,8 @@
-"""TD017's demo loops: a training set's loader that a dataset file iterates only to show its
-samples (``for imgs, labels in loader: plt.imshow(...)``), with no model and no training step,
-is not a training run and has no order to shuffle."""
+"""TD017's loaders that nothing trains on: a training set's loader that a dataset file iterates
+only to show its samples (``for imgs, labels in loader: plt.imshow(...)``), with no model and no
+training step, or that is read only where gradients are off (an ``@torch.no_grad()`` test that
+embeds the training graphs to fit a classifier on them), is not a training run and has no order
+to shuffle."""
 
 from __future__ import annotations
 
@@ -13,6 +15,22 @@ from ..sharded import name_index
 from ..training import analysis
 
 _DISPLAY = frozenset({"imshow", "show", "savefig", "save_image"})
+
+
+def not_trained_on(ctx: LintContext, call: ast.Call, target: Optional[ast.expr]) -> bool:
+    """The loader is only shown (:func:`only_looked_at`) or only read with gradients off."""
+    return only_looked_at(ctx, call, target) or only_read_without_grad(ctx, call, target)
+
+
+def only_read_without_grad(ctx: LintContext, call: ast.Call, target: Optional[ast.expr]) -> bool:
+    """Every read of ``train_loader`` is under ``torch.no_grad()`` (a ``with`` or a decorated
+    function): ``x, y = encode(train_loader)`` in an ``@torch.no_grad()`` ``test()`` scores
+    the training set, it does not train on it (2026-12-07, a graph example's "evaluation
+    loaders", named for the split they read)."""
+    if not isinstance(target, ast.Name):
+        return False
+    reads = _reads_bound_by(ctx, ctx.scope_of(call), target.id, ctx.statement_of(call))
+    return bool(reads) and all(torchapi.grad_mode_at(ctx, node) == torchapi.NO_GRAD for node in reads)
 
 
 def only_looked_at(ctx: LintContext, call: ast.Call, target: Optional[ast.expr]) -> bool:
