@@ -7,6 +7,7 @@ the sum of every gradient since the start, and the loss wanders instead of falli
 from __future__ import annotations
 
 import ast
+import os
 from typing import Dict, List, Optional, Tuple
 
 from ..bindings import FUNCTIONS, Function
@@ -277,7 +278,31 @@ def _instance_calls_in_a_loop(ctx: LintContext, method: Function) -> bool:
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and ctx.enclosing_loops(site):
             if ctx.class_of(func.value) == "local:" + cls.name:
                 return True
+    return _imported_instance_calls_in_a_loop(ctx, method, cls)
+
+
+def _imported_instance_calls_in_a_loop(ctx: LintContext, method: Function, cls: ast.ClassDef) -> bool:
+    """``dqn.learn(mem)`` in the loop of another file of the project that imports the class
+    (``from agent import Agent; dqn = Agent(args, env)``), a loop that clears no gradients itself
+    (2026-12-07, a fetched Rainbow DQN with its ``learn()``'s ``zero_grad()`` removed)."""
+    if not ctx.path:
+        return False
+    for other in ctx.project.importers(ctx.path, method.name):
+        for site in other.calls_named(method.name):
+            func, loops = site.func, other.enclosing_loops(site)
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and loops):
+                continue
+            qualname = other.class_of(func.value)
+            found = other.project.find_class(qualname, other.path) if qualname else None
+            if found is None or found[1].name != cls.name or not _same_file(found[0].path, ctx.path):
+                continue
+            if "zero_grad" not in other.text(loops[-1]) and ".grad = None" not in other.text(loops[-1]):
+                return True
     return False
+
+
+def _same_file(a: Optional[str], b: Optional[str]) -> bool:
+    return a is not None and b is not None and os.path.abspath(a) == os.path.abspath(b)
 
 
 def _caller_loops_clear(ctx: LintContext, training, unit: Unit) -> bool:
