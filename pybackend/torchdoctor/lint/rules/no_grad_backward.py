@@ -25,6 +25,7 @@ from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
 from ..training import parameter_owners
 from .no_grad_sources import Source, calls_in_no_grad_withs, no_grad_with, runs_model, sources
+from .no_grad_trained import trained_models
 
 # A no-grad region: a ``with torch.no_grad():`` block, or the decorator of a no-grad function.
 Block = Union[ast.stmt, ast.expr]
@@ -128,21 +129,31 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
     # Compared by exact text: ``model.backbone`` under no_grad and ``model.head`` with grad is
     # still the bug, and so is a with-grad call in the other branch of an ``if`` (only one runs).
     with_grad = [(c, model) for c, block, model in found if block is None]
+    guessed = call in ctx.shared("no_grad_backward.guessed", set)
+    if with_grad and guessed:
+        return  # the optimizer is not shown: it may well step only the part run with grad (a head)
     for model_call, block, model in found:
         if block is None or any(m == model and not _exclusive(ctx, model_call, c) for c, m in with_grad):
             continue
         spellings = [model, *_assigned_from(ctx, model_call)]
-        owner = next((o for o in stepped for m in spellings if o == m or m.startswith(o + ".")), None)
+        whole = guessed  # a guessed model must run whole under no_grad (not ``net.backbone``: frozen parts)
+        owner = next((o for o in stepped for m in spellings if o == m or not whole and m.startswith(o + ".")), None)
         if owner is None:
             continue
         report.report(
             model_call,
             f"`{_short(ctx.text(model_call))}` runs under `{_header(ctx, block)}` (line {block.lineno}), but its "
-            f"output feeds `{ctx.text(call)}` (line {call.lineno}) and the optimizer steps `{owner}`'s parameters: "
-            f"they get no gradient from it. Run the forward pass outside the no-grad block.",
+            f"output feeds `{ctx.text(call)}` (line {call.lineno}) and {_trains(ctx, call, owner)} "
+            f"get no gradient from it. Run the forward pass outside the no-grad block.",
             severity=ERROR,
         )
         return
+
+
+def _trains(ctx: LintContext, backward: ast.Call, owner: str) -> str:
+    if backward in ctx.shared("no_grad_backward.guessed", set):
+        return f"`{owner}` is the model trained here (`{owner}.train()`, by an optimizer the file does not show): its parameters"
+    return f"the optimizer steps `{owner}`'s parameters: they"
 
 
 def _exclusive(ctx: LintContext, one: ast.AST, other: ast.AST) -> bool:
@@ -177,6 +188,7 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     until = ctx.shared("next_backward", lambda: _next_backward(ctx)).get(backward)
     cache = ctx.shared("stepped_owners", dict)  # each step's optimizer is looked up once
     owners: List[str] = []
+    unknown = False  # a step whose optimizer's parameters the file does not show
     positions = ctx.shared("step_positions", dict)
     if steps and id(steps) not in positions:
         positions[id(steps)] = [_pos(c) for c in steps]
@@ -188,8 +200,12 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
         if call not in cache:
             optimizer = torchapi.stepped_optimizer(ctx, call)
             cache[call] = sorted(parameter_owners(ctx, ctx.construction_of(optimizer))) if optimizer else []
+        unknown = unknown or not cache[call]
         owners.extend(o for o in cache[call] if o not in owners)
-    return owners
+    if owners or not unknown:
+        return owners
+    ctx.shared("no_grad_backward.guessed", set).add(backward)  # an optimizer we cannot see into
+    return trained_models(ctx, backward)
 
 
 def _pos(node: ast.AST) -> Tuple[int, int]:
