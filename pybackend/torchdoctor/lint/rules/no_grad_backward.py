@@ -204,7 +204,8 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
         owners.extend(o for o in cache[call] if o not in owners)
     if owners or not unknown:
         return owners
-    ctx.shared("no_grad_backward.guessed", set).add(backward)  # an optimizer we cannot see into
+    guessed: Set[ast.AST] = ctx.shared("no_grad_backward.guessed", set)
+    guessed.add(backward)  # an optimizer we cannot see into
     return trained_models(ctx, backward)
 
 
