@@ -46,7 +46,20 @@ def nonfinite_data(frame: Optional[FrameType], frames: int = FRAMES) -> List[Dic
         # the smallest wins: the batch sliced from a whole table (``x[start:start + 64]``), not the table
         if kept is None or counts["numel"] < kept["counts"]["numel"]:
             found[where] = {"name": name, "counts": counts}
-    return list(found.values())
+    return _one_per_name(list(found.values()))
+
+
+def _one_per_name(found: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """One entry per name: the loop's ``x`` and the ``x`` its helper or forward made of it (``x =
+    x.float()``, other memory) are one datum to the reader; "`x` ..., `x` ..." read as a repeat. The
+    smallest is kept (the batch, not a table it was copied from), else the first: the outermost
+    frame's, the data as the loop holds it."""
+    named: Dict[str, Dict[str, Any]] = {}
+    for entry in found:
+        kept = named.get(entry["name"])
+        if kept is None or entry["counts"]["numel"] < kept["counts"]["numel"]:
+            named[entry["name"]] = entry
+    return list(named.values())
 
 
 def data_scale(frame: Optional[FrameType], frames: int = FORWARD_FRAMES) -> float:

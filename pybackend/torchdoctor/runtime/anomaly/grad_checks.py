@@ -87,7 +87,7 @@ class GradientChecks(VanishedRule, WatchHost):
                     return
         order = loss_order(loss, [e[1] for e in grads])
         found = judge(grads, table, threshold, order)
-        if found is None or not self._may_report(self.config.mode):
+        if found is None or not self._may_report(self.config.mode, nonfinite=found["kind"] == NONFINITE):
             return
         if found["kind"] == EXPLOSION and self._loss_in_large_units(found["largest_max_abs"], grads):
             return

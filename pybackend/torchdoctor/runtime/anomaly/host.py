@@ -24,7 +24,9 @@ class WatchHost:
 
     if TYPE_CHECKING:
 
-        def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool: ...
+        def _may_report(
+            self, action: str, step: Optional[int] = None, advice: bool = False, nonfinite: bool = False
+        ) -> bool: ...
 
         def _emit(
             self,

@@ -137,7 +137,7 @@ class LossChecks(WatchHost):
             lagging = rule == "spike" and not adversarial and self._lagging_copy(frame)
             advice = rule in TREND_RULES or adversarial or lagging
             action = self.config.action(rule)
-            if not self._may_report(action, advice=advice):
+            if not self._may_report(action, advice=advice, nonfinite=rule == "nan"):
                 continue
             frame = user_frame(frame)
             report = R.base(_LOSS_KINDS[rule], "loss", self.step, frame, action)
@@ -288,10 +288,11 @@ class LossChecks(WatchHost):
             kind = verdict(low, high, self.config.threshold)
             if module is None or kind is None or kind == ZERO:
                 continue  # the dead-output rule needs the inputs: CPU only
-            if not self._may_report(self.config.mode):
+            if not self._may_report(self.config.mode, nonfinite=kind == NONFINITE):
                 if kind == NONFINITE:
                     self._bad_output_step = self.step
-                return
+                    return
+                continue  # an explosion after the step's report: a NaN in a later row may still be told
             if judged_kept(kept, low, high, self.config.threshold):
                 continue  # a mask's fill written on purpose (masks.py)
             if kind == NONFINITE:
@@ -317,7 +318,8 @@ class LossChecks(WatchHost):
                 }
             )
             self._emit(report, frame, about=module)
-            return
+            if kind == NONFINITE:
+                return  # the step's first NaN/Inf row: the origin (rows are in call order)
 
 
 def _site_label(frame) -> str:

@@ -93,7 +93,44 @@ def _zero_divisor(torch, x) -> Verdict:
     if not bool(torch.isfinite(x).all()):
         return None
     zeros = int((x == 0).sum())
-    return f"by {zeros} zeros" if zeros else None
+    return f"by {zeros} zeros{_spread_divisor(x)}" if zeros else None
+
+
+# A divisor's grad_fn that measures the spread of its input, and what the sentence calls it
+_SPREADS = {
+    "StdBackward0": "standard deviation",
+    "StdMeanBackward0": "standard deviation",
+    "VarBackward0": "variance",
+    "VarMeanBackward0": "variance",
+    "LinalgVectorNormBackward0": "norm",
+    "NormBackward1": "norm",
+}
+# Nodes between the spread and the division that keep a zero a zero (``std + eps``, ``var.sqrt()``, a
+# clamp, a view): the first operand is followed
+_THROUGH = ("Add", "Clamp", "View", "Unsqueeze", "Expand", "Reshape", "Squeeze", "Mul", "Sqrt")
+
+
+def _spread_divisor(x) -> str:
+    """``(a standard deviation of 0: ...)`` when the zero divisor is a standard deviation, variance
+    or norm (plus an eps, clamped, reshaped): a normalisation ``x / (x.std() + eps)`` with eps=0 of
+    an input that is constant where it is measured (vq-vae-2-style code). The plain "by 4 zeros" did
+    not say when it happens."""
+    node, hops = getattr(x, "grad_fn", None), 0
+    while node is not None and hops < 6:
+        name = type(node).__name__
+        if name in _SPREADS:
+            return (
+                f" (a {_SPREADS[name]} of 0: the input it measures is constant there, and no eps above 0 "
+                "is added to it)"
+            )
+        if not name.startswith(_THROUGH):
+            return ""
+        node, hops = _first_parent(node), hops + 1
+    return ""
+
+
+def _first_parent(node: Any) -> Any:
+    return next((n for n, _ in node.next_functions if n is not None), None)
 
 
 def _nonfinite_result(torch, x) -> Verdict:

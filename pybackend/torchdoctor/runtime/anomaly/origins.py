@@ -40,8 +40,8 @@ def made_inside(start: Optional[FrameType], bad: List[Any]) -> Optional[Origin]:
     ``{"module", "frame", "op", "line", "code", "dtype"}``, or None when no module being
     called made it (it came in through the outermost module's arguments).
     """
-    for module, forward, caller in _calls(start):
-        if forward is None or _arguments_bad(forward):
+    for module, forward, caller, received in _calls(start):
+        if forward is None or _arguments_bad(forward, received):
             continue  # it came in through this forward's arguments: look further out
         origin: Origin = {"module": module, "frame": caller}
         op = _graph_origin(bad)
@@ -54,12 +54,16 @@ def made_inside(start: Optional[FrameType], bad: List[Any]) -> Optional[Origin]:
     return None
 
 
-def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], Optional[FrameType]]]:
-    """``(module, its forward's frame, the innermost user frame inside it)`` of each module
-    being called, innermost first, skipping the first (the module whose hook is running)."""
+Call = Tuple[Any, Optional[FrameType], Optional[FrameType], Optional[List[Any]]]
+
+
+def _calls(start: Optional[FrameType]) -> List[Call]:
+    """``(module, its forward's frame, the innermost user frame inside it, the arguments it was
+    called with)`` of each module being called, innermost first, skipping the first (the module
+    whose hook is running)."""
     torch = sys.modules["torch"]
     codes = module_call_codes(torch)
-    found: List[Tuple[Any, Optional[FrameType], Optional[FrameType]]] = []
+    found: List[Call] = []
     user: List[FrameType] = []  # user frames since the last _call_impl, innermost first
     frame, skipped = start, False
     while frame is not None:
@@ -68,9 +72,9 @@ def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], O
             if isinstance(module, torch.nn.Module) and not (found and found[-1][0] is module):
                 if not skipped:
                     skipped = True  # the hooked module itself
-                    found.append((module, None, None))
+                    found.append((module, None, None, None))
                 else:
-                    found.append((module, user[-1] if user else None, user[0] if user else None))
+                    found.append((module, user[-1] if user else None, user[0] if user else None, _received(frame)))
             user = []
         elif not is_internal(frame):
             user.append(frame)
@@ -78,16 +82,33 @@ def _calls(start: Optional[FrameType]) -> List[Tuple[Any, Optional[FrameType], O
     return found[1:]
 
 
-def _arguments_bad(frame: FrameType) -> bool:
-    """Did the forward receive NaN/Inf? Its arguments are the first locals of its frame."""
-    code = frame.f_code
-    count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    names = code.co_varnames[:count]
+def _received(call: FrameType) -> Optional[List[Any]]:
+    """What ``Module.__call__`` passed to ``forward``: its ``args`` and ``kwargs`` (after any
+    pre-hook), None when that frame does not name them (another torch)."""
     try:
-        values = [frame.f_locals.get(name) for name in names if name != "self"][:MAX_ARGS]
-    except Exception:
-        return False
+        local = call.f_locals
+        if "args" not in local:
+            return None
+        return list(local.get("args") or ()) + list((local.get("kwargs") or {}).values())
+    except Exception:  # noqa: BLE001 - odd arguments: read the forward's locals as before
+        return None
+
+
+def _arguments_bad(frame: FrameType, received: Optional[List[Any]] = None) -> bool:
+    """Did the forward receive NaN/Inf? The values it was called with, else the first locals of its
+    frame. Not the locals first: a forward that rebinds its argument (``x = (x - mean) / (std +
+    eps)``, NaN on a constant input with eps=0) holds the NaN it made under the argument's name, and
+    the search went outward to "it came from outside the modules" naming that ``x`` as the data."""
+    if received is not None:
+        values = received[:MAX_ARGS]
+    else:
+        code = frame.f_code
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        try:
+            values = [frame.f_locals.get(name) for name in code.co_varnames[:count] if name != "self"][:MAX_ARGS]
+        except Exception:
+            return False
     for t in iter_tensors(values):
         low, high = extremes(t)
         if not (low == low and high == high and abs(low) != float("inf") and abs(high) != float("inf")):

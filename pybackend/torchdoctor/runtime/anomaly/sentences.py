@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict
 
 from ...spelling import fmt_num
+from .norms import zero_spread_text
 
 Report = Dict[str, Any]
 
@@ -177,7 +178,7 @@ def _inputs_text(r: Report, what: str) -> str:
             return "its inputs were finite, but " + _held(r, what)
         if r.get("own_code") and r.get("origin_op"):  # its forward's own code, not a child
             return "its inputs were finite: its own forward made it" + _origin_text(r)
-        return "its inputs were finite"
+        return "its inputs were finite" + zero_spread_text(r)
     counts = r["inputs_counts"]
     keywords = [n for n in r.get("bad_input_names") or [] if not str(n).startswith("#")]
     which = f" (`{'`, `'.join(keywords)}`: " if keywords else " ("

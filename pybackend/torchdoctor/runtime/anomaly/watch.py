@@ -50,6 +50,7 @@ from .loss_health import LossSeries
 from .masks import masked_output
 from .names import ModuleNames
 from .names import unwrap as names_unwrap
+from .norms import zero_spread
 from .origins import bad_inputs, made_by_own_code, made_inside
 from .patches import Patches
 from .pause import ADVICE_PREFIX, LINE_PREFIX, announce, debugger_attached, pause
@@ -64,6 +65,9 @@ MAX_REPORTS = 100
 # data's scale (a regression on raw targets), not exploding; a learning rate too high overshoots it.
 DATA_SCALE_FACTOR = 10.0
 MAX_ERRORS = 20
+# What a step's lesser report (an explosion, a dead unit, a spike) must not hide: the step's NaN/Inf,
+# which may be born later in it at another module, and its first origin is the report that matters.
+NONFINITE_KINDS = frozenset(("nonfinite_output", "nonfinite_grad", "loss_nan"))
 ERROR_PREFIX = "[torchdoctor] internal error in the anomaly watch: "
 # a module's held state (:meth:`Watch._held_facts`): the reached child's is dropped for its parent's
 _HELD_KEYS = "params_shared buffers_bad buffers_bad_kinds params_stepped params_update params_stepped_by".split()
@@ -163,7 +167,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         self.pending = DeviceBatch()  # deferred forward checks of this step
         self.errors: List[str] = []
         self.done = False  # firstOnly: the first anomaly has been reported
-        self._reported_step = -1
+        self._reported_step = -1  # the last step with a report that counts (one per step, firstOnly false)
+        self._nonfinite_step = -1  # the last step with a counted report of NaN/Inf (NONFINITE_KINDS)
         self._bad_output_step = -1  # last step in which a module output was non-finite
         self._dead: Dict[int, List[int]] = {}  # id(module) -> [first step, last step] all-zero
         self._forget_last()  # the last output checked: none yet (forward.ForwardChecks)
@@ -232,7 +237,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         if kind == EXPLOSION and self._is_loss_module(module, t):
             return  # a loss summed over a batch is large by construction (reduction='sum')
         first_bad = self._bad_output_step != self.step
-        if not self._may_report(self.config.mode):
+        if not self._may_report(self.config.mode, nonfinite=kind == NONFINITE):
             # Nothing more is reported (firstOnly after the first report, this step's already made):
             # the excuses below read whole tensors and the loop's data, on every hit of every step of
             # a run whose weights blew up (an lr x1e6 GAN ran past 4 minutes): not asked then.
@@ -262,7 +267,7 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
         report.update(R.evaluation_facts(self.names.name(module)[0], self._torch, sys._getframe()))
         report["first_bad_in_step"] = first_bad
         if kind == NONFINITE and first_bad and not report.get("inputs_bad"):
-            self._own_code(report, module, t)
+            self._own_code(report, module, t, inputs)
         if kind == NONFINITE and first_bad and report.get("inputs_bad"):
             self._made_inside(report, inputs, frame)
             if not report.get("made_inside"):  # from outside the modules: the loop's batch, if it holds it
@@ -282,14 +287,19 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             report.pop(key, None)  # the reached child's: the parent's are read now
         self._held_facts(report, found["module"], frame)  # its own weights may hold it (awd-lstm's embedding)
 
-    def _own_code(self, report: Dict[str, Any], module: Any, t: Any) -> None:
-        """Finite inputs, parameters and buffers, no child bad first: the op of its own forward."""
+    def _own_code(self, report: Dict[str, Any], module: Any, t: Any, inputs: Any) -> None:
+        """Finite inputs, parameters and buffers, no child bad first: the op of its own forward, or
+        (torch's own layers have no forward to search) a norm layer's 0/0 with eps=0 (norms.py)."""
         if report.get("params_bad") or report.get("buffers_bad"):
             return
         found = made_by_own_code(names_unwrap(module), t)
         if found is not None:
             report["own_code"] = True
             report.update(R.origin_facts(found))
+            return
+        spread = zero_spread(names_unwrap(module), inputs)
+        if spread is not None:
+            report["zero_spread"] = spread
 
     def _held_facts(self, report: Dict[str, Any], module: Any, frame) -> None:
         """The module's parameters and buffers holding NaN/Inf, and whether one of its optimizers
@@ -368,11 +378,17 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
 
     # -- reporting -------------------------------------------------------------------------------
 
-    def _may_report(self, action: str, step: Optional[int] = None, advice: bool = False) -> bool:
+    def _may_report(
+        self, action: str, step: Optional[int] = None, advice: bool = False, nonfinite: bool = False
+    ) -> bool:
+        """Is a hit reported? With ``firstOnly`` false one report counts per step, but a NaN/Inf
+        (``nonfinite``) only waits for another NaN/Inf: an explosion at an early layer must not hide
+        the NaN a later one makes in the same step (at most two lines a step)."""
         step = self.step if step is None else step
         if action == OFF or self.done or step < self.config.skip_steps:
             return False
-        return advice or self.config.first_only or not self._counts(action) or self._reported_step != step
+        last = self._nonfinite_step if nonfinite else self._reported_step
+        return advice or self.config.first_only or not self._counts(action) or last != step
 
     def _counts(self, action: str) -> bool:
         """Does a hit with this action count for ``firstOnly`` / one-per-step? Breaks do (and every
@@ -403,6 +419,8 @@ class Watch(ForwardChecks, LossChecks, GradientChecks, DeadRule, Patches):
             return
         if self._counts(report["action"]):
             self._reported_step = self.step if step is None else step
+            if report["kind"] in NONFINITE_KINDS:
+                self._nonfinite_step = self._reported_step
             if self.config.first_only:
                 self.done = True
                 self._refresh_flags()

@@ -159,3 +159,24 @@ def test_of_a_table_and_the_batch_sliced_from_it_the_batch_is_named():
 
     [found] = forward_like(table[128:192])
     assert found["name"] == "batch" and found["counts"]["nan"] == 1 and found["counts"]["numel"] == 640
+
+
+def test_a_name_two_frames_give_to_copies_of_the_batch_is_named_once():
+    """The loop's ``x`` and the ``x`` its helper casts it to are two tensors (two memories) with one
+    name: the sentence names `x` once, with the loop's counts, not "`x` ..., `x` ..."."""
+    torch.manual_seed(0)
+    model = Reader()
+
+    def train_step(x, labels):
+        x = x.float()  # a copy: other memory, the same name
+        nn.functional.cross_entropy(model(x), labels).backward()
+
+    x, labels = torch.randn(8, 28, 28, dtype=torch.float64), torch.randint(0, 10, (8,))
+    x[3, 5, 7] = float("inf")
+    batches = [x, x]  # one tensor twice in a list: still one datum
+    with watching(mode="log") as seen:
+        train_step(x, labels)
+    [report] = seen.reports
+    assert report["kind"] == "nonfinite_grad" and len(batches) == 2
+    assert [(d["name"], d["counts"]["posinf"], d["counts"]["numel"]) for d in report["data_bad"]] == [("x", 1, 6272)]
+    assert report["sentence"].count("`x` (Inf: 1 of 6272 values)") == 1 and "`x` (Inf" in report["sentence"]

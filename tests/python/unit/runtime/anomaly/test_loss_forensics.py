@@ -23,7 +23,26 @@ def test_division_by_a_zero_std():
     z = x * torch.tensor([1.0, 0.0, 1.0])
     loss = ((z - z.mean(0)) / z.std(0)).pow(2).sum()
     origin = find_origin(loss)
-    assert origin["op"] == "division" and origin["detail"] == "by 1 zeros"
+    assert origin["op"] == "division" and origin["detail"].startswith("by 1 zeros (a standard deviation of 0")
+
+
+def test_a_zero_divisor_says_when_it_is_a_spread_with_no_eps():
+    """``x / (std + eps)`` with eps=0 on a constant input (vq-vae-2-style normalising code): the
+    detail says the divisor is a spread of 0 and no eps keeps it above 0, through ``+ eps``, a
+    square root of a variance, a clamp; a plain zero divisor stays plain."""
+    w = torch.ones(4, 6, requires_grad=True)
+    flat = w * 0  # constant rows
+    divisors = {
+        "standard deviation": flat.std(1, keepdim=True) + 0.0,
+        "variance": (flat.var(1, keepdim=True) + 0.0).sqrt(),
+        "norm": flat.norm(dim=1, keepdim=True).clamp(min=0.0),
+    }
+    for measure, divisor in divisors.items():
+        origin = find_origin(((flat - flat.mean(1, keepdim=True)) / divisor).sum())
+        assert origin["op"] == "division" and origin["detail"].startswith("by 4 zeros"), measure
+        assert f"(a {measure} of 0: the input it measures is constant there, and no eps" in origin["detail"]
+    plain = find_origin((torch.ones(3, requires_grad=True) / (w[0, :3] * torch.tensor([1.0, 0.0, 1.0]))).sum())
+    assert plain["op"] == "division" and plain["detail"] == "by 1 zeros"
 
 
 def test_log_of_negative_values_and_sqrt():

@@ -322,3 +322,33 @@ def test_a_float16_product_with_a_float32_scalar_is_named_in_float16_with_its_ad
     assert report["own_code"] and report["origin_op"] == "product"
     assert report["origin_dtype"] == "float16"
     assert "float16" in report["sentence"] and "keep the op in float32" in report["sentence"]
+
+
+class Standardise(nn.Module):
+    """Normalises its input in its own forward, rebinding the argument, as vq-vae-2-style code does,
+    with an eps of 0, then calls a child."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.head = nn.Linear(6, 6), nn.Linear(6, 2)
+        self.eps = 0.0
+
+    def forward(self, x):
+        x = self.embed(x) * 0  # constant rows, finite: the NaN is made below
+        x = (x - x.mean(1, keepdim=True)) / (x.std(1, keepdim=True) + self.eps)  # the zero std
+        return self.head(x)
+
+
+def test_a_forward_that_rebinds_its_argument_to_the_nan_it_made_is_named():
+    """The frame's ``x`` now holds the NaN, but the forward received a finite ``x``: the NaN was made
+    there (it read as "from outside the modules" before, since the argument was read from the locals)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(Standardise())
+    with watching(mode="log") as seen:
+        model(torch.randn(4, 6)).sum().backward()
+    report = seen.reports[0]
+    assert report["kind"] == "nonfinite_output" and report["made_inside"] and report["module"] == "0"
+    assert report["reached"]["module"] == "0.head" and not report.get("data_bad")
+    assert report["origin_op"] == "division" and "x.std(1, keepdim=True) + self.eps" in report["origin_code"]
+    assert "NaN made inside the forward of `model.0` (Standardise)" in report["sentence"]
+    assert "a standard deviation of 0" in report["sentence"] and "outside the modules" not in report["sentence"]

@@ -546,3 +546,25 @@ def test_a_model_returning_its_own_large_loss_is_no_exploding_output():
             loss.backward()
             optimizer.step()
     assert loss.item() > 1e4 and seen.reports == []
+
+
+class Root(nn.Module):
+    """A square root with no guard: NaN for every negative value it is given."""
+
+    def forward(self, x):
+        return x.sqrt()
+
+
+@pytest.mark.parametrize("deferred", [False, True])
+def test_log_mode_a_lesser_anomaly_does_not_hide_a_later_nan_of_the_same_step(deferred):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), Root(), nn.Linear(4, 1))
+    with torch.no_grad():
+        model[0].weight.mul_(1e6)  # the first layer explodes: a lesser anomaly, reported first
+    x = torch.randn(8, 4)
+    with watching(deferred=deferred, firstOnly=False, mode="log") as seen:
+        for _ in range(3):
+            model(x).sum().backward()
+    by_step = [[(r["kind"], r["module"]) for r in seen.reports if r["step"] == s] for s in range(3)]
+    # each step: the explosion, then the NaN the square root made later in it; nothing more
+    assert by_step == [[("exploding_output", "0"), ("nonfinite_output", "2")]] * 3
