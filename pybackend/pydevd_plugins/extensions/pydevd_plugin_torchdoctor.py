@@ -79,7 +79,7 @@ def _runtime():
 
 # What the first summary of a tensor, model, array or container imports beyond _runtime()'s
 # modules (they import the standard library only): imported with torch, not in a hover.
-_LAZY_MODULES = ("tensor_info", "aggregates", "module_info", "container_info", "array_stats", "training")
+_LAZY_MODULES = ("tensor_info", "aggregates", "module_info", "container_info", "array_stats", "training", "config_info")
 
 
 def _preload(torch=None):
@@ -371,8 +371,9 @@ def _is_tensor_type(cls):
 
 
 def _is_ours(cls):
-    """Tensors, nn.Modules, numpy arrays, plain containers (which may hold them) and training
-    objects (optimizers, LR schedulers, DataLoaders, datasets, samplers, GradScaler, Generator)."""
+    """Tensors, nn.Modules, numpy arrays, plain containers (which may hold them), training
+    objects (optimizers, LR schedulers, DataLoaders, datasets, samplers, GradScaler, Generator)
+    and model configs (their line only: expanding one lists its fields as pydevd does)."""
     if not isinstance(cls, type):
         return False
     if _is_tensor_type(cls):
@@ -387,7 +388,7 @@ def _is_ours(cls):
     if runtime is None:
         return False
     kinds = runtime[2]
-    return kinds.is_plain_container(cls) or kinds.is_training_object(cls)
+    return kinds.is_plain_container(cls) or kinds.is_training_object(cls) or kinds.is_model_config(cls)
 
 
 class TorchDoctorStrProvider(object):

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..checks import process_tree
+from ..checks.user_files import PACKAGE, is_user_file
 from . import findings as F
 from . import watch
-from .loader_errors import PACKAGE, drawing_words, exit_cause, is_user_file, short_path
+from .loader_errors import drawing_words, exit_cause, short_path
 
 SAMPLE_STAGES = ("__getitem__", "__getitems__", "collate", "__iter__", "next-batch")
 _THREAD = re.compile(r"^(Current thread|Thread) .*\(most recent call first\):\s*$")

@@ -18,6 +18,8 @@ import sysconfig
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..checks.user_files import is_user_file
+
 _WRAPPED = re.compile(
     r"Caught (?P<type>[\w.]+) in DataLoader worker process (?P<worker>\d+)\.\s*\nOriginal (?=Traceback)"
 )
@@ -26,8 +28,6 @@ _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 _DIED = re.compile(r"DataLoader worker \(pids?(?:\(s\))? (?P<pids>\d+(?:, *\d+)*)\)")
 _SIGNAL_TEXT = re.compile(r"killed by signal: (?P<name>[^.\n]+)")
 _EXIT_TEXT = re.compile(r"exit code (?P<code>-?\d+)")
-
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # torchdoctor/
 
 
 @dataclass
@@ -69,25 +69,6 @@ class WorkerTrace:
             if "self.dataset[" in f.code or "__getitems__" in f.code:
                 return "__getitem__"
         return ""
-
-
-def _library_roots() -> list:
-    paths = sysconfig.get_paths()
-    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return [os.path.abspath(r) + os.sep for r in roots if r] + [PACKAGE + os.sep]
-
-
-def is_user_file(path: str) -> bool:
-    """A file of the user's code: not in an installed package, the standard library or Torch Doctor."""
-    if path.startswith("<"):  # <frozen ...>, <string>
-        return False
-    if not os.path.isabs(path) and not os.path.exists(path):  # a compiled package's source name
-        return False  # (numpy's "numpy/random/_mt19937.pyx"): no file of the user's
-    norm = path.replace("\\", "/")
-    if "/site-packages/" in norm or "/dist-packages/" in norm:
-        return False
-    full = os.path.abspath(path)
-    return not any(full.startswith(root) for root in _library_roots())
 
 
 def exception_text(exc: BaseException) -> str:

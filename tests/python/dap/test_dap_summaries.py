@@ -72,6 +72,17 @@ def test_training_objects_get_their_line_in_the_debugger(paused):
     assert loader["result"].startswith("DataLoader 3 batches of 4 · 10 samples"), loader["result"]
 
 
+def test_a_model_config_gets_its_sizes_and_expands_to_its_fields(paused):
+    pytest.importorskip("transformers")  # the debuggee runs this interpreter
+    dap, stop = paused
+    built = "__import__('transformers').BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2)"
+    result = dap.evaluate(built, stop.frame_id, "hover")
+    assert result["result"].startswith("BertConfig bert hidden_size=32 num_hidden_layers=2 num_attention_heads=2 ")
+    assert result["variablesReference"] > 0
+    fields = dap.children(result)
+    assert "hidden_size" in fields and fields["hidden_size"]["value"] == "32", sorted(fields)[:20]
+
+
 def test_clipboard_gets_summary_then_values(paused):
     dap, stop = paused
     text = dap.evaluate("broken", stop.frame_id, "clipboard")["result"]

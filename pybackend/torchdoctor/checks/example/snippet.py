@@ -8,7 +8,8 @@ the model computes its own loss. Optional forward arguments are not inputs. The 
 top-level package when it exports the names (``from transformers import ...``).
 
 A class built from a Hugging Face config (``config_class``) gets a snippet that runs as written
-(``snippet_library.py``). A model the user's file already built (``model = Net(...)`` at module
+(``snippet_library.py``; a vision class, whose config gives its images' channels and size:
+``snippet_vision.py``). A model the user's file already built (``model = Net(...)`` at module
 level, ``instance``) gives the vocabulary when the class's source does not: its first
 ``nn.Embedding``'s ``num_embeddings``.
 """
@@ -19,7 +20,9 @@ import inspect
 import re
 
 from ..discovery import EXAMPLE_FUNCTION
+from ..user_files import is_user_file
 from .snippet_library import config_class, embedding_vocab, importable_from, library_snippet
+from .snippet_vision import vision_config_class, vision_snippet
 
 _EMBEDDING = re.compile(r"nn\.Embedding\(\s*([^,()]+(?:\([^()]*\))?[^,()]*?)\s*,")
 _TARGET_NAMES = ("targets", "target", "labels", "label", "y")
@@ -28,6 +31,8 @@ _TARGET_NAMES = ("targets", "target", "labels", "label", "y")
 def example_snippet(class_name: str, init_args: list[str], forward_inputs: list[str], cls=None, instance=None) -> str:
     """The function to paste into the user's file, with the blanks named (``cls``: read hints from it;
     ``instance``: a model of that class the user's file built)."""
+    if cls is not None and vision_config_class(cls) is not None:
+        return vision_snippet(cls, class_name, EXAMPLE_FUNCTION, _import_note(cls, cls.__module__))
     if cls is not None and config_class(cls) is not None:
         return library_snippet(cls, class_name, EXAMPLE_FUNCTION, instance)
     vocab = (_vocab_expression(cls) if cls is not None else None) or embedding_vocab(instance)
@@ -95,7 +100,7 @@ def _installed(cls) -> bool:
         path = inspect.getsourcefile(cls) or ""
     except (TypeError, OSError):
         return False
-    return any(part in ("site-packages", "dist-packages") for part in re.split(r"[\\/]", path))
+    return bool(path) and not is_user_file(path)
 
 
 def _sibling() -> str:

@@ -33,10 +33,12 @@ _SMALL = (
     (2, ("num_attention_heads", "n_head", "num_heads", "n_heads")),
     (2, ("decoder_attention_heads",)),
     (2, ("num_key_value_heads",)),  # Mistral's 8, Qwen2's 32: the 2 heads must be a multiple of it
-    (16, ("head_dim", "d_head")),  # hidden / heads (Gemma's 256 would multiply every projection; Funnel's d_head)
+    # hidden / heads (Gemma's 256 would multiply every projection; Funnel's d_head, Reformer's attention_head_size)
+    (16, ("head_dim", "d_head", "attention_head_size")),
     (16, ("rotary_dim",)),  # GPT-J's 64 does not fit in a head of 16
     # XLNet's and Funnel's d_inner, CTRL's dff: 4096 and 8192 wide otherwise (0.5M and 1M parameters)
-    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim", "encoder_ffn_dim", "d_inner", "dff")),
+    # Reformer's feed_forward_size (512)
+    (64, ("intermediate_size", "n_inner", "d_ff", "ffn_dim", "encoder_ffn_dim", "d_inner", "dff", "feed_forward_size")),
     (64, ("decoder_ffn_dim",)),
     (64, ("max_position_embeddings", "n_positions")),
     (64, ("max_encoder_position_embeddings",)),  # LED's 16384 positions: 0.5M parameters of a table
@@ -56,19 +58,34 @@ _SMALL = (
 _LAYER_PATTERN = 'attention_types=[[["global", "local"], 1]]'
 # Funnel's layers are counted by its blocks, (4, 4, 4): 12 layers where the snippet says 2
 _BLOCKS = "block_sizes=[1, 1]"
+SEQ_LEN = 16  # the snippet's tokens per row
+# Reformer, in training: its axial position table must factor the sequence length exactly (4 x 4
+# = SEQ_LEN) with widths summing to the hidden size (16 + 16 = 32); each attention layer cuts the
+# sequence in chunks whose length must divide it; its depth is its list of attention layers (6).
+_AXIAL = (
+    "axial_pos_shape=[4, 4]",
+    "axial_pos_embds_dim=[16, 16]",
+    'attn_layers=["local", "lsh"]',
+    "local_attn_chunk_length=8",
+    "lsh_attn_chunk_length=8",
+)
+# Sizes a family needs beyond its config's names, by ``model_type``: CodeGen's model (not its
+# config) splits the fused q/k/v projection into 4 groups, so its heads must be a multiple of 4,
+# and the rotary part of each head (32 / 4 = 8 wide) cannot be wider than the head.
+_FAMILY = {"codegen": ("n_head=4", "rotary_dim=8")}
 _TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 VOCAB = 100  # the snippet's vocabulary when the user's file built no model to read it from
 _CHOICES = 2  # a multiple-choice row's candidates
-_CAUSAL = re.compile(r"(LMHeadModel|ForCausalLM)$")
+_CAUSAL = re.compile(r"(LMHeadModel|ModelWithLMHead|ForCausalLM)$")  # ReformerModelWithLMHead too
 
 
 def config_class(cls):
     """The class's config class when it is built from one that has a vocabulary (Hugging Face), else None."""
     config = getattr(cls, "config_class", None)
-    return config if inspect.isclass(config) and "vocab_size" in _config_params(config) else None
+    return config if inspect.isclass(config) and "vocab_size" in config_params(config) else None
 
 
-def _config_params(config) -> dict:
+def config_params(config) -> dict:
     try:
         return dict(inspect.signature(config.__init__).parameters)
     except (TypeError, ValueError):
@@ -103,24 +120,21 @@ def embedding_vocab(model) -> str | None:
     return str(first.num_embeddings) if first is not None else None
 
 
-def small_config(config, instance=None) -> list[str]:
+def small_config(config, instance=None, class_name: str = "") -> list[str]:
     """``GPT2Config(vocab_size=100, n_embd=32, ...)``: sizes that train fast on a CPU, in the config's own
-    names, as ``name=value`` arguments."""
-    params = _config_params(config)
-    aliases = getattr(config, "attribute_map", None) or {}
+    names, as ``name=value`` arguments (``class_name``: the model's, for what its head needs)."""
+    params = config_params(config)
     vocab = getattr(getattr(instance, "config", None), "vocab_size", None) or VOCAB
-    args, given = [f"vocab_size={vocab}"], {"vocab_size"}
-    for value, names in _SMALL:
-        # the alias first (BART's num_hidden_layers is encoder_layers), else the name itself: Qwen3-MoE
-        # maps num_experts to num_local_experts, yet takes num_experts
-        name = next((c for n in names for c in (aliases.get(n, n), n) if c in params), None)
-        if name is not None and name not in given:
-            given.add(name)
-            args.append(f"{name}={value}")
+    args = [f"vocab_size={vocab}"] + small_sizes(config, params)
     if "attention_types" in params:
         args.append(_LAYER_PATTERN)
     if "block_sizes" in params:
         args.append(_BLOCKS)
+    if "axial_pos_shape" in params:
+        args += _AXIAL
+    if "is_decoder" in params and _CAUSAL.search(class_name):
+        args.append("is_decoder=True")  # Reformer's LM head refuses a config without it; BERT's warns
+    args = _overridden(args, _FAMILY.get(str(getattr(config, "model_type", "")), ()))
     for name in _TOKEN_IDS:  # GPT-2's bos/eos 50256 lie outside a small vocabulary
         default = params[name].default if name in params else None
         if isinstance(default, int) and default >= vocab:
@@ -131,6 +145,32 @@ def small_config(config, instance=None) -> list[str]:
     if getattr(params.get("is_encoder_decoder"), "default", False) is True and getattr(start, "default", None) is None:
         args.append("decoder_start_token_id=0")  # T5's: the decoder's first input, made from the labels
     return args
+
+
+def small_sizes(config, params: dict, ints_only: bool = False) -> list[str]:
+    """The ``_SMALL`` sizes the config takes, by its own names. ``ints_only`` (a vision config): only
+    where its default is an int and its own name (Swin's heads per stage are a list; ConvNeXt's
+    layers, aliased to its stage count, must match its lists of widths and depths)."""
+    aliases = getattr(config, "attribute_map", None) or {}
+    args, given = [], {"vocab_size"}
+    for value, names in _SMALL:
+        # the alias first (BART's num_hidden_layers is encoder_layers), else the name itself: Qwen3-MoE
+        # maps num_experts to num_local_experts, yet takes num_experts
+        name = next((c for n in names for c in (aliases.get(n, n), n) if c in params), None)
+        if name is None or name in given:
+            continue
+        if ints_only and (not isinstance(params[name].default, int) or name not in names):
+            continue
+        given.add(name)
+        args.append(f"{name}={value}")
+    return args
+
+
+def _overridden(args: list[str], overrides) -> list[str]:
+    """``args`` with each ``name=value`` of ``overrides`` in place of the same name's, or added."""
+    names = {o.split("=", 1)[0]: o for o in overrides}
+    kept = [names.pop(a.split("=", 1)[0], a) for a in args]
+    return kept + list(names.values())
 
 
 def _pads_with_none(config, params: dict) -> bool:
@@ -163,7 +203,7 @@ def library_snippet(cls, class_name: str, example_function: str, instance=None) 
         f"def {example_function}():",
         '    """Torch Doctor\'s checks call this: the model and one small batch."""',
         f"    config = {config.__name__}(  # small, so that the checks train it fast on a CPU",
-        *_wrapped(small_config(config, instance), "        "),
+        *wrapped(small_config(config, instance, class_name), "        "),
         "    )",
         f"    model = {class_name}(config)",
         f"    {ids} = torch.randint(0, config.vocab_size, {_ids_shape(class_name)})  # token ids below the vocabulary size: {_ids_note(class_name)}",
@@ -181,14 +221,18 @@ def library_snippet(cls, class_name: str, example_function: str, instance=None) 
 
 def _ids_shape(class_name: str) -> str:
     """A multiple-choice head reads (batch, choices, tokens): 2-d ids fail its view(-1, 16)."""
-    return f"(8, {_CHOICES}, 16)" if class_name.endswith("ForMultipleChoice") else "(8, 16)"
+    return f"(8, {_CHOICES}, {SEQ_LEN})" if _multiple_choice(class_name) else f"(8, {SEQ_LEN})"
 
 
 def _ids_note(class_name: str) -> str:
-    return f"8 rows of {_CHOICES} choices of 16" if class_name.endswith("ForMultipleChoice") else "8 rows of 16"
+    return f"8 rows of {_CHOICES} choices of {SEQ_LEN}" if _multiple_choice(class_name) else f"8 rows of {SEQ_LEN}"
 
 
-def _wrapped(args: list[str], indent: str, width: int = 100) -> list[str]:
+def _multiple_choice(class_name: str) -> bool:
+    return class_name.endswith("ForMultipleChoice")
+
+
+def wrapped(args: list[str], indent: str, width: int = 100) -> list[str]:
     lines = [indent]
     for a in args:
         if len(lines[-1]) + len(a) + 2 > width and lines[-1].strip():
@@ -213,6 +257,6 @@ def _labels(cls, class_name: str, ids: str) -> tuple[str | None, str]:
         return "torch.randint(0, config.num_labels, (8,))", "one class per sequence"
     if class_name.endswith("ForTokenClassification"):  # not the vocabulary: "Target 35 is out of bounds"
         return "torch.randint(0, config.num_labels, (8, 16))", "one class per token"
-    if class_name.endswith("ForMultipleChoice"):
+    if _multiple_choice(class_name):
         return f"torch.randint(0, {_CHOICES}, (8,))", "the right choice of each row"
     return "torch.randint(0, config.vocab_size, (8, 16))", "the target tokens"

@@ -19,8 +19,8 @@ from ...spelling import clip
 from ..stats import budget
 from ..stats.cache import PENDING_NOTE
 from .jsonable import jsonable
-from .kinds import CONTAINER, MODULE, NDARRAY, TENSOR, TRAINING, classify, training_kind
-from .render import render
+from .kinds import CONFIG, CONTAINER, MODULE, NDARRAY, TENSOR, TRAINING, classify, training_kind
+from .render import LINE_LIMIT, render
 
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxstring = 80
@@ -28,7 +28,7 @@ _SHORT_REPR.maxother = 80
 
 
 def stats(obj: Any) -> Dict[str, object]:
-    """JSON-able facts about ``obj``; ``kind`` is tensor, ndarray, module, container, other, or
+    """JSON-able facts about ``obj``; ``kind`` is tensor, ndarray, module, config, container, other, or
     a training object's (optimizer, scheduler, dataloader, dataset, sampler, grad_scaler, generator)."""
     try:
         return jsonable(_describe(obj))
@@ -45,7 +45,7 @@ def summarize(obj: Any) -> str:
     if line is not None:
         return line
     try:
-        return clip(_SHORT_REPR.repr(obj), 200)
+        return clip(_SHORT_REPR.repr(obj), LINE_LIMIT)
     except Exception as exc:
         return render(_error(obj, exc))
 
@@ -103,6 +103,10 @@ def _describe_kind(obj: Any) -> Dict[str, object]:
         from .training import describe_training
 
         return describe_training(obj, training_kind(type(obj)))
+    if kind == CONFIG:
+        from .config_info import describe_config
+
+        return describe_config(obj)
     if kind == CONTAINER:
         from .container_info import describe_container
 

@@ -16,6 +16,7 @@ TENSOR = "tensor"
 MODULE = "module"
 NDARRAY = "ndarray"
 CONTAINER = "container"
+CONFIG = "config"  # a model's configuration (Hugging Face ``PretrainedConfig``)
 TRAINING = "training"  # an optimizer, LR scheduler, DataLoader, dataset, sampler, GradScaler or Generator
 
 _CONTAINER_TYPES = (list, tuple, dict, collections.OrderedDict, collections.defaultdict)
@@ -23,7 +24,7 @@ _CONTAINER_TYPES = (list, tuple, dict, collections.OrderedDict, collections.defa
 
 def classify(obj: Any) -> Optional[str]:
     """``"tensor"``, ``"module"``, ``"ndarray"``, ``"training"`` (:func:`training_kind`),
-    ``"container"`` or None (not ours)."""
+    ``"config"``, ``"container"`` or None (not ours)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         if isinstance(obj, torch.Tensor):
@@ -35,6 +36,8 @@ def classify(obj: Any) -> Optional[str]:
     if numpy is not None and isinstance(obj, numpy.ndarray):
         return NDARRAY
     cls = type(obj)
+    if is_model_config(cls):  # before containers: transformers 5's configs are dataclasses
+        return CONFIG
     container = is_plain_container(cls)
     if training_kind(cls) is not None and not container:  # a dataclass dataset: its tensors' line (NaN shown)
         return TRAINING
@@ -113,6 +116,7 @@ def _is_plain_container(cls: type) -> bool:
 # class made at run time (a mock, a dynamic record) is not kept alive by having been shown.
 _CONTAINERS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
 _TRAINING_KINDS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
+_CONFIGS: "weakref.WeakKeyDictionary[type, Any]" = weakref.WeakKeyDictionary()
 
 
 def _per_type(cache: "weakref.WeakKeyDictionary[type, Any]", cls: type, compute: Any) -> Any:
@@ -128,6 +132,23 @@ def _per_type(cache: "weakref.WeakKeyDictionary[type, Any]", cls: type, compute:
     except TypeError:
         pass
     return answer
+
+
+# Hugging Face's config base class, by name as ``ModelOutput`` is: ``PretrainedConfig`` in 4.x,
+# ``PreTrainedConfig`` in 5.x (which keeps the old name as an alias of the same class).
+_CONFIG_BASES = ("PretrainedConfig", "PreTrainedConfig")
+
+
+def is_model_config(cls: type) -> bool:
+    """A model's configuration class (``BertConfig``): its line names its sizes (:mod:`.config_info`)."""
+    return bool(_per_type(_CONFIGS, cls, _is_model_config))
+
+
+def _is_model_config(cls: type) -> bool:
+    try:
+        return any(base.__name__ in _CONFIG_BASES for base in cls.__mro__)
+    except Exception:
+        return False
 
 
 def is_user_dict(cls: type) -> bool:

@@ -14,7 +14,10 @@ What is counted, and how (the one line reads ``GPT 4 blocks, 55 modules, 834K pa
   there are; their packed-weights holder is not counted as a module.
 - ``blocks``: the repeated children of the trunk: the ``ModuleList``/``Sequential`` whose
   children (two or more, of one class, each made of submodules) hold the most parameters
-  (``transformer.h`` of a GPT). Absent when the model has no such stack.
+  (``transformer.h`` of a GPT). Absent when the model has no such stack. A model of several
+  towers (CLIP's text and vision encoders, Whisper's encoder and decoder) has a stack in each:
+  ``blocks`` is their total and ``stacks`` each one's, in the model's order (``2+2 blocks``).
+  Sibling stacks of one block class are stages of one trunk (ResNet's ``layer1``..``layer4``).
 
 Values (parameters and floating buffers, so a NaN in a BatchNorm's ``running_mean`` shows) are
 checked through the same identity cache as tensor summaries, so hovering the model after its
@@ -93,11 +96,12 @@ def describe_module(
         tensors_held = [p for _, p in params] + [b for _, b in buffers]
         total = sum(int(p.numel()) for _, p in params)
         modules = model_modules(torch, module)
+        stacks = trunk_stacks(torch, module, modules)
         info: Dict[str, object] = {
             "kind": "module",
             "type": type(module).__name__,
             "modules": len(modules) - 1,
-            "blocks": trunk_blocks(torch, module, modules),
+            "blocks": sum(stacks) if stacks else None,
             "params": total,
             "trainable": sum(int(p.numel()) for _, p in params if p.requires_grad),
             "nbytes": sum(int(t.numel() * t.element_size()) for t in tensors_held),
@@ -106,6 +110,8 @@ def describe_module(
             "training": bool(module.training),
             "other_mode": sum(1 for m in modules if m.training != module.training),
         }
+        if len(stacks) > 1:
+            info["stacks"] = stacks
         lazy = sum(1 for _, p in named if _uninitialized(torch, p))
         if lazy:
             info["uninitialized"] = lazy
@@ -169,22 +175,56 @@ def _parametrizations(torch, m: Any) -> Optional[Any]:
     return None
 
 
-def trunk_blocks(torch, root: Any, modules: Optional[List[Any]] = None) -> Optional[int]:
-    """How many blocks the trunk has (see the module docstring), or None."""
-    stacks = (torch.nn.ModuleList, torch.nn.Sequential)
-    best: Optional[Tuple[int, int]] = None  # (parameters, blocks)
-    for m in modules if modules is not None else model_modules(torch, root):
-        if not isinstance(m, stacks):
+# A second stack is a trunk too (CLIP's text tower beside its vision tower, Whisper's encoder
+# beside its decoder) when it holds at least this share of the largest stack's parameters: the
+# released CLIPs' text towers hold 28-45% of their vision towers'; a stack of small heads beside
+# a trunk holds a few percent.
+TRUNK_SHARE = 0.25
+
+
+def trunk_stacks(torch, root: Any, modules: Optional[List[Any]] = None) -> List[int]:
+    """The blocks of each stack of the trunk, in the model's order (``[2, 2]`` for CLIP's two
+    towers of 2 layers; ``[]`` when none). The largest stack alone said "2 blocks" of a model of
+    4; their total alone hides that it is two towers of 2 deep: the line says ``2+2 blocks``.
+    Sibling stacks of one block class are the stages of one trunk, counted as one (ResNet-50's
+    ``layer1``..``layer4``: 16 blocks, not a tower per stage)."""
+    found = _stages_merged(_block_stacks(torch, modules if modules is not None else model_modules(torch, root)))
+    if not found:
+        return []
+    largest = max(size for _, size, _ in found)
+    trunks = [(group, n) for group, size, n in found if size >= TRUNK_SHARE * largest]
+    inner = {id(sub) for group, _ in trunks for m in group for sub in list(m.modules())[1:]}
+    return [n for group, n in trunks if not any(id(m) in inner for m in group)]  # a stack inside a block is part of it
+
+
+def _stages_merged(found: List[Tuple[Any, Any, int, int]]) -> List[Tuple[List[Any], int, int]]:
+    """``(stacks, parameters, blocks)``: the stacks of one parent whose blocks are of one class
+    taken together, in the model's order."""
+    groups: Dict[Tuple[int, type], Tuple[List[Any], int, int]] = {}
+    for stack, parent, size, blocks in found:
+        key = (id(parent), type(next(stack.children())))
+        members, total, count = groups.get(key, ([], 0, 0))
+        groups[key] = (members + [stack], total + size, count + blocks)
+    return list(groups.values())
+
+
+def _block_stacks(torch, modules: List[Any]) -> List[Tuple[Any, Any, int, int]]:
+    """``(stack, its parent, parameters, blocks)`` of each ``ModuleList``/``Sequential`` of two or
+    more children of one class, each made of submodules (a ``Sequential`` of Linear/ReLU is layers)."""
+    kinds = (torch.nn.ModuleList, torch.nn.Sequential)
+    parents = {id(child): m for m in modules for child in m.children()}
+    found = []
+    for m in modules:
+        if not isinstance(m, kinds):
             continue
         kids = list(m.children())
         if len(kids) < 2 or len({type(k) for k in kids}) != 1:
             continue
         if any(next(k.children(), None) is None for k in kids):
-            continue  # a Sequential of Linear/ReLU is layers, not blocks
+            continue
         size = sum(int(p.numel()) for _, p in unique_parameters(m.named_parameters()) if not _uninitialized(torch, p))
-        if best is None or (size, len(kids)) > best:
-            best = (size, len(kids))
-    return best[1] if best else None
+        found.append((m, parents.get(id(m)), size, len(kids)))
+    return found
 
 
 def _bad_names(torch, named: List, grads: bool) -> List[str]:
@@ -228,7 +268,8 @@ def render_module(info: Dict[str, Any]) -> str:
     made_of = []
     blocks = info.get("blocks")
     if blocks:
-        made_of.append(f"{blocks} block{'s' if blocks != 1 else ''}")
+        stacks = info.get("stacks") or [blocks]
+        made_of.append(f"{'+'.join(str(n) for n in stacks)} block{'s' if blocks != 1 else ''}")
     modules = int(info.get("modules") or 0)
     if modules:
         made_of.append(f"{modules} module{'s' if modules != 1 else ''}")

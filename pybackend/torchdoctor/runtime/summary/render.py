@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 from ...spelling import fmt_bytes, fmt_num, fmt_scalar, fmt_shape
 
 WARN = "⚠"
+LINE_LIMIT = 200  # a line built from the program's own text (a repr, a config's values) is clipped to this
 TRAINING_KINDS = ("optimizer", "scheduler", "dataloader", "dataset", "sampler", "grad_scaler", "generator")
 
 
@@ -23,6 +24,10 @@ def render(info: Dict[str, Any]) -> str:
         return render_module(info)
     if kind == "container":
         return render_container(info)
+    if kind == "config":
+        from .config_info import render_config
+
+        return render_config(info)
     if kind in TRAINING_KINDS:
         from .training import render_training
 

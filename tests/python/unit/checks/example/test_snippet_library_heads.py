@@ -24,6 +24,11 @@ CLASSES = [
     "FunnelForMaskedLM",
     "Qwen2MoeForCausalLM",
     "Qwen3MoeForCausalLM",
+    # Reformer's axial positions did not factor the 16 tokens nor sum to the width, and its LM head
+    # wants is_decoder; CodeGen's 2 heads did not split into its 4 q/k/v groups
+    "ReformerModelWithLMHead",
+    "ReformerForMaskedLM",
+    "CodeGenForCausalLM",
 ]
 
 
@@ -37,12 +42,27 @@ def test_the_snippet_runs_small_with_labels_the_head_accepts(class_name: str):
     exec(compile(library_snippet(cls, class_name, "torchdoctor_example"), "snippet.py", "exec"), scope)
     torch.manual_seed(0)
     ex = scope["torchdoctor_example"]()
-    model = ex["model"]
+    model = ex["model"].train()  # as the checks run it: Reformer's length rules hold in training
     params = list(model.parameters())
     assert sum(p.numel() for p in params) < 150_000  # small, as the snippet says
     assert all(p.numel() for p in params)  # no layer left empty (MobileBERT's head at embedding_size=32)
     out = model(*ex["inputs"], labels=ex["targets"])
     assert out.loss is not None and math.isfinite(out.loss.item())
+
+
+@pytest.mark.parametrize("class_name", ["ReformerModel", "CodeGenModel"])
+def test_a_bare_model_of_those_families_runs_its_batch(class_name: str):
+    """No head, no labels: the snippet's batch goes through the trunk in training mode."""
+    transformers = pytest.importorskip("transformers")
+    cls = getattr(transformers, class_name, None)
+    if cls is None:
+        pytest.skip(f"{class_name} is not in this transformers")
+    scope: dict = {}
+    exec(compile(library_snippet(cls, class_name, "torchdoctor_example"), "snippet.py", "exec"), scope)
+    ex = scope["torchdoctor_example"]()
+    assert "targets" not in ex
+    out = ex["model"].train()(*ex["inputs"])
+    assert out.last_hidden_state.shape[:2] == ex["inputs"][0].shape
 
 
 def test_an_installed_class_without_a_vocabulary_is_not_sent_to_edit_the_library(tmp_path):

@@ -81,13 +81,55 @@ def test_a_stack_of_layers_is_not_blocks():
 
 
 def test_the_trunk_is_the_stack_with_most_parameters():
+    class Head(Block):  # another class: not a stage of the trunk
+        pass
+
     class TwoStacks(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.small = nn.ModuleList([Block(2) for _ in range(6)])
+            self.small = nn.ModuleList([Head(2) for _ in range(6)])
             self.big = nn.ModuleList([Block(16) for _ in range(3)])
 
     assert stats(TwoStacks())["blocks"] == 3
+
+
+def test_sibling_stages_of_one_block_class_are_one_trunk():
+    class Stages(nn.Module):  # ResNet-50's shape: layer1..layer4 of one block class, 3+4+6+3
+        def __init__(self) -> None:
+            super().__init__()
+            for i, (n, width) in enumerate([(3, 2), (4, 4), (6, 8), (3, 16)], 1):
+                setattr(self, f"layer{i}", nn.Sequential(*[Block(width) for _ in range(n)]))
+
+    info = stats(Stages())
+    assert info["blocks"] == 16 and "stacks" not in info
+    assert summarize(Stages()).startswith("Stages 16 blocks, ")
+
+
+class Towers(nn.Module):
+    """CLIP's shape: a text and a vision encoder, each a stack of 2 layers, and small projections.
+    The line said "2 blocks", as if there were one stack of 2 (issue: CLIPModel, WhisperModel)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = nn.ModuleDict(dict(layers=nn.ModuleList([Block(8) for _ in range(2)])))
+        self.vision = nn.ModuleDict(dict(layers=nn.ModuleList([Block(12) for _ in range(3)])))
+        self.heads = nn.ModuleList([nn.Sequential(nn.Linear(2, 2)) for _ in range(2)])  # a few % of a tower
+
+
+def test_each_tower_of_a_model_is_counted_in_order_and_small_stacks_are_not():
+    info = stats(Towers())
+    assert info["stacks"] == [2, 3] and info["blocks"] == 5
+    assert summarize(Towers()).startswith("Towers 2+3 blocks, ")
+
+
+def test_a_stack_inside_a_block_is_part_of_it_not_another_tower():
+    class Nested(nn.Module):  # Funnel's shape: a list of lists of layers, stacks of stacks
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.ModuleList([Block(8), Block(8)]) for _ in range(3)])
+
+    info = stats(Nested())
+    assert info["blocks"] == 3 and "stacks" not in info
 
 
 def test_leaves_say_no_module_count():
