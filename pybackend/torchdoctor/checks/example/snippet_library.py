@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+from typing import List
 
 # (the value in the snippet, the argument's names in configs, the usual one first); one size per row,
 # set by the first name the config takes (after its attribute_map: BART's num_hidden_layers is encoder_layers)
@@ -187,15 +188,20 @@ def _pads_with_none(config, params: dict) -> bool:
         return False
 
 
+def import_lines(cls, class_name: str, config: type, note: str = "") -> List[str]:
+    """The snippet's imports of the class and its config: one line when one module has both.
+    ``note`` (where the line goes, as the general snippet says it) follows the class's import."""
+    here, there = importable_from(cls, class_name), importable_from(config, config.__name__)
+    comment = f"  # {note}" if note else ""
+    if here == there:
+        return [f"from {here} import {class_name}, {config.__name__}{comment}"]
+    return [f"from {here} import {class_name}{comment}", f"from {there} import {config.__name__}"]
+
+
 def library_snippet(cls, class_name: str, example_function: str, instance=None) -> str:
     """The whole function to paste, for a class with a :func:`config_class`; it runs as written."""
     config = config_class(cls)
-    here, there = importable_from(cls, class_name), importable_from(config, config.__name__)
-    imports = (
-        [f"from {here} import {class_name}, {config.__name__}"]
-        if here == there
-        else [f"from {here} import {class_name}", f"from {there} import {config.__name__}"]
-    )
+    imports = import_lines(cls, class_name, config)
     ids = "input_ids"
     labels, note = _labels(cls, class_name, ids)
     lines = ["import torch", "", *imports, "", ""]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 
-from .snippet_library import config_params, importable_from, small_sizes, wrapped
+from .snippet_library import config_params, import_lines, small_sizes, wrapped
 
 
 def vision_config_class(cls):
@@ -29,12 +29,7 @@ def vision_snippet(cls, class_name: str, example_function: str, import_note: str
     (``import_note``: where the import line goes, as the general snippet says it)."""
     config = vision_config_class(cls)
     params = config_params(config)
-    here, there = importable_from(cls, class_name), importable_from(config, config.__name__)
-    imports = (
-        [f"from {here} import {class_name}, {config.__name__}  # {import_note}"]
-        if here == there
-        else [f"from {here} import {class_name}  # {import_note}", f"from {there} import {config.__name__}"]
-    )
+    imports = import_lines(cls, class_name, config, import_note)
     lines = ["import torch", "", *imports, "", ""]
     lines += [
         f"def {example_function}():",

@@ -4,26 +4,15 @@ recovering from a pause an injected exception ended before its exit ran."""
 from __future__ import annotations
 
 import gc
-import importlib.util
-import os
-import sys
 
 import pytest
 
-from support.paths import PYBACKEND
+from support.plugin import load_plugin
 
 
 @pytest.fixture
 def pause(monkeypatch):
-    debugpy = pytest.importorskip("debugpy")
-    # The plugin imports pydevd's extension API, which lives in debugpy's vendored pydevd.
-    monkeypatch.setattr(
-        sys, "path", [os.path.join(os.path.dirname(debugpy.__file__), "_vendored", "pydevd")] + sys.path
-    )
-    path = PYBACKEND / "pydevd_plugins" / "extensions" / "pydevd_plugin_torchdoctor.py"
-    spec = importlib.util.spec_from_file_location("td_plugin_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_plugin(monkeypatch, "td_plugin_under_test")
     was = gc.isenabled()
     yield module._CollectorPause()
     (gc.enable if was else gc.disable)()

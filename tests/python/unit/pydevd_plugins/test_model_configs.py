@@ -3,25 +3,14 @@ dataclass: transformers 5's configs are, 4.x's are not (they showed their JSON r
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-
 import pytest
 
-from support.paths import PYBACKEND
+from support.plugin import load_plugin
 
 
 @pytest.fixture
 def plugin(monkeypatch):
-    debugpy = pytest.importorskip("debugpy")
-    monkeypatch.setattr(
-        sys, "path", [os.path.join(os.path.dirname(debugpy.__file__), "_vendored", "pydevd")] + sys.path
-    )
-    path = PYBACKEND / "pydevd_plugins" / "extensions" / "pydevd_plugin_torchdoctor.py"
-    spec = importlib.util.spec_from_file_location("td_plugin_configs_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_plugin(monkeypatch, "td_plugin_configs_under_test")
     return module
 
 

@@ -32,16 +32,21 @@ CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("class_name", CLASSES)
-def test_the_snippet_runs_small_with_labels_the_head_accepts(class_name: str):
+def _example(class_name: str) -> dict:
+    """What the pasted snippet's ``torchdoctor_example()`` returns, for a transformers class."""
     transformers = pytest.importorskip("transformers")
     cls = getattr(transformers, class_name, None)
     if cls is None:
         pytest.skip(f"{class_name} is not in this transformers")
     scope: dict = {}
     exec(compile(library_snippet(cls, class_name, "torchdoctor_example"), "snippet.py", "exec"), scope)
+    return scope["torchdoctor_example"]()
+
+
+@pytest.mark.parametrize("class_name", CLASSES)
+def test_the_snippet_runs_small_with_labels_the_head_accepts(class_name: str):
     torch.manual_seed(0)
-    ex = scope["torchdoctor_example"]()
+    ex = _example(class_name)
     model = ex["model"].train()  # as the checks run it: Reformer's length rules hold in training
     params = list(model.parameters())
     assert sum(p.numel() for p in params) < 150_000  # small, as the snippet says
@@ -53,13 +58,7 @@ def test_the_snippet_runs_small_with_labels_the_head_accepts(class_name: str):
 @pytest.mark.parametrize("class_name", ["ReformerModel", "CodeGenModel"])
 def test_a_bare_model_of_those_families_runs_its_batch(class_name: str):
     """No head, no labels: the snippet's batch goes through the trunk in training mode."""
-    transformers = pytest.importorskip("transformers")
-    cls = getattr(transformers, class_name, None)
-    if cls is None:
-        pytest.skip(f"{class_name} is not in this transformers")
-    scope: dict = {}
-    exec(compile(library_snippet(cls, class_name, "torchdoctor_example"), "snippet.py", "exec"), scope)
-    ex = scope["torchdoctor_example"]()
+    ex = _example(class_name)
     assert "targets" not in ex
     out = ex["model"].train()(*ex["inputs"])
     assert out.last_hidden_state.shape[:2] == ex["inputs"][0].shape
