@@ -137,7 +137,7 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
             continue
         spellings = [model, *_assigned_from(ctx, model_call)]
         whole = guessed  # a guessed model must run whole under no_grad (not ``net.backbone``: frozen parts)
-        owner = next((o for o in stepped for m in spellings if o == m or not whole and m.startswith(o + ".")), None)
+        owner = next((o for o in stepped for m in spellings if _covers(o, m, whole)), None)
         if owner is None:
             continue
         report.report(
@@ -148,6 +148,13 @@ def _forward_inside(ctx: LintContext, report: Reporter, call: ast.Call) -> None:
             severity=ERROR,
         )
         return
+
+
+def _covers(owner: str, model: str, whole: bool) -> bool:
+    """The stepped ``owner`` gets no gradient through the no-grad call of ``model``: it is that
+    model, a part of it (``Adam(model.conv1.parameters())`` and ``model(x)`` under no_grad: the
+    whole model ran without gradients), or, unless ``whole`` is asked, holds it."""
+    return owner == model or owner.startswith(model + ".") or not whole and model.startswith(owner + ".")
 
 
 def _trains(ctx: LintContext, backward: ast.Call, owner: str) -> str:
@@ -249,7 +256,13 @@ def _may_match(ctx: LintContext, backward: ast.Call, stepped: List[str]) -> bool
     prefixes = ctx.shared("no_grad_model_prefixes", lambda: _no_grad_model_prefixes(ctx))
     if not prefixes:
         return False
-    return any(owner in prefixes for owner in stepped)
+    return any(owner in prefixes or _inside_any(owner, prefixes) for owner in stepped)
+
+
+def _inside_any(owner: str, prefixes: Set[str]) -> bool:
+    """``model.conv1`` when ``model`` runs under no_grad (a part of a model called whole)."""
+    parts = owner.split(".")
+    return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts)))
 
 
 def _no_grad_model_prefixes(ctx: LintContext) -> Set[str]:
