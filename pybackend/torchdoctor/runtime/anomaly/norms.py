@@ -65,5 +65,5 @@ def zero_spread_text(r: Dict[str, Any]) -> str:
     return (
         f": `{found['layer']}` built with eps=0 divides each of its {found['groups']} {found['unit']} by that {found['unit'][:-1]}'s {measure}, "
         f"and {found['constant']} of them are {flat} ({measure} 0): 0/0 is NaN; give it an eps above 0 "
-        "(torch's default is 1e-5)"
+        + ("(torch's default, eps=None, is the dtype's epsilon)" if found["rms"] else "(torch's default is 1e-5)")
     )
