@@ -30,6 +30,7 @@ from ..training import analysis
 from . import loader_order
 from .loader_demos import not_trained_on
 from .loader_factories import reported_through_factory
+from .loader_returned import returned_for_training
 from .loader_samplers import resampled_privately, sampler_only_sometimes
 
 _TRAIN = re.compile(r"train", re.IGNORECASE)
@@ -121,7 +122,11 @@ def _is_training_loader(ctx: LintContext, call: ast.Call) -> bool:
         return False  # ``val_loader = DataLoader(train_ds)`` is an evaluation loader
     if any(_TRAIN.search(n) for n in names):
         return True
-    return target is not None and _iterated_by_training_loop(ctx, target)
+    return (
+        target is not None
+        and _iterated_by_training_loop(ctx, target)
+        or returned_for_training(ctx, call, _is_training_loader)
+    )
 
 
 def _assigned_target(ctx: LintContext, call: ast.Call) -> Optional[ast.expr]:
