@@ -32,10 +32,17 @@ _PRIVATE_PATHS = (
     (re.compile(r"^torch\.cuda\.amp\.(grad_scaler\.)?(?=GradScaler$)"), "torch.amp."),
     (re.compile(r"^torch\.amp\.grad_scaler\.(?=GradScaler$)"), "torch.amp."),
     (re.compile(r"^torch\.functional\.(?=\w+$)"), "torch."),
-    # PyTorch Geometric's graph loaders subclass DataLoader and keep its arguments (``shuffle``
+    # PyTorch Geometric's graph loaders subclass DataLoader and pass it its arguments (``shuffle``
     # defaults to False, ``sampler`` excludes it): the loader rules treat them as one (2026-12-07,
-    # a fetched project's unshuffled training loaders went unreported).
-    (re.compile(r"^torch_geometric\.(loader|data)\.(DataLoader|DenseDataLoader|DataListLoader)$"), _DATA_LOADER),
+    # a fetched project's unshuffled training loaders went unreported). The neighbour and cluster
+    # loaders take a graph, not a dataset, first: the rules' dataset checks just find nothing there.
+    (
+        re.compile(
+            r"^torch_geometric\.(loader|data)\.(DataLoader|DenseDataLoader|DataListLoader"
+            r"|NeighborLoader|LinkNeighborLoader|HGTLoader|ClusterLoader)$"
+        ),
+        _DATA_LOADER,
+    ),
 )
 
 

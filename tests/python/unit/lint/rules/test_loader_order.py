@@ -51,6 +51,29 @@ def test_a_graph_loader_is_a_dataloader():
     )
 
 
+NEIGHBOURS = """
+import torch
+from torch_geometric.loader import NeighborLoader
+
+data = torch.load("graph.pt", weights_only=False)
+kwargs = dict(batch_size=1024, num_workers=0)
+train_loader = NeighborLoader(data, input_nodes=data.train_mask, num_neighbors=[10, 5]{order}, **kwargs)
+model = torch.nn.Linear(3, 2)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for batch in train_loader:
+    optimizer.zero_grad()
+    model(batch.x).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_a_neighbour_loader_over_the_training_nodes_is_checked_too():
+    # the shape of a graph example's XPU variant, whose CUDA sibling passes shuffle=True
+    found = [f.severity for f in findings(NEIGHBOURS.format(order=""), "TD017")]
+    assert found == ["warning"]
+    assert findings(NEIGHBOURS.format(order=", shuffle=True"), "TD017") == []
+
+
 def test_data_shuffled_once_is_information_naming_the_line():
     text = GRAPHS.format(loader="DataLoader", once=".shuffle()")
     [(severity, message)] = td017(text)
