@@ -4,7 +4,7 @@ stored order, or in an order drawn once before the run.
 A dataset shuffled once before it is split (PyTorch Geometric's ``dataset = dataset.shuffle()``,
 ``torch.utils.data.random_split``) is no longer sorted by class: batches are mixed, but every
 epoch repeats the same order. That is worth a word (``shuffle=True`` draws a new order each
-epoch), not a warning: said as information (2026-12-07, five graph examples of a fetched project
+epoch), not a warning: said as information (2026-12-07, six graph examples of a fetched project
 that shuffle their dataset once, then load it unshuffled)."""
 
 from __future__ import annotations
