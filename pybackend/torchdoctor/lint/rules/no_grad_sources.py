@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 from .. import torchapi
 from ..bindings import Binding, Function
 from ..context import LintContext, walk
+from ..training import parameter_owners
 
 WithBlock = Union[ast.With, ast.AsyncWith]
 # (a model call, the no-grad block it runs under or None when it runs with grad, the model's
@@ -45,7 +46,7 @@ def sources(ctx: LintContext, expr: ast.expr, memo: Memo, depth: int) -> List[So
                 if model is not None and block is not None:
                     _add(found, [(sub, block, model)])
                     continue
-            if torchapi.is_model(ctx, sub.func):  # a forward pass with grad
+            if torchapi.is_model(ctx, sub.func) or _stepped_name(ctx, sub.func):  # a forward pass with grad
                 _add(found, [(sub, None, ctx.text(sub.func))])
             if depth > 1:
                 _add(found, _through_helper(ctx, sub, memo, depth))
@@ -198,7 +199,7 @@ def runs_model(ctx: LintContext, call: ast.Call) -> Optional[str]:
     """The model ``call`` runs, as the caller spells it: the callee when it is a model, or the
     model a helper or lambda of the file returns the output of (``run(x)``, ``run = lambda b:
     net(b)``), with the helper's parameters spelled as ``call``'s arguments."""
-    if torchapi.is_model(ctx, call.func):
+    if torchapi.is_model(ctx, call.func) or _stepped_name(ctx, call.func):
         return ctx.text(call.func)
     helper = called_function(ctx, call)
     if helper is None:
@@ -210,6 +211,27 @@ def runs_model(ctx: LintContext, call: ast.Call) -> Optional[str]:
                 arguments = _arguments(helper, call) if arguments is None else arguments
                 return _respelled(ctx.text(sub.func), arguments)
     return None
+
+
+def _stepped_name(ctx: LintContext, func: ast.expr) -> bool:
+    """``model(**batch)`` where an optimizer of the file steps ``model.parameters()``: a model,
+    though the file builds it in a way ``is_model`` does not know (``get_peft_model(...)``,
+    2026-12-07, a fetched fine-tuning example)."""
+    return isinstance(func, (ast.Name, ast.Attribute)) and ctx.text(func) in _stepped_models(ctx)
+
+
+def _stepped_models(ctx: LintContext) -> Set[str]:
+    """The modules whose parameters some optimizer of the file steps, as written; found once."""
+
+    def build() -> Set[str]:
+        found: Set[str] = set()
+        for step in torchapi.step_calls(ctx):
+            optimizer = torchapi.stepped_optimizer(ctx, step)
+            if optimizer is not None:
+                found.update(parameter_owners(ctx, ctx.construction_of(optimizer)))
+        return found
+
+    return ctx.shared("no_grad_sources.stepped_models", build)
 
 
 def calls_in_no_grad_withs(ctx: LintContext) -> Set[ast.AST]:

@@ -53,3 +53,31 @@ def test_a_frozen_part_under_no_grad_beside_the_stepped_part_is_fine():
     frozen = "    with torch.no_grad():\n        h = F.relu(model.conv1(x))\n    out = model.conv2(h)"
     text = GROUPS.format(forward=frozen).replace("dict(params=model.conv1.parameters(), weight_decay=5e-4),\n    ", "")
     assert [rule for rule, _ in hits(text) if rule == "TD013"] == []
+
+
+PEFT = """
+import torch
+from peft import get_peft_model
+from transformers import AutoModelForSeq2SeqLM
+
+model = get_peft_model(AutoModelForSeq2SeqLM.from_pretrained("tiny"), config)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for epoch in range(3):
+    model.train()
+    for batch in loader:
+{forward}
+        loss = outputs.loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_a_model_the_optimizer_steps_is_a_model_however_it_was_built():
+    # ``get_peft_model(...)`` is no class the linter knows, but the optimizer steps its parameters
+    under = "        with torch.no_grad():\n            outputs = model(**batch)"
+    assert [rule for rule, _ in hits(PEFT.format(forward=under)) if rule == "TD013"] == ["TD013"]
+    assert [rule for rule, _ in hits(PEFT.format(forward="        outputs = model(**batch)")) if rule == "TD013"] == []
+    # one branch of a siamese pair under no_grad, the other with gradients: a stop-gradient, by design
+    pair = "        a = model(**batch)\n        with torch.no_grad():\n            b = model(**batch)\n        outputs = a + b"
+    assert [rule for rule, _ in hits(PEFT.format(forward=pair)) if rule == "TD013"] == []
