@@ -23,8 +23,7 @@ from .. import torchapi
 from ..context import LintContext, walk
 from ..model import ERROR, INFORMATION, WARNING
 from ..registry import Reporter, rule
-from ..training import parameter_owners
-from .no_grad_sources import Source, calls_in_no_grad_withs, no_grad_with, runs_model, sources
+from .no_grad_sources import Source, calls_in_no_grad_withs, no_grad_with, runs_model, sources, step_owners
 from .no_grad_trained import trained_models
 
 # A no-grad region: a ``with torch.no_grad():`` block, or the decorator of a no-grad function.
@@ -193,7 +192,6 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
     ``d_loss.backward(); opt_d.step()`` steps D only, though ``opt_g`` steps G further on)."""
     steps = _step_calls_by_scope(ctx).get(ctx.scope_of(backward), [])
     until = ctx.shared("next_backward", lambda: _next_backward(ctx)).get(backward)
-    cache = ctx.shared("stepped_owners", dict)  # each step's optimizer is looked up once
     owners: List[str] = []
     unknown = False  # a step whose optimizer's parameters the file does not show
     positions = ctx.shared("step_positions", dict)
@@ -204,11 +202,9 @@ def _stepped_owners(ctx: LintContext, backward: ast.Call) -> List[str]:
         call = steps[index]  # (no ``steps[first:]``: a copy of the rest of a long script's steps per backward)
         if until is not None and _pos(call) > _pos(until):
             break
-        if call not in cache:
-            optimizer = torchapi.stepped_optimizer(ctx, call)
-            cache[call] = sorted(parameter_owners(ctx, ctx.construction_of(optimizer))) if optimizer else []
-        unknown = unknown or not cache[call]
-        owners.extend(o for o in cache[call] if o not in owners)
+        stepped = step_owners(ctx, call)
+        unknown = unknown or not stepped
+        owners.extend(o for o in stepped if o not in owners)
     if owners or not unknown:
         return owners
     guessed: Set[ast.AST] = ctx.shared("no_grad_backward.guessed", set)

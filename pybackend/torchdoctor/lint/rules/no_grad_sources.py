@@ -223,15 +223,20 @@ def _stepped_name(ctx: LintContext, func: ast.expr) -> bool:
 def _stepped_models(ctx: LintContext) -> Set[str]:
     """The modules whose parameters some optimizer of the file steps, as written; found once."""
 
-    def build() -> Set[str]:
-        found: Set[str] = set()
-        for step in torchapi.step_calls(ctx):
-            optimizer = torchapi.stepped_optimizer(ctx, step)
-            if optimizer is not None:
-                found.update(parameter_owners(ctx, ctx.construction_of(optimizer)))
-        return found
+    return ctx.shared(
+        "no_grad_sources.stepped_models",
+        lambda: {o for step in torchapi.step_calls(ctx) for o in step_owners(ctx, step)},
+    )
 
-    return ctx.shared("no_grad_sources.stepped_models", build)
+
+def step_owners(ctx: LintContext, step: ast.Call) -> List[str]:
+    """The modules whose parameters the optimizer of ``step`` (``opt.step()``) steps, sorted;
+    [] when the file does not show what it was built from. Each step is looked up once."""
+    cache: Dict[ast.AST, List[str]] = ctx.shared("stepped_owners", dict)
+    if step not in cache:
+        optimizer = torchapi.stepped_optimizer(ctx, step)
+        cache[step] = sorted(parameter_owners(ctx, ctx.construction_of(optimizer))) if optimizer else []
+    return cache[step]
 
 
 def calls_in_no_grad_withs(ctx: LintContext) -> Set[ast.AST]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...spelling import clip
+from .kinds import is_model_config
 from .render import LINE_LIMIT
 
 # Each fact: the names configs give it, the usual first; the first the config holds is shown.
@@ -118,6 +119,4 @@ def _class_attr(obj: Any, name: str) -> Any:
 
 
 def _is_config(value: Any) -> bool:
-    from .kinds import is_model_config
-
     return is_model_config(type(value))
